@@ -1,0 +1,167 @@
+package gate
+
+import (
+	"encoding/json"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// ResultsSchema is the schema name of a results document.
+const ResultsSchema = "gradegate.results/v1"
+
+// Verdicts.
+const (
+	VerdictPass = "pass"
+	VerdictHold = "hold"
+)
+
+// Case statuses.
+const (
+	StatusPass    = "pass"
+	StatusFail    = "fail"
+	StatusError   = "error"
+	StatusOmitted = "omitted"
+)
+
+// Reason codes (SPEC section 7).
+const (
+	ReasonDigestMismatch        = "digest_mismatch"
+	ReasonCanaryFailed          = "canary_failed"
+	ReasonDatasetInvalid        = "dataset_invalid"
+	ReasonOmittedCases          = "omitted_cases"
+	ReasonUnevaluableCases      = "unevaluable_cases"
+	ReasonSliceBelowThreshold   = "slice_below_threshold"
+	ReasonSliceTooSmall         = "slice_too_small"
+	ReasonOverallBelowThreshold = "overall_below_threshold"
+	ReasonFalsePass             = "false_pass"
+	ReasonMutantsSurvived       = "mutants_survived"
+	ReasonGraderLint            = "grader_lint"
+)
+
+// Results is the results JSON document (SPEC section 9).
+type Results struct {
+	Schema   string             `json:"schema"`
+	Verdict  string             `json:"verdict"`
+	Reasons  []Reason           `json:"reasons"`
+	Warnings []Warning          `json:"warnings"`
+	Findings []manifest.Finding `json:"findings"`
+	Manifest ManifestRef        `json:"manifest"`
+	Digests  Digests            `json:"digests"`
+	Versions Versions           `json:"versions"`
+	Sandbox  Sandbox            `json:"sandbox"`
+	Shard    Shard              `json:"shard"`
+	Counts   Counts             `json:"counts"`
+	Overall  Overall            `json:"overall"`
+	Slices   []SliceResult      `json:"slices"`
+	Canaries []CanaryResult     `json:"canaries"`
+	Cases    []CaseResult       `json:"cases"`
+}
+
+// Reason is one cause of a hold.
+type Reason struct {
+	Code    string   `json:"code"`
+	Slice   string   `json:"slice,omitempty"`
+	CaseIDs []string `json:"case_ids,omitempty"`
+	File    string   `json:"file,omitempty"`
+	Message string   `json:"message"`
+}
+
+// Warning is something reported that never holds.
+type Warning struct {
+	Code    string `json:"code"`
+	Slice   string `json:"slice,omitempty"`
+	Message string `json:"message"`
+}
+
+// ManifestRef names the manifest a run used.
+type ManifestRef struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// Digests are the "sha256:<hex>" digests of the bytes a run used.
+type Digests struct {
+	Dataset string `json:"dataset"`
+	Samples string `json:"samples,omitempty"`
+	Grader  string `json:"grader"`
+	Rubric  string `json:"rubric,omitempty"`
+}
+
+// Versions records what produced the results.
+type Versions struct {
+	DatasetRevision string `json:"dataset_revision,omitempty"`
+	RubricVersion   string `json:"rubric_version,omitempty"`
+	GraderName      string `json:"grader_name"`
+	ImageTag        string `json:"image_tag,omitempty"`
+	Gradegate       string `json:"gradegate"`
+}
+
+// Shard says which part of the cases a run graded; 1/1 for all of them.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// Counts are always reported side by side. Intended = Graded + Errored + Omitted
+// and Graded = Passed + Failed.
+type Counts struct {
+	Intended int `json:"intended"`
+	Graded   int `json:"graded"`
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Errored  int `json:"errored"`
+	Omitted  int `json:"omitted"`
+}
+
+// Overall is the overall pass rate against its threshold.
+type Overall struct {
+	PassRate    *float64 `json:"pass_rate"` // nil when nothing was graded
+	MinPassRate float64  `json:"min_pass_rate"`
+	Status      string   `json:"status"` // pass | hold
+}
+
+// SliceResult is one row of the per-slice table.
+type SliceResult struct {
+	Name      string `json:"name"`
+	Mandatory bool   `json:"mandatory"`
+	WarnOnly  bool   `json:"warn_only"`
+	Counts
+	PassRate    *float64 `json:"pass_rate"`
+	MinPassRate float64  `json:"min_pass_rate"`
+	MinCases    int      `json:"min_cases"`
+	FalsePass   int      `json:"false_pass"`
+	FalseFail   int      `json:"false_fail"`
+	Status      string   `json:"status"` // pass | hold | warn
+}
+
+// CanaryResult is one canary's outcome.
+type CanaryResult struct {
+	Name        string     `json:"name"`
+	Expect      *float64   `json:"expect,omitempty"`
+	ExpectError bool       `json:"expect_error,omitempty"`
+	Got         *float64   `json:"got"`
+	Class       Class      `json:"class"`
+	Status      string     `json:"status"` // pass | fail
+	Message     string     `json:"message,omitempty"`
+	Error       *CaseError `json:"error,omitempty"`
+	Output      string     `json:"output,omitempty"`
+}
+
+// CaseResult is one intended case's outcome.
+type CaseResult struct {
+	CaseID       string             `json:"case_id"`
+	Slices       []string           `json:"slices"`
+	Family       string             `json:"family,omitempty"`
+	Status       string             `json:"status"` // pass | fail | error | omitted
+	Reason       string             `json:"reason,omitempty"`
+	Class        Class              `json:"class,omitempty"`
+	Score        *float64           `json:"score"`
+	Scores       map[string]float64 `json:"scores,omitempty"`
+	Judge        json.RawMessage    `json:"judge"`
+	HumanScore   *int               `json:"human_score"`
+	Error        *CaseError         `json:"error"`
+	Output       string             `json:"output,omitempty"`
+	DurationMS   float64            `json:"duration_ms"`
+	SampleSHA256 string             `json:"sample_sha256,omitempty"`
+	Line         int                `json:"line"`
+}

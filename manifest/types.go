@@ -1,0 +1,197 @@
+// Package manifest reads gradegate's run manifest (gradegate.yaml) and defines
+// the values every other package shares: findings and input errors.
+package manifest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Manifest is a decoded gradegate.yaml with every default applied.
+// Paths inside it are as written in the file, relative to Dir.
+type Manifest struct {
+	// File is the manifest's path as the user gave it; Dir is its folder.
+	File string `json:"-"`
+	Dir  string `json:"-"`
+
+	Version  int      `json:"version"`
+	Name     string   `json:"name"`
+	Dataset  Dataset  `json:"dataset"`
+	Samples  *FileRef `json:"samples,omitempty"`
+	Rubric   *Rubric  `json:"rubric,omitempty"`
+	Grader   Grader   `json:"grader"`
+	Canaries []Canary `json:"canaries"`
+	Gate     Gate     `json:"gate"`
+
+	// Lines maps a dotted key path ("grader.sha256", "gate.slices.tone") to the
+	// line it was written on, so later findings can point at the manifest.
+	Lines map[string]int `json:"-"`
+}
+
+// Line returns the manifest line of a dotted key path, or 0 when unknown.
+func (m *Manifest) Line(key string) int {
+	if m == nil || m.Lines == nil {
+		return 0
+	}
+	return m.Lines[key]
+}
+
+// Dataset is the manifest's dataset section.
+type Dataset struct {
+	Path           string         `json:"path"`
+	SHA256         string         `json:"sha256"`
+	Revision       string         `json:"revision,omitempty"`
+	Schema         string         `json:"schema,omitempty"`
+	Fields         Fields         `json:"fields"`
+	IntendedCases  int            `json:"intended_cases,omitempty"` // 0: the number of rows
+	NearDuplicates NearDuplicates `json:"near_duplicates"`
+}
+
+// Fields names the item fields gradegate reads.
+type Fields struct {
+	ID     string `json:"id"`     // default case_id
+	Slice  string `json:"slice"`  // default slice
+	Family string `json:"family"` // default family
+	Label  string `json:"label"`  // default human_score
+}
+
+// NearDuplicates configures the near-duplicate screen.
+type NearDuplicates struct {
+	Threshold float64  `json:"threshold"` // default 0.85
+	Fields    []string `json:"fields,omitempty"`
+}
+
+// FileRef is a file pinned by an optional digest.
+type FileRef struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Rubric is the manifest's rubric section.
+type Rubric struct {
+	Version string `json:"version,omitempty"`
+	Path    string `json:"path,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+}
+
+// Grader is the manifest's grader section.
+type Grader struct {
+	Type           string  `json:"type"`     // python
+	Name           string  `json:"name"`     // default: file stem of Source
+	Source         string  `json:"source"`   // path
+	SHA256         string  `json:"sha256"`   // digest of Source's bytes
+	Contract       string  `json:"contract"` // sample | batch
+	ImageTag       string  `json:"image_tag,omitempty"`
+	TimeoutSeconds int     `json:"timeout_seconds"` // default 120
+	MemoryMB       int     `json:"memory_mb"`       // default 2048
+	Metric         string  `json:"metric"`          // default score
+	PassThreshold  float64 `json:"pass_threshold"`  // default 1.0
+	Isolation      string  `json:"isolation"`       // worker | case
+}
+
+// Canary is one known input whose grade is known in advance.
+type Canary struct {
+	Name        string          `json:"name"`
+	Sample      json.RawMessage `json:"sample"`
+	Item        json.RawMessage `json:"item"`
+	Expect      *float64        `json:"expect,omitempty"`
+	ExpectError bool            `json:"expect_error,omitempty"`
+	Tolerance   float64         `json:"tolerance,omitempty"`
+	// File and Line say where the canary was written (manifest or canaries file).
+	File string `json:"-"`
+	Line int    `json:"-"`
+}
+
+// Positive reports whether the canary expects a pass at threshold.
+func (c Canary) Positive(threshold float64) bool {
+	return !c.ExpectError && c.Expect != nil && *c.Expect >= threshold
+}
+
+// Negative reports whether the canary expects a fail (or a raise) at threshold.
+func (c Canary) Negative(threshold float64) bool {
+	return c.ExpectError || (c.Expect != nil && *c.Expect < threshold)
+}
+
+// Gate is the manifest's gate section.
+type Gate struct {
+	MinPassRate      float64     `json:"min_pass_rate"` // default 1.0
+	Aggregation      string      `json:"aggregation"`   // row | family
+	MaxErrors        int         `json:"max_errors"`
+	MaxOmitted       int         `json:"max_omitted"`
+	Slices           []SliceRule `json:"slices,omitempty"` // in manifest order
+	Calibration      Calibration `json:"calibration"`
+	RequireControls  bool        `json:"require_controls"`
+	MinMutationScore *float64    `json:"min_mutation_score,omitempty"`
+}
+
+// SliceRule is one entry of gate.slices, with defaults resolved.
+type SliceRule struct {
+	Name        string  `json:"name"`
+	Mandatory   bool    `json:"mandatory"`
+	MinPassRate float64 `json:"min_pass_rate"` // default gate.min_pass_rate
+	MinCases    int     `json:"min_cases"`
+	WarnOnly    bool    `json:"warn_only"`
+	Line        int     `json:"-"`
+}
+
+// Slice returns the rule for a slice name, if the manifest has one.
+func (g Gate) Slice(name string) (SliceRule, bool) {
+	for _, s := range g.Slices {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return SliceRule{}, false
+}
+
+// Calibration is gate.calibration.
+type Calibration struct {
+	MaxFalsePass int `json:"max_false_pass"`
+}
+
+// Severity of a finding.
+type Severity string
+
+// Severities.
+const (
+	SeverityHold Severity = "hold"
+	SeverityWarn Severity = "warn"
+)
+
+// Finding is one thing a check found in the user's inputs: a value, not a
+// failure of the tool.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	CaseID   string   `json:"case_id,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// ErrInput marks an error caused by input the user gave that cannot be used
+// (exit code 2). Test with errors.Is.
+var ErrInput = errors.New("unusable input")
+
+// Error is an input error at a position in a user's file.
+type Error struct {
+	File string
+	Line int    // 0 when the problem has no line
+	Key  string // dotted key path, or "" when the problem is not about a key
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	pos := e.File
+	if e.Line > 0 {
+		pos = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %s", pos, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", pos, e.Msg)
+}
+
+// Is makes every *Error match ErrInput.
+func (e *Error) Is(target error) bool { return target == ErrInput }
