@@ -66,3 +66,9 @@ type Sandbox struct {
 	Rlimits     bool `json:"rlimits"`
 	Unsandboxed bool `json:"unsandboxed"`
 }
+
+// Reporter publishes a finished run somewhere (a GitHub check run, …).
+// A reporting error never changes the verdict; the caller exits non-zero.
+type Reporter interface {
+	Report(ctx context.Context, res *Results) error
+}

@@ -6,6 +6,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 
@@ -61,6 +63,16 @@ func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
 	cmd.Dir = spec.ScratchDir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
+}
+
+// Scratch creates a fresh scratch directory for the process in slot, owned by
+// the uid that slot runs as. cleanup removes it and everything in it.
+func (s *Sandbox) Scratch(slot int) (dir string, cleanup func() error, err error) {
+	dir, err = os.MkdirTemp("", "gradegate-scratch-")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: scratch directory: %w", err)
+	}
+	return dir, func() error { return os.RemoveAll(dir) }, nil
 }
 
 // Status reports which layers Command puts in force.
