@@ -22,7 +22,10 @@ type Manifest struct {
 	Rubric   *Rubric  `json:"rubric,omitempty"`
 	Grader   Grader   `json:"grader"`
 	Canaries []Canary `json:"canaries"`
-	Gate     Gate     `json:"gate"`
+	// CanariesFile is the canaries file as written (canaries: {path: ...}),
+	// relative to Dir; "" when the canaries are inline.
+	CanariesFile string `json:"canaries_file,omitempty"`
+	Gate         Gate   `json:"gate"`
 
 	// Lines maps a dotted key path ("grader.sha256", "gate.slices.tone") to the
 	// line it was written on, so later findings can point at the manifest.
@@ -180,18 +183,30 @@ type Error struct {
 	Line int    // 0 when the problem has no line
 	Key  string // dotted key path, or "" when the problem is not about a key
 	Msg  string
+	Err  error // the underlying cause (a read or syntax error), if any
 }
 
 func (e *Error) Error() string {
-	pos := e.File
-	if e.Line > 0 {
-		pos = fmt.Sprintf("%s:%d", e.File, e.Line)
+	msg := e.Msg
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
 	}
 	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", pos, e.Key, e.Msg)
+		msg = e.Key + ": " + msg
 	}
-	return fmt.Sprintf("%s: %s", pos, e.Msg)
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, msg)
+	case e.Line > 0:
+		return fmt.Sprintf("line %d: %s", e.Line, msg)
+	}
+	return msg
 }
+
+// Unwrap returns the underlying cause, so errors.Is(err, fs.ErrNotExist) works.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes every *Error match ErrInput.
 func (e *Error) Is(target error) bool { return target == ErrInput }

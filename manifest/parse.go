@@ -1,0 +1,339 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Defaults from the manifest contract (SPEC section 3).
+const (
+	DefaultNearDuplicateThreshold = 0.85
+	DefaultContract               = "sample"
+	DefaultTimeoutSeconds         = 120
+	DefaultMemoryMB               = 2048
+	DefaultMetric                 = "score"
+	DefaultPassThreshold          = 1.0
+	DefaultIsolation              = "worker"
+	DefaultMinPassRate            = 1.0
+	DefaultAggregation            = "row"
+)
+
+// Bounds on grader resources. The memory bounds are there to catch a value
+// written in the wrong unit (bytes, GiB), not to judge what a grader needs.
+const (
+	MaxTimeoutSeconds = 600
+	MinMemoryMB       = 64
+	MaxMemoryMB       = 65536
+)
+
+// Parse decodes a manifest strictly and applies every default. file names the
+// manifest in error messages. Every problem found is reported at once, as
+// *Error values joined with errors.Join; each matches ErrInput.
+//
+// Canaries kept in a separate file (canaries: {path: ...}) are not read here:
+// the result carries CanariesFile and Load fills Canaries.
+func Parse(data []byte, file string) (*Manifest, error) {
+	root, err := parseYAML(data, file)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{file: file, lines: map[string]int{}}
+	m := d.manifest(root)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	m.Lines = d.lines
+	return m, nil
+}
+
+// parseYAML returns the top node of the single YAML document in data.
+func parseYAML(data []byte, file string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: file, Msg: "manifest is empty"}
+		}
+		return nil, syntaxError(file, err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, &Error{File: file, Line: extra.Line, Msg: "holds more than one YAML document; a manifest is one"}
+	case !errors.Is(err, io.EOF):
+		return nil, syntaxError(file, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Error{File: file, Msg: "manifest is empty"}
+	}
+	return doc.Content[0], nil
+}
+
+// syntaxError turns the YAML library's "yaml: line N: msg" into an *Error
+// that carries the line as a field.
+func syntaxError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, after, ok := strings.Cut(rest, ": "); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, after
+			}
+		}
+	}
+	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg, Err: err}
+}
+
+func (d *decoder) manifest(root *yaml.Node) *Manifest {
+	if root.Kind != yaml.MappingNode {
+		d.fail(root.Line, "", "the manifest must be a mapping of keys (version, name, dataset, ...), got %s", describe(root))
+		return nil
+	}
+	top, ok := d.mapping(root, "", root.Line,
+		"version", "name", "dataset", "samples", "rubric", "grader", "canaries", "gate")
+	if !ok {
+		return nil
+	}
+	top.require("version", "name", "dataset", "grader", "canaries")
+	m := &Manifest{}
+	if v, ok := top.integer("version", math.MinInt, math.MaxInt); ok {
+		if v != 1 {
+			d.fail(top.node("version").Line, "version", "must be 1, the only manifest version, got %d", v)
+		}
+		m.Version = v
+	}
+	m.Name, _ = top.str("name")
+	m.Dataset = d.dataset(top)
+	m.Samples = d.samples(top)
+	m.Rubric = d.rubric(top)
+	m.Grader = d.grader(top)
+	m.Gate = d.gate(top)
+	if n := top.node("canaries"); n != nil {
+		before := len(d.errs)
+		m.Canaries, m.CanariesFile = d.canaries(n, d.lines["canaries"])
+		// The set as a whole is judged only once each canary reads well:
+		// a canary dropped for a typo would otherwise also report a
+		// missing polarity.
+		if m.CanariesFile == "" && len(d.errs) == before {
+			d.errs = append(d.errs, checkCanaries(m.Canaries, m.Grader.PassThreshold, d.file, d.lines["canaries"])...)
+		}
+	}
+	return m
+}
+
+func (d *decoder) dataset(top *section) Dataset {
+	ds := Dataset{
+		Fields:         Fields{ID: "case_id", Slice: "slice", Family: "family", Label: "human_score"},
+		NearDuplicates: NearDuplicates{Threshold: DefaultNearDuplicateThreshold},
+	}
+	n := top.node("dataset")
+	if n == nil {
+		return ds
+	}
+	s, ok := d.mapping(n, "dataset", d.lines["dataset"],
+		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates")
+	if !ok {
+		return ds
+	}
+	s.require("path", "sha256")
+	ds.Path, _ = s.relPath("path")
+	ds.SHA256, _ = s.digest("sha256")
+	ds.Revision, _ = s.str("revision")
+	ds.Schema, _ = s.relPath("schema")
+	if v, ok := s.integer("intended_cases", 1, math.MaxInt); ok {
+		ds.IntendedCases = v
+	}
+	if n := s.node("fields"); n != nil {
+		if f, ok := d.mapping(n, "dataset.fields", d.lines["dataset.fields"], "id", "slice", "family", "label"); ok {
+			for _, fd := range []struct {
+				key string
+				dst *string
+			}{{"id", &ds.Fields.ID}, {"slice", &ds.Fields.Slice}, {"family", &ds.Fields.Family}, {"label", &ds.Fields.Label}} {
+				if v, ok := f.str(fd.key); ok {
+					*fd.dst = v
+				}
+			}
+		}
+	}
+	if n := s.node("near_duplicates"); n != nil {
+		if nd, ok := d.mapping(n, "dataset.near_duplicates", d.lines["dataset.near_duplicates"], "threshold", "fields"); ok {
+			if v, ok := nd.fraction("threshold"); ok {
+				ds.NearDuplicates.Threshold = v
+			}
+			ds.NearDuplicates.Fields, _ = nd.strings("fields")
+		}
+	}
+	return ds
+}
+
+func (d *decoder) samples(top *section) *FileRef {
+	n := top.node("samples")
+	if n == nil {
+		return nil
+	}
+	s, ok := d.mapping(n, "samples", d.lines["samples"], "path", "sha256")
+	if !ok {
+		return nil
+	}
+	s.require("path")
+	ref := &FileRef{}
+	ref.Path, _ = s.relPath("path")
+	ref.SHA256, _ = s.digest("sha256")
+	return ref
+}
+
+func (d *decoder) rubric(top *section) *Rubric {
+	n := top.node("rubric")
+	if n == nil {
+		return nil
+	}
+	s, ok := d.mapping(n, "rubric", d.lines["rubric"], "version", "path", "sha256")
+	if !ok {
+		return nil
+	}
+	r := &Rubric{}
+	r.Version, _ = s.str("version")
+	r.Path, _ = s.relPath("path")
+	r.SHA256, _ = s.digest("sha256")
+	switch {
+	case s.node("path") != nil && s.node("sha256") == nil:
+		d.fail(s.line, "rubric.sha256", "required key is missing: rubric.path is set, so its digest must be pinned")
+	case s.node("path") == nil && s.node("sha256") != nil:
+		d.fail(s.node("sha256").Line, "rubric.sha256", "is set but rubric.path is not; there is no file to check it against")
+	}
+	return r
+}
+
+func (d *decoder) grader(top *section) Grader {
+	g := Grader{
+		Contract:       DefaultContract,
+		TimeoutSeconds: DefaultTimeoutSeconds,
+		MemoryMB:       DefaultMemoryMB,
+		Metric:         DefaultMetric,
+		PassThreshold:  DefaultPassThreshold,
+		Isolation:      DefaultIsolation,
+	}
+	n := top.node("grader")
+	if n == nil {
+		return g
+	}
+	s, ok := d.mapping(n, "grader", d.lines["grader"],
+		"type", "name", "source", "sha256", "contract", "image_tag",
+		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation")
+	if !ok {
+		return g
+	}
+	s.require("type", "source", "sha256")
+	g.Type, _ = s.enum("type", "python")
+	g.Source, _ = s.relPath("source")
+	g.SHA256, _ = s.digest("sha256")
+	if v, ok := s.str("name"); ok {
+		g.Name = v
+	} else if g.Source != "" {
+		base := path.Base(g.Source)
+		g.Name = strings.TrimSuffix(base, path.Ext(base))
+	}
+	if v, ok := s.enum("contract", "sample", "batch"); ok {
+		g.Contract = v
+	}
+	g.ImageTag, _ = s.str("image_tag")
+	if v, ok := s.integer("timeout_seconds", 1, MaxTimeoutSeconds); ok {
+		g.TimeoutSeconds = v
+	}
+	if v, ok := s.integer("memory_mb", MinMemoryMB, MaxMemoryMB); ok {
+		g.MemoryMB = v
+	}
+	if v, ok := s.str("metric"); ok {
+		g.Metric = v
+	}
+	if v, ok := s.fraction("pass_threshold"); ok {
+		g.PassThreshold = v
+	}
+	if v, ok := s.enum("isolation", "worker", "case"); ok {
+		g.Isolation = v
+	}
+	return g
+}
+
+func (d *decoder) gate(top *section) Gate {
+	g := Gate{MinPassRate: DefaultMinPassRate, Aggregation: DefaultAggregation}
+	n := top.node("gate")
+	if n == nil {
+		return g
+	}
+	s, ok := d.mapping(n, "gate", d.lines["gate"],
+		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
+		"calibration", "require_controls", "min_mutation_score")
+	if !ok {
+		return g
+	}
+	if v, ok := s.fraction("min_pass_rate"); ok {
+		g.MinPassRate = v
+	}
+	if v, ok := s.enum("aggregation", "row", "family"); ok {
+		g.Aggregation = v
+	}
+	g.MaxErrors, _ = s.integer("max_errors", 0, math.MaxInt)
+	g.MaxOmitted, _ = s.integer("max_omitted", 0, math.MaxInt)
+	g.RequireControls, _ = s.boolean("require_controls")
+	if v, ok := s.fraction("min_mutation_score"); ok {
+		g.MinMutationScore = &v
+	}
+	if n := s.node("calibration"); n != nil {
+		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"], "max_false_pass"); ok {
+			g.Calibration.MaxFalsePass, _ = c.integer("max_false_pass", 0, math.MaxInt)
+		}
+	}
+	if n := s.node("slices"); n != nil {
+		g.Slices = d.slices(n, g.MinPassRate)
+	}
+	return g
+}
+
+func (d *decoder) slices(n *yaml.Node, overall float64) []SliceRule {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n.Line, "gate.slices", "must be a mapping of slice name to rule, got %s", describe(n))
+		return nil
+	}
+	var rules []SliceRule
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Value == "" {
+			d.fail(k.Line, "gate.slices", "slice names must be non-empty strings, got %s", describe(k))
+			continue
+		}
+		key := "gate.slices." + k.Value
+		if first, dup := seen[k.Value]; dup {
+			d.fail(k.Line, key, "duplicate slice (first at line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		d.lines[key] = k.Line
+		rule := SliceRule{Name: k.Value, MinPassRate: overall, Line: k.Line}
+		if !isNull(v) {
+			s, ok := d.mapping(v, key, k.Line, "mandatory", "min_pass_rate", "min_cases", "warn_only")
+			if !ok {
+				continue
+			}
+			rule.Mandatory, _ = s.boolean("mandatory")
+			rule.WarnOnly, _ = s.boolean("warn_only")
+			rule.MinCases, _ = s.integer("min_cases", 0, math.MaxInt)
+			if v, ok := s.fraction("min_pass_rate"); ok {
+				rule.MinPassRate = v
+			}
+			if rule.Mandatory && rule.WarnOnly {
+				d.fail(k.Line, key, "mandatory and warn_only contradict each other: a warn_only slice never holds")
+			}
+		}
+		rules = append(rules, rule)
+	}
+	return rules
+}
