@@ -1,0 +1,620 @@
+package dataset
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	pathpkg "path"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// testManifest is a manifest as manifest.Parse would return it, with every
+// default filled in, for a suite in dir.
+func testManifest(dir string) *manifest.Manifest {
+	return &manifest.Manifest{
+		File:    pathpkg.Join(dir, "gradegate.yaml"),
+		Dir:     dir,
+		Version: 1,
+		Name:    "test",
+		Dataset: manifest.Dataset{
+			Path:           "cases.jsonl",
+			Fields:         manifest.Fields{ID: "case_id", Slice: "slice", Family: "family", Label: "human_score"},
+			NearDuplicates: manifest.NearDuplicates{Threshold: 0.85},
+		},
+		Grader: manifest.Grader{Type: "python", Source: "grader.py", Contract: "sample",
+			TimeoutSeconds: 120, MemoryMB: 2048, Metric: "score", PassThreshold: 1.0, Isolation: "worker"},
+		Gate: manifest.Gate{MinPassRate: 1.0, Aggregation: "row"},
+	}
+}
+
+func hexSum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func intp(n int) *int { return &n }
+
+// errorStrings flattens a (joined) error into the messages of its
+// *manifest.Error values, in order.
+func errorStrings(t *testing.T, err error) []string {
+	t.Helper()
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var me *manifest.Error
+		if !errors.As(err, &me) {
+			t.Errorf("error %q is not a *manifest.Error", err)
+			return
+		}
+		out = append(out, me.Error())
+	}
+	walk(err)
+	return out
+}
+
+func TestLoadBasic(t *testing.T) {
+	m := testManifest("basic")
+	m.Samples = &manifest.FileRef{Path: "samples.jsonl"}
+	m.Dataset.Schema = "item.schema.json"
+	m.Dataset.NearDuplicates.Fields = []string{"request"}
+
+	set, err := Load(os.DirFS("testdata"), m)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	const file, samples = "basic/cases.jsonl", "basic/samples.jsonl"
+	want := []Case{
+		{
+			ID: "a-1", Slices: []string{"ineligible_shipped"}, Family: "cancel", Label: intp(1),
+			Item:         raw(`{"case_id": "a-1", "slice": "ineligible_shipped", "family": "cancel", "human_score": 1, "request": "Cancel my shipped blender order please", "expected_total_cents": 8999}`),
+			Sample:       raw(`{"output_text": "{\"status\":\"ineligible\"}", "choices": []}`),
+			SampleSHA256: hexSum(`{"output_text":"{\"status\":\"ineligible\"}","choices":[]}`),
+			File:         file, Line: 1, SampleFile: samples, SampleLine: 2,
+		},
+		{
+			ID: "a-2", Slices: []string{"ineligible_shipped", "currency_edge"}, Label: intp(0),
+			Item:         raw(`{"case_id": "a-2", "slice": ["ineligible_shipped", "currency_edge", "ineligible_shipped"], "human_score": 0, "request": "Refund the teapot that left Kyoto yesterday", "expected_total_cents": 4800}`),
+			Sample:       raw(`{"output_text": "{\"status\": \"ineligible\"}"}`),
+			SampleSHA256: hexSum(`{"output_text":"{\"status\": \"ineligible\"}"}`),
+			File:         file, Line: 2, SampleFile: samples, SampleLine: 1,
+		},
+		{
+			ID: "a-3", Label: intp(1),
+			Item:         raw(`{"case_id": "a-3", "human_score": 1.0, "request": "status order 50330", "expected_total_cents": 1200}`),
+			Sample:       raw(`{ "output_text" : "x" }`),
+			SampleSHA256: "8b9d39b51f49554bdb2212762ee31674dcd058081676059f009de7b7e3044981",
+			File:         file, Line: 4, SampleFile: samples, SampleLine: 3,
+		},
+		{
+			ID:           "a-4",
+			Item:         raw(`{"case_id": "a-4", "slice": null, "family": null, "human_score": null, "request": "What did the yoga mat cost me on Tuesday", "expected_total_cents": 3199}`),
+			Sample:       raw(`{"output_text": "{\"status\":\"approved\"}"}`),
+			SampleSHA256: "0721f6cb7859019fc989ca93a1bcd3737fd9abfcc52364c498610ad77b57b7e6",
+			File:         file, Line: 5, SampleFile: file, SampleLine: 5,
+		},
+		{
+			ID: "a-5", Slices: []string{"tone"},
+			Item: raw(`{"case_id": "a-5", "slice": "tone", "request": "Kindly furnish a summary of purchase order 2210", "expected_total_cents": 128000}`),
+			File: file, Line: 6,
+		},
+	}
+	if diff := cmp.Diff(want, set.Cases); diff != "" {
+		t.Errorf("Cases (-want +got):\n%s", diff)
+	}
+	if set.Intended != 5 {
+		t.Errorf("Intended = %d, want 5 (the number of rows)", set.Intended)
+	}
+	if len(set.Findings) != 0 {
+		t.Errorf("Findings = %+v, want none", set.Findings)
+	}
+}
+
+func TestLoadMalformed(t *testing.T) {
+	m := testManifest("malformed")
+	m.Samples = &manifest.FileRef{Path: "samples.jsonl"}
+
+	set, err := Load(os.DirFS("testdata"), m)
+	if set != nil {
+		t.Errorf("Load returned a set along with an error")
+	}
+	if !errors.Is(err, manifest.ErrInput) {
+		t.Fatalf("Load error = %v, want an input error", err)
+	}
+	// Every bad line at once. The samples join waits for a clean dataset, so
+	// ghost-1, ghost-2 and the second m-1 sample are not reported yet.
+	want := []string{
+		`malformed/cases.jsonl:2: not valid JSON: unexpected end of JSON input`,
+		`malformed/cases.jsonl:3: a line must be a JSON object, not an array`,
+		`malformed/cases.jsonl:4: item: missing; every dataset line needs an item object`,
+		`malformed/cases.jsonl:5: item: must be an object, not a string`,
+		`malformed/cases.jsonl:6: notes: unknown key; a dataset line holds only "item" and an optional "sample"`,
+		`malformed/cases.jsonl:7: sample: must be an object, not a string`,
+		`malformed/cases.jsonl:8: not valid JSON: invalid character '{' after top-level value`,
+		`malformed/samples.jsonl:4: case_id: must be a non-empty string, not a number`,
+		`malformed/samples.jsonl:5: output_text: unknown key; a samples line holds only "case_id" and "sample"`,
+		`malformed/samples.jsonl:5: sample: missing`,
+		`malformed/samples.jsonl:7: not valid JSON: invalid character 'o' in literal null (expecting 'u')`,
+	}
+	if diff := cmp.Diff(want, errorStrings(t, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadInputErrors(t *testing.T) {
+	const okCases = `{"item": {"case_id": "k-1"}}
+{"item": {"case_id": "k-2"}, "sample": {"output_text": "inline"}}
+{"item": {"case_id": "k-3"}}
+`
+	tests := []struct {
+		name     string
+		files    fstest.MapFS
+		samples  bool
+		schema   string
+		want     []string
+		notExist bool // errors.Is(err, fs.ErrNotExist)
+	}{
+		{
+			name:     "dataset missing",
+			files:    fstest.MapFS{},
+			want:     []string{"suite/cases.jsonl: cannot read the file: file does not exist"},
+			notExist: true,
+		},
+		{
+			name:  "dataset empty",
+			files: fstest.MapFS{"suite/cases.jsonl": {Data: []byte("\n  \n")}},
+			want:  []string{"suite/cases.jsonl: holds no cases"},
+		},
+		{
+			name:     "samples missing",
+			files:    fstest.MapFS{"suite/cases.jsonl": {Data: []byte(okCases)}},
+			samples:  true,
+			want:     []string{"suite/samples.jsonl: cannot read the file: file does not exist"},
+			notExist: true,
+		},
+		{
+			name: "samples for unknown cases are all listed",
+			files: fstest.MapFS{
+				"suite/cases.jsonl": {Data: []byte(okCases)},
+				"suite/samples.jsonl": {Data: []byte(`{"case_id": "k-9", "sample": {}}
+{"case_id": "k-1", "sample": {}}
+
+{"case_id": "K-1", "sample": {}}
+`)},
+			},
+			samples: true,
+			want: []string{
+				`suite/samples.jsonl:1: case_id: "k-9" is not a case in suite/cases.jsonl`,
+				`suite/samples.jsonl:4: case_id: "K-1" is not a case in suite/cases.jsonl`,
+			},
+		},
+		{
+			name: "two samples for one case",
+			files: fstest.MapFS{
+				"suite/cases.jsonl": {Data: []byte(okCases)},
+				"suite/samples.jsonl": {Data: []byte(`{"case_id": "k-1", "sample": {"output_text": "a"}}
+{"case_id": "k-1", "sample": {"output_text": "b"}}
+`)},
+			},
+			samples: true,
+			want:    []string{`suite/samples.jsonl:2: case_id: second sample for case "k-1" (the first is on line 1)`},
+		},
+		{
+			name: "inline sample and a samples line",
+			files: fstest.MapFS{
+				"suite/cases.jsonl":   {Data: []byte(okCases)},
+				"suite/samples.jsonl": {Data: []byte(`{"case_id": "k-2", "sample": {"output_text": "file"}}` + "\n")},
+			},
+			samples: true,
+			want:    []string{`suite/samples.jsonl:1: case_id: case "k-2" already has an inline sample at suite/cases.jsonl:2; keep one of the two`},
+		},
+		{
+			name: "a synthetic id is not a join key",
+			files: fstest.MapFS{
+				"suite/cases.jsonl":   {Data: []byte(`{"item": {"request": "no id"}}` + "\n")},
+				"suite/samples.jsonl": {Data: []byte(`{"case_id": "suite/cases.jsonl:1", "sample": {}}` + "\n")},
+			},
+			samples: true,
+			want:    []string{`suite/samples.jsonl:1: case_id: "suite/cases.jsonl:1" is not a case in suite/cases.jsonl`},
+		},
+		{
+			name: "schema is not JSON",
+			files: fstest.MapFS{
+				"suite/cases.jsonl": {Data: []byte(okCases)},
+				"suite/schema.json": {Data: []byte(`{"type": "object",}`)},
+			},
+			schema: "schema.json",
+			want:   []string{"suite/schema.json: not a usable JSON Schema: invalid character '}' looking for beginning of object key string"},
+		},
+		{
+			name: "schema references the network",
+			files: fstest.MapFS{
+				"suite/cases.jsonl": {Data: []byte(okCases)},
+				"suite/schema.json": {Data: []byte(`{"$ref": "https://example.com/item.json"}`)},
+			},
+			schema: "schema.json",
+			want: []string{`suite/schema.json: not a usable JSON Schema: failing loading "https://example.com/item.json": ` +
+				`schema reference "https://example.com/item.json": only files next to the schema can be referenced`},
+		},
+		{
+			name: "dataset and schema errors together",
+			files: fstest.MapFS{
+				"suite/cases.jsonl": {Data: []byte("{\"item\": {}}\n{\n")},
+			},
+			schema:   "missing.json",
+			notExist: true,
+			want: []string{
+				"suite/cases.jsonl:2: not valid JSON: unexpected end of JSON input",
+				"suite/missing.json: cannot read the file: file does not exist",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testManifest("suite")
+			if tt.samples {
+				m.Samples = &manifest.FileRef{Path: "samples.jsonl"}
+			}
+			m.Dataset.Schema = tt.schema
+			_, err := Load(tt.files, m)
+			if !errors.Is(err, manifest.ErrInput) {
+				t.Fatalf("Load error = %v, want an input error", err)
+			}
+			if got := errors.Is(err, fs.ErrNotExist); got != tt.notExist {
+				t.Errorf("errors.Is(err, fs.ErrNotExist) = %v, want %v", got, tt.notExist)
+			}
+			if diff := cmp.Diff(tt.want, errorStrings(t, err)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// wantFinding is a finding with its message checked by substring.
+type wantFinding struct {
+	Code     string
+	Severity manifest.Severity
+	File     string
+	Line     int
+	CaseID   string
+	Msg      string // a substring of Message
+}
+
+func checkFindings(t *testing.T, got []manifest.Finding, want []wantFinding) {
+	t.Helper()
+	gotW := make([]wantFinding, len(got))
+	for i, f := range got {
+		gotW[i] = wantFinding{f.Code, f.Severity, f.File, f.Line, f.CaseID, f.Message}
+	}
+	msgContains := cmp.Comparer(func(a, b wantFinding) bool {
+		if a.Code != b.Code || a.Severity != b.Severity || a.File != b.File || a.Line != b.Line || a.CaseID != b.CaseID {
+			return false
+		}
+		return strings.Contains(a.Msg, b.Msg) || strings.Contains(b.Msg, a.Msg)
+	})
+	if diff := cmp.Diff(want, gotW, msgContains, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadContract(t *testing.T) {
+	m := testManifest("contract")
+	m.Dataset.Schema = "item.schema.json"
+	m.Dataset.NearDuplicates.Fields = []string{"request"}
+	m.Gate.Slices = []manifest.SliceRule{
+		{Name: "ineligible_shipped", Mandatory: true, MinPassRate: 1, Line: 30},
+		{Name: "instruction_conflict", Mandatory: true, MinPassRate: 1, Line: 31},
+		{Name: "happy_path", MinPassRate: 1, Line: 32},
+		{Name: "tone", Mandatory: true, MinPassRate: 1, Line: 33},
+	}
+
+	set, err := Load(os.DirFS("testdata"), m)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	const (
+		f    = "contract/cases.jsonl"
+		mf   = "contract/gradegate.yaml"
+		hold = manifest.SeverityHold
+		warn = manifest.SeverityWarn
+	)
+	checkFindings(t, set.Findings, []wantFinding{
+		{CodeMissingField, hold, f, 2, f + ":2", `item has no "case_id"`},
+		{CodeSchemaViolation, hold, f, 2, f + ":2", "missing property 'case_id'"},
+		{CodeMissingField, hold, f, 3, f + ":3", "item.case_id must be a non-empty string, not a number"},
+		{CodeSchemaViolation, hold, f, 3, f + ":3", "at '/case_id': got number, want string"},
+		{CodeLabelDomain, hold, f, 4, "c-4", "item.human_score must be 0 or 1, not 2; the label is ignored"},
+		{CodeLabelDomain, hold, f, 5, "c-5", "not true"},
+		{CodeSchemaViolation, hold, f, 6, "c-1", "item.slice must be a string or a list of strings, not a number"},
+		{CodeSchemaViolation, hold, f, 6, "c-1", "item.family must be a string, not an array"},
+		{CodeSchemaViolation, hold, f, 7, "c-7", "item.slice must be a string or a list of non-empty strings"},
+		{CodeSchemaViolation, hold, f, 7, "c-7", "item does not satisfy contract/item.schema.json: at '/expected_total_cents': got string, want integer"},
+		{CodeMissingField, hold, f, 9, f + ":9", "item.case_id must be a non-empty string, not a string"},
+		{CodeDuplicateCaseID, hold, f, 1, "c-1", `case_id "c-1" is on 3 lines: 1, 6, 8`},
+		{CodeMissingControls, warn, mf, 30, "", `mandatory slice "ineligible_shipped" has only positive labels (2 labeled 1)`},
+		{CodeMissingControls, warn, mf, 31, "", `mandatory slice "instruction_conflict" has only negative labels (1 labeled 0)`},
+		{CodeMissingControls, warn, mf, 33, "", `mandatory slice "tone" has no cases`},
+		{CodeNearDuplicate, warn, f, 7, "c-7", `case "c-7" (line 7) is a near duplicate of case "c-1" (line 1): similarity 1.00 of 5-word shingles over request`},
+	})
+
+	// Rows with findings are kept, and still carry what could be read.
+	if len(set.Cases) != 9 || set.Intended != 9 {
+		t.Fatalf("got %d cases, intended %d; want 9 and 9", len(set.Cases), set.Intended)
+	}
+	c7 := set.Cases[6]
+	if diff := cmp.Diff([]string{"happy_path"}, c7.Slices); diff != "" {
+		t.Errorf("c-7 slices (-want +got):\n%s", diff)
+	}
+	if c4 := set.Cases[3]; c4.Label != nil {
+		t.Errorf("c-4 label = %d, want none (2 is outside the domain)", *c4.Label)
+	}
+	if !set.Holds() {
+		t.Errorf("Holds() = false, want true")
+	}
+}
+
+func TestMissingControlsSeverity(t *testing.T) {
+	files := fstest.MapFS{"cases.jsonl": {Data: []byte(`{"item": {"case_id": "x-1", "slice": "s", "human_score": 1}}
+{"item": {"case_id": "x-2", "slice": ["t", "s"], "human_score": 1}}
+{"item": {"case_id": "x-3", "slice": "t", "human_score": 0}}
+{"item": {"case_id": "x-4", "slice": "u"}}
+`)}}
+	tests := []struct {
+		name    string
+		require bool
+		want    []wantFinding
+	}{
+		{"warn by default", false, []wantFinding{
+			{CodeMissingControls, manifest.SeverityWarn, "gradegate.yaml", 0, "", `"s" has only positive labels (2 labeled 1)`},
+			{CodeMissingControls, manifest.SeverityWarn, "gradegate.yaml", 0, "", `"u" has 1 cases and none carries human_score`},
+		}},
+		{"hold under require_controls", true, []wantFinding{
+			{CodeMissingControls, manifest.SeverityHold, "gradegate.yaml", 0, "", `"s" has only positive labels`},
+			{CodeMissingControls, manifest.SeverityHold, "gradegate.yaml", 0, "", `"u" has 1 cases`},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testManifest(".")
+			m.Gate.RequireControls = tt.require
+			m.Gate.Slices = []manifest.SliceRule{
+				{Name: "s", Mandatory: true}, {Name: "t", Mandatory: true}, {Name: "u", Mandatory: true},
+				{Name: "v"}, // not mandatory: no controls needed
+			}
+			set, err := Load(files, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFindings(t, set.Findings, tt.want)
+		})
+	}
+}
+
+func TestNearDuplicates(t *testing.T) {
+	tests := []struct {
+		name      string
+		lines     []string
+		fields    []string
+		threshold float64
+		want      []wantFinding
+	}{
+		{
+			name: "default fields: every string field but id, slice and family",
+			lines: []string{
+				`{"item": {"case_id": "d-1", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the blue teapot today", "note": "x"}}`,
+				`{"item": {"case_id": "d-2", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the blue teapot today!", "note": "x"}}`,
+				`{"item": {"case_id": "d-3", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the green kettle now", "note": "x"}}`,
+			},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "d-2",
+				`case "d-2" (line 2) is a near duplicate of case "d-1" (line 1): similarity 1.00 of 5-word shingles over every string field`}},
+		},
+		{
+			name: "ids alone do not make near duplicates",
+			lines: []string{
+				`{"item": {"case_id": "one two three four five six", "request": "alpha"}}`,
+				`{"item": {"case_id": "one two three four five six seven", "request": "beta"}}`,
+			},
+		},
+		{
+			name: "a text under five words is one shingle",
+			lines: []string{
+				`{"item": {"case_id": "s-1", "request": "status order 50330"}}`,
+				`{"item": {"case_id": "s-2", "request": "Status, order 50330?"}}`,
+				`{"item": {"case_id": "s-3", "request": "status order 50331"}}`,
+			},
+			fields: []string{"request"},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "s-2",
+				`"s-2" (line 2) is a near duplicate of case "s-1" (line 1): similarity 1.00`}},
+		},
+		{
+			name: "below the threshold",
+			lines: []string{
+				// 10 words: 6 shingles each, 5 shared: 5/7 = 0.71.
+				`{"item": {"case_id": "t-1", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"}}`,
+				`{"item": {"case_id": "t-2", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 other"}}`,
+			},
+			fields: []string{"request"},
+		},
+		{
+			name: "at a lower threshold",
+			lines: []string{
+				`{"item": {"case_id": "t-1", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"}}`,
+				`{"item": {"case_id": "t-2", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 other"}}`,
+			},
+			fields:    []string{"request"},
+			threshold: 0.7,
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "t-2",
+				`similarity 0.71 of 5-word shingles over request`}},
+		},
+		{
+			name: "words never join across fields",
+			lines: []string{
+				`{"item": {"case_id": "x-1", "a": "one two three", "b": "four five six"}}`,
+				`{"item": {"case_id": "x-2", "a": "one two three four", "b": "five six"}}`,
+			},
+			fields: []string{"a", "b"},
+		},
+		{
+			name: "a field no item has",
+			lines: []string{
+				`{"item": {"case_id": "u-1", "request": "alpha beta"}}`,
+				`{"item": {"case_id": "u-2", "request": "gamma delta", "prompt": 3}}`,
+			},
+			fields: []string{"request", "prompt", "question"},
+			want: []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 12, "",
+				`dataset.near_duplicates.fields names "question", which no item has`}},
+		},
+		{
+			name: "a duplicated id is not also a near duplicate",
+			lines: []string{
+				`{"item": {"case_id": "r-1", "request": "the very same request text here"}}`,
+				`{"item": {"case_id": "r-1", "request": "the very same request text here"}}`,
+			},
+			want: []wantFinding{{CodeDuplicateCaseID, manifest.SeverityHold, "cases.jsonl", 1, "r-1", "is on 2 lines: 1, 2"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testManifest(".")
+			m.Lines = map[string]int{"dataset.near_duplicates.fields": 12}
+			m.Dataset.NearDuplicates.Fields = tt.fields
+			if tt.threshold != 0 {
+				m.Dataset.NearDuplicates.Threshold = tt.threshold
+			}
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n"))}}
+			set, err := Load(files, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFindings(t, set.Findings, tt.want)
+		})
+	}
+}
+
+func TestNearDuplicatesCapped(t *testing.T) {
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, `{"item": {"case_id": "n-`+string(rune('a'+i))+`", "request": "one and the same request text"}}`)
+	}
+	set, err := Load(fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(lines, "\n"))}}, testManifest("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 identical texts make 190 pairs: 100 listed, then one count.
+	if got := len(set.Findings); got != maxNearDuplicateFindings+1 {
+		t.Fatalf("got %d findings, want %d", got, maxNearDuplicateFindings+1)
+	}
+	if last := set.Findings[maxNearDuplicateFindings]; last.Message != "90 more near-duplicate pairs are not listed" {
+		t.Errorf("last finding = %q", last.Message)
+	}
+}
+
+func TestLoadFieldNames(t *testing.T) {
+	files := fstest.MapFS{"s/cases.jsonl": {Data: []byte(
+		`{"item": {"id": "f-1", "group": ["g"], "origin": "o", "gold": 0, "case_id": 5, "slice": 3, "human_score": 7}}` + "\n")}}
+	m := testManifest("s")
+	m.Dataset.Fields = manifest.Fields{ID: "id", Slice: "group", Family: "origin", Label: "gold"}
+	m.Dataset.IntendedCases = 4
+	set, err := Load(files, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Case{ID: "f-1", Slices: []string{"g"}, Family: "o", Label: intp(0), File: "s/cases.jsonl", Line: 1}
+	if diff := cmp.Diff(want, set.Cases[0], cmpopts.IgnoreFields(Case{}, "Item")); diff != "" {
+		t.Errorf("case (-want +got):\n%s", diff)
+	}
+	if len(set.Findings) != 0 {
+		t.Errorf("findings = %+v, want none: case_id, slice and human_score are ordinary fields here", set.Findings)
+	}
+	if set.Intended != 4 {
+		t.Errorf("Intended = %d, want dataset.intended_cases (4)", set.Intended)
+	}
+}
+
+func TestSampleDigest(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"whitespace does not count", `{"output_text": "x",  "choices": [ 1, 2 ]}`, "{\"output_text\":\"x\",\n\"choices\":[1,2]}", true},
+		{"whitespace inside strings counts", `{"output_text": "a b"}`, `{"output_text": "a  b"}`, false},
+		{"key order counts", `{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			da, err := sampleDigest(json.RawMessage(tt.a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := sampleDigest(json.RawMessage(tt.b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (da == db) != tt.same {
+				t.Errorf("digests %s and %s: same = %v, want %v", da, db, da == db, tt.same)
+			}
+		})
+	}
+}
+
+// TestCandidatePairsComplete checks the prefix filter against comparing
+// every pair: it must never drop a pair at or above the threshold.
+func TestCandidatePairsComplete(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	vocab := strings.Fields("order cancel refund ship parcel teapot total cents status please now card yen euro the of to and my")
+	var sets []shingled
+	for i := range 300 {
+		n := 1 + r.IntN(14)
+		words := make([]string, n)
+		for k := range words {
+			words[k] = vocab[r.IntN(len(vocab))]
+		}
+		var set []uint64
+		for k := range max(1, n-shingleWords+1) {
+			set = append(set, shingleHash("request", words[k:min(k+shingleWords, n)]))
+		}
+		slices.Sort(set)
+		sets = append(sets, shingled{row: i, shingles: slices.Compact(set)})
+	}
+	for _, threshold := range []float64{0.3, 0.5, 0.85, 1} {
+		want := map[[2]int]bool{}
+		for i := range sets {
+			for j := i + 1; j < len(sets); j++ {
+				if jaccard(sets[i].shingles, sets[j].shingles) >= threshold {
+					want[[2]int{i, j}] = true
+				}
+			}
+		}
+		got := map[[2]int]bool{}
+		for _, c := range candidatePairs(sets, threshold) {
+			if jaccard(sets[c[0]].shingles, sets[c[1]].shingles) >= threshold {
+				got[c] = true
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("threshold %v: no similar pairs; the test data is too sparse", threshold)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("threshold %v: pairs (-brute force +prefix filter):\n%s", threshold, diff)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package dataset
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// maxSchemaReasons bounds how many violations one finding lists; the rest
+// are counted.
+const maxSchemaReasons = 5
+
+// itemSchema is the compiled dataset.schema.
+type itemSchema struct {
+	file   string
+	schema *jsonschema.Schema
+}
+
+// fsSchemaLoader resolves "file:///path" references against the suite's
+// file system, so a schema may $ref a sibling file; any other scheme is
+// refused (graders and their checks run without network, and so does this).
+type fsSchemaLoader struct{ fsys fs.FS }
+
+func (l fsSchemaLoader) Load(rawURL string) (any, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("schema reference %q: %w", rawURL, err)
+	}
+	if u.Scheme != "file" {
+		return nil, fmt.Errorf("schema reference %q: only files next to the schema can be referenced", rawURL)
+	}
+	data, err := fs.ReadFile(l.fsys, strings.TrimPrefix(u.Path, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("schema reference %q: %w", rawURL, err)
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}
+
+// compileSchema reads and compiles a JSON Schema (draft 2020-12 unless the
+// schema's $schema says otherwise). A schema that cannot be read or compiled
+// is an input error.
+func compileSchema(fsys fs.FS, file string) (*itemSchema, error) {
+	data, err := readFile(fsys, file)
+	if err != nil {
+		return nil, err
+	}
+	schemaErr := func(err error) error {
+		return &manifest.Error{File: file, Msg: fmt.Sprintf("not a usable JSON Schema: %v", err), Err: err}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, schemaErr(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(fsSchemaLoader{fsys: fsys})
+	loc := "file:///" + file
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, schemaErr(err)
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, schemaErr(err)
+	}
+	return &itemSchema{file: file, schema: sch}, nil
+}
+
+// check validates one item; ok is false when the item satisfies the schema.
+func (s *itemSchema) check(r row) (manifest.Finding, bool) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.Item))
+	if err == nil {
+		err = s.schema.Validate(doc)
+	}
+	if err == nil {
+		return manifest.Finding{}, false
+	}
+	var reasons []string
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		reasons = leafReasons(ve, nil)
+	} else {
+		reasons = []string{err.Error()}
+	}
+	msg := strings.Join(reasons[:min(len(reasons), maxSchemaReasons)], "; ")
+	if n := len(reasons) - maxSchemaReasons; n > 0 {
+		msg += fmt.Sprintf("; and %d more", n)
+	}
+	return manifest.Finding{
+		Code: CodeSchemaViolation, Severity: manifest.SeverityHold,
+		File: r.File, Line: r.Line, CaseID: r.ID,
+		Message: fmt.Sprintf("item does not satisfy %s: %s", s.file, msg),
+	}, true
+}
+
+// leafReasons flattens a validation error tree to its leaves, each as
+// "at '/json/pointer': reason".
+func leafReasons(ve *jsonschema.ValidationError, out []string) []string {
+	if len(ve.Causes) == 0 {
+		return append(out, ve.Error())
+	}
+	for _, c := range ve.Causes {
+		out = leafReasons(c, out)
+	}
+	return out
+}
