@@ -1,0 +1,273 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// none stands for a value that does not exist (a pass rate with nothing
+// graded, a canary that returned no score).
+const none = "—"
+
+// Limits on what a listing shows; the results JSON always has everything.
+const (
+	humanCaseLimit     = 10  // worst cases in the terminal
+	markdownCaseLimit  = 50  // worst cases in markdown
+	reasonCaseIDLimit  = 5   // case_ids named after a reason's message
+	markdownFindLimit  = 100 // findings listed in markdown
+	humanCellRunes     = 60  // a free-text cell in a terminal table
+	markdownCellRunes  = 300 // a free-text cell in a markdown table
+	markdownReasonRune = 1000
+)
+
+// SandboxLine states which isolation layers were in force, in the form every
+// output uses: "sandbox: uid=60001 seccomp=on landlock=abi7 rlimits=on".
+func SandboxLine(s gate.Sandbox) string {
+	uid := "unchanged"
+	if s.UID >= 0 {
+		uid = strconv.Itoa(s.UID)
+	}
+	landlock := "off"
+	if s.LandlockABI > 0 {
+		landlock = "abi" + strconv.Itoa(s.LandlockABI)
+	}
+	return fmt.Sprintf("sandbox: uid=%s seccomp=%s landlock=%s rlimits=%s",
+		uid, onOff(s.Seccomp), landlock, onOff(s.Rlimits))
+}
+
+// unsandboxedLine is said loudly wherever results of an unsandboxed run appear.
+const unsandboxedLine = "UNSANDBOXED: graders ran without isolation"
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// FormatFinding renders a finding as "file:line: code: message (case_id)",
+// leaving out the parts it does not have.
+func FormatFinding(f manifest.Finding) string {
+	var b strings.Builder
+	if f.File != "" {
+		b.WriteString(f.File)
+		if f.Line > 0 {
+			fmt.Fprintf(&b, ":%d", f.Line)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(f.Code)
+	b.WriteString(": ")
+	b.WriteString(f.Message)
+	if f.CaseID != "" {
+		fmt.Fprintf(&b, " (%s)", f.CaseID)
+	}
+	return b.String()
+}
+
+// pct formats a rate in [0, 1] as a percentage with one decimal.
+func pct(r *float64) string {
+	if r == nil {
+		return none
+	}
+	return pctDigits(*r, 1)
+}
+
+func pctDigits(r float64, digits int) string {
+	return strconv.FormatFloat(r*100, 'f', digits, 64) + "%"
+}
+
+// pctVs formats a pass rate next to its minimum. When one decimal would print
+// a rate below its minimum as equal to it (99.96% as "100.0%" against a
+// minimum of 100.0%), it adds decimals until the two differ, so a hold never
+// reads as "100.0% < 100.0%".
+func pctVs(r *float64, minimum float64) string {
+	if r == nil {
+		return none
+	}
+	for d := 1; d < 4; d++ {
+		if *r == minimum || pctDigits(*r, d) != pctDigits(minimum, d) {
+			return pctDigits(*r, d)
+		}
+	}
+	return pctDigits(*r, 4)
+}
+
+// score formats a grader score compactly: 1, 0, 0.5, 0.3333.
+func score(v *float64) string {
+	if v == nil {
+		return none
+	}
+	if math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return fmt.Sprint(*v)
+	}
+	return strconv.FormatFloat(*v, 'g', 4, 64)
+}
+
+// expectText is what a canary expects: a score, or that the grader raises.
+func expectText(c gate.CanaryResult) string {
+	if c.ExpectError {
+		return "raise"
+	}
+	return score(c.Expect)
+}
+
+// canaryMessage is the canary's own message, or the error it raised.
+func canaryMessage(c gate.CanaryResult) string {
+	if c.Message != "" {
+		return c.Message
+	}
+	return errorText(c.Error)
+}
+
+// errorText is "Type: message" for a grader error.
+func errorText(e *gate.CaseError) string {
+	if e == nil {
+		return ""
+	}
+	if e.Type != "" {
+		return e.Type + ": " + e.Message
+	}
+	return e.Message
+}
+
+// graderLine is the grader source line an error points at, or "".
+func graderLine(e *gate.CaseError) string {
+	if e == nil || e.Line <= 0 {
+		return ""
+	}
+	return strconv.Itoa(e.Line)
+}
+
+// caseMessage is the free text shown for a case: the error, the reason it
+// was omitted, or the reason it failed.
+func caseMessage(c gate.CaseResult) string {
+	if c.Error != nil {
+		return errorText(c.Error)
+	}
+	return c.Reason
+}
+
+// sliceRule names how a slice gates.
+func sliceRule(s gate.SliceResult) string {
+	switch {
+	case s.Mandatory && s.WarnOnly:
+		return "mandatory, warn-only"
+	case s.Mandatory:
+		return "mandatory"
+	case s.WarnOnly:
+		return "warn-only"
+	}
+	return ""
+}
+
+// reasonText is a reason's message, prefixed with its slice or file when the
+// message does not already name them.
+func reasonText(slice, file, msg string) string {
+	if file != "" && !strings.Contains(msg, file) {
+		msg = file + ": " + msg
+	}
+	if slice != "" && !strings.Contains(msg, slice) {
+		msg = slice + ": " + msg
+	}
+	return msg
+}
+
+// caseIDList names at most limit case_ids: "a, b, c and 4 more".
+func caseIDList(ids []string, limit int) string {
+	if len(ids) <= limit {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:limit], ", "), len(ids)-limit)
+}
+
+// oneLine folds every run of whitespace (newlines included) into one space
+// and drops other control characters, so that text from a grader or a
+// dataset can neither start a line of its own (a "::" workflow command in
+// an Actions log) nor send escape sequences to a terminal.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// cut shortens s to at most n runes, ending with "…" when it had to cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// worstCases returns the cases worth a person's attention, most important
+// first: errors (unevaluable cases), then omitted cases, then failures in a
+// mandatory slice, then other failures. Within each group, cases in a
+// mandatory slice come first; otherwise the results' order is kept.
+func worstCases(res *gate.Results) []gate.CaseResult {
+	mandatory := make(map[string]bool)
+	for _, s := range res.Slices {
+		if s.Mandatory {
+			mandatory[s.Name] = true
+		}
+	}
+	inMandatory := func(c gate.CaseResult) bool {
+		return slices.ContainsFunc(c.Slices, func(s string) bool { return mandatory[s] })
+	}
+	rank := func(c gate.CaseResult) int {
+		r := 0
+		switch c.Status {
+		case gate.StatusError:
+			r = 0
+		case gate.StatusOmitted:
+			r = 2
+		default: // fail
+			r = 4
+		}
+		if !inMandatory(c) {
+			r++
+		}
+		return r
+	}
+	var worst []gate.CaseResult
+	for _, c := range res.Cases {
+		if c.Status != gate.StatusPass {
+			worst = append(worst, c)
+		}
+	}
+	slices.SortStableFunc(worst, func(a, b gate.CaseResult) int { return rank(a) - rank(b) })
+	return worst
+}
+
+// holdFindings returns the findings of severity hold, and how many others
+// there are.
+func holdFindings(fs []manifest.Finding) (hold []manifest.Finding, others int) {
+	for _, f := range fs {
+		if f.Severity == manifest.SeverityHold {
+			hold = append(hold, f)
+		} else {
+			others++
+		}
+	}
+	return hold, others
+}
+
+// plural returns "1 case" or "3 cases".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -1,0 +1,374 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// Options controls the terminal output.
+type Options struct {
+	// Color turns ANSI colors on. The caller decides, usually with ColorEnabled.
+	Color bool
+}
+
+// ColorEnabled reports whether output written to f should be colored: not
+// when NO_COLOR is set to anything (https://no-color.org), not for TERM=dumb,
+// and only when f is a terminal.
+func ColorEnabled(getenv func(string) string, f *os.File) bool {
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		return false
+	}
+	if f == nil {
+		return false
+	}
+	fd := f.Fd()
+	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+}
+
+// palette holds the colors of one rendering. Each color is switched on or off
+// on its own instance, so nothing depends on the package-wide color.NoColor.
+type palette struct {
+	pass, hold, warn, errs, title, dim, loud *color.Color
+	// bigPass and bigHold print the verdict.
+	bigPass, bigHold *color.Color
+}
+
+func newPalette(on bool) palette {
+	p := palette{
+		pass:    color.New(color.FgGreen),
+		hold:    color.New(color.FgRed),
+		warn:    color.New(color.FgYellow),
+		errs:    color.New(color.FgMagenta),
+		title:   color.New(color.Bold),
+		dim:     color.New(color.Faint),
+		loud:    color.New(color.Bold, color.FgWhite, color.BgRed),
+		bigPass: color.New(color.Bold, color.FgGreen),
+		bigHold: color.New(color.Bold, color.FgRed),
+	}
+	for _, c := range []*color.Color{p.pass, p.hold, p.warn, p.errs, p.title, p.dim, p.loud, p.bigPass, p.bigHold} {
+		if on {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	return p
+}
+
+// status colors a status word: pass, hold, warn, fail, error, omitted.
+func (p palette) status(s string) string {
+	switch s {
+	case gate.StatusPass:
+		return p.pass.Sprint(s)
+	case gate.VerdictHold, gate.StatusFail:
+		return p.hold.Sprint(s)
+	case gate.StatusError:
+		return p.errs.Sprint(s)
+	case "warn", gate.StatusOmitted:
+		return p.warn.Sprint(s)
+	}
+	return s
+}
+
+// errWriter keeps the first write error so that rendering code can write
+// without checking every call; the caller checks err once at the end.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	fmt.Fprintf(e, format, a...)
+}
+
+// Human writes results for a person at a terminal: the verdict and the
+// sandbox first, then the reasons and warnings, the counts, the per-slice
+// table, the canary table, the worst cases and the findings that hold.
+func Human(w io.Writer, res *gate.Results, opts Options) error {
+	if res == nil {
+		return errors.New("render: no results")
+	}
+	ew := &errWriter{w: w}
+	p := newPalette(opts.Color)
+
+	humanHeader(ew, res, p)
+	humanReasons(ew, res, p)
+	if err := humanCounts(ew, res, p); err != nil {
+		return err
+	}
+	if err := humanSlices(ew, res, p); err != nil {
+		return err
+	}
+	if err := humanCanaries(ew, res, p); err != nil {
+		return err
+	}
+	if err := humanCases(ew, res, p); err != nil {
+		return err
+	}
+	humanFindings(ew, res, p)
+	humanFooter(ew, res, p)
+
+	if ew.err != nil {
+		return fmt.Errorf("render: writing results: %w", ew.err)
+	}
+	return nil
+}
+
+func humanHeader(ew *errWriter, res *gate.Results, p palette) {
+	word := strings.ToUpper(res.Verdict)
+	switch res.Verdict {
+	case gate.VerdictPass:
+		word = p.bigPass.Sprint(word)
+	case gate.VerdictHold:
+		word = p.bigHold.Sprint(word)
+	}
+	line := word + "  " + oneLine(res.Manifest.Name)
+	if res.Shard.Count > 1 {
+		line += fmt.Sprintf("  (shard %d/%d)", res.Shard.Index, res.Shard.Count)
+	}
+	if res.Sandbox.Unsandboxed {
+		line += "  (unsandboxed)"
+	}
+	ew.printf("%s\n", line)
+	ew.printf("%s\n", SandboxLine(res.Sandbox))
+	if res.Sandbox.Unsandboxed {
+		ew.printf("%s\n", p.loud.Sprint(unsandboxedLine))
+	}
+}
+
+func humanReasons(ew *errWriter, res *gate.Results, p palette) {
+	type item struct{ code, text, cases string }
+	list := func(title string, items []item, c *color.Color) {
+		if len(items) == 0 {
+			return
+		}
+		width := 0
+		for _, it := range items {
+			width = max(width, len(it.code))
+		}
+		ew.printf("\n%s\n", p.title.Sprintf("%s (%d)", title, len(items)))
+		for _, it := range items {
+			pad := strings.Repeat(" ", width-len(it.code))
+			ew.printf("  %s%s  %s\n", c.Sprint(it.code), pad, oneLine(it.text))
+			if it.cases != "" {
+				ew.printf("  %s  %s\n", strings.Repeat(" ", width), p.dim.Sprint("cases: "+oneLine(it.cases)))
+			}
+		}
+	}
+	var reasons []item
+	for _, r := range res.Reasons {
+		reasons = append(reasons, item{r.Code, reasonText(r.Slice, r.File, r.Message), caseIDList(r.CaseIDs, reasonCaseIDLimit)})
+	}
+	var warnings []item
+	for _, wn := range res.Warnings {
+		warnings = append(warnings, item{wn.Code, reasonText(wn.Slice, "", wn.Message), ""})
+	}
+	list("Reasons", reasons, p.hold)
+	list("Warnings", warnings, p.warn)
+}
+
+// newTable returns a terminal table whose headers stay as written and whose
+// cells never wrap (the renderer cuts long text itself). align holds one
+// alignment per column.
+func newTable(w io.Writer, header []string, align []tw.Align) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
+	)
+	t.Header(header)
+	return t
+}
+
+// renderTable adds rows to a table and draws it.
+func renderTable(t *tablewriter.Table, rows [][]string) error {
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return fmt.Errorf("render: table row: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render: table: %w", err)
+	}
+	return nil
+}
+
+const (
+	left  = tw.AlignLeft
+	right = tw.AlignRight
+)
+
+func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
+	ew.printf("\n%s\n", p.title.Sprint("Counts"))
+	c := res.Counts
+	t := newTable(ew,
+		[]string{"intended", "graded", "passed", "failed", "errored", "omitted", "pass rate", "min", "status"},
+		[]tw.Align{right, right, right, right, right, right, right, right, left})
+	err := renderTable(t, [][]string{{
+		strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
+		strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
+		pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
+		p.status(res.Overall.Status),
+	}})
+	if res.MutationScore != nil {
+		ew.printf("mutation score: %s\n", pct(res.MutationScore))
+	}
+	return err
+}
+
+func humanSlices(ew *errWriter, res *gate.Results, p palette) error {
+	if len(res.Slices) == 0 {
+		return nil
+	}
+	ew.printf("\n%s\n", p.title.Sprint("Slices"))
+	t := newTable(ew,
+		[]string{"slice", "rule", "intended", "graded", "passed", "failed", "errored", "omitted", "pass rate", "min", "false pass/fail", "status"},
+		[]tw.Align{left, left, right, right, right, right, right, right, right, right, right, left})
+	var rows [][]string
+	for _, s := range res.Slices {
+		rows = append(rows, []string{
+			oneLine(s.Name), sliceRule(s),
+			strconv.Itoa(s.Intended), strconv.Itoa(s.Graded), strconv.Itoa(s.Passed),
+			strconv.Itoa(s.Failed), strconv.Itoa(s.Errored), strconv.Itoa(s.Omitted),
+			pctVs(s.PassRate, s.MinPassRate), pctDigits(s.MinPassRate, 1),
+			fmt.Sprintf("%d/%d", s.FalsePass, s.FalseFail),
+			p.status(s.Status),
+		})
+	}
+	return renderTable(t, rows)
+}
+
+func humanCanaries(ew *errWriter, res *gate.Results, p palette) error {
+	if len(res.Canaries) == 0 {
+		return nil
+	}
+	ew.printf("\n%s\n", p.title.Sprint("Canaries"))
+	t := newTable(ew,
+		[]string{"canary", "expect", "got", "class", "status", "message"},
+		[]tw.Align{left, right, right, left, left, left})
+	var rows [][]string
+	for _, c := range res.Canaries {
+		rows = append(rows, []string{
+			oneLine(c.Name), expectText(c), score(c.Got), oneLine(string(c.Class)), p.status(c.Status),
+			cut(oneLine(canaryMessage(c)), humanCellRunes),
+		})
+	}
+	return renderTable(t, rows)
+}
+
+func humanCases(ew *errWriter, res *gate.Results, p palette) error {
+	worst := worstCases(res)
+	if len(worst) == 0 {
+		return nil
+	}
+	shown := worst[:min(len(worst), humanCaseLimit)]
+	ew.printf("\n%s\n", p.title.Sprintf("Worst cases (%d of %d)", len(shown), len(worst)))
+	t := newTable(ew,
+		[]string{"case", "slices", "status", "class", "score", "message", "grader line"},
+		[]tw.Align{left, left, left, left, right, left, right})
+	var rows [][]string
+	for _, c := range shown {
+		rows = append(rows, []string{
+			oneLine(c.CaseID), oneLine(strings.Join(c.Slices, ", ")), p.status(c.Status), oneLine(string(c.Class)),
+			caseScore(c), cut(oneLine(caseMessage(c)), humanCellRunes), graderLine(c.Error),
+		})
+	}
+	if err := renderTable(t, rows); err != nil {
+		return err
+	}
+	if more := len(worst) - len(shown); more > 0 {
+		ew.printf("%s\n", p.dim.Sprintf("… and %d more in the results JSON", more))
+	}
+	return nil
+}
+
+// caseScore is a case's score; omitted and unevaluable cases have none to show.
+func caseScore(c gate.CaseResult) string {
+	if c.Status == gate.StatusOmitted {
+		return ""
+	}
+	return score(c.Score)
+}
+
+func humanFindings(ew *errWriter, res *gate.Results, p palette) {
+	hold, others := holdFindings(res.Findings)
+	if len(hold) == 0 && others == 0 {
+		return
+	}
+	ew.printf("\n%s\n", p.title.Sprintf("Findings (%d)", len(hold)))
+	for _, f := range hold {
+		ew.printf("  %s\n", oneLine(FormatFinding(f)))
+	}
+	if others > 0 {
+		ew.printf("  %s\n", p.dim.Sprintf("%s of severity warn in the results JSON", plural(others, "finding", "findings")))
+	}
+}
+
+func humanFooter(ew *errWriter, res *gate.Results, p palette) {
+	if line := versionLine(res); line != "" {
+		ew.printf("\n%s\n", p.dim.Sprint(oneLine(line)))
+	}
+}
+
+// versionLine names what produced the results: grader, dataset and rubric
+// versions with short digests, the image tag and gradegate's own version.
+func versionLine(res *gate.Results) string {
+	var parts []string
+	add := func(label, name, digest string) {
+		if name == "" && digest == "" {
+			return
+		}
+		s := label
+		if name != "" {
+			s += " " + name
+		}
+		if d := shortDigest(digest); d != "" {
+			s += " (" + d + ")"
+		}
+		parts = append(parts, s)
+	}
+	v := res.Versions
+	add("grader", v.GraderName, res.Digests.Grader)
+	add("dataset", v.DatasetRevision, res.Digests.Dataset)
+	add("rubric", v.RubricVersion, res.Digests.Rubric)
+	if v.ImageTag != "" {
+		parts = append(parts, "image "+v.ImageTag)
+	}
+	if v.Gradegate != "" {
+		parts = append(parts, "gradegate "+v.Gradegate)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// shortDigest keeps "sha256:" and the first 12 hex digits.
+func shortDigest(d string) string {
+	const keep = len("sha256:") + 12
+	if len(d) > keep {
+		return d[:keep]
+	}
+	return d
+}

@@ -1,0 +1,460 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// MaxCheckRunSummary is the most a check run's output summary may hold:
+// GitHub rejects a longer one (65535 characters, REST API "Create a check
+// run", output.summary). Counting bytes stays on the safe side.
+const MaxCheckRunSummary = 65535
+
+// MarkdownOptions controls the markdown output.
+type MarkdownOptions struct {
+	// MaxBytes, when positive, is the most bytes the output may take. The
+	// least important rows are cut first (case rows, then findings, canary
+	// rows that passed, warnings, failed canaries, slice rows); the verdict,
+	// the reasons, the counts and the slice table's header always stay. A note
+	// at the end says what was cut.
+	MaxBytes int
+	// RunURL, when set, links the workflow run that produced the results.
+	RunURL string
+}
+
+// Markdown writes results as GitHub-flavoured markdown with the same content
+// as Human, in tables: for --format markdown, the step summary and the check
+// run summary.
+func Markdown(w io.Writer, res *gate.Results, opts MarkdownOptions) error {
+	if res == nil {
+		return errors.New("render: no results")
+	}
+	return writeString(w, layout(resultSections(res, opts.RunURL), opts, fullResults))
+}
+
+// MarkdownString returns Markdown's output as a string; "" for nil results.
+func MarkdownString(res *gate.Results, opts MarkdownOptions) string {
+	if res == nil {
+		return ""
+	}
+	return layout(resultSections(res, opts.RunURL), opts, fullResults)
+}
+
+func writeString(w io.Writer, s string) error {
+	if _, err := io.WriteString(w, s); err != nil {
+		return fmt.Errorf("render: writing markdown: %w", err)
+	}
+	return nil
+}
+
+// fullResults ends the note on cuts in a results summary.
+const fullResults = "The full results are in the results JSON"
+
+// Cut order of markdown rows: a row of higher rank goes first; rank 0 rows
+// are never cut.
+const (
+	rankKeep = iota
+	rankSliceHold
+	rankSlicePass
+	rankCanaryFail
+	rankWarning
+	rankCanaryPass
+	rankFinding
+	rankCase
+	rankFooter
+)
+
+// mdSection is a part of a markdown document: a head (title, table header),
+// rows that may be cut one by one, and a tail written after the rows.
+type mdSection struct {
+	head string
+	rows []mdRow
+	// tail, when set, returns the text after the rows given how many were cut.
+	tail func(cut int) string
+	// keepHead keeps the head when every row was cut; otherwise the section
+	// goes away with its last row.
+	keepHead bool
+	// what names the rows in the note on cuts ("case rows"); "" for no mention.
+	what string
+}
+
+type mdRow struct {
+	text string
+	rank int
+}
+
+type rowRef struct{ sec, row int }
+
+// assemble writes the sections without the rows in drop.
+func assemble(secs []mdSection, drop map[rowRef]bool) string {
+	var b strings.Builder
+	for si, s := range secs {
+		var kept strings.Builder
+		n := 0
+		for ri, r := range s.rows {
+			if drop[rowRef{si, ri}] {
+				continue
+			}
+			kept.WriteString(r.text)
+			n++
+		}
+		if n == 0 && len(s.rows) > 0 && !s.keepHead {
+			continue
+		}
+		b.WriteString(s.head)
+		b.WriteString(kept.String())
+		if s.tail != nil {
+			b.WriteString(s.tail(len(s.rows) - n))
+		}
+	}
+	return b.String()
+}
+
+// layout assembles the sections, cutting rows until the text and a note on
+// what was cut fit in opts.MaxBytes. where is the note's sentence saying
+// which document holds everything.
+func layout(secs []mdSection, opts MarkdownOptions, where string) string {
+	full := assemble(secs, nil)
+	if opts.MaxBytes <= 0 || len(full) <= opts.MaxBytes {
+		return full
+	}
+
+	var order []rowRef
+	for si, s := range secs {
+		for ri, r := range s.rows {
+			if r.rank != rankKeep {
+				order = append(order, rowRef{si, ri})
+			}
+		}
+	}
+	// Highest rank first; within a rank, from the end of the document, so a
+	// table loses its last (least important) rows first.
+	slices.SortStableFunc(order, func(a, b rowRef) int {
+		ra, rb := secs[a.sec].rows[a.row].rank, secs[b.sec].rows[b.row].rank
+		if ra != rb {
+			return rb - ra
+		}
+		if a.sec != b.sec {
+			return b.sec - a.sec
+		}
+		return b.row - a.row
+	})
+
+	try := func(k int, textCut bool) string {
+		drop := make(map[rowRef]bool, k)
+		for _, ref := range order[:k] {
+			drop[ref] = true
+		}
+		return assemble(secs, drop) + cutNote(secs, drop, opts, where, textCut)
+	}
+
+	// Dropping rows only ever shortens the text, but for a few digits in the
+	// note, so a binary search finds (nearly) the fewest rows to drop; the
+	// scan after it makes sure the result fits.
+	lo, hi := 1, len(order)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if len(try(mid, false)) <= opts.MaxBytes {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	for k := lo; k <= min(lo+16, len(order)); k++ {
+		if s := try(k, false); len(s) <= opts.MaxBytes {
+			return s
+		}
+	}
+
+	// Even the parts that are never cut do not fit (a flood of reasons): cut
+	// the text itself at a line end and keep the note.
+	drop := make(map[rowRef]bool, len(order))
+	for _, ref := range order {
+		drop[ref] = true
+	}
+	text, note := assemble(secs, drop), cutNote(secs, drop, opts, where, true)
+	room := opts.MaxBytes - len(note)
+	if room <= 0 {
+		// No room for the note either: the verdict line is what matters most.
+		first, _, _ := strings.Cut(text, "\n")
+		return truncateUTF8(first+"\n", opts.MaxBytes)
+	}
+	text = truncateUTF8(text, room)
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[:i+1]
+	}
+	return text + note
+}
+
+// cutNote says what was cut and where the full results are.
+func cutNote(secs []mdSection, drop map[rowRef]bool, opts MarkdownOptions, where string, textCut bool) string {
+	var parts []string
+	for si, s := range secs {
+		if s.what == "" {
+			continue
+		}
+		n := 0
+		for ri := range s.rows {
+			if drop[rowRef{si, ri}] {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d %s", n, len(s.rows), s.what))
+		}
+	}
+	if textCut {
+		parts = append(parts, "the end of the text")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n---\n\n**Cut to fit %d bytes**", opts.MaxBytes)
+	if len(parts) > 0 {
+		b.WriteString(": " + strings.Join(parts, ", "))
+	}
+	b.WriteString(". " + where)
+	if opts.RunURL != "" {
+		fmt.Fprintf(&b, " ([workflow run](%s))", opts.RunURL)
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// mdEscaper backslash-escapes what markdown would otherwise read as markup:
+// a "|" would end a table cell, "<" would start an HTML tag ("<lambda>" in a
+// traceback would vanish), "*", "_", "`", "[" and "~" would format. CommonMark
+// allows a backslash before any ASCII punctuation.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"<", `\<`, ">", `\>`, "|", `\|`, "&", `\&`, "~", `\~`,
+)
+
+// md escapes free text for a markdown paragraph or list item, on one line.
+func md(s string) string {
+	return mdEscaper.Replace(oneLine(s))
+}
+
+// cell escapes free text for a table cell, keeping its line breaks as <br>
+// and cutting it to n runes.
+func cell(s string, n int) string {
+	s = cut(strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")), n)
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = mdEscaper.Replace(oneLine(l))
+	}
+	return strings.Join(lines, "<br>")
+}
+
+// code formats one of gradegate's own identifiers (a reason code, a class).
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + strings.ReplaceAll(s, "`", "") + "`"
+}
+
+// mdStatus marks a status so that it reads at a glance.
+func mdStatus(s string) string {
+	switch s {
+	case gate.StatusPass:
+		return "✅ pass"
+	case gate.VerdictHold, gate.StatusFail:
+		return "❌ " + s
+	case gate.StatusError:
+		return "⛔ error"
+	case "warn":
+		return "⚠️ warn"
+	case gate.StatusOmitted:
+		return "⚪ omitted"
+	}
+	return md(s)
+}
+
+// mutationLine states the grader's mutation score when the run measured it.
+func mutationLine(res *gate.Results) string {
+	if res.MutationScore == nil {
+		return ""
+	}
+	return "\nMutation score: " + pct(res.MutationScore) + "\n"
+}
+
+// tableRow writes cells as one markdown table row.
+func tableRow(cells ...string) string {
+	return "| " + strings.Join(cells, " | ") + " |\n"
+}
+
+// tableHead writes a table header; a column whose name starts with ">" is
+// right-aligned.
+func tableHead(cols ...string) string {
+	names := make([]string, len(cols))
+	rule := make([]string, len(cols))
+	for i, c := range cols {
+		if name, ok := strings.CutPrefix(c, ">"); ok {
+			names[i], rule[i] = name, "---:"
+		} else {
+			names[i], rule[i] = c, "---"
+		}
+	}
+	return tableRow(names...) + "|" + strings.Join(rule, "|") + "|\n"
+}
+
+func resultSections(res *gate.Results, runURL string) []mdSection {
+	var secs []mdSection
+	add := func(s mdSection) { secs = append(secs, s) }
+
+	// Verdict and sandbox.
+	var head strings.Builder
+	mark := "❌"
+	if res.Verdict == gate.VerdictPass {
+		mark = "✅"
+	}
+	fmt.Fprintf(&head, "## %s %s — %s", mark, strings.ToUpper(res.Verdict), md(res.Manifest.Name))
+	if res.Shard.Count > 1 {
+		fmt.Fprintf(&head, " (shard %d/%d)", res.Shard.Index, res.Shard.Count)
+	}
+	if res.Sandbox.Unsandboxed {
+		head.WriteString(" (unsandboxed)")
+	}
+	fmt.Fprintf(&head, "\n\n`%s`\n", SandboxLine(res.Sandbox))
+	if res.Sandbox.Unsandboxed {
+		fmt.Fprintf(&head, "\n> ⚠️ **%s**\n", unsandboxedLine)
+	}
+	add(mdSection{head: head.String()})
+
+	// Reasons are never cut.
+	if len(res.Reasons) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "\n### Reasons (%d)\n\n", len(res.Reasons))
+		b.WriteString(tableHead("code", "message"))
+		for _, r := range res.Reasons {
+			text := cell(reasonText(r.Slice, r.File, r.Message), markdownReasonRune)
+			if len(r.CaseIDs) > 0 {
+				text += "<br>cases: " + md(caseIDList(r.CaseIDs, reasonCaseIDLimit))
+			}
+			b.WriteString(tableRow(code(r.Code), text))
+		}
+		add(mdSection{head: b.String()})
+	}
+
+	if len(res.Warnings) > 0 {
+		s := mdSection{
+			head: fmt.Sprintf("\n### Warnings (%d)\n\n", len(res.Warnings)) + tableHead("code", "message"),
+			what: "warning rows",
+		}
+		for _, wn := range res.Warnings {
+			s.rows = append(s.rows, mdRow{tableRow(code(wn.Code), cell(reasonText(wn.Slice, "", wn.Message), markdownCellRunes)), rankWarning})
+		}
+		add(s)
+	}
+
+	// Counts, overall.
+	c := res.Counts
+	add(mdSection{head: "\n### Counts\n\n" +
+		tableHead(">intended", ">graded", ">passed", ">failed", ">errored", ">omitted", ">pass rate", ">min", "status") +
+		tableRow(strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
+			strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
+			pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
+			mdStatus(res.Overall.Status)) +
+		mutationLine(res),
+	})
+
+	if len(res.Slices) > 0 {
+		s := mdSection{
+			head: "\n### Slices\n\n" + tableHead("slice", "rule", ">intended", ">graded", ">passed", ">failed",
+				">errored", ">omitted", ">pass rate", ">min", ">false pass/fail", "status"),
+			keepHead: true,
+			what:     "slice rows",
+		}
+		for _, sl := range res.Slices {
+			rank := rankSliceHold
+			if sl.Status == gate.StatusPass {
+				rank = rankSlicePass
+			}
+			s.rows = append(s.rows, mdRow{tableRow(
+				md(sl.Name), sliceRule(sl),
+				strconv.Itoa(sl.Intended), strconv.Itoa(sl.Graded), strconv.Itoa(sl.Passed),
+				strconv.Itoa(sl.Failed), strconv.Itoa(sl.Errored), strconv.Itoa(sl.Omitted),
+				pctVs(sl.PassRate, sl.MinPassRate), pctDigits(sl.MinPassRate, 1),
+				fmt.Sprintf("%d/%d", sl.FalsePass, sl.FalseFail), mdStatus(sl.Status),
+			), rank})
+		}
+		add(s)
+	}
+
+	if len(res.Canaries) > 0 {
+		s := mdSection{
+			head: "\n### Canaries\n\n" + tableHead("canary", ">expect", ">got", "class", "status", "message"),
+			what: "canary rows",
+		}
+		for _, cn := range res.Canaries {
+			rank := rankCanaryFail
+			if cn.Status == gate.StatusPass {
+				rank = rankCanaryPass
+			}
+			s.rows = append(s.rows, mdRow{tableRow(
+				md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)), mdStatus(cn.Status),
+				cell(canaryMessage(cn), markdownCellRunes),
+			), rank})
+		}
+		add(s)
+	}
+
+	if worst := worstCases(res); len(worst) > 0 {
+		shown := worst[:min(len(worst), markdownCaseLimit)]
+		unlisted := len(worst) - len(shown)
+		s := mdSection{
+			head: fmt.Sprintf("\n### Worst cases (%d)\n\n", len(worst)) +
+				tableHead("case", "slices", "status", "class", ">score", "message", ">grader line"),
+			what: "case rows",
+			tail: func(cut int) string {
+				if n := unlisted + cut; n > 0 {
+					return fmt.Sprintf("\n_… and %d more in the results JSON_\n", n)
+				}
+				return ""
+			},
+		}
+		for _, cs := range shown {
+			s.rows = append(s.rows, mdRow{tableRow(
+				md(cs.CaseID), md(strings.Join(cs.Slices, ", ")), mdStatus(cs.Status), code(string(cs.Class)),
+				caseScore(cs), cell(caseMessage(cs), markdownCellRunes), graderLine(cs.Error),
+			), rankCase})
+		}
+		add(s)
+	}
+
+	if hold, others := holdFindings(res.Findings); len(hold) > 0 || others > 0 {
+		add(findingSection("Findings", hold, others, rankFinding, "finding rows", "the results JSON"))
+	}
+
+	var foot []string
+	if line := versionLine(res); line != "" {
+		foot = append(foot, md(line))
+	}
+	if runURL != "" {
+		foot = append(foot, fmt.Sprintf("[workflow run](%s)", runURL))
+	}
+	if len(foot) > 0 {
+		add(mdSection{rows: []mdRow{{"\n<sub>" + strings.Join(foot, " · ") + "</sub>\n", rankFooter}}})
+	}
+	return secs
+}
