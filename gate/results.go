@@ -55,6 +55,9 @@ type Results struct {
 	Slices   []SliceResult      `json:"slices"`
 	Canaries []CanaryResult     `json:"canaries"`
 	Cases    []CaseResult       `json:"cases"`
+	// MutationScore is the grader's mutation score when the run measured it,
+	// kept so that merge can apply gate.min_mutation_score again.
+	MutationScore *float64 `json:"mutation_score,omitempty"`
 }
 
 // Reason is one cause of a hold.
