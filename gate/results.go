@@ -120,7 +120,9 @@ type Counts struct {
 type Overall struct {
 	PassRate    *float64 `json:"pass_rate"` // nil when nothing was graded
 	MinPassRate float64  `json:"min_pass_rate"`
-	Status      string   `json:"status"` // pass | hold
+	// Status is pass or hold; warn in a shard of several (merge decides)
+	// and skipped when no case was meant to be graded (the canary command).
+	Status string `json:"status"`
 }
 
 // SliceResult is one row of the per-slice table.

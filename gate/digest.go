@@ -1,0 +1,138 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// DigestMismatch is one pinned file whose bytes differ from its pin.
+type DigestMismatch struct {
+	Name string // dataset | samples | grader | rubric
+	File string // path.Join(manifest dir, path as written)
+	Key  string // the manifest key that pins it, e.g. "grader.sha256"
+	Want string // "sha256:<hex>" from the manifest; "" when a required pin is missing
+	Got  string // "sha256:<hex>" of the bytes, or "" when the results do not record it
+}
+
+// pinnedFile is one file the manifest pins by digest.
+type pinnedFile struct {
+	name     string // results "digests" key
+	path     string // as written in the manifest
+	pin      string // manifest sha256, as written
+	required bool   // a missing pin is a mismatch, not a skip
+}
+
+// pinnedFiles lists the files a run depends on. The canaries need only the
+// grader and the rubric; the dataset and samples are read only when cases
+// are graded.
+func pinnedFiles(m *manifest.Manifest, withDataset bool) []pinnedFile {
+	var files []pinnedFile
+	if withDataset {
+		files = append(files, pinnedFile{"dataset", m.Dataset.Path, m.Dataset.SHA256, true})
+		if m.Samples != nil && m.Samples.Path != "" {
+			// samples.sha256 is optional (SPEC section 3): compared only when set.
+			files = append(files, pinnedFile{"samples", m.Samples.Path, m.Samples.SHA256, false})
+		}
+	}
+	files = append(files, pinnedFile{"grader", m.Grader.Source, m.Grader.SHA256, true})
+	if m.Rubric != nil && m.Rubric.Path != "" {
+		files = append(files, pinnedFile{"rubric", m.Rubric.Path, m.Rubric.SHA256, true})
+	}
+	return files
+}
+
+// CheckDigests hashes the files the manifest pins, read from fsys at
+// path.Join(m.Dir, p), and compares each with its pin. withDataset false
+// checks only what the canaries use (grader, rubric).
+//
+// A mismatch is a finding for the verdict (digest_mismatch), not an error.
+// The error is for a file that cannot be read: an input error (exit 2) when
+// it does not exist, otherwise the tool failed.
+func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, []DigestMismatch, error) {
+	var d Digests
+	var errs []error
+	for _, f := range pinnedFiles(m, withDataset) {
+		file := path.Join(m.Dir, f.path)
+		data, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, &manifest.Error{File: file, Key: f.name, Msg: "file does not exist"})
+			} else {
+				errs = append(errs, fmt.Errorf("reading %s: %w", file, err))
+			}
+			continue
+		}
+		sum := sha256.Sum256(data)
+		d.set(f.name, "sha256:"+hex.EncodeToString(sum[:]))
+	}
+	if len(errs) > 0 {
+		return Digests{}, nil, errors.Join(errs...)
+	}
+	return d, compareDigests(m, d, withDataset), nil
+}
+
+// compareDigests compares recorded digests with the manifest's pins.
+func compareDigests(m *manifest.Manifest, d Digests, withDataset bool) []DigestMismatch {
+	var out []DigestMismatch
+	for _, f := range pinnedFiles(m, withDataset) {
+		got := d.get(f.name)
+		want := NormalizeDigest(f.pin)
+		if want == "" && !f.required {
+			continue
+		}
+		if want == "" || got != want {
+			out = append(out, DigestMismatch{
+				Name: f.name,
+				File: path.Join(m.Dir, f.path),
+				Key:  f.name + ".sha256",
+				Want: want,
+				Got:  got,
+			})
+		}
+	}
+	return out
+}
+
+// NormalizeDigest writes a sha256 digest as "sha256:<lowercase hex>", whether
+// or not it was written with the prefix; "" stays "".
+func NormalizeDigest(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return ""
+	}
+	return "sha256:" + strings.TrimPrefix(s, "sha256:")
+}
+
+func (d *Digests) set(name, v string) {
+	switch name {
+	case "dataset":
+		d.Dataset = v
+	case "samples":
+		d.Samples = v
+	case "grader":
+		d.Grader = v
+	case "rubric":
+		d.Rubric = v
+	}
+}
+
+func (d Digests) get(name string) string {
+	switch name {
+	case "dataset":
+		return d.Dataset
+	case "samples":
+		return d.Samples
+	case "grader":
+		return d.Grader
+	case "rubric":
+		return d.Rubric
+	}
+	return ""
+}

@@ -1,0 +1,283 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// runShards runs every shard of n over the suite and returns the results as
+// a results file would give them back (through JSON).
+func runShards(t *testing.T, s suite, n int, outcomes func(k int) map[string]Outcome) []*Results {
+	t.Helper()
+	var parts []*Results
+	for k := 1; k <= n; k++ {
+		r := &fakeRunner{outcomes: outcomes(k), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}, Version: "1.2.3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, roundTrip(t, res))
+	}
+	return parts
+}
+
+func roundTrip(t *testing.T, res *Results) *Results {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Results
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+func sameOutcomes(int) map[string]Outcome { return suiteOutcomes() }
+
+func TestMergeEqualsOneRun(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		change func(s *suite)
+	}{
+		{name: "passing suite", change: func(s *suite) { s.m.Gate.MaxOmitted = 1 }},
+		{name: "holding suite with intended cases beyond the rows", change: func(s *suite) { s.intend(14) }},
+		{name: "family aggregation", change: func(s *suite) { s.m.Gate.Aggregation = "family"; s.m.Gate.MinPassRate = 0.95 }},
+		{name: "a duplicate row of the dataset stays in its shard", change: func(s *suite) {
+			dup := s.set.Cases[4]
+			dup.Line = 13
+			s.set.Cases = append(s.set.Cases, dup)
+			s.set.Intended = len(s.set.Cases) // intended_cases unset: every row
+			s.set.Findings = append(s.set.Findings, manifest.Finding{Code: "duplicate_case_id", Severity: manifest.SeverityHold,
+				File: "evals/os/cases.jsonl", Line: 13, CaseID: dup.ID, Message: "also on line 5"})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSuite()
+			tt.change(&s)
+			r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+			whole, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole = roundTrip(t, whole)
+
+			parts := runShards(t, s, 3, sameOutcomes)
+			slices.Reverse(parts) // merge does not depend on the order of its arguments
+			merged, err := Merge(s.m, parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(whole, roundTrip(t, merged)); diff != "" {
+				t.Errorf("merge of 3 shards differs from one run (-one +merged):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMergeRecomputesTheVerdict(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxErrors = 1
+	s.m.Gate.MaxOmitted = 1
+	// Two errors overall, one per shard: each shard is within max_errors,
+	// the union is not.
+	outcomes := func(k int) map[string]Outcome {
+		o := suiteOutcomes()
+		delete(o, "case-07")
+		for _, id := range []string{"case-04", "case-05", "case-06", "case-08", "case-09", "case-10", "case-11"} {
+			if ShardOf(id, 2) == k {
+				o[id] = raised("ValueError", "x", 3)
+				break
+			}
+		}
+		return o
+	}
+	parts := runShards(t, s, 2, outcomes)
+	for _, p := range parts {
+		if p.Verdict != VerdictPass {
+			t.Fatalf("shard %s holds: %s", p.Shard, dump(p.Reasons))
+		}
+	}
+	merged, err := Merge(s.m, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Verdict != VerdictHold || merged.Reasons[0].Code != ReasonUnevaluableCases || merged.Counts.Errored != 2 {
+		t.Errorf("merged = %s %s %+v", merged.Verdict, dump(merged.Reasons), merged.Counts)
+	}
+	if merged.Shard != (Shard{Index: 1, Count: 1}) {
+		t.Errorf("shard = %+v", merged.Shard)
+	}
+}
+
+func TestMergeCanaryFailedInOneShard(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	parts := runShards(t, s, 2, func(k int) map[string]Outcome {
+		o := suiteOutcomes()
+		if k == 2 {
+			o["boolean-total-one-cent"] = scored(1)
+		}
+		return o
+	})
+	merged, err := Merge(s.m, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Verdict != VerdictHold || merged.Reasons[0].Code != ReasonCanaryFailed ||
+		!strings.Contains(merged.Reasons[0].Message, "in shard 2/2") {
+		t.Errorf("reasons = %s", dump(merged.Reasons))
+	}
+}
+
+func TestMergeChecksDigestsAgainstTheManifest(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	parts := runShards(t, s, 2, sameOutcomes)
+	m := *s.m
+	m.Grader.SHA256 = strings.Repeat("0", 64) // the manifest moved on since the shards ran
+	merged, err := Merge(&m, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Verdict != VerdictHold || merged.Reasons[0].Code != ReasonDigestMismatch {
+		t.Errorf("reasons = %s", dump(merged.Reasons))
+	}
+}
+
+func TestMergeSandboxIsTheWeakest(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	parts := runShards(t, s, 2, sameOutcomes)
+	parts[1].Sandbox = Sandbox{UID: 60002, Seccomp: false, LandlockABI: 3, Rlimits: true, Unsandboxed: true}
+	merged, err := Merge(s.m, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Sandbox{UID: -1, Seccomp: false, LandlockABI: 3, Rlimits: true, Unsandboxed: true}); merged.Sandbox != want {
+		t.Errorf("sandbox = %+v, want %+v", merged.Sandbox, want)
+	}
+	if merged.Warnings[0].Code != WarnUnsandboxed {
+		t.Errorf("warnings = %s", dump(merged.Warnings))
+	}
+}
+
+func TestMergeRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(parts []*Results) []*Results
+		message []string
+	}{
+		{
+			name:    "missing shard",
+			change:  func(p []*Results) []*Results { return []*Results{p[0], p[2]} },
+			message: []string{"missing results of shard 2/3"},
+		},
+		{
+			name:    "shard given twice",
+			change:  func(p []*Results) []*Results { return []*Results{p[0], p[1], p[1], p[2]} },
+			message: []string{"shard 2 appears twice", "was graded by shard 2 and by shard 2"},
+		},
+		{
+			name: "case graded by two shards",
+			change: func(p []*Results) []*Results {
+				p[1].Cases = append(p[1].Cases, p[0].Cases[0])
+				return p
+			},
+			message: []string{"graded by shard 1 and by shard 2", "belongs to shard 1/3"},
+		},
+		{
+			name: "different manifest",
+			change: func(p []*Results) []*Results {
+				p[2].Manifest.Name = "other-suite"
+				return p
+			},
+			message: []string{`manifest "other-suite", want "order-summary"`},
+		},
+		{
+			name: "different digests",
+			change: func(p []*Results) []*Results {
+				p[1].Digests.Grader = "sha256:00"
+				return p
+			},
+			message: []string{"digests", "the shards graded different files"},
+		},
+		{
+			name: "different versions",
+			change: func(p []*Results) []*Results {
+				p[1].Versions.Gradegate = "9.9.9"
+				return p
+			},
+			message: []string{"versions"},
+		},
+		{
+			name: "different shard counts",
+			change: func(p []*Results) []*Results {
+				p[2].Shard.Count = 4
+				return p
+			},
+			message: []string{"shard count 4, but results #1 has 3"},
+		},
+		{
+			name: "not a results file",
+			change: func(p []*Results) []*Results {
+				p[0].Schema = "gradegate.validate/v1"
+				return p
+			},
+			message: []string{`schema "gradegate.validate/v1"`},
+		},
+		{
+			name: "different canaries",
+			change: func(p []*Results) []*Results {
+				p[1].Canaries = p[1].Canaries[:2]
+				return p
+			},
+			message: []string{"its canaries (equivalent-serialization, boolean-total-one-cent) differ"},
+		},
+		{
+			name:    "nothing to merge",
+			change:  func([]*Results) []*Results { return nil },
+			message: []string{"no results to merge"},
+		},
+		{
+			name:    "nil part",
+			change:  func(p []*Results) []*Results { return []*Results{p[0], nil} },
+			message: []string{"results #2 is empty"},
+		},
+		{
+			name: "intended cases disagree with the manifest",
+			change: func(p []*Results) []*Results {
+				p[0].Counts.Intended += 5
+				return p
+			},
+			message: []string{"count 17 intended cases", "make 12"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSuite()
+			parts := tt.change(runShards(t, s, 3, sameOutcomes))
+			res, err := Merge(s.m, parts)
+			if err == nil {
+				t.Fatalf("no error; verdict %s", res.Verdict)
+			}
+			if !errors.Is(err, manifest.ErrInput) {
+				t.Errorf("error %v is not an input error", err)
+			}
+			for _, want := range tt.message {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,530 @@
+package gate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// fakeRunner grades from a table: case id (or canary name) -> outcome. A task
+// not in the table passes with score 1.
+type fakeRunner struct {
+	outcomes map[string]Outcome
+	err      error
+	short    bool // return one outcome too few
+	sandbox  Sandbox
+
+	mu    sync.Mutex
+	calls [][]string // task ids of each Grade call
+}
+
+func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ids []string
+	for _, t := range tasks {
+		ids = append(ids, t.ID)
+	}
+	f.calls = append(f.calls, ids)
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := make([]Outcome, 0, len(tasks))
+	for _, t := range tasks {
+		o, ok := f.outcomes[t.ID]
+		if !ok {
+			o = scored(1)
+		}
+		out = append(out, o)
+	}
+	if f.short {
+		out = out[:len(out)-1]
+	}
+	return out, nil
+}
+
+func (f *fakeRunner) Sandbox() Sandbox { return f.sandbox }
+
+var _ Runner = (*fakeRunner)(nil)
+
+func scored(s float64) Outcome {
+	return Outcome{Class: ClassOK, Score: &s, Scores: map[string]float64{"score": s}, DurationMS: 1.5}
+}
+
+func raised(typ, msg string, line int) Outcome {
+	return Outcome{Class: ClassGraderException, Error: &CaseError{Type: typ, Message: msg, Line: line}, Output: "traceback…"}
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// suite is a small eval suite: files, manifest and loaded dataset.
+type suite struct {
+	fsys fstest.MapFS
+	m    *manifest.Manifest
+	set  *dataset.Set
+	lint []manifest.Finding
+}
+
+func newSuite() suite {
+	files := map[string]string{
+		"cases.jsonl":   "…cases…\n",
+		"samples.jsonl": "…samples…\n",
+		"grader.py":     "def grade(sample, item):\n    return 1.0\n",
+		"rubric.md":     "# rubric\n",
+	}
+	fsys := fstest.MapFS{}
+	for name, body := range files {
+		fsys["evals/os/"+name] = &fstest.MapFile{Data: []byte(body)}
+	}
+	m := &manifest.Manifest{
+		File:    "evals/os/gradegate.yaml",
+		Dir:     "evals/os",
+		Version: 1,
+		Name:    "order-summary",
+		Dataset: manifest.Dataset{Path: "cases.jsonl", SHA256: digest(files["cases.jsonl"]), Revision: "2026-11-29"},
+		Samples: &manifest.FileRef{Path: "samples.jsonl", SHA256: "sha256:" + digest(files["samples.jsonl"])},
+		Rubric:  &manifest.Rubric{Version: "order-rubric-2", Path: "rubric.md", SHA256: strings.ToUpper(digest(files["rubric.md"]))},
+		Grader: manifest.Grader{Type: "python", Source: "grader.py", SHA256: digest(files["grader.py"]),
+			Contract: "sample", ImageTag: "2025-05-08", Metric: "score", PassThreshold: 1},
+		Canaries: []manifest.Canary{
+			{Name: "equivalent-serialization", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{}`), Expect: ptr(1.0)},
+			{Name: "boolean-total-one-cent", Sample: json.RawMessage(`{"output_text":"true"}`), Item: json.RawMessage(`{}`), Expect: ptr(0.0)},
+			{Name: "corrupt-fixture", Sample: json.RawMessage(`{"output_text":"x"}`), Item: json.RawMessage(`{}`), ExpectError: true},
+		},
+		Gate: manifest.Gate{MinPassRate: 0.5, Aggregation: "row", MaxErrors: 1,
+			Slices: []manifest.SliceRule{{Name: "ship", Mandatory: true, MinPassRate: 0.5, MinCases: 2}}},
+	}
+	set := &dataset.Set{Intended: 12}
+	for i := 1; i <= 12; i++ {
+		c := dataset.Case{
+			ID:           fmt.Sprintf("case-%02d", i),
+			Item:         json.RawMessage(fmt.Sprintf(`{"case_id":"case-%02d"}`, i)),
+			Sample:       json.RawMessage(`{"output_text":"…"}`),
+			SampleSHA256: digest(fmt.Sprint(i)),
+			File:         "evals/os/cases.jsonl",
+			Line:         i,
+		}
+		if i <= 3 {
+			c.Slices = []string{"ship"}
+			c.Family = "refunds"
+			c.Label = ptr(1)
+		}
+		set.Cases = append(set.Cases, c)
+	}
+	// case-12 has no stored sample.
+	set.Cases[11].Sample, set.Cases[11].SampleSHA256 = nil, ""
+	set.Findings = []manifest.Finding{{Code: "near_duplicate", Severity: manifest.SeverityWarn,
+		File: "evals/os/cases.jsonl", Line: 5, CaseID: "case-05", Message: "near case-04"}}
+	return suite{fsys: fsys, m: m, set: set}
+}
+
+// outcomes of newSuite's graded cases and canaries: case-02 fails, case-07
+// raises, every other one passes; the canaries behave.
+func suiteOutcomes() map[string]Outcome {
+	return map[string]Outcome{
+		"boolean-total-one-cent": scored(0),
+		"corrupt-fixture":        raised("KeyError", "'expected_total_cents'", 7),
+		"case-02":                scored(0),
+		"case-07":                raised("ValueError", "bad total", 12),
+	}
+}
+
+// intend sets dataset.intended_cases, as the manifest and dataset.Load would.
+func (s *suite) intend(n int) {
+	s.m.Dataset.IntendedCases = n
+	s.set.Intended = n
+}
+
+func (s suite) inputs() Inputs {
+	return Inputs{Manifest: s.m, FS: s.fsys, Dataset: s.set, Findings: s.lint}
+}
+
+func TestRun(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+	res, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Canaries first, then every case with a sample in one call.
+	if len(r.calls) != 2 {
+		t.Fatalf("Grade calls = %v, want 2", r.calls)
+	}
+	if want := []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"}; !slices.Equal(r.calls[0], want) {
+		t.Errorf("first call = %v, want the canaries %v", r.calls[0], want)
+	}
+	if len(r.calls[1]) != 11 || slices.Contains(r.calls[1], "case-12") {
+		t.Errorf("second call = %v, want the 11 cases with a sample", r.calls[1])
+	}
+
+	if res.Verdict != VerdictPass {
+		t.Errorf("verdict = %s: %s", res.Verdict, dump(res.Reasons))
+	}
+	if want := (Counts{Intended: 12, Graded: 10, Passed: 9, Failed: 1, Errored: 1, Omitted: 1}); res.Counts != want {
+		t.Errorf("counts = %+v, want %+v", res.Counts, want)
+	}
+	if res.Schema != ResultsSchema || res.Manifest != (ManifestRef{Name: "order-summary", Path: "evals/os/gradegate.yaml"}) {
+		t.Errorf("schema/manifest = %q %+v", res.Schema, res.Manifest)
+	}
+	if want := (Digests{
+		Dataset: "sha256:" + digest("…cases…\n"), Samples: "sha256:" + digest("…samples…\n"),
+		Grader: "sha256:" + s.m.Grader.SHA256, Rubric: "sha256:" + digest("# rubric\n"),
+	}); res.Digests != want {
+		t.Errorf("digests = %+v, want %+v", res.Digests, want)
+	}
+	if want := (Versions{DatasetRevision: "2026-11-29", RubricVersion: "order-rubric-2", GraderName: "grader",
+		ImageTag: "2025-05-08", Gradegate: "1.2.3"}); res.Versions != want {
+		t.Errorf("versions = %+v, want %+v", res.Versions, want)
+	}
+	if res.Sandbox != r.sandbox || res.Shard != (Shard{Index: 1, Count: 1}) {
+		t.Errorf("sandbox/shard = %+v %+v", res.Sandbox, res.Shard)
+	}
+	for _, c := range res.Canaries {
+		if c.Status != StatusPass {
+			t.Errorf("canary %s = %+v", c.Name, c)
+		}
+	}
+	if c := res.Canaries[2]; c.Class != ClassGraderException || c.Error == nil || c.Got != nil {
+		t.Errorf("expect_error canary = %+v", c)
+	}
+	if len(res.Findings) != 1 || !slices.ContainsFunc(res.Warnings, func(w Warning) bool { return w.Code == "near_duplicate" }) {
+		t.Errorf("findings = %v, warnings = %v", res.Findings, res.Warnings)
+	}
+
+	byID := map[string]CaseResult{}
+	for _, c := range res.Cases {
+		byID[c.CaseID] = c
+	}
+	if len(res.Cases) != 12 {
+		t.Fatalf("%d case rows, want 12 (omitted ones included)", len(res.Cases))
+	}
+	if c := byID["case-01"]; c.Status != StatusPass || *c.Score != 1 || c.Class != ClassOK || c.Family != "refunds" ||
+		*c.HumanScore != 1 || c.Line != 1 || c.SampleSHA256 == "" || c.DurationMS != 1.5 {
+		t.Errorf("case-01 = %+v", c)
+	}
+	if c := byID["case-02"]; c.Status != StatusFail || *c.Score != 0 {
+		t.Errorf("case-02 = %+v", c)
+	}
+	if c := byID["case-07"]; c.Status != StatusError || c.Score != nil || c.Error == nil ||
+		c.Error.Class != ClassGraderException || c.Error.Line != 12 || c.Output != "traceback…" {
+		t.Errorf("case-07 = %+v", c)
+	}
+	if c := byID["case-12"]; c.Status != StatusOmitted || c.Reason != OmittedMissingSample || c.Class != "" {
+		t.Errorf("case-12 = %+v", c)
+	}
+	ship := res.Slices[0]
+	if ship.Name != "ship" || ship.Intended != 3 || ship.Passed != 2 || ship.Failed != 1 || ship.Status != VerdictPass {
+		t.Errorf("ship = %+v", ship)
+	}
+
+	// The JSON has the SPEC section 9 shape: lists are [], never null.
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"schema":"gradegate.results/v1"`, `"reasons":[]`, `"slices":[{"name":"ship"`,
+		`"case_id":"case-12"`, `"reason":"missing_sample"`, `"judge":null`, `"sandbox":{"uid":60001`, `"shard":{"index":1,"count":1}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("results JSON lacks %s", want)
+		}
+	}
+}
+
+func TestRunHolds(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(s *suite, outcomes map[string]Outcome)
+		reasons []string
+		check   func(t *testing.T, res *Results, r *fakeRunner)
+	}{
+		{
+			name: "digest mismatch holds and grading still runs",
+			change: func(s *suite, _ map[string]Outcome) {
+				s.fsys["evals/os/grader.py"] = &fstest.MapFile{Data: []byte("def grade(sample, item):\n    return 0.5\n")}
+			},
+			reasons: []string{ReasonDigestMismatch, ReasonOmittedCases},
+			check: func(t *testing.T, res *Results, r *fakeRunner) {
+				if !strings.Contains(res.Reasons[0].Message, "evals/os/grader.py") || res.Reasons[0].File != "evals/os/grader.py" {
+					t.Errorf("reason = %+v", res.Reasons[0])
+				}
+				if len(r.calls) != 2 || res.Counts.Graded != 10 {
+					t.Errorf("calls = %v, counts = %+v: grading must go on", r.calls, res.Counts)
+				}
+			},
+		},
+		{
+			name: "unpinned samples are not compared",
+			change: func(s *suite, _ map[string]Outcome) {
+				s.m.Samples.SHA256 = ""
+				s.m.Gate.MaxOmitted = 1
+			},
+			reasons: nil,
+		},
+		{
+			name: "canary failure holds and grading still runs",
+			change: func(_ *suite, o map[string]Outcome) {
+				o["boolean-total-one-cent"] = scored(1) // the isinstance(True, int) bug
+			},
+			reasons: []string{ReasonCanaryFailed, ReasonOmittedCases},
+			check: func(t *testing.T, res *Results, r *fakeRunner) {
+				if !strings.Contains(res.Reasons[0].Message, "boolean-total-one-cent") {
+					t.Errorf("reason = %+v", res.Reasons[0])
+				}
+				if len(r.calls) != 2 {
+					t.Errorf("calls = %v", r.calls)
+				}
+			},
+		},
+		{
+			name: "expect_error canary that scores fails",
+			change: func(_ *suite, o map[string]Outcome) {
+				o["corrupt-fixture"] = scored(1) // except Exception: return 1.0
+			},
+			reasons: []string{ReasonCanaryFailed, ReasonOmittedCases},
+		},
+		{
+			name: "intended beyond the rows is omitted, counted, and said",
+			change: func(s *suite, _ map[string]Outcome) {
+				s.intend(15)
+			},
+			reasons: []string{ReasonOmittedCases},
+			check: func(t *testing.T, res *Results, _ *fakeRunner) {
+				if res.Counts.Intended != 15 || res.Counts.Omitted != 4 || len(res.Cases) != 12 {
+					t.Errorf("counts = %+v, %d rows", res.Counts, len(res.Cases))
+				}
+				if !strings.Contains(res.Reasons[0].Message, "3 not_in_dataset") {
+					t.Errorf("message = %q", res.Reasons[0].Message)
+				}
+			},
+		},
+		{
+			name: "error in a mandatory slice",
+			change: func(_ *suite, o map[string]Outcome) {
+				o["case-03"] = Outcome{Class: ClassTimeout}
+			},
+			reasons: []string{ReasonOmittedCases, ReasonUnevaluableCases, ReasonUnevaluableCases},
+			check: func(t *testing.T, res *Results, _ *fakeRunner) {
+				for _, c := range res.Cases {
+					if c.CaseID == "case-03" && (c.Error == nil || c.Error.Class != ClassTimeout || c.Error.Message == "") {
+						t.Errorf("case-03 = %+v", c)
+					}
+				}
+			},
+		},
+		{
+			name: "dataset hold finding",
+			change: func(s *suite, _ map[string]Outcome) {
+				s.m.Gate.MaxOmitted = 1
+				s.set.Findings = append(s.set.Findings, manifest.Finding{Code: "duplicate_case_id", Severity: manifest.SeverityHold,
+					File: "evals/os/cases.jsonl", Line: 9, CaseID: "case-09", Message: "also on line 8"})
+			},
+			reasons: []string{ReasonDatasetInvalid},
+		},
+		{
+			name: "grader lint hold finding",
+			change: func(s *suite, _ map[string]Outcome) {
+				s.m.Gate.MaxOmitted = 1
+				s.lint = []manifest.Finding{{Code: "grade_signature", Severity: manifest.SeverityHold,
+					File: "evals/os/grader.py", Line: 1, Message: "grade must take exactly two positional parameters"}}
+			},
+			reasons: []string{ReasonGraderLint},
+			check: func(t *testing.T, res *Results, _ *fakeRunner) {
+				if len(res.Findings) != 2 {
+					t.Errorf("findings = %s", dump(res.Findings))
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSuite()
+			outcomes := suiteOutcomes()
+			tt.change(&s, outcomes)
+			r := &fakeRunner{outcomes: outcomes}
+			res, err := Run(context.Background(), s.inputs(), r, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []string
+			for _, r := range res.Reasons {
+				codes = append(codes, r.Code)
+			}
+			if !slices.Equal(codes, tt.reasons) {
+				t.Errorf("reasons = %v, want %v\n%s", codes, tt.reasons, dump(res.Reasons))
+			}
+			if (res.Verdict == VerdictHold) != (len(tt.reasons) > 0) {
+				t.Errorf("verdict = %s", res.Verdict)
+			}
+			if tt.check != nil {
+				tt.check(t, res, r)
+			}
+		})
+	}
+}
+
+func TestRunToolFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(s *suite, r *fakeRunner, opts *Options)
+		input   bool   // errors.Is(err, manifest.ErrInput)
+		message string // the error contains it
+	}{
+		{
+			name:    "runner error",
+			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.err = errors.New("pool died") },
+			message: "grading canaries: pool died",
+		},
+		{
+			name:    "runner returns too few outcomes",
+			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.short = true },
+			message: "returned 2 outcomes for 3 tasks",
+		},
+		{
+			name: "runner says ok without a score",
+			change: func(_ *suite, r *fakeRunner, _ *Options) {
+				r.outcomes["case-04"] = Outcome{Class: ClassOK}
+			},
+			message: "case-04: the runner returned class ok without a finite score",
+		},
+		{
+			name: "runner gives no class",
+			change: func(_ *suite, r *fakeRunner, _ *Options) {
+				r.outcomes["case-04"] = Outcome{}
+			},
+			message: "case-04: the runner returned an outcome without a class",
+		},
+		{
+			name:    "pinned file missing",
+			change:  func(s *suite, _ *fakeRunner, _ *Options) { delete(s.fsys, "evals/os/rubric.md") },
+			input:   true,
+			message: "evals/os/rubric.md",
+		},
+		{
+			name:    "bad shard",
+			change:  func(_ *suite, _ *fakeRunner, o *Options) { o.Shard = Shard{Index: 3, Count: 2} },
+			input:   true,
+			message: "shard 3/2",
+		},
+		{
+			name:    "no dataset",
+			change:  func(s *suite, _ *fakeRunner, _ *Options) { s.set = nil },
+			message: "no dataset",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSuite()
+			r := &fakeRunner{outcomes: suiteOutcomes()}
+			var opts Options
+			tt.change(&s, r, &opts)
+			res, err := Run(context.Background(), s.inputs(), r, opts)
+			if err == nil {
+				t.Fatalf("no error; verdict %s", res.Verdict)
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("error %q lacks %q", err, tt.message)
+			}
+			if errors.Is(err, manifest.ErrInput) != tt.input {
+				t.Errorf("errors.Is(err, ErrInput) = %v, want %v", !tt.input, tt.input)
+			}
+		})
+	}
+}
+
+func TestRunCanariesOnly(t *testing.T) {
+	s := newSuite()
+	s.set = nil // the canary command needs no dataset
+	delete(s.fsys, "evals/os/cases.jsonl")
+	r := &fakeRunner{outcomes: suiteOutcomes()}
+	res, err := Run(context.Background(), s.inputs(), r, Options{CanariesOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.calls) != 1 || len(r.calls[0]) != 3 {
+		t.Errorf("calls = %v, want the canaries only", r.calls)
+	}
+	if res.Verdict != VerdictPass || res.Overall.Status != StatusSkipped || len(res.Cases) != 0 || res.Cases == nil {
+		t.Errorf("results = %s", dump(res))
+	}
+	if res.Digests.Dataset != "" || res.Digests.Grader == "" {
+		t.Errorf("digests = %+v", res.Digests)
+	}
+
+	r = &fakeRunner{outcomes: suiteOutcomes()}
+	r.outcomes["equivalent-serialization"] = scored(0)
+	res, err = Run(context.Background(), s.inputs(), r, Options{CanariesOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictHold || len(res.Reasons) != 1 || res.Reasons[0].Code != ReasonCanaryFailed {
+		t.Errorf("reasons = %s", dump(res.Reasons))
+	}
+}
+
+func TestRunUnsandboxed(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: -1, Unsandboxed: true}}
+	res, err := Run(context.Background(), s.inputs(), r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Sandbox.Unsandboxed || len(res.Warnings) == 0 || res.Warnings[0].Code != WarnUnsandboxed {
+		t.Errorf("sandbox = %+v, warnings = %s", res.Sandbox, dump(res.Warnings))
+	}
+}
+
+func TestRunShards(t *testing.T) {
+	s := newSuite()
+	s.intend(13) // one intended case has no row: shard 1 counts it
+	const n = 3
+	seen := map[string]int{}
+	var intended int
+	for k := 1; k <= n; k++ {
+		r := &fakeRunner{outcomes: suiteOutcomes()}
+		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Shard != (Shard{Index: k, Count: n}) {
+			t.Errorf("shard = %+v", res.Shard)
+		}
+		if len(r.calls) < 1 || len(r.calls[0]) != 3 {
+			t.Errorf("shard %d: canaries must run in every shard: %v", k, r.calls)
+		}
+		for _, c := range res.Cases {
+			seen[c.CaseID]++
+			if ShardOf(c.CaseID, n) != k {
+				t.Errorf("case %s in shard %d, ShardOf says %d", c.CaseID, k, ShardOf(c.CaseID, n))
+			}
+		}
+		intended += res.Counts.Intended
+		if (k == 1) != strings.Contains(dump(res), "not_in_dataset") {
+			t.Errorf("shard %d: only shard 1 counts intended cases that have no row", k)
+		}
+	}
+	if len(seen) != 12 || intended != 13 {
+		t.Errorf("shards graded %d distinct cases and count %d intended, want 12 and 13", len(seen), intended)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("case %s graded by %d shards", id, n)
+		}
+	}
+}
