@@ -3,34 +3,100 @@
 // gradegate re-executes its own binary as a small launcher (LauncherArg) that
 // applies the layers to itself and then execs the grader's interpreter, so
 // every limit is in force before the first line of grader code runs.
+//
+// The layers, in the order the launcher applies them:
+//
+//   - its own uid and gid per worker slot (BaseUID+slot) when gradegate runs
+//     as root, with no supplementary groups;
+//   - resource limits (address space, CPU, file size, open files, processes,
+//     no core files);
+//   - Landlock, at the highest ABI the kernel offers: read-only access to
+//     the interpreter and the system libraries, read-write access to the
+//     scratch directory only;
+//   - a seccomp filter: no socket but AF_UNIX, no namespaces, no ptrace, no
+//     io_uring, no leaving the process group.
+//
+// None of them needs namespaces or cgroups: inside Docker's default seccomp
+// profile unshare(2) and the namespace clone flags are refused and
+// /sys/fs/cgroup is mounted read-only, so gradegate must work without them.
+//
+// What is in force is measured, never assumed: New runs a probe through the
+// launcher and Status reports what the probe saw.
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gradegate/gradegate/gate"
+	"golang.org/x/sys/unix"
 )
 
 // LauncherArg is the first argument that makes the gradegate binary act as
 // the sandbox launcher instead of the command line tool.
 const LauncherArg = "__gradegate-launch"
 
+// BaseUID is the uid (and gid) of worker slot 0 when gradegate runs as root;
+// slot n runs as BaseUID+n. Debian and Ubuntu give system users ids below
+// 1000 and regular users ids from 1000; 60000-64999 are created only on
+// demand (Debian Policy 9.2.2), so on a CI runner or in gradegate's image no
+// account owns them and no other process shares their RLIMIT_NPROC count.
+const BaseUID = 60000
+
+// Fixed limits of every sandboxed grader process (SPEC section 5).
+const (
+	// FileSizeLimit bounds every file a grader writes (RLIMIT_FSIZE).
+	FileSizeLimit = 1 << 30
+	// OpenFilesLimit bounds the grader's open descriptors (RLIMIT_NOFILE).
+	OpenFilesLimit = 256
+	// processHeadroom is how many processes and threads a grader may add
+	// (RLIMIT_NPROC, which the kernel counts per real uid and includes
+	// threads: kernel/fork.c copy_process). numeric libraries start one
+	// thread per CPU, so the limit grows with the CPU count.
+	processHeadroom = 64
+)
+
+// ErrNoNetworkBoundary means the seccomp filter that refuses internet sockets
+// could not be installed, so gradegate must not grade (the CLI exits 3)
+// unless it runs unsandboxed.
+var ErrNoNetworkBoundary = errors.New("sandbox: the network boundary cannot be established")
+
 // Spec is what one grader process gets.
 type Spec struct {
 	Slot       int    // worker slot; picks the uid (BaseUID+Slot) when running as root
 	ScratchDir string // working directory, the only writable place
-	MemoryMB   int    // address-space limit
-	CPUSeconds int    // CPU-time limit
-	ReadPaths  []string
+	MemoryMB   int    // address-space limit; 0: none
+	CPUSeconds int    // CPU-time limit; 0: none
+	// ReadPaths are readable (and executable) for the grader in addition
+	// to the interpreter's prefix and the system libraries: the grader
+	// source, the worker script, a virtual environment.
+	ReadPaths []string
 }
 
-// Sandbox prepares sandboxed commands.
+// Sandbox prepares sandboxed commands. It is immutable after New and safe
+// for concurrent use.
 type Sandbox struct {
 	launcher    string // path of the gradegate binary used as launcher
 	unsandboxed bool
+	scratchRoot string
+	probeMemMB  int
+
+	// Layers found usable by New's probe; Command applies exactly these.
+	setUID      bool // root: each slot gets its own uid
+	landlockABI int
+	nproc       uint64 // RLIMIT_NPROC for graders
+	status      gate.Sandbox
+	probe       *probeReport // what New's probe measured; nil when unsandboxed
 }
 
 // Option configures a Sandbox.
@@ -39,47 +105,412 @@ type Option func(*Sandbox)
 // WithLauncher sets the binary re-executed as the launcher (default: os.Executable).
 func WithLauncher(path string) Option { return func(s *Sandbox) { s.launcher = path } }
 
-// WithUnsandboxed runs graders without the layers (--unsandboxed).
+// WithUnsandboxed runs graders without the layers (--unsandboxed). The
+// environment is still exactly the one given to Command, and each grader
+// still gets its own process group.
 func WithUnsandboxed(on bool) Option { return func(s *Sandbox) { s.unsandboxed = on } }
 
-// New returns a Sandbox.
+// WithScratchRoot sets the directory under which Scratch creates scratch
+// directories (default: os.TempDir). When gradegate runs as root, the slot
+// uids need search permission on it.
+func WithScratchRoot(dir string) Option { return func(s *Sandbox) { s.scratchRoot = dir } }
+
+// New returns a Sandbox. Unless unsandboxed, it launches a probe through the
+// launcher with every layer the machine allows and records what the probe
+// measured (see Status). A layer that the kernel or container refuses (the
+// uid switch in a rootless container, Landlock) is dropped and reported,
+// except the seccomp network boundary: without it New returns an error
+// wrapping ErrNoNetworkBoundary.
 func New(opts ...Option) (*Sandbox, error) {
-	s := &Sandbox{}
+	s := &Sandbox{scratchRoot: os.TempDir(), probeMemMB: 4096}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.launcher == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: locating the launcher: %w", err)
+		}
+		s.launcher = exe
+	}
+	if !filepath.IsAbs(s.launcher) {
+		abs, err := filepath.Abs(s.launcher)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: launcher path: %w", err)
+		}
+		s.launcher = abs
+	}
+	if err := closeInheritedOnExec(); err != nil {
+		return nil, err
+	}
+	if s.unsandboxed {
+		s.status = gate.Sandbox{UID: -1, Unsandboxed: true}
+		return s, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	if _, err := s.discover(ctx); err != nil {
+		return nil, err
+	}
+	if !s.status.Seccomp {
+		return nil, fmt.Errorf("%w: %s", ErrNoNetworkBoundary, s.probe.networkDetail())
 	}
 	return s, nil
 }
 
+// discover finds the layers this machine allows by probing with all of them
+// and dropping, one at a time, the uid switch and Landlock when the
+// launcher reports that they failed. It sets s's layers, status and probe,
+// and returns the failures that made it drop a layer.
+func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
+	s.setUID = os.Geteuid() == 0
+	s.landlockABI = min(kernelLandlockABI(), maxLandlockABI)
+	s.nproc = processLimit(s.setUID)
+	for {
+		rep, err := s.runProbe(ctx)
+		var le *launchExitError
+		switch {
+		case err == nil:
+			s.probe = rep
+			s.status = rep.status(s)
+			return dropped, nil
+		case errors.As(err, &le) && le.code == ExitLaunchCredentials && s.setUID:
+			// A root without CAP_SETUID over other uids (a rootless
+			// container maps only uid 0) cannot switch: keep the uid.
+			dropped = append(dropped, err)
+			s.setUID = false
+			s.nproc = processLimit(false)
+		case errors.As(err, &le) && le.code == ExitLaunchLandlock && s.landlockABI > 0:
+			dropped = append(dropped, err)
+			s.landlockABI = 0
+		case errors.As(err, &le) && le.code == ExitLaunchSeccomp:
+			return dropped, fmt.Errorf("%w: %w", ErrNoNetworkBoundary, errors.Join(append(dropped, err)...))
+		default:
+			return dropped, fmt.Errorf("sandbox: probe: %w", errors.Join(append(dropped, err)...))
+		}
+	}
+}
+
+// SlotUID returns the uid graders in slot run as, or -1 when gradegate does
+// not change it (not root, or the uid switch was refused).
+func (s *Sandbox) SlotUID(slot int) int {
+	if s.unsandboxed || !s.setUID {
+		return -1
+	}
+	return BaseUID + slot
+}
+
 // Command returns an unstarted command that runs argv in the sandbox with
-// exactly env as its environment. The caller sets Stdin/Stdout/Stderr and
-// ExtraFiles before starting it.
+// exactly env as its environment (nil means empty: nothing is inherited).
+// argv[0] must be an absolute path. The caller sets Stdin/Stdout/Stderr and
+// ExtraFiles before starting it; ExtraFiles keep their descriptor numbers
+// (3, 4, …) in the grader, and no other descriptor is inherited.
 //
-// Not yet layered: this version only gives the process its own group and a
-// parent-death signal; Status says so.
+// The process leads its own process group (kill it with a negative pid) and
+// gets SIGKILL when the thread that started it exits (Linux's parent-death
+// signal follows the creating thread, not the process).
 func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	if env == nil {
+		env = []string{} // a nil Env would inherit gradegate's environment
+	}
+	if s.unsandboxed {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		cmd.Dir = spec.ScratchDir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		return cmd
+	}
+	ls := s.launchSpec(spec, argv[0])
+	args := append([]string{LauncherArg, ls.encode(), "--"}, argv...)
+	cmd := exec.Command(s.launcher, args...)
 	cmd.Env = env
 	cmd.Dir = spec.ScratchDir
+	// The launcher starts with gradegate's own credentials and switches to
+	// the slot's uid itself: the launcher binary may sit in a directory
+	// only gradegate's user can search (go run and go test build into
+	// 0700 directories).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
+// launchSpec turns spec into the launcher's instructions.
+func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
+	ls := launchSpec{
+		UID:       -1,
+		GID:       -1,
+		ParentPID: os.Getpid(),
+		Seccomp:   true,
+		Limits:    s.limits(spec),
+	}
+	if s.setUID {
+		ls.UID, ls.GID = BaseUID+spec.Slot, BaseUID+spec.Slot
+	}
+	if s.landlockABI > 0 {
+		ls.Landlock = &fsPolicy{
+			ABI:       s.landlockABI,
+			ReadExec:  readPaths(interpreter, spec.ReadPaths),
+			ReadWrite: []string{spec.ScratchDir},
+		}
+		ls.Landlock.ReadWrite = append(ls.Landlock.ReadWrite, systemReadWritePaths...)
+	}
+	return ls
+}
+
+// limits returns the resource limits of one grader process.
+func (s *Sandbox) limits(spec Spec) []rlimit {
+	l := []rlimit{
+		{Name: "FSIZE", Resource: rlimitFSIZE, Value: FileSizeLimit},
+		{Name: "NOFILE", Resource: rlimitNOFILE, Value: OpenFilesLimit},
+		{Name: "NPROC", Resource: rlimitNPROC, Value: s.nproc},
+		{Name: "CORE", Resource: rlimitCORE, Value: 0},
+	}
+	if spec.MemoryMB > 0 {
+		l = append(l, rlimit{Name: "AS", Resource: rlimitAS, Value: uint64(spec.MemoryMB) << 20})
+	}
+	if spec.CPUSeconds > 0 {
+		// The soft limit sends SIGXCPU, the hard one a second later
+		// SIGKILL (setrlimit(2), RLIMIT_CPU).
+		l = append(l, rlimit{Name: "CPU", Resource: rlimitCPU, Value: uint64(spec.CPUSeconds), Hard: uint64(spec.CPUSeconds) + 1})
+	}
+	return l
+}
+
 // Scratch creates a fresh scratch directory for the process in slot, owned by
-// the uid that slot runs as. cleanup removes it and everything in it.
+// the uid that slot runs as and private to it (mode 0700). cleanup removes it
+// and everything in it, also what the grader made unwritable.
 func (s *Sandbox) Scratch(slot int) (dir string, cleanup func() error, err error) {
-	dir, err = os.MkdirTemp("", "gradegate-scratch-")
+	dir, err = os.MkdirTemp(s.scratchRoot, fmt.Sprintf("gradegate-scratch-%d-", slot))
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox: scratch directory: %w", err)
 	}
-	return dir, func() error { return os.RemoveAll(dir) }, nil
+	cleanup = func() error { return removeAll(dir) }
+	if err := os.Chmod(dir, 0o700); err != nil {
+		_ = cleanup()
+		return "", nil, fmt.Errorf("sandbox: scratch directory: %w", err)
+	}
+	if uid := s.SlotUID(slot); uid >= 0 {
+		if err := os.Chown(dir, uid, uid); err != nil {
+			_ = cleanup()
+			return "", nil, fmt.Errorf("sandbox: scratch directory: %w", err)
+		}
+	}
+	return dir, cleanup, nil
 }
 
-// Status reports which layers Command puts in force.
-func (s *Sandbox) Status() gate.Sandbox {
-	return gate.Sandbox{UID: -1, Unsandboxed: true}
+// removeAll removes dir; when a first attempt fails (a grader may chmod its
+// own subdirectories to 0), it makes every directory writable and retries.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("sandbox: removing scratch directory: %w", err)
+	}
+	return nil
 }
 
-// Launch is the launcher's main: it applies the layers described by args and
-// execs the grader. It returns only on failure, with an exit code.
-func Launch(args []string) int { return 3 }
+// Status reports which layers Command puts in force, as New's probe
+// measured them.
+func (s *Sandbox) Status() gate.Sandbox { return s.status }
+
+// String renders the status the way every output shows it, e.g.
+// "uid=60000 seccomp=on landlock=abi7 rlimits=on".
+func (s *Sandbox) String() string { return StatusString(s.status) }
+
+// StatusString renders st the way every output shows it, e.g.
+// "uid=60000 seccomp=on landlock=abi7 rlimits=on". st.UID is slot 0's uid;
+// slot n runs as st.UID+n.
+func StatusString(st gate.Sandbox) string {
+	if st.Unsandboxed {
+		return "UNSANDBOXED: no seccomp, no landlock, no rlimits, uid unchanged"
+	}
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	uid := "unchanged"
+	if st.UID >= 0 {
+		uid = fmt.Sprint(st.UID)
+	}
+	ll := "off(file permissions only)"
+	if st.LandlockABI > 0 {
+		ll = fmt.Sprintf("abi%d", st.LandlockABI)
+	}
+	return fmt.Sprintf("uid=%s seccomp=%s landlock=%s rlimits=%s", uid, onOff(st.Seccomp), ll, onOff(st.Rlimits))
+}
+
+// CheckInterpreter reports whether graders can execute the interpreter at
+// path: when gradegate runs as root, graders run as another uid, which needs
+// search permission on every directory above the interpreter (a Python
+// installed under /root, mode 0700, is out of reach).
+func (s *Sandbox) CheckInterpreter(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("sandbox: interpreter %q: not an absolute path", path)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("sandbox: interpreter: %w", err)
+	}
+	if s.SlotUID(0) < 0 {
+		return nil
+	}
+	for _, p := range []string{path, real} {
+		for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+			fi, err := os.Stat(dir)
+			if err != nil {
+				return fmt.Errorf("sandbox: interpreter: %w", err)
+			}
+			if fi.Mode().Perm()&0o001 == 0 {
+				return fmt.Errorf("sandbox: interpreter %s: directory %s (mode %v) is not searchable by the grader uids %d+; install the interpreter elsewhere or chmod o+x %s", path, dir, fi.Mode().Perm(), BaseUID, dir)
+			}
+			if dir == "/" {
+				break
+			}
+		}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return fmt.Errorf("sandbox: interpreter: %w", err)
+	}
+	if fi.Mode().Perm()&0o005 != 0o005 {
+		return fmt.Errorf("sandbox: interpreter %s (mode %v) is not readable and executable by the grader uids", real, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// systemReadPaths are what a CPython interpreter and its C extensions read
+// besides their own prefix: the dynamic loader's cache and libraries, time
+// zone data, user and group names (getpass, pwd), CPU topology for thread
+// pools (glibc's get_nprocs reads /sys/devices/system/cpu/online), and /proc
+// (the interpreter's own /proc/self; other processes' entries stay guarded
+// by the ptrace access check, which a different uid and a Landlock domain
+// both fail). Missing paths are skipped.
+var systemReadPaths = []string{
+	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/localtime", "/etc/timezone", "/etc/passwd", "/etc/group",
+	"/etc/nsswitch.conf", "/etc/mime.types",
+	"/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup",
+	"/dev/urandom", "/dev/random", "/dev/zero",
+}
+
+// systemReadWritePaths are devices a grader may write besides its scratch.
+var systemReadWritePaths = []string{"/dev/null"}
+
+// readPaths lists the read-only (and executable) paths for a grader run by
+// interpreter: its prefix (where its standard library and site-packages
+// live), both before and after resolving symbolic links so a virtual
+// environment and its base interpreter are covered, the caller's extra
+// paths and the system paths.
+func readPaths(interpreter string, extra []string) []string {
+	var out []string
+	add := func(p string) {
+		if p == "" || p == "/" {
+			return // never the whole file system
+		}
+		for _, q := range out {
+			if q == p {
+				return
+			}
+		}
+		out = append(out, p)
+	}
+	for _, p := range []string{interpreter, resolve(interpreter)} {
+		add(p)
+		if prefix := filepath.Dir(filepath.Dir(p)); filepath.Base(filepath.Dir(p)) == "bin" {
+			add(prefix)
+		}
+	}
+	for _, p := range extra {
+		add(p)
+	}
+	for _, p := range systemReadPaths {
+		add(p)
+	}
+	return out
+}
+
+func resolve(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
+// processLimit returns RLIMIT_NPROC for graders. The kernel counts it per
+// real uid: with a uid per slot the count starts near zero; with gradegate's
+// own uid it includes every process and thread that uid already runs, so
+// the limit adds the headroom to that count.
+func processLimit(ownUID bool) uint64 {
+	n := uint64(processHeadroom + 2*runtime.NumCPU())
+	if ownUID {
+		return n
+	}
+	return n + uint64(tasksOfUID(os.Getuid()))
+}
+
+// tasksOfUID counts the threads of all processes whose real uid is uid.
+func tasksOfUID(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var real, threads int
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				fmt.Sscan(v, &real)
+			}
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				fmt.Sscan(v, &threads)
+			}
+		}
+		if real == uid {
+			n += threads
+		}
+	}
+	return n
+}
+
+// closeInheritedOnExec marks every descriptor from 3 up close-on-exec.
+// Go opens its own descriptors close-on-exec, and os/exec passes a child
+// only 0-2 and ExtraFiles, but descriptors gradegate itself inherited
+// without the flag (from a CI runner, a shell) would otherwise pass through
+// every child into the grader. The ExtraFiles are unaffected: os/exec dups
+// them to 3, 4, … in the child, which clears the flag.
+func closeInheritedOnExec() error {
+	// close_range(2) with CLOSE_RANGE_CLOEXEC, Linux 5.11.
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("sandbox: listing descriptors: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		// The directory's own descriptor is closed by now: EBADF.
+		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+// Package compare sets two results files side by side (gradegate compare
+// BASE.json HEAD.json): which cases flipped, which came and went, and how much
+// of a pass-rate change the same cases explain versus a changed case set
+// (SPEC section 8).
+package compare
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// Schema is the schema name of a compare document.
+const Schema = "gradegate.compare/v1"
+
+// Report is the comparison of a base and a head run. Its JSON form is the
+// compare document of SPEC section 8; lists are never null, and sorted by
+// case_id.
+type Report struct {
+	Schema string `json:"schema"`
+	// Matched counts the cases in both runs with the same sample digest and
+	// the same human label: the same candidate output judged against the same
+	// reference. A case without a recorded digest never matches, because an
+	// unknown output cannot be called the same.
+	Matched int `json:"matched"`
+	// Flipped lists every case in both runs whose status (pass, fail, error,
+	// omitted) changed.
+	Flipped []Flip `json:"flipped"`
+	// Added are the case_ids only head has; Removed those only base has.
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	// NewlyUnevaluable are the cases in both runs whose head status is error
+	// and whose base status was not.
+	NewlyUnevaluable []string `json:"newly_unevaluable"`
+	PassRate         PassRate `json:"pass_rate"`
+
+	// The fields below feed the text and markdown views only; the JSON shape
+	// is fixed by SPEC section 8.
+
+	// Base and Head summarise the two runs.
+	Base Run `json:"-"`
+	Head Run `json:"-"`
+	// Cohort is the number of cases graded (pass or fail) in both runs: the
+	// denominator of PassRate.MatchedEffect.
+	Cohort int `json:"-"`
+}
+
+// Flip is one case whose status differs between the runs.
+type Flip struct {
+	CaseID string `json:"case_id"`
+	Base   string `json:"base"` // base status: pass, fail, error or omitted
+	Head   string `json:"head"` // head status
+	// OutputChanged says whether the sample digest differs. A flip with the
+	// same output is the grader or the rules moving, not the candidate.
+	OutputChanged bool `json:"output_changed"`
+}
+
+// PassRate splits the change of the overall pass rate in two. Every rate is
+// nil (JSON null) when it has no denominator, and every value is rounded to
+// four decimals like the rates in a results file.
+//
+//	Base  = base.counts.passed / base.counts.graded
+//	Head  = head.counts.passed / head.counts.graded
+//	MatchedEffect = (passed in head − passed in base) / |C|,
+//	    C = the cases graded (pass or fail) in both runs
+//	CompositionEffect = (Head − Base) − MatchedEffect
+//
+// Base and Head are the row pass rates over graded cases, taken from the
+// files' counts (so also for family aggregation, where the gate's own rate is
+// a mean of families). MatchedEffect is how much the rate moved on the same
+// cases, whatever moved it: a new candidate output, a new grader, new rules.
+// CompositionEffect is the rest: cases added, removed, or that became or
+// stopped being gradeable. A rate that rises only through its
+// CompositionEffect rose because the case set changed (hard cases dropped,
+// easy ones added), not because the same cases got better.
+type PassRate struct {
+	Base              *float64 `json:"base"`
+	Head              *float64 `json:"head"`
+	MatchedEffect     *float64 `json:"matched_effect"`
+	CompositionEffect *float64 `json:"composition_effect"`
+}
+
+// Run is what the text and markdown views say about one results file.
+type Run struct {
+	Name    string
+	Verdict string
+	Counts  gate.Counts
+	Grader  string // grader digest
+	Dataset string // dataset digest
+	Shard   gate.Shard
+}
+
+// key identifies a case within one results file. A file that repeats a
+// case_id (a run that held with duplicate_case_id) keeps every copy: the
+// n-th copy in base pairs with the n-th in head, and a copy only one side has
+// is added or removed like any case, so duplicated rows cannot hide.
+type key struct {
+	id   string
+	copy int // 1 for the first occurrence
+}
+
+func (k key) String() string {
+	if k.copy == 1 {
+		return k.id
+	}
+	return k.id + "#" + strconv.Itoa(k.copy)
+}
+
+func compareKeys(a, b key) int {
+	return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.copy, b.copy))
+}
+
+// index keys a run's cases, in file order.
+func index(res *gate.Results) ([]key, map[key]*gate.CaseResult) {
+	seen := map[string]int{}
+	keys := make([]key, 0, len(res.Cases))
+	byKey := make(map[key]*gate.CaseResult, len(res.Cases))
+	for i := range res.Cases {
+		c := &res.Cases[i]
+		seen[c.CaseID]++
+		k := key{c.CaseID, seen[c.CaseID]}
+		keys = append(keys, k)
+		byKey[k] = c
+	}
+	return keys, byKey
+}
+
+// Compare compares a base run with a head run. Neither is changed.
+func Compare(base, head *gate.Results) *Report {
+	r := &Report{
+		Schema:           Schema,
+		Flipped:          []Flip{},
+		Added:            []string{},
+		Removed:          []string{},
+		NewlyUnevaluable: []string{},
+		Base:             summary(base),
+		Head:             summary(head),
+	}
+	baseKeys, baseCases := index(base)
+	headKeys, headCases := index(head)
+
+	var added, removed, newlyErr []key
+	var flipped []key
+	cohortBase, cohortHead := 0, 0
+	for _, k := range headKeys {
+		h := headCases[k]
+		b, ok := baseCases[k]
+		if !ok {
+			added = append(added, k)
+			continue
+		}
+		if b.SampleSHA256 != "" && b.SampleSHA256 == h.SampleSHA256 && sameLabel(b.HumanScore, h.HumanScore) {
+			r.Matched++
+		}
+		if b.Status != h.Status {
+			flipped = append(flipped, k)
+		}
+		if h.Status == gate.StatusError && b.Status != gate.StatusError {
+			newlyErr = append(newlyErr, k)
+		}
+		if graded(b.Status) && graded(h.Status) {
+			r.Cohort++
+			if b.Status == gate.StatusPass {
+				cohortBase++
+			}
+			if h.Status == gate.StatusPass {
+				cohortHead++
+			}
+		}
+	}
+	for _, k := range baseKeys {
+		if _, ok := headCases[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+
+	slices.SortFunc(flipped, compareKeys)
+	for _, k := range flipped {
+		b, h := baseCases[k], headCases[k]
+		r.Flipped = append(r.Flipped, Flip{
+			CaseID:        k.String(),
+			Base:          b.Status,
+			Head:          h.Status,
+			OutputChanged: b.SampleSHA256 != h.SampleSHA256,
+		})
+	}
+	r.Added = sortedIDs(added)
+	r.Removed = sortedIDs(removed)
+	r.NewlyUnevaluable = sortedIDs(newlyErr)
+
+	baseRate := ratio(base.Counts.Passed, base.Counts.Graded)
+	headRate := ratio(head.Counts.Passed, head.Counts.Graded)
+	var matched, composition *float64
+	if r.Cohort > 0 {
+		m := float64(cohortHead-cohortBase) / float64(r.Cohort)
+		matched = &m
+		if baseRate != nil && headRate != nil {
+			c := (*headRate - *baseRate) - m
+			composition = &c
+		}
+	}
+	r.PassRate = PassRate{
+		Base:              round4(baseRate),
+		Head:              round4(headRate),
+		MatchedEffect:     round4(matched),
+		CompositionEffect: round4(composition),
+	}
+	return r
+}
+
+func summary(res *gate.Results) Run {
+	return Run{
+		Name:    res.Manifest.Name,
+		Verdict: res.Verdict,
+		Counts:  res.Counts,
+		Grader:  res.Digests.Grader,
+		Dataset: res.Digests.Dataset,
+		Shard:   res.Shard,
+	}
+}
+
+func sameLabel(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// graded reports whether a status is a graded (ok) outcome.
+func graded(status string) bool {
+	return status == gate.StatusPass || status == gate.StatusFail
+}
+
+func sortedIDs(keys []key) []string {
+	slices.SortFunc(keys, compareKeys)
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, k.String())
+	}
+	return ids
+}
+
+func ratio(n, d int) *float64 {
+	if d <= 0 {
+		return nil
+	}
+	v := float64(n) / float64(d)
+	return &v
+}
+
+// round4 rounds to four decimals: results files show rates that way, and it
+// keeps float noise (0.9 − 0.8 = 0.09999999999999998) out of the JSON.
+func round4(f *float64) *float64 {
+	if f == nil {
+		return nil
+	}
+	v := math.Round(*f*1e4) / 1e4
+	if v == 0 {
+		v = 0 // no -0 in the output
+	}
+	return &v
+}
+
+// maxProblems bounds how many bad cases an input error lists.
+const maxProblems = 10
+
+// Load reads a results document (SPEC section 9). A document that is not
+// JSON, whose schema is not gradegate.results/v1, or with a case that has no
+// case_id or an unknown status is an input error: errors.Is(err,
+// manifest.ErrInput) holds.
+func Load(r io.Reader) (*gate.Results, error) {
+	dec := json.NewDecoder(r)
+	var res gate.Results
+	if err := dec.Decode(&res); err != nil {
+		return nil, fmt.Errorf("%w: reading results: %w", manifest.ErrInput, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: reading results: data after the results document", manifest.ErrInput)
+	}
+	if res.Schema != gate.ResultsSchema {
+		return nil, fmt.Errorf("%w: results schema is %q, want %q", manifest.ErrInput, res.Schema, gate.ResultsSchema)
+	}
+	var problems []string
+	for i, c := range res.Cases {
+		switch {
+		case c.CaseID == "":
+			problems = append(problems, fmt.Sprintf("cases[%d] has no case_id", i))
+		case !validStatus(c.Status):
+			problems = append(problems, fmt.Sprintf("cases[%d] (%s) has status %q, want pass, fail, error or omitted", i, c.CaseID, c.Status))
+		}
+	}
+	if n := len(problems); n > 0 {
+		if n > maxProblems {
+			problems = append(problems[:maxProblems], fmt.Sprintf("and %d more", n-maxProblems))
+		}
+		return nil, fmt.Errorf("%w: results: %s", manifest.ErrInput, strings.Join(problems, "; "))
+	}
+	return &res, nil
+}
+
+func validStatus(s string) bool {
+	switch s {
+	case gate.StatusPass, gate.StatusFail, gate.StatusError, gate.StatusOmitted:
+		return true
+	}
+	return false
+}
+
+// WriteJSON writes the report as the compare JSON document, indented.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("compare: writing json: %w", err)
+	}
+	return nil
+}

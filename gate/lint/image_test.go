@@ -1,0 +1,119 @@
+package lint
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestImagePackages(t *testing.T) {
+	tests := []struct {
+		name      string
+		tag       string
+		wantKnown bool
+		// want is the pip requirements of the tag, in order.
+		want []string
+	}{
+		{
+			// OpenAI's graders guide, "Python graders", packages for 2025-05-08.
+			name:      "2025-05-08",
+			tag:       "2025-05-08",
+			wantKnown: true,
+			want: []string{
+				"numpy==2.2.4", "scipy==1.15.2", "sympy==1.13.3", "pandas==2.2.3",
+				"rapidfuzz==3.10.1", "scikit-learn==1.6.1", "rouge-score==0.1.2",
+				"deepdiff==8.4.2", "jsonschema==4.23.0", "pydantic==2.10.6",
+				"pyyaml==6.0.2", "nltk==3.9.1", "sqlparse==0.5.3", "rdkit==2024.9.6",
+				"scikit-bio==0.6.3", "ast-grep-py==0.36.2",
+			},
+		},
+		{name: "unknown tag", tag: "2099-01-01"},
+		{name: "no tag", tag: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pkgs, known := ImagePackages(tt.tag)
+			if known != tt.wantKnown {
+				t.Errorf("known = %v, want %v", known, tt.wantKnown)
+			}
+			var got []string
+			for _, p := range pkgs {
+				got = append(got, p.Requirement())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("requirements (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestImporter(t *testing.T) {
+	tests := []struct {
+		name     string
+		module   string
+		wantDist string // "" when not in the image
+	}{
+		{"scikit-learn is imported as sklearn", "sklearn", "scikit-learn"},
+		{"pyyaml is imported as yaml", "yaml", "pyyaml"},
+		{"scikit-bio is imported as skbio", "skbio", "scikit-bio"},
+		{"rouge-score is imported as rouge_score", "rouge_score", "rouge-score"},
+		{"ast-grep-py is imported as ast_grep_py", "ast_grep_py", "ast-grep-py"},
+		{"rdkit", "rdkit", "rdkit"},
+		{"numpy", "numpy", "numpy"},
+		{"a distribution name is not an import name", "scikit-learn", ""},
+		{"pyyaml is not an import name", "pyyaml", ""},
+		{"requests is not in the image", "requests", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := importer("2025-05-08", tt.module)
+			if ok != (tt.wantDist != "") || p.Dist != tt.wantDist {
+				t.Errorf("importer(%q) = %q, %v; want %q", tt.module, p.Dist, ok, tt.wantDist)
+			}
+		})
+	}
+}
+
+// TestDockerfileInstallsImagePackages checks that the action's image installs
+// exactly the pins lint allows, so that a grader lint accepts can import them
+// in the container. The pins may sit in the Dockerfile or in a requirements
+// file next to it.
+func TestDockerfileInstallsImagePackages(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docker, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no Dockerfile yet")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(docker)
+	reqs, err := filepath.Glob(filepath.Join(root, "*requirements*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob(filepath.Join(root, "*", "*requirements*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(reqs, more...) {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text += "\n" + string(b)
+	}
+	for _, tag := range ImageTags() {
+		pkgs, _ := ImagePackages(tag)
+		for _, p := range pkgs {
+			if !strings.Contains(text, p.Requirement()) {
+				t.Errorf("image %s: %s is not installed by the Dockerfile (or a requirements file beside it)", tag, p.Requirement())
+			}
+		}
+	}
+}

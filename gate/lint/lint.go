@@ -1,0 +1,295 @@
+// Package lint checks a Python grader's source without running it: the
+// grader contract's signature, its size, its imports against the image's
+// package set, and patterns that let a grader pass what it should fail
+// (SPEC sections 4 and 8).
+//
+// The checks that need Python's syntax tree live in lint.py, embedded and run
+// with the grader's own interpreter, which parses the source and never
+// imports or executes it. What an import is allowed to be (the image package
+// sets, the network clients) is decided here in Go.
+package lint
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// Finding codes of the grader lint (SPEC section 8).
+const (
+	CodeGradeSignature      = "grade_signature"
+	CodeSourceTooLarge      = "source_too_large"
+	CodeSampleUnused        = "sample_unused"
+	CodeBroadExceptConstant = "broad_except_constant"
+	CodeImportNotInImage    = "import_not_in_image"
+	CodeReadsEnvironment    = "reads_environment"
+	CodeNetworkImport       = "network_import"
+)
+
+// MaxSourceBytes is the largest grader source the hosted Python grader
+// accepts: OpenAI's graders guide says uploaded code must be under 256 kB.
+const MaxSourceBytes = 256 * 1024
+
+// maxParseBytes bounds what lint hands to Python. A source this far over the
+// limit already holds with source_too_large, and parsing many megabytes of it
+// would only cost time and memory for findings nobody needs yet.
+const maxParseBytes = 16 * MaxSourceBytes
+
+// timeout bounds one lint run. Parsing a grader takes milliseconds; the bound
+// only keeps a wedged interpreter from stalling the gate.
+const timeout = time.Minute
+
+// stderrLimit bounds how much of the interpreter's stderr an error quotes.
+const stderrLimit = 2000
+
+//go:embed lint.py
+var script string
+
+// networkModules returns the modules whose import means the grader wants
+// the network, which neither gradegate's sandbox nor the hosted grader gives
+// it. A dotted name matches itself and its submodules.
+func networkModules() []string {
+	return []string{
+		"socket", "urllib.request", "http.client", "requests", "httpx", "aiohttp",
+		"urllib3", "ftplib", "smtplib", "poplib", "imaplib", "nntplib", "telnetlib",
+		"xmlrpc.client",
+	}
+}
+
+// Grader lints a grader's source and returns its findings, each naming file
+// (the grader path as given) and, where it has one, a line. python is the
+// absolute path of the interpreter that will run the grader: the standard
+// library is that interpreter's sys.stdlib_module_names.
+//
+// Findings are values: a grader that does not parse is a grade_signature
+// finding, not an error. The error is for lint itself failing (no
+// interpreter, a crash of lint.py) and for a contract lint does not know.
+//
+// Imports are checked against the standard library plus the package set of
+// g.ImageTag (see ImagePackages). Decisions:
+//   - without an image_tag only the standard library counts: a grader that
+//     needs a third-party package must pin the tag that documents it, and the
+//     finding says which known tag provides the module;
+//   - an image_tag gradegate does not know adds one warn finding
+//     (import_not_in_image) and, since its packages cannot be known, leaves
+//     only the standard library allowed;
+//   - an import inside a try whose handler catches ImportError, or under
+//     `if TYPE_CHECKING:`, is optional and not held; a relative import holds,
+//     because the grader runs as one source with nothing beside it;
+//   - imports are found anywhere in the source, not only at module level: an
+//     import inside grade fails just the same, only later.
+func Grader(ctx context.Context, python string, source []byte, file string, g manifest.Grader) ([]manifest.Finding, error) {
+	contract := g.Contract
+	switch contract {
+	case "":
+		contract = "sample"
+	case "sample", "batch":
+	default:
+		return nil, fmt.Errorf("%w: lint %s: grader.contract %q: want sample or batch", manifest.ErrInput, file, g.Contract)
+	}
+	if !filepath.IsAbs(python) {
+		return nil, fmt.Errorf("lint %s: python interpreter %q is not an absolute path", file, python)
+	}
+
+	var found []manifest.Finding
+	add := func(code string, sev manifest.Severity, line int, msg string) {
+		found = append(found, manifest.Finding{Code: code, Severity: sev, File: file, Line: line, Message: msg})
+	}
+
+	if n := len(source); n > MaxSourceBytes {
+		msg := fmt.Sprintf("the source is %d bytes, over the hosted grader's limit of 256 kB (%d bytes)", n, MaxSourceBytes)
+		if n > maxParseBytes {
+			msg += "; the other checks were skipped"
+		}
+		add(CodeSourceTooLarge, manifest.SeverityHold, 0, msg)
+	}
+	_, knownTag := ImagePackages(g.ImageTag)
+	if g.ImageTag != "" && !knownTag {
+		add(CodeImportNotInImage, manifest.SeverityWarn, 0, fmt.Sprintf(
+			"image_tag %q is not one gradegate knows (%s), so its packages are unknown: only standard-library imports are allowed",
+			g.ImageTag, strings.Join(ImageTags(), ", ")))
+	}
+	if len(source) > maxParseBytes {
+		sortFindings(found)
+		return found, nil
+	}
+
+	out, err := runScript(ctx, python, source, contract)
+	if err != nil {
+		return nil, fmt.Errorf("lint %s: %w", file, err)
+	}
+	for _, f := range out.Findings {
+		add(f.Code, f.Severity, f.Line, f.Message)
+	}
+	found = append(found, importFindings(out.Imports, file, g.ImageTag)...)
+	sortFindings(found)
+	return found, nil
+}
+
+// scriptOutput is what lint.py prints.
+type scriptOutput struct {
+	Python   string `json:"python"`
+	Findings []struct {
+		Code     string            `json:"code"`
+		Severity manifest.Severity `json:"severity"`
+		Line     int               `json:"line"`
+		Message  string            `json:"message"`
+	} `json:"findings"`
+	Imports []pyImport `json:"imports"`
+}
+
+// pyImport is one import statement's module as lint.py saw it.
+type pyImport struct {
+	Module string   `json:"module"` // "urllib", "sklearn.metrics"; "" for `from . import x`
+	Names  []string `json:"names"`  // the names of a from-import
+	Level  int      `json:"level"`  // dots of a relative import
+	Line   int      `json:"line"`
+	Stdlib bool     `json:"stdlib"` // top-level name in sys.stdlib_module_names
+	Guard  string   `json:"guard"`  // "", "try" or "type_checking"
+}
+
+// runScript runs lint.py on source with the interpreter python.
+func runScript(ctx context.Context, python string, source []byte, contract string) (*scriptOutput, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	config, err := json.Marshal(map[string]string{"contract": contract})
+	if err != nil {
+		return nil, fmt.Errorf("encoding lint config: %w", err)
+	}
+	var stdout, stderr bytes.Buffer
+	// -I: no PYTHON* variables, user site or script directory on sys.path;
+	// -B: no .pyc written anywhere. The environment is empty: lint runs no
+	// user code, but there is no reason to hand it gradegate's secrets.
+	cmd := exec.CommandContext(ctx, python, "-I", "-B", "-c", script, string(config))
+	cmd.Env = []string{}
+	cmd.Stdin = bytes.NewReader(source)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	// A grandchild holding the pipes open must not keep Wait from returning.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("running %s: %w", python, ctx.Err())
+		}
+		return nil, fmt.Errorf("running %s: %w: %s", python, err, cut(stderr.Bytes()))
+	}
+	var out scriptOutput
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("reading the answer of %s: %w: %s", python, err, cut(stderr.Bytes()))
+	}
+	return &out, nil
+}
+
+func cut(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > stderrLimit {
+		return string(b[:stderrLimit]) + "…"
+	}
+	return string(b)
+}
+
+// importFindings applies the image and network rules to the imports lint.py
+// found.
+func importFindings(imports []pyImport, file, tag string) []manifest.Finding {
+	var out []manifest.Finding
+	seen := map[string]bool{}
+	add := func(code string, sev manifest.Severity, line int, key, msg string) {
+		// One finding per code, line and module: `import a, a.b` is one problem.
+		k := fmt.Sprintf("%s\x00%d\x00%s", code, line, key)
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, manifest.Finding{Code: code, Severity: sev, File: file, Line: line, Message: msg})
+	}
+	for _, im := range imports {
+		if im.Guard == "type_checking" {
+			continue // never runs
+		}
+		if net := networkModule(im); net != "" {
+			add(CodeNetworkImport, manifest.SeverityWarn, im.Line, net, fmt.Sprintf(
+				"imports %s, a network client: graders run without network access, here and on the hosted grader, so every call through it fails", net))
+		}
+		if im.Guard == "try" || im.Stdlib {
+			continue
+		}
+		if im.Level > 0 {
+			from := strings.Repeat(".", im.Level) + im.Module
+			add(CodeImportNotInImage, manifest.SeverityHold, im.Line, from, fmt.Sprintf(
+				"relative import (from %s import %s): the grader runs as one source file with nothing beside it",
+				from, strings.Join(im.Names, ", ")))
+			continue
+		}
+		top, _, _ := strings.Cut(im.Module, ".")
+		if _, ok := importer(tag, top); ok {
+			continue
+		}
+		add(CodeImportNotInImage, manifest.SeverityHold, im.Line, top, notInImage(im.Module, top, tag))
+	}
+	return out
+}
+
+// notInImage explains why a module is not available, and where it would be.
+func notInImage(module, top, tag string) string {
+	var msg string
+	_, known := ImagePackages(tag)
+	switch {
+	case tag == "":
+		msg = fmt.Sprintf("import of %s: not in the standard library, and grader.image_tag is not set, so no third-party package is guaranteed", module)
+	case known:
+		msg = fmt.Sprintf("import of %s is not in image %s (nor in the standard library)", module, tag)
+	default:
+		msg = fmt.Sprintf("import of %s cannot be checked against image_tag %q, which gradegate does not know", module, tag)
+	}
+	var hints []string
+	for _, t := range providers(top) {
+		if t == tag {
+			continue
+		}
+		p, _ := importer(t, top)
+		hints = append(hints, fmt.Sprintf("image_tag %q provides it (%s)", t, p.Requirement()))
+	}
+	if len(hints) > 0 {
+		msg += "; " + strings.Join(hints, ", ")
+	}
+	return msg
+}
+
+// networkModule returns the network module an import brings in, or "".
+// `import urllib` alone does not count (it does not load urllib.request);
+// `from urllib import request` does.
+func networkModule(im pyImport) string {
+	if im.Level > 0 {
+		return ""
+	}
+	names := []string{im.Module}
+	for _, n := range im.Names {
+		names = append(names, im.Module+"."+n)
+	}
+	for _, name := range names {
+		for _, net := range networkModules() {
+			if name == net || strings.HasPrefix(name, net+".") {
+				return net
+			}
+		}
+	}
+	return ""
+}
+
+// sortFindings orders findings by line, then code, so output is stable.
+func sortFindings(fs []manifest.Finding) {
+	slices.SortStableFunc(fs, func(a, b manifest.Finding) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
+	})
+}

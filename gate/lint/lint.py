@@ -1,0 +1,412 @@
+# gradegate grader lint.
+#
+# Started by gate/lint (Go) as `python -I -B -c <this file> <config>`: the
+# grader's source bytes come on stdin, the config ({"contract": "sample" |
+# "batch"}) is argv[1], and one JSON object goes to stdout:
+#
+#   {"python": "3.11.7",
+#    "findings": [{"code", "severity", "line", "message"}, ...],
+#    "imports": [{"module", "names", "level", "line", "stdlib", "guard"}, ...]}
+#
+# The source is only parsed (ast.parse), never compiled to bytecode, imported or
+# run: lint must be safe on a grader nobody has reviewed yet. Findings that need
+# only the syntax tree are decided here; what each import means (the image
+# package set, the network list) is policy and lives in Go, so this script only
+# reports the imports it saw and whether each is in this interpreter's standard
+# library.
+#
+# Every walk is iterative (ast.walk or an explicit stack): a deeply nested
+# grader must not turn into a RecursionError of the linter.
+
+import ast
+import json
+import sys
+
+HOLD = "hold"
+WARN = "warn"
+
+# Handlers that catch (almost) everything. A bare `except:` catches even
+# KeyboardInterrupt, Exception catches every error a grader can make.
+BROAD = {"Exception", "BaseException"}
+
+# Exceptions whose handler makes an import optional.
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+# What os offers to read the process environment.
+ENV_ATTRS = {"environ", "environb", "getenv", "getenvb"}
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def finding(code, severity, line, message):
+    return {"code": code, "severity": severity, "line": line or 0, "message": message}
+
+
+def parse(source):
+    """Return (tree, None) or (None, finding) for source that does not parse."""
+    try:
+        return ast.parse(source, filename="<grader>"), None
+    except SyntaxError as e:
+        # Covers IndentationError and an undecodable source as well.
+        msg = e.msg or "invalid syntax"
+        return None, finding(
+            "grade_signature", HOLD, e.lineno,
+            "the source does not parse: %s" % msg,
+        )
+    except (ValueError, UnicodeDecodeError) as e:
+        # Null bytes are a ValueError before Python 3.12.
+        return None, finding("grade_signature", HOLD, 0, "the source does not parse: %s" % e)
+    except (RecursionError, MemoryError):
+        return None, finding(
+            "grade_signature", HOLD, 0,
+            "the source is too deeply nested for Python to parse",
+        )
+
+
+def module_level(tree):
+    """Yield the statements that run at module level, including those inside
+    module-level if/try/with blocks: a def there still binds a module global."""
+    stack = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        blocks = []
+        if isinstance(node, ast.If):
+            blocks = [node.body, node.orelse]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            blocks = [node.body]
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            blocks = [node.body] + [h.body for h in node.handlers] + [node.orelse, node.finalbody]
+        children = [s for b in blocks for s in b]
+        stack.extend(reversed(children))
+
+
+def binding(tree, name):
+    """Return the last module-level statement that binds name (the one the
+    runner will see), or None."""
+    found = None
+    for node in module_level(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                found = node
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    found = node
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node.target, ast.Name) and node.target.id == name:
+                found = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                bound = a.asname or a.name.split(".")[0]
+                if bound == name:
+                    found = node
+    return found
+
+
+def function_of(node):
+    """The def or lambda a binding defines, or None when it is something else."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Lambda):
+        return node.value
+    return None
+
+
+def positional(fn):
+    return list(fn.args.posonlyargs) + list(fn.args.args)
+
+
+def check_signature(tree, contract):
+    """grade_signature: the entry point exists at module level and can be
+    called with the contract's positional arguments alone."""
+    if contract == "batch":
+        name, params, call = "grade_batch", 1, "grade_batch(samples)"
+        other, other_contract = "grade", "sample"
+    else:
+        name, params, call = "grade", 2, "grade(sample, item)"
+        other, other_contract = "grade_batch", "batch"
+
+    node = binding(tree, name)
+    if node is None:
+        msg = "no module-level %s: the %s contract calls %s" % (name, contract, call)
+        if binding(tree, other) is not None:
+            msg += "; the source defines %s, so it may need grader.contract: %s" % (other, other_contract)
+        return None, [finding("grade_signature", HOLD, 0, msg)]
+
+    fn = function_of(node)
+    if fn is None:
+        return None, [finding(
+            "grade_signature", HOLD, node.lineno,
+            "%s is not bound by a def (or a lambda), so its signature cannot be checked; "
+            "the %s contract calls %s" % (name, contract, call),
+        )]
+
+    out = []
+    if isinstance(fn, ast.AsyncFunctionDef):
+        out.append(finding(
+            "grade_signature", HOLD, fn.lineno,
+            "%s is async def: the runner calls it synchronously and would get a coroutine, not a score" % name,
+        ))
+    pos = positional(fn)
+    if len(pos) != params:
+        names = ", ".join(a.arg for a in pos) or "none"
+        out.append(finding(
+            "grade_signature", HOLD, fn.lineno,
+            "%s takes %d positional parameter%s (%s); the %s contract calls %s with exactly %d"
+            % (name, len(pos), "" if len(pos) == 1 else "s", names, contract, call, params),
+        ))
+    for arg, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
+        if default is None:
+            out.append(finding(
+                "grade_signature", HOLD, fn.lineno,
+                "%s has a keyword-only parameter %s without a default: %s would raise TypeError"
+                % (name, arg.arg, call),
+            ))
+    return fn, out
+
+
+def reads_name(fn, name):
+    """Whether the body of fn loads the variable name anywhere."""
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                return True
+    return False
+
+
+def check_sample_unused(fn, contract):
+    """sample_unused: a grade that never reads the model's output can never
+    tell a right answer from a wrong one."""
+    pos = positional(fn)
+    if not pos:
+        return []
+    param = pos[0].arg
+    if reads_name(fn, param):
+        return []
+    entry = "grade_batch" if contract == "batch" else "grade"
+    return [finding(
+        "sample_unused", WARN, fn.lineno,
+        "%s never reads its first parameter %s: every candidate output gets the same grade" % (entry, param),
+    )]
+
+
+def is_broad(expr):
+    if expr is None:
+        return True
+    if isinstance(expr, ast.Name):
+        return expr.id in BROAD
+    if isinstance(expr, ast.Attribute):
+        return (expr.attr in BROAD and isinstance(expr.value, ast.Name)
+                and expr.value.id == "builtins")
+    if isinstance(expr, ast.Tuple):
+        return any(is_broad(e) for e in expr.elts)
+    return False
+
+
+def number(expr):
+    """The numeric constant expr stands for (bool excluded), or None."""
+    sign = 1
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        if isinstance(expr.op, ast.USub):
+            sign = -sign
+        expr = expr.operand
+    if isinstance(expr, ast.Constant) and type(expr.value) in (int, float):
+        return sign * expr.value
+    return None
+
+
+def credit(expr):
+    """The non-zero constant a return value hands out, as source text, or None:
+    a bare number, or a {"scores": {...}} dict holding one."""
+    n = number(expr)
+    if n is not None:
+        return ast.unparse(expr) if n != 0 else None
+    if isinstance(expr, ast.Dict):
+        for k, v in zip(expr.keys, expr.values):
+            if isinstance(k, ast.Constant) and k.value == "scores" and isinstance(v, ast.Dict):
+                for sv in v.values:
+                    n = number(sv)
+                    if n is not None and n != 0:
+                        return ast.unparse(expr)
+    return None
+
+
+def returns_in(stmts):
+    """Return statements of a block, not those of functions defined inside it."""
+    stack = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SCOPES):
+            continue
+        if isinstance(node, ast.Return):
+            yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def check_broad_except(tree):
+    """broad_except_constant: a catch-all handler that returns credit turns
+    every error in its try block (a malformed answer, a broken fixture, a bug
+    in the grader) into a score."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ExceptHandler) or not is_broad(node.type):
+            continue
+        for ret in returns_in(node.body):
+            if ret.value is None:
+                continue
+            value = credit(ret.value)
+            if value is None:
+                continue
+            what = "except:" if node.type is None else "except %s:" % ast.unparse(node.type)
+            if len(value) > 60:
+                value = value[:57] + "..."
+            out.append(finding(
+                "broad_except_constant", WARN, node.lineno,
+                "`%s` returns %s (line %d): every error in the try block, a malformed answer or a "
+                "broken fixture alike, gets that score instead of 0.0 or being counted as unevaluable"
+                % (what, value, ret.lineno),
+            ))
+            break  # one finding per handler
+    return out
+
+
+def check_environment(tree):
+    """reads_environment: a grade must depend on sample and item only; the
+    hosted grader and gradegate's sandbox both start it with an environment
+    of their own."""
+    modules = set()  # local names bound to the os module
+    direct = {}  # local name -> os.<attr> it was imported as
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "os" or a.name.startswith("os."):
+                    if a.asname and a.name == "os":
+                        modules.add(a.asname)
+                    elif not a.asname:
+                        modules.add("os")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "os":
+            for a in node.names:
+                if a.name in ENV_ATTRS:
+                    direct[a.asname or a.name] = a.name
+
+    out = []
+    seen = set()
+    for node in ast.walk(tree):
+        what = None
+        if (isinstance(node, ast.Attribute) and node.attr in ENV_ATTRS
+                and isinstance(node.value, ast.Name) and node.value.id in modules):
+            what = "os." + node.attr
+        elif isinstance(node, ast.Name) and node.id in direct and isinstance(node.ctx, ast.Load):
+            what = "os." + direct[node.id]
+        if what is None or node.lineno in seen:
+            continue
+        seen.add(node.lineno)
+        out.append(finding(
+            "reads_environment", WARN, node.lineno,
+            "reads the environment (%s): the grader runs with an environment of its own, here and "
+            "on the hosted grader, so a grade must depend only on sample and item" % what,
+        ))
+    return out
+
+
+def catches_import_error(handler):
+    t = handler.type
+    if t is None:
+        return True
+    elts = t.elts if isinstance(t, ast.Tuple) else [t]
+    for e in elts:
+        name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else None
+        if name in IMPORT_ERRORS:
+            return True
+    return False
+
+
+def is_type_checking(test):
+    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def guard_of(node, parents):
+    """How an import is guarded: "try" inside a try whose handler catches
+    ImportError (the grader copes with its absence), "type_checking" under
+    `if TYPE_CHECKING:` (never runs), or "" when it must succeed."""
+    child = node
+    parent = parents.get(child)
+    while parent is not None:
+        if isinstance(parent, SCOPES):
+            # A def's body runs when it is called, outside any try around the def.
+            break
+        if isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar":
+            if child in parent.body and any(catches_import_error(h) for h in parent.handlers):
+                return "try"
+        if isinstance(parent, ast.If) and child in parent.body and is_type_checking(parent.test):
+            return "type_checking"
+        child, parent = parent, parents.get(parent)
+    return ""
+
+
+def collect_imports(tree):
+    stdlib = sys.stdlib_module_names
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            entries = [(a.name, []) for a in node.names]
+            level = 0
+        elif isinstance(node, ast.ImportFrom):
+            entries = [(node.module or "", [a.name for a in node.names])]
+            level = node.level
+        else:
+            continue
+        guard = guard_of(node, parents)
+        for module, names in entries:
+            top = module.split(".")[0]
+            out.append({
+                "module": module,
+                "names": names,
+                "level": level,
+                "line": node.lineno,
+                "stdlib": level == 0 and top in stdlib,
+                "guard": guard,
+            })
+    out.sort(key=lambda i: i["line"])
+    return out
+
+
+def lint(source, contract):
+    tree, bad = parse(source)
+    if bad is not None:
+        return [bad], []
+    findings = []
+    fn, sig = check_signature(tree, contract)
+    findings += sig
+    if fn is not None:
+        findings += check_sample_unused(fn, contract)
+    findings += check_broad_except(tree)
+    findings += check_environment(tree)
+    return findings, collect_imports(tree)
+
+
+def main():
+    if not hasattr(sys, "stdlib_module_names"):
+        sys.stderr.write("gradegate lint needs Python 3.10 or newer (sys.stdlib_module_names)\n")
+        return 2
+    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    source = sys.stdin.buffer.read()
+    findings, imports = lint(source, config.get("contract") or "sample")
+    json.dump({
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "findings": findings,
+        "imports": imports,
+    }, sys.stdout, ensure_ascii=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

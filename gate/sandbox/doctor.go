@@ -1,0 +1,316 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/gradegate/gradegate/gate"
+	"golang.org/x/sys/unix"
+)
+
+// CheckStatus is the outcome of one doctor check.
+type CheckStatus string
+
+// The outcomes of a doctor check.
+const (
+	CheckOK   CheckStatus = "ok"
+	CheckFail CheckStatus = "fail"
+	CheckSkip CheckStatus = "skip" // not applicable on this machine, or not asked for
+)
+
+// Check is one thing `gradegate doctor` tried from inside the sandbox.
+type Check struct {
+	Name   string      `json:"name"`
+	Layer  string      `json:"layer"` // seccomp, landlock, uid, rlimits, environment, python
+	Status CheckStatus `json:"status"`
+	Detail string      `json:"detail"`
+}
+
+// Report is what `gradegate doctor` found.
+type Report struct {
+	Schema  string       `json:"schema"` // gradegate.doctor/v1
+	Kernel  string       `json:"kernel"`
+	Sandbox gate.Sandbox `json:"sandbox"` // the layers a run would have in force
+	Checks  []Check      `json:"checks"`
+	// NetworkBoundary is false when internet sockets could not be
+	// refused: gradegate would refuse to grade (exit 3).
+	NetworkBoundary bool `json:"network_boundary"`
+}
+
+// Doctor tries every layer from inside a sandboxed child and reports each
+// check. It always applies every layer the machine allows, also when s was
+// made WithUnsandboxed(true) (which the CLI does when New refuses with
+// ErrNoNetworkBoundary); only s's launcher and scratch root are used. s may
+// be nil. python, when not "", is an interpreter to also try the main checks
+// with, as a grader would meet them.
+func Doctor(ctx context.Context, s *Sandbox, python string) Report {
+	d := &Sandbox{scratchRoot: os.TempDir(), probeMemMB: 4096}
+	if s != nil {
+		d.launcher, d.scratchRoot = s.launcher, s.scratchRoot
+	}
+	rep := Report{Schema: "gradegate.doctor/v1", Kernel: kernelRelease(), Sandbox: gate.Sandbox{UID: -1}}
+	add := func(layer, name string, st CheckStatus, format string, args ...any) {
+		rep.Checks = append(rep.Checks, Check{Name: name, Layer: layer, Status: st, Detail: fmt.Sprintf(format, args...)})
+	}
+	if d.launcher == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			add("launcher", "locate the launcher", CheckFail, "%v", err)
+			return rep
+		}
+		d.launcher = exe
+	}
+	if err := closeInheritedOnExec(); err != nil {
+		add("environment", "inherited descriptors", CheckFail, "%v", err)
+	}
+	dropped, err := d.discover(ctx)
+	for _, e := range dropped {
+		add("launcher", "layer dropped", CheckSkip, "%v", e)
+	}
+	if err != nil {
+		add("launcher", "launch a sandboxed probe", CheckFail, "%v", err)
+		return rep
+	}
+	p := d.probe
+	rep.Sandbox = d.status
+	rep.NetworkBoundary = p.networkBoundary()
+	add("launcher", "launch a sandboxed probe", CheckOK, "%s", StatusString(d.status))
+
+	// seccomp
+	if p.Seccomp == "2" && p.NoNewPrivs == "1" {
+		add("seccomp", "filter installed", CheckOK, "Seccomp: 2 (filter), NoNewPrivs: 1")
+	} else {
+		add("seccomp", "filter installed", CheckFail, "Seccomp: %q, NoNewPrivs: %q", p.Seccomp, p.NoNewPrivs)
+	}
+	for _, sock := range p.Sockets {
+		name := sock.Name + " socket"
+		switch {
+		case sock.Name == "AF_UNIX" && sock.Err == "":
+			add("seccomp", name+" allowed", CheckOK, "created")
+		case sock.Name == "AF_UNIX":
+			add("seccomp", name+" allowed", CheckFail, "%s", sock.Err)
+		case sock.Err != "":
+			add("seccomp", name+" refused", CheckOK, "%s", sock.Err)
+		default:
+			add("seccomp", name+" refused", CheckFail, "created")
+		}
+	}
+	for _, c := range p.Syscalls {
+		if c.Err != "" {
+			add("seccomp", c.Name+" refused", CheckOK, "%s", c.Err)
+		} else {
+			add("seccomp", c.Name+" refused", CheckFail, "succeeded")
+		}
+	}
+
+	// landlock
+	switch {
+	case p.LandlockABI > 0:
+		add("landlock", "ruleset enforced", CheckOK, "ABI %d (kernel ABI %d)", p.LandlockABI, p.KernelLandlockABI)
+	case p.KernelLandlockABI > 0:
+		add("landlock", "ruleset enforced", CheckFail, "kernel ABI %d, but enforcing failed: filesystem confinement by file permissions only", p.KernelLandlockABI)
+	default:
+		add("landlock", "ruleset enforced", CheckSkip, "Landlock unavailable on this kernel: filesystem confinement by file permissions only")
+	}
+	if p.WriteInside == "" {
+		add("landlock", "write inside scratch", CheckOK, "created")
+	} else {
+		add("landlock", "write inside scratch", CheckFail, "%s", p.WriteInside)
+	}
+	for _, w := range p.WriteOutside {
+		if w.Err != "" {
+			add("landlock", "write to "+w.Name+" refused", CheckOK, "%s", w.Err)
+		} else {
+			add("landlock", "write to "+w.Name+" refused", CheckFail, "created")
+		}
+	}
+
+	// uid
+	switch {
+	case d.setUID && p.UID == BaseUID && p.EUID == BaseUID && p.GID == BaseUID && len(p.Groups) == 0:
+		add("uid", "own uid per slot", CheckOK, "uid=%d gid=%d, no supplementary groups", p.UID, p.GID)
+	case d.setUID:
+		add("uid", "own uid per slot", CheckFail, "uid=%d euid=%d gid=%d groups=%v", p.UID, p.EUID, p.GID, p.Groups)
+	case os.Geteuid() == 0:
+		add("uid", "own uid per slot", CheckFail, "running as root but the uid switch was refused: graders keep uid %d", p.UID)
+	default:
+		add("uid", "own uid per slot", CheckSkip, "gradegate is not root: graders keep uid %d", p.UID)
+	}
+	if p.ParentEnviron != "" {
+		add("uid", "gradegate's /proc/<pid>/environ unreadable", CheckOK, "%s", p.ParentEnviron)
+	} else {
+		add("uid", "gradegate's /proc/<pid>/environ unreadable", CheckFail, "readable")
+	}
+
+	// rlimits
+	for _, l := range d.limits(d.probeSpec("")) {
+		got, ok := p.limitMatches(l)
+		st := CheckOK
+		if !ok {
+			st = CheckFail
+		}
+		add("rlimits", "RLIMIT_"+l.Name, st, "want %d, soft %d hard %d", l.Value, got.Soft, got.Hard)
+	}
+
+	// environment and descriptors
+	if slices.Equal(p.Env, probeEnv) {
+		add("environment", "environment is exactly the allowlist", CheckOK, "%s", strings.Join(p.Env, " "))
+	} else {
+		add("environment", "environment is exactly the allowlist", CheckFail, "got %d variables: %s", len(p.Env), strings.Join(p.Env, " "))
+	}
+	if slices.Equal(p.FDs, []int{0, 1, 2, 3, 4}) {
+		add("environment", "descriptors are 0-2 and ExtraFiles", CheckOK, "%v", p.FDs)
+	} else {
+		add("environment", "descriptors are 0-2 and ExtraFiles", CheckFail, "%v", p.FDs)
+	}
+
+	if python == "" {
+		add("python", "interpreter in the sandbox", CheckSkip, "no interpreter given")
+		return rep
+	}
+	d.pythonChecks(ctx, python, add)
+	return rep
+}
+
+// pythonScript tries, from Python, what the probe tries from Go.
+const pythonScript = `
+import json, os, socket, sys
+r = {"uid": os.getuid()}
+def attempt(name, f):
+    try:
+        f()
+        r[name] = ""
+    except OSError as e:
+        r[name] = e.__class__.__name__ + ": " + (e.strerror or str(e))
+attempt("AF_INET", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
+attempt("AF_INET6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close())
+attempt("AF_UNIX", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+def outside():
+    p = os.path.join(os.path.dirname(os.getcwd()), "gradegate-doctor-%d" % os.getpid())
+    open(p, "w").close()
+    os.unlink(p)
+attempt("write_outside", outside)
+def inside():
+    with open("inside", "w") as f:
+        f.write("x")
+attempt("write_inside", inside)
+json.dump(r, sys.stdout)
+`
+
+func (d *Sandbox) pythonChecks(ctx context.Context, python string, add func(layer, name string, st CheckStatus, format string, args ...any)) {
+	if err := d.CheckInterpreter(python); err != nil {
+		add("python", "interpreter reachable by the grader uid", CheckFail, "%v", err)
+		return
+	}
+	add("python", "interpreter reachable by the grader uid", CheckOK, "%s", python)
+	dir, cleanup, err := d.Scratch(0)
+	if err != nil {
+		add("python", "interpreter in the sandbox", CheckFail, "%v", err)
+		return
+	}
+	defer cleanup()
+	cmd := d.Command(Spec{Slot: 0, ScratchDir: dir, MemoryMB: 1024, CPUSeconds: 10}, []string{python, "-I", "-S", "-c", pythonScript}, []string{"LC_ALL=C.UTF-8"})
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &stdout, n: 64 << 10}
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	if err := runContext(ctx, cmd); err != nil {
+		add("python", "interpreter in the sandbox", CheckFail, "%v: %s", err, strings.TrimSpace(stderr.String()))
+		return
+	}
+	var r map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		add("python", "interpreter in the sandbox", CheckFail, "output %q: %v", stdout.String(), err)
+		return
+	}
+	add("python", "interpreter in the sandbox", CheckOK, "runs as uid %v", r["uid"])
+	refused := func(key, name string, isLayer bool) {
+		v, _ := r[key].(string)
+		switch {
+		case v != "":
+			add("python", name+" refused", CheckOK, "%s", v)
+		case isLayer:
+			add("python", name+" refused", CheckFail, "succeeded")
+		default:
+			add("python", name+" refused", CheckSkip, "succeeded; no Landlock: file permissions only")
+		}
+	}
+	refused("AF_INET", "AF_INET socket", true)
+	refused("AF_INET6", "AF_INET6 socket", true)
+	refused("write_outside", "write outside scratch", d.landlockABI > 0)
+	for _, k := range []struct{ key, name string }{{"AF_UNIX", "AF_UNIX socket works"}, {"write_inside", "write inside scratch works"}} {
+		if v, _ := r[k.key].(string); v == "" {
+			add("python", k.name, CheckOK, "done")
+		} else {
+			add("python", k.name, CheckFail, "%s", v)
+		}
+	}
+}
+
+// WriteText writes the report as a plain text table.
+func (r Report) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "kernel: %s\n", r.Kernel)
+	fmt.Fprintf(&b, "sandbox: %s\n\n", StatusString(r.Sandbox))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAYER\tCHECK\tSTATUS\tDETAIL")
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Layer, c.Name, c.Status, oneLine(c.Detail))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.NetworkBoundary {
+		fmt.Fprintln(&b, "\nnetwork boundary: established")
+	} else {
+		fmt.Fprintln(&b, "\nnetwork boundary: NOT established; gradegate refuses to grade here unless --unsandboxed")
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " | ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Machine[:])
+}
+
+// runContext runs cmd and kills its process group when ctx ends.
+func runContext(ctx context.Context, cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	if ctx.Err() != nil {
+		return errors.Join(ctx.Err(), err)
+	}
+	return err
+}

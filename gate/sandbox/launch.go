@@ -1,0 +1,269 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit codes of a launcher that could not start the grader. Each names the
+// layer that failed; the launcher also writes one line starting with
+// "gradegate launcher:" to stderr. A launcher never skips a failed layer.
+const (
+	ExitLaunchUsage       = 120 // malformed launcher arguments
+	ExitLaunchRlimit      = 121 // a resource limit could not be set
+	ExitLaunchCredentials = 122 // the slot's uid or gid could not be assumed
+	ExitLaunchLandlock    = 123 // the Landlock ruleset could not be built or enforced
+	ExitLaunchSeccomp     = 124 // the seccomp filter could not be installed
+	ExitLaunchExec        = 125 // the grader's interpreter could not be executed
+)
+
+// launchSpec is what Command tells the launcher, encoded as JSON in the
+// launcher's own argument list so the grader's environment stays exactly the
+// one the caller chose.
+type launchSpec struct {
+	UID       int       `json:"uid"` // -1: keep
+	GID       int       `json:"gid"` // -1: keep
+	ParentPID int       `json:"ppid"`
+	Limits    []rlimit  `json:"limits"`
+	Landlock  *fsPolicy `json:"landlock,omitempty"` // nil: no Landlock
+	Seccomp   bool      `json:"seccomp"`
+	// Probe makes the launcher exec itself in probe mode instead of argv,
+	// to measure the layers from inside (see probe.go).
+	Probe bool `json:"probe,omitempty"`
+}
+
+// rlimit is one resource limit; Hard 0 means the same as Value.
+type rlimit struct {
+	Name     string `json:"name"`
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+	Hard     uint64 `json:"hard,omitempty"`
+}
+
+func (ls launchSpec) encode() string {
+	b, err := json.Marshal(ls)
+	if err != nil {
+		panic(err) // a launchSpec holds only marshalable fields
+	}
+	return string(b)
+}
+
+// launchExitError is a launcher that exited with one of the ExitLaunch codes.
+type launchExitError struct {
+	code   int
+	stderr string
+}
+
+func (e *launchExitError) Error() string {
+	return fmt.Sprintf("launcher exited with code %d: %s", e.code, e.stderr)
+}
+
+// layerError is a failed layer and the exit code that names it.
+type layerError struct {
+	code int
+	err  error
+}
+
+func (e *layerError) Error() string { return e.err.Error() }
+
+func failLayer(code int, format string, args ...any) error {
+	return &layerError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// Launch is the launcher's main: it applies the layers described by args
+// (the encoded spec, "--", then the grader's argv) to its own process and
+// execs the grader. It returns only on failure, with an ExitLaunch code.
+func Launch(args []string) int {
+	if len(args) > 0 && args[0] == probeArg {
+		return probeMain(args[1:], os.Stdout)
+	}
+	if len(args) < 3 || args[1] != "--" {
+		return launchFail(ExitLaunchUsage, fmt.Errorf("usage: %s SPEC -- ARGV...", LauncherArg))
+	}
+	var ls launchSpec
+	if err := json.Unmarshal([]byte(args[0]), &ls); err != nil {
+		return launchFail(ExitLaunchUsage, fmt.Errorf("decoding the spec: %w", err))
+	}
+	argv := args[2:]
+	path := argv[0]
+	if ls.Probe {
+		// The probe is this binary, run through /proc/self/exe: the
+		// magic link reaches the file without searching the
+		// directories above it, which the slot uid may not be allowed
+		// to (go test builds into a 0700 directory).
+		path = "/proc/self/exe"
+		if ls.Landlock != nil {
+			// And Landlock must let it execute this very file.
+			exe, err := os.Executable()
+			if err != nil {
+				return launchFail(ExitLaunchUsage, fmt.Errorf("locating the probe: %w", err))
+			}
+			ls.Landlock.ReadExec = append(ls.Landlock.ReadExec, exe)
+		}
+	}
+
+	// Every layer below that is per thread (no_new_privs, Landlock before
+	// ABI 8, the parent-death signal) is set on this locked thread, which
+	// is also the one that calls execve; execve ends every other thread
+	// (fs/exec.c de_thread) and the new program inherits this thread's
+	// state. Layers that are per process (uid, rlimits) or synchronised
+	// (seccomp TSYNC) cover all threads anyway.
+	runtime.LockOSThread()
+
+	// Everything execve needs is allocated now: once RLIMIT_AS is in
+	// force the Go heap may not grow (the runtime then dies with "out of
+	// memory"), so after the layers the launcher only makes raw syscalls.
+	x, err := prepareExec(path, argv, os.Environ())
+	if err != nil {
+		return launchFail(ExitLaunchUsage, err)
+	}
+	if err := applyLayers(ls); err != nil {
+		code := ExitLaunchUsage
+		if le, ok := err.(*layerError); ok {
+			code = le.code
+		}
+		return launchFail(code, err)
+	}
+	errno := x.exec()
+	return launchFail(ExitLaunchExec, fmt.Errorf("exec %s: %w", argv[0], errno))
+}
+
+// preparedExec holds execve's arguments as C strings.
+type preparedExec struct {
+	path       *byte
+	argv, envv []*byte
+}
+
+func prepareExec(path string, argv, env []string) (*preparedExec, error) {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	a, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	e, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	return &preparedExec{path: p, argv: a, envv: e}, nil
+}
+
+// exec calls execve(2) directly, which returns only on failure. Unlike
+// syscall.Exec it allocates nothing and does not restore the RLIMIT_NOFILE
+// that Go raised at start-up (syscall/rlimit.go) over the one set here.
+func (x *preparedExec) exec() unix.Errno {
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE,
+		uintptr(unsafe.Pointer(x.path)),
+		uintptr(unsafe.Pointer(&x.argv[0])),
+		uintptr(unsafe.Pointer(&x.envv[0])))
+	runtime.KeepAlive(x)
+	return errno
+}
+
+func launchFail(code int, err error) int {
+	fmt.Fprintf(os.Stderr, "gradegate launcher: %v\n", err)
+	return code
+}
+
+// applyLayers applies every layer of ls to the calling process, in an order
+// where each step still has the rights it needs: the Landlock ruleset opens
+// its paths with gradegate's credentials; the uid changes before the limits,
+// because setresuid flags a process whose new uid is over RLIMIT_NPROC and
+// its next execve then fails with EAGAIN (kernel/sys.c
+// flag_nproc_exceeded, fs/exec.c); the seccomp filter and RLIMIT_AS come
+// last, as after them the launcher only makes raw syscalls.
+func applyLayers(ls launchSpec) error {
+	ruleset := -1
+	if ls.Landlock != nil {
+		fd, err := buildRuleset(*ls.Landlock)
+		if err != nil {
+			return failLayer(ExitLaunchLandlock, "landlock: %w", err)
+		}
+		ruleset = fd
+		defer unix.Close(ruleset)
+	}
+	var filter []unix.SockFilter
+	if ls.Seccomp {
+		f, err := seccompFilter()
+		if err != nil {
+			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+		}
+		filter = f
+	}
+	if err := switchCredentials(ls); err != nil {
+		return failLayer(ExitLaunchCredentials, "credentials: %w", err)
+	}
+	// RLIMIT_AS comes last (see Launch); the others now.
+	var addressSpace []rlimit
+	var others []rlimit
+	for _, l := range ls.Limits {
+		if l.Resource == rlimitAS {
+			addressSpace = append(addressSpace, l)
+		} else {
+			others = append(others, l)
+		}
+	}
+	if err := setLimits(others); err != nil {
+		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
+	}
+	asLimit, err := prepareLimits(addressSpace)
+	if err != nil {
+		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
+	}
+	// no_new_privs lets an unprivileged process enforce Landlock and
+	// seccomp (landlock_restrict_self(2), seccomp(2)), and keeps set-uid
+	// binaries from regaining privileges.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return failLayer(ExitLaunchSeccomp, "no_new_privs: %w", err)
+	}
+	if ruleset >= 0 {
+		if err := restrictSelf(ruleset, ls.Landlock.ABI); err != nil {
+			return failLayer(ExitLaunchLandlock, "landlock: %w", err)
+		}
+	}
+	if ls.Seccomp {
+		if err := installFilter(filter); err != nil {
+			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+		}
+	}
+	if errno := asLimit.set(); errno != 0 {
+		return failLayer(ExitLaunchRlimit, "rlimit: setrlimit AS: %w", errno)
+	}
+	return nil
+}
+
+// switchCredentials drops to ls's uid and gid with no supplementary groups,
+// then re-arms the parent-death signal, which the kernel clears whenever
+// the effective uid changes (kernel/cred.c commit_creds).
+func switchCredentials(ls launchSpec) error {
+	if ls.UID < 0 {
+		return nil
+	}
+	// Go's syscall.Setgroups, Setresgid and Setresuid change every thread
+	// of the process (since Go 1.16), not only the calling one.
+	if err := syscall.Setgroups(nil); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(ls.GID, ls.GID, ls.GID); err != nil {
+		return fmt.Errorf("setresgid %d: %w", ls.GID, err)
+	}
+	if err := syscall.Setresuid(ls.UID, ls.UID, ls.UID); err != nil {
+		return fmt.Errorf("setresuid %d: %w", ls.UID, err)
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("parent-death signal: %w", err)
+	}
+	// gradegate may have died between the switch and the re-arm.
+	if ls.ParentPID > 0 && os.Getppid() != ls.ParentPID {
+		return fmt.Errorf("gradegate (pid %d) has exited", ls.ParentPID)
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/gradegate/gradegate/gate"
+	"golang.org/x/sys/unix"
+)
+
+// probeArg, after LauncherArg, runs the probe: the launcher execs itself
+// with it once every layer is applied, and the probe reports what a grader
+// would meet, as JSON on stdout.
+const probeArg = "__gradegate-probe"
+
+// probeEnv is the probe's whole environment; the probe reports its own, so
+// anything else would show a leak.
+var probeEnv = []string{"GRADEGATE_PROBE=1"}
+
+// probeExpect is what the parent tells the probe in its argument.
+type probeExpect struct {
+	Scratch     string `json:"scratch"`
+	LandlockABI int    `json:"landlock_abi"`
+}
+
+// probeReport is what the probe measured from inside the sandbox.
+type probeReport struct {
+	UID        int      `json:"uid"`
+	EUID       int      `json:"euid"`
+	GID        int      `json:"gid"`
+	Groups     []int    `json:"groups"`
+	Seccomp    string   `json:"seccomp"` // /proc/self/status "Seccomp:"; 2 is filter mode
+	NoNewPrivs string   `json:"no_new_privs"`
+	Env        []string `json:"env"`
+	FDs        []int    `json:"fds"` // open descriptors at start
+
+	// Results are "" for success, else the errno name (EACCES, …).
+	Sockets       []namedResult `json:"sockets"`
+	Syscalls      []namedResult `json:"syscalls"`
+	WriteInside   string        `json:"write_inside"`
+	WriteOutside  []namedResult `json:"write_outside"` // ENOENT entries: directory missing
+	ParentEnviron string        `json:"parent_environ"`
+	Limits        []limitResult `json:"limits"`
+
+	LandlockABI       int `json:"landlock_abi"` // enforced by the launcher
+	KernelLandlockABI int `json:"kernel_landlock_abi"`
+}
+
+type namedResult struct {
+	Name string `json:"name"`
+	Err  string `json:"err"`
+}
+
+type limitResult struct {
+	Name string `json:"name"`
+	Soft uint64 `json:"soft"`
+	Hard uint64 `json:"hard"`
+}
+
+func (r *probeReport) socket(family string) (string, bool) { return find(r.Sockets, family) }
+func (r *probeReport) call(name string) (string, bool)     { return find(r.Syscalls, name) }
+
+func find(rs []namedResult, name string) (string, bool) {
+	for _, x := range rs {
+		if x.Name == name {
+			return x.Err, true
+		}
+	}
+	return "", false
+}
+
+// networkBoundary reports whether the seccomp filter was in force and
+// refused internet sockets.
+func (r *probeReport) networkBoundary() bool {
+	v4, ok4 := r.socket("AF_INET")
+	v6, ok6 := r.socket("AF_INET6")
+	return r.Seccomp == "2" && ok4 && ok6 && v4 != "" && v6 != ""
+}
+
+func (r *probeReport) networkDetail() string {
+	v4, _ := r.socket("AF_INET")
+	v6, _ := r.socket("AF_INET6")
+	return fmt.Sprintf("seccomp mode %q, AF_INET socket: %s, AF_INET6 socket: %s", r.Seccomp, orCreated(v4), orCreated(v6))
+}
+
+func orCreated(err string) string {
+	if err == "" {
+		return "created"
+	}
+	return err
+}
+
+// fsConfined reports whether every write outside the scratch directory was
+// refused.
+func (r *probeReport) fsConfined() bool {
+	for _, w := range r.WriteOutside {
+		if w.Err == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// limitsMatch reports whether every limit in want is in force.
+func (r *probeReport) limitsMatch(want []rlimit) bool {
+	for _, l := range want {
+		if _, ok := r.limitMatches(l); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *probeReport) limitMatches(l rlimit) (limitResult, bool) {
+	for _, got := range r.Limits {
+		if got.Name == l.Name {
+			// A soft limit below the wanted value is stricter still
+			// (setLimits keeps a lower hard limit).
+			return got, got.Soft <= l.Value && got.Soft != unix.RLIM_INFINITY
+		}
+	}
+	return limitResult{}, false
+}
+
+// status turns the measurements into gate.Sandbox.
+func (r *probeReport) status(s *Sandbox) gate.Sandbox {
+	st := gate.Sandbox{UID: -1, Seccomp: r.networkBoundary(), Rlimits: r.limitsMatch(s.limits(s.probeSpec("")))}
+	if r.UID != os.Getuid() && r.UID == r.EUID {
+		st.UID = r.UID
+	}
+	if r.LandlockABI > 0 && r.fsConfined() {
+		st.LandlockABI = r.LandlockABI
+	}
+	return st
+}
+
+// probeSpec is the Spec of a probe in slot 0.
+func (s *Sandbox) probeSpec(scratch string) Spec {
+	return Spec{Slot: 0, ScratchDir: scratch, MemoryMB: s.probeMemMB, CPUSeconds: 10}
+}
+
+// runProbe launches the probe through the launcher with the layers s is
+// configured for and returns what it measured.
+func (s *Sandbox) runProbe(ctx context.Context) (*probeReport, error) {
+	dir, cleanup, err := s.Scratch(0)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	spec := s.probeSpec(dir)
+	ls := s.launchSpec(spec, s.launcher)
+	ls.Probe = true
+	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI})
+	args := []string{LauncherArg, ls.encode(), "--", s.launcher, LauncherArg, probeArg, string(expect)}
+	cmd := exec.CommandContext(ctx, s.launcher, args...)
+	cmd.Env = probeEnv
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// Two descriptors stand in for the worker's protocol pipes, which
+	// must arrive as 3 and 4.
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: probe: %w", err)
+	}
+	defer devnull.Close()
+	cmd.ExtraFiles = []*os.File{devnull, devnull}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &stdout, n: 1 << 20}
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	err = cmd.Run()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && strings.Contains(stderr.String(), "gradegate launcher:") {
+			return nil, &launchExitError{code: ee.ExitCode(), stderr: strings.TrimSpace(stderr.String())}
+		}
+		return nil, fmt.Errorf("probe failed: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var rep probeReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return nil, fmt.Errorf("probe output: %w", err)
+	}
+	return &rep, nil
+}
+
+// limitedWriter keeps the first n bytes and discards the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.n -= k
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// probeMain runs inside the sandbox, as a grader would, and reports what it
+// can and cannot do. It changes nothing outside its scratch directory.
+func probeMain(args []string, w io.Writer) int {
+	fds := openFDs()
+	var exp probeExpect
+	if len(args) != 1 || json.Unmarshal([]byte(args[0]), &exp) != nil {
+		fmt.Fprintln(os.Stderr, "gradegate probe: bad arguments")
+		return ExitLaunchUsage
+	}
+	r := probeReport{
+		UID: os.Getuid(), EUID: os.Geteuid(), GID: os.Getgid(),
+		Env: os.Environ(), FDs: fds,
+		LandlockABI: exp.LandlockABI, KernelLandlockABI: kernelLandlockABI(),
+	}
+	r.Groups, _ = os.Getgroups()
+	r.Seccomp, r.NoNewPrivs = procStatus("Seccomp"), procStatus("NoNewPrivs")
+
+	for _, f := range []struct {
+		name           string
+		domain, typ, p int
+	}{
+		{"AF_INET", unix.AF_INET, unix.SOCK_STREAM, 0},
+		{"AF_INET6", unix.AF_INET6, unix.SOCK_STREAM, 0},
+		{"AF_INET/udp", unix.AF_INET, unix.SOCK_DGRAM, 0},
+		{"AF_NETLINK", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE},
+		{"AF_PACKET", unix.AF_PACKET, unix.SOCK_RAW, 0},
+		{"AF_UNIX", unix.AF_UNIX, unix.SOCK_STREAM, 0},
+	} {
+		fd, err := unix.Socket(f.domain, f.typ|unix.SOCK_CLOEXEC, f.p)
+		if err == nil {
+			unix.Close(fd)
+		}
+		r.Sockets = append(r.Sockets, namedResult{f.name, errName(err)})
+	}
+
+	// setpgid(0, 0) is a no-op the kernel allows a group leader, and
+	// unshare(CLONE_NEWUSER) is open to unprivileged users on most
+	// kernels: an error here is the filter's. setsid from a group
+	// leader fails in the kernel anyway (EPERM, setsid(2)).
+	_, _, e := unix.RawSyscall(unix.SYS_SETPGID, 0, 0, 0)
+	r.Syscalls = append(r.Syscalls, namedResult{"setpgid", errName(errnoErr(e))})
+	_, _, e = unix.RawSyscall(unix.SYS_SETSID, 0, 0, 0)
+	r.Syscalls = append(r.Syscalls, namedResult{"setsid", errName(errnoErr(e))})
+	var params [120]byte // struct io_uring_params
+	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+	if e == 0 {
+		unix.Close(int(fd))
+	}
+	r.Syscalls = append(r.Syscalls, namedResult{"io_uring_setup", errName(errnoErr(e))})
+
+	name := fmt.Sprintf("gradegate-probe-%d", os.Getpid())
+	r.WriteInside = errName(tryCreate(filepath.Join(exp.Scratch, name)))
+	for _, dir := range []string{filepath.Dir(exp.Scratch), os.TempDir(), "/dev/shm", "/var/tmp"} {
+		if _, ok := find(r.WriteOutside, dir); ok {
+			continue
+		}
+		err := tryCreate(filepath.Join(dir, name))
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		r.WriteOutside = append(r.WriteOutside, namedResult{dir, errName(err)})
+	}
+	_, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))
+	r.ParentEnviron = errName(err)
+
+	for _, l := range []struct {
+		name string
+		res  int
+	}{{"AS", rlimitAS}, {"CPU", rlimitCPU}, {"FSIZE", rlimitFSIZE}, {"NOFILE", rlimitNOFILE}, {"NPROC", rlimitNPROC}, {"CORE", rlimitCORE}} {
+		var rl unix.Rlimit
+		if err := unix.Getrlimit(l.res, &rl); err == nil {
+			r.Limits = append(r.Limits, limitResult{l.name, rl.Cur, rl.Max})
+		}
+	}
+	// Last, as it would move the probe into a new user namespace.
+	_, _, e = unix.RawSyscall(unix.SYS_UNSHARE, unix.CLONE_NEWUSER, 0, 0)
+	r.Syscalls = append(r.Syscalls, namedResult{"unshare(CLONE_NEWUSER)", errName(errnoErr(e))})
+
+	if err := json.NewEncoder(w).Encode(r); err != nil {
+		return ExitLaunchUsage
+	}
+	return 0
+}
+
+// openFDs lists the inherited descriptors below 1024: those open without
+// FD_CLOEXEC. The probe's own Go runtime opens files at start-up (Go 1.25+
+// reads the cgroup CPU quota for GOMAXPROCS), always close-on-exec, while a
+// descriptor that survived execve cannot carry the flag.
+func openFDs() []int {
+	var fds []int
+	for fd := 0; fd < 1024; fd++ {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			fds = append(fds, fd)
+		}
+	}
+	return fds
+}
+
+// tryCreate creates and removes a file at path.
+func tryCreate(path string) error {
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return unix.Unlink(path)
+}
+
+func procStatus(key string) string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func errnoErr(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// errName is "" for nil, else the errno's name (EACCES), else the message.
+func errName(err error) string {
+	if err == nil {
+		return ""
+	}
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		if n := unix.ErrnoName(errno); n != "" {
+			return n
+		}
+	}
+	return err.Error()
+}
+
+// probeTimeout bounds one probe; a probe takes milliseconds.
+const probeTimeout = 30 * time.Second

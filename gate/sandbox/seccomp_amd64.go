@@ -1,0 +1,14 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the only architecture the filter admits. On x86-64 the
+// i386 entry points (int 0x80, sysenter) report AUDIT_ARCH_I386 and use
+// other syscall numbers, so a denylist written for x86-64 numbers would
+// not match them: the filter kills such calls instead.
+const auditArch = unix.AUDIT_ARCH_X86_64
+
+// x32SyscallBit marks x32 ABI calls, which share AUDIT_ARCH_X86_64 but
+// number syscalls from 0x40000000 (arch/x86/include/uapi/asm/unistd.h
+// __X32_SYSCALL_BIT); the filter kills them too.
+const x32SyscallBit = 0x40000000

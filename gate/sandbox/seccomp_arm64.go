@@ -1,0 +1,10 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the only architecture the filter admits; 32-bit ARM
+// compat calls report AUDIT_ARCH_ARM and are killed.
+const auditArch = unix.AUDIT_ARCH_AARCH64
+
+// x32SyscallBit is an x86-64 notion; arm64 has no such ABI.
+const x32SyscallBit = 0
