@@ -2,13 +2,400 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/checkrun"
+	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/manifest"
 )
 
-// runAction runs gradegate as the GitHub Action: command and options come from
-// the INPUT_* environment variables.
+// GitHub's limits for what a step writes
+// (https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions).
+const (
+	// maxStepSummaryBytes stays under the 1 MiB a step summary may hold.
+	maxStepSummaryBytes = 1<<20 - 1<<10
+	// maxCommandAnnotations is how many annotations of one level a step can
+	// show: GitHub displays at most 10 error and 10 warning annotations per
+	// step (and 50 per job); the rest would be lost silently.
+	maxCommandAnnotations = 10
+)
+
+// actionInputs are the action's inputs (action.yml), read from INPUT_*.
+type actionInputs struct {
+	manifest  string
+	command   string
+	results   string // run, canary: where to write; merge: the shard files
+	shard     string
+	checkName string
+	hosted    bool
+	token     string
+}
+
+// readInputs reads and checks the inputs. go-githubactions maps an input
+// name to INPUT_<NAME> upper-cased with spaces (not dashes) replaced, which
+// is what the runner sets: check-name arrives as INPUT_CHECK-NAME.
+func readInputs(gh *githubactions.Action) (actionInputs, error) {
+	in := actionInputs{
+		manifest:  gh.GetInput("manifest"),
+		command:   gh.GetInput("command"),
+		results:   gh.GetInput("results"),
+		shard:     gh.GetInput("shard"),
+		checkName: gh.GetInput("check-name"),
+		token:     gh.GetInput("github-token"),
+	}
+	if in.manifest == "" {
+		in.manifest = "gradegate.yaml"
+	}
+	if in.command == "" {
+		in.command = "run"
+	}
+	var errs []error
+	if h := gh.GetInput("hosted"); h != "" {
+		b, err := strconv.ParseBool(h)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("input hosted: want true or false, got %q", h))
+		}
+		in.hosted = b
+	}
+	switch in.command {
+	case "run", "canary", "merge", "validate", "mutate", "pin", "doctor", "version":
+	default:
+		errs = append(errs, fmt.Errorf("input command: want run, canary, merge, validate, mutate, pin, doctor or version, got %q", in.command))
+	}
+	if in.shard != "" && in.command != "run" {
+		errs = append(errs, fmt.Errorf("input shard applies to command run, not %s", in.command))
+	}
+	if in.hosted && in.command != "canary" {
+		errs = append(errs, fmt.Errorf("input hosted applies to command canary, not %s", in.command))
+	}
+	if in.results != "" && !writesResults(in.command) {
+		errs = append(errs, fmt.Errorf("input results applies to commands run, canary and merge, not %s", in.command))
+	}
+	if in.command == "merge" && in.results == "" {
+		errs = append(errs, errors.New("input results: command merge needs the shard results files (paths or globs, one per line)"))
+	}
+	return in, errors.Join(errs...)
+}
+
+// writesResults reports the commands that produce a results document, which
+// the action reports as a step summary, outputs and a check run.
+func writesResults(command string) bool {
+	return command == "run" || command == "canary" || command == "merge"
+}
+
+// args builds the command line the inputs stand for. resultsFile is where
+// the results document goes.
+func (in actionInputs) args(resultsFile string) ([]string, error) {
+	switch in.command {
+	case "run":
+		a := []string{"run", in.manifest, "--results", resultsFile}
+		if in.shard != "" {
+			a = append(a, "--shard", in.shard)
+		}
+		return a, nil
+	case "canary":
+		a := []string{"canary", in.manifest, "--results", resultsFile}
+		if in.hosted {
+			a = append(a, "--hosted")
+		}
+		return a, nil
+	case "merge":
+		// A container action gets no shell, so gradegate expands the globs.
+		a := []string{"merge", "--manifest", in.manifest, "--results", resultsFile}
+		for _, pat := range strings.Fields(in.results) {
+			matches, err := filepath.Glob(pat)
+			if err != nil {
+				return nil, fmt.Errorf("input results: %q: %w", pat, err)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("input results: no shard results file matches %q", pat)
+			}
+			a = append(a, matches...)
+		}
+		return a, nil
+	case "doctor", "version":
+		return []string{in.command}, nil
+	}
+	return []string{in.command, in.manifest}, nil
+}
+
+// runAction runs gradegate as the GitHub Action: command and options come
+// from the INPUT_* variables, and a run that produced results is reported as
+// a step summary, outputs and a check run on the pull request's head commit.
+// A reporting failure turns a pass into exit 3; a hold stays 1.
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "gradegate: the action mode is not built yet")
-	return exitInternal
+	gh := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
+	in, err := readInputs(gh)
+	if err != nil {
+		for _, line := range errorLines(err) {
+			gh.Errorf("gradegate: %s", line)
+		}
+		return exitInput
+	}
+
+	resultsFile := ""
+	if in.command != "merge" {
+		resultsFile = in.results
+	}
+	if writesResults(in.command) && resultsFile == "" {
+		// The output "results" is always set. RUNNER_TEMP is inside the
+		// action's container; a later step that needs the file sets the
+		// results input to a workspace path.
+		resultsFile, err = tempResultsFile(getenv("RUNNER_TEMP"))
+		if err != nil {
+			gh.Errorf("gradegate: %v", err)
+			return exitInternal
+		}
+	}
+	args, err := in.args(resultsFile)
+	if err != nil {
+		gh.Errorf("gradegate: %v", err)
+		return exitInput
+	}
+	fmt.Fprintf(stdout, "gradegate %s\n", strings.Join(args, " "))
+	out := execute(ctx, args, getenv, stdout, stderr)
+	// Any command that produced results is reported (mutate and shadow may
+	// come to); the others end here with their own exit code.
+	if out.results == nil && !writesResults(in.command) {
+		return out.code
+	}
+
+	var errs []error
+	res := out.results
+	if res == nil {
+		// Nothing to report beyond the failure execute already printed, but
+		// the summary says where to look rather than staying empty.
+		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() {
+			gh.AddStepSummary(fmt.Sprintf("## gradegate %s: no verdict\n\n`gradegate %s` exited %d before producing results; the job log says why.\n",
+				in.command, strings.Join(args, " "), out.code))
+		}))
+		reportErrors(gh, errs)
+		return failClosed(out.code, nil)
+	}
+
+	runURL := workflowRunURL(getenv)
+	md := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxStepSummaryBytes, RunURL: runURL})
+	errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
+
+	checkURL, err := reportCheck(ctx, gh, getenv, in, res, runURL)
+	errs = append(errs, err)
+
+	passRate := ""
+	if res.Overall.PassRate != nil {
+		passRate = strconv.FormatFloat(*res.Overall.PassRate, 'f', 4, 64)
+	}
+	errs = append(errs, fileCommand(gh, "GITHUB_OUTPUT", func() {
+		gh.SetOutput("verdict", res.Verdict)
+		gh.SetOutput("pass-rate", passRate)
+		gh.SetOutput("results", resultsFile)
+		gh.SetOutput("check-run-url", checkURL)
+	}))
+	reportErrors(gh, errs)
+	return failClosed(out.code, res, errs...)
+}
+
+// failClosed is the exit code after reporting: nothing but a reported pass
+// exits 0, and a hold is never turned into anything but 1.
+func failClosed(code int, res *gate.Results, errs ...error) int {
+	if code == exitPass && (res == nil || res.Verdict != gate.VerdictPass) {
+		code = exitHold
+		if res == nil {
+			code = exitInternal
+		}
+	}
+	if code == exitPass && errors.Join(errs...) != nil {
+		return exitInternal
+	}
+	return code
+}
+
+func reportErrors(gh *githubactions.Action, errs []error) {
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		for _, line := range errorLines(err) {
+			gh.Errorf("gradegate: reporting failed: %s", line)
+		}
+	}
+}
+
+// reportCheck posts the check run and returns its URL. When the token may
+// not write checks it says so once and emits the annotations as workflow
+// commands instead, which is not a failure.
+func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in actionInputs, res *gate.Results, runURL string) (string, error) {
+	if in.command == "run" && in.shard != "" {
+		gh.Infof("gradegate: shard %s: no check run; the merge job posts the one verdict", in.shard)
+		return "", nil
+	}
+	opts := []checkrun.Option{
+		checkrun.WithDetailsURL(runURL),
+		checkrun.WithMarkdown(func(res *gate.Results, maxBytes int) string {
+			return render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxBytes, RunURL: runURL})
+		}),
+		checkrun.WithFiles(suiteFiles(in.manifest)),
+		checkrun.WithPaths(repoPaths(getenv)),
+	}
+	if in.token == "" {
+		check := checkrun.New(nil, "", "", "", in.checkName, opts...)
+		annotateWithCommands(gh, check.Annotations(res), "no github-token was given")
+		return "", nil
+	}
+
+	owner, repo, ok := strings.Cut(getenv("GITHUB_REPOSITORY"), "/")
+	if !ok || owner == "" || repo == "" {
+		return "", fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", getenv("GITHUB_REPOSITORY"))
+	}
+	var payload []byte
+	if p := getenv("GITHUB_EVENT_PATH"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("reading the event payload: %w", err)
+		}
+		payload = b
+	}
+	sha, err := checkrun.HeadSHA(getenv("GITHUB_EVENT_NAME"), payload, getenv("GITHUB_SHA"))
+	if err != nil {
+		return "", fmt.Errorf("finding the commit for the check run: %w", err)
+	}
+	client, err := checkrun.NewClient(&http.Client{}, getenv("GITHUB_API_URL"), in.token)
+	if err != nil {
+		return "", err
+	}
+	check := checkrun.New(client, owner, repo, sha, in.checkName, opts...)
+	err = check.Report(ctx, res)
+	if errors.Is(err, checkrun.ErrNoPermission) {
+		annotateWithCommands(gh, check.Annotations(res), "the token may not write checks (a pull request from a fork, or a workflow without `permissions: checks: write`)")
+		return "", nil
+	}
+	if err != nil {
+		return check.URL(), fmt.Errorf("check run: %w", err)
+	}
+	gh.Infof("gradegate: check run %s", check.URL())
+	return check.URL(), nil
+}
+
+// annotateWithCommands emits annotations as workflow commands, within what a
+// step can show, after one notice that says why.
+func annotateWithCommands(gh *githubactions.Action, anns []checkrun.Annotation, why string) {
+	shown := map[string]int{}
+	var emit []checkrun.Annotation
+	for _, a := range anns {
+		if shown[a.Level] < maxCommandAnnotations {
+			shown[a.Level]++
+			emit = append(emit, a)
+		}
+	}
+	msg := "gradegate did not create a check run: " + why + ". The verdict and tables are in the step summary"
+	switch {
+	case len(emit) < len(anns):
+		msg += fmt.Sprintf("; %d of %d annotations follow (GitHub shows at most %d per level and step).", len(emit), len(anns), maxCommandAnnotations)
+	case len(emit) > 0:
+		msg += "; the annotations follow."
+	default:
+		msg += "."
+	}
+	gh.Noticef("%s", msg)
+	for _, a := range emit {
+		at := gh.WithFieldsMap(map[string]string{"file": a.Path, "line": strconv.Itoa(a.Line), "title": a.Title})
+		switch a.Level {
+		case checkrun.LevelFailure:
+			at.Errorf("%s", a.Message)
+		case checkrun.LevelWarning:
+			at.Warningf("%s", a.Message)
+		default:
+			at.Noticef("%s", a.Message)
+		}
+	}
+}
+
+// suiteFiles names the grader and dataset a manifest points at, as gradegate
+// opens them, so annotations can point into them. A manifest that does not
+// load has already been reported by the command; it just gets none.
+func suiteFiles(manifestPath string) checkrun.Files {
+	m, err := manifest.Load(hostFS{}, filepath.ToSlash(manifestPath))
+	if err != nil {
+		return checkrun.Files{}
+	}
+	join := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if path.IsAbs(p) {
+			return p
+		}
+		return path.Join(m.Dir, p)
+	}
+	return checkrun.Files{Grader: join(m.Grader.Source), Dataset: join(m.Dataset.Path)}
+}
+
+// repoPaths maps paths as gradegate opened them to paths relative to the
+// repository root (GITHUB_WORKSPACE; the working directory when unset).
+func repoPaths(getenv func(string) string) func(string) (string, bool) {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "."
+	}
+	root := getenv("GITHUB_WORKSPACE")
+	if root == "" {
+		root = wd
+	}
+	return checkrun.RelativeTo(root, wd)
+}
+
+// workflowRunURL is the web address of this workflow run, or "".
+func workflowRunURL(getenv func(string) string) string {
+	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
+	if repo == "" || id == "" {
+		return ""
+	}
+	if server == "" {
+		server = "https://github.com"
+	}
+	return strings.TrimSuffix(server, "/") + "/" + repo + "/actions/runs/" + id
+}
+
+// tempResultsFile returns a fresh path for the results document in dir
+// (RUNNER_TEMP), or in the system's temporary directory when dir is unset or
+// missing, as it can be inside a container action.
+func tempResultsFile(dir string) (string, error) {
+	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, "gradegate-results-*.json")
+	if err != nil {
+		return "", fmt.Errorf("creating the results file: %w", err)
+	}
+	name := f.Name()
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("creating the results file: %w", err)
+	}
+	return name, nil
+}
+
+// fileCommand runs writes to an environment file (GITHUB_OUTPUT,
+// GITHUB_STEP_SUMMARY) and returns their failure as an error:
+// go-githubactions panics when the file cannot be written.
+func fileCommand(gh *githubactions.Action, env string, write func()) (err error) {
+	if gh.Getenv(env) == "" {
+		return fmt.Errorf("%s is not set", env)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("writing %s: %v", env, r)
+		}
+	}()
+	write()
+	return nil
 }

@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/manifest"
 )
+
+// version is stamped at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
 
 // outcome is what one command produced: its exit code and, for the commands
 // that grade, the results the action reports.
@@ -14,6 +20,37 @@ type outcome struct {
 	command string        // run, validate, canary, …
 	results *gate.Results // nil when the command produces none
 	code    int
+}
+
+// app is what every command may touch. Nothing reads the process
+// environment or writes to os.Stdout behind it.
+type app struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	usage   string
+	summary string
+	run     func(a *app, ctx context.Context, args []string) outcome
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--workers N] [--unsandboxed]", "the full gate", (*app).cmdRun},
+		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate},
+		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F]", "canaries only", (*app).cmdCanary},
+		{"pin", "pin [MANIFEST]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
+		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F]", "combine shard results into one verdict", (*app).cmdMerge},
+		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
+		{"mutate", "mutate [MANIFEST]", "mutation-test the grader against its canaries", notBuilt("mutate")},
+		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py", "grade the cases with the old and the new grader source", notBuilt("shadow")},
+		{"compare", "compare BASE.json HEAD.json", "matched-cohort comparison of two results files", notBuilt("compare")},
+		{"version", "version", "print the version", (*app).cmdVersion},
+	}
 }
 
 // run is the whole command line tool; main only wires the process to it.
@@ -26,6 +63,90 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // execute runs one command line (without the program name).
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) outcome {
-	fmt.Fprintln(stderr, "gradegate: not built yet")
-	return outcome{code: exitInternal}
+	a := &app{getenv: getenv, stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		a.usage(stdout)
+		if len(args) == 0 {
+			return outcome{code: exitInput}
+		}
+		return outcome{code: exitPass}
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			o := c.run(a, ctx, args[1:])
+			o.command = c.name
+			return o
+		}
+	}
+	fmt.Fprintf(stderr, "gradegate: unknown command %q\n\n", args[0])
+	a.usage(stderr)
+	return outcome{code: exitInput}
+}
+
+func (a *app) usage(w io.Writer) {
+	fmt.Fprintln(w, "gradegate gates evaluation graders in CI: it checks that the grader can still fail,\ngrades every intended case in a sandbox and says pass or hold.")
+	fmt.Fprintln(w, "\nUsage:")
+	cs := commands()
+	width := 0
+	for _, c := range cs {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "  gradegate %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.")
+}
+
+func notBuilt(name string) func(a *app, ctx context.Context, args []string) outcome {
+	return func(a *app, ctx context.Context, args []string) outcome {
+		fmt.Fprintf(a.stderr, "gradegate %s: not built yet in this version; nothing was checked\n", name)
+		return outcome{code: exitInternal}
+	}
+}
+
+func (a *app) cmdVersion(ctx context.Context, args []string) outcome {
+	fmt.Fprintf(a.stdout, "gradegate %s\n", version)
+	return outcome{code: exitPass}
+}
+
+// fail reports err and returns the exit code it deserves: 2 for input the
+// user can fix, 3 for everything else. Every problem of a joined error gets
+// its own line.
+func (a *app) fail(cmd string, err error) outcome {
+	code := exitInternal
+	if errors.Is(err, manifest.ErrInput) {
+		code = exitInput
+	}
+	for _, line := range errorLines(err) {
+		fmt.Fprintf(a.stderr, "gradegate %s: %s\n", cmd, line)
+	}
+	return outcome{code: code}
+}
+
+// errorLines flattens a joined error into one line per problem.
+func errorLines(err error) []string {
+	var lines []string
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		lines = append(lines, strings.ReplaceAll(e.Error(), "\n", "\n  "))
+	}
+	walk(err)
+	return lines
+}
+
+// manifestArg returns the manifest path from the positional arguments.
+func manifestArg(cmd string, pos []string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return "gradegate.yaml", nil
+	case 1:
+		return pos[0], nil
+	}
+	return "", fmt.Errorf("%w: gradegate %s takes one manifest, got %d arguments: %s", manifest.ErrInput, cmd, len(pos), strings.Join(pos, " "))
 }

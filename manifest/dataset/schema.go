@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -23,10 +24,19 @@ type itemSchema struct {
 	schema *jsonschema.Schema
 }
 
-// fsSchemaLoader resolves "file:///path" references against the suite's
-// file system, so a schema may $ref a sibling file; any other scheme is
-// refused (graders and their checks run without network, and so does this).
-type fsSchemaLoader struct{ fsys fs.FS }
+// fsSchemaLoader resolves "file:///suite/name" references to files in the
+// schema's own folder, so a schema may $ref a sibling file; any other scheme
+// or place is refused (graders and their checks run without network, and so
+// does this). The schema is given a virtual location because its real path
+// may climb out of the working directory ("../shared/item.schema.json"),
+// which a file URL cannot express.
+type fsSchemaLoader struct {
+	fsys fs.FS
+	dir  string // the schema's folder in fsys
+}
+
+// schemaRoot is the virtual folder the schema and its siblings live in.
+const schemaRoot = "/suite/"
 
 func (l fsSchemaLoader) Load(rawURL string) (any, error) {
 	u, err := url.Parse(rawURL)
@@ -36,7 +46,11 @@ func (l fsSchemaLoader) Load(rawURL string) (any, error) {
 	if u.Scheme != "file" {
 		return nil, fmt.Errorf("schema reference %q: only files next to the schema can be referenced", rawURL)
 	}
-	data, err := fs.ReadFile(l.fsys, strings.TrimPrefix(u.Path, "/"))
+	rel, ok := strings.CutPrefix(u.Path, schemaRoot)
+	if !ok || rel == "" {
+		return nil, fmt.Errorf("schema reference %q: only files next to the schema can be referenced", rawURL)
+	}
+	data, err := fs.ReadFile(l.fsys, path.Join(l.dir, rel))
 	if err != nil {
 		return nil, fmt.Errorf("schema reference %q: %w", rawURL, err)
 	}
@@ -60,8 +74,8 @@ func compileSchema(fsys fs.FS, file string) (*itemSchema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(fsSchemaLoader{fsys: fsys})
-	loc := "file:///" + file
+	c.UseLoader(fsSchemaLoader{fsys: fsys, dir: path.Dir(file)})
+	loc := "file://" + schemaRoot + path.Base(file)
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, schemaErr(err)
 	}

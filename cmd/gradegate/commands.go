@@ -1,0 +1,513 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/gradegate/gradegate/canary/hosted"
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/worker"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// gradeFlags are the options of the commands that run the grader.
+type gradeFlags struct {
+	format      format
+	results     string
+	shard       shard
+	workers     int
+	unsandboxed bool
+	python      string
+}
+
+func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	g.format = formatHuman
+	fs.Var(&g.format, "format", "stdout format: human, json or markdown")
+	fs.StringVar(&g.results, "results", "", "write the results JSON to this file")
+	fs.IntVar(&g.workers, "workers", runtime.NumCPU(), "grader processes")
+	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
+	python := getenv("GRADEGATE_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	fs.StringVar(&g.python, "python", python, "Python interpreter for the grader (env GRADEGATE_PYTHON)")
+}
+
+// suite is a loaded manifest with the bytes its digests were checked against.
+type suite struct {
+	m      *manifest.Manifest
+	fsys   hostFS
+	source []byte
+}
+
+func loadSuite(path string) (*suite, error) {
+	fsys := hostFS{}
+	m, err := manifest.Load(fsys, filepath.ToSlash(path))
+	if err != nil {
+		return nil, err
+	}
+	return &suite{m: m, fsys: fsys}, nil
+}
+
+// graderSource reads the grader once: these exact bytes are both the ones
+// whose digest the gate checks and the ones the worker loads.
+func (s *suite) graderSource() ([]byte, error) {
+	if s.source != nil {
+		return s.source, nil
+	}
+	name := s.m.Path(s.m.Grader.Source)
+	b, err := os.ReadFile(filepath.FromSlash(name))
+	if err != nil {
+		return nil, &manifest.Error{File: s.m.File, Line: s.m.Line("grader.source"), Key: "grader.source", Msg: "cannot read " + name, Err: err}
+	}
+	s.source = b
+	return b, nil
+}
+
+// runner starts the grader pool. A grader that cannot even be loaded is not
+// a tool failure: every task then errors with the load failure, so canaries
+// fail and cases count as unevaluable, and the gate holds with the reason.
+func (a *app) runner(ctx context.Context, s *suite, f gradeFlags) (gate.Runner, func(), error) {
+	src, err := s.graderSource()
+	if err != nil {
+		return nil, nil, err
+	}
+	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
+	if err != nil {
+		if errors.Is(err, sandbox.ErrNoNetworkBoundary) {
+			return nil, nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
+		}
+		return nil, nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	py, err := a.python(ctx, sb, f.python)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := s.m.Grader
+	pool, err := worker.New(ctx, worker.Config{
+		Source:         src,
+		SourceName:     filepath.Base(g.Source),
+		Contract:       g.Contract,
+		Metric:         g.Metric,
+		TimeoutSeconds: g.TimeoutSeconds,
+		MemoryMB:       g.MemoryMB,
+		Isolation:      g.Isolation,
+		Workers:        f.workers,
+		Python:         py,
+		Sandbox:        sb,
+	})
+	var le *worker.LoadError
+	if errors.As(err, &le) {
+		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", s.m.Path(g.Source), le)
+		return loadFailed{err: le, sandbox: sb.Status()}, func() {}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the grader: %w", err)
+	}
+	return pool, func() {
+		if err := pool.Close(); err != nil {
+			fmt.Fprintf(a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+		}
+	}, nil
+}
+
+// loadFailed is the runner of a grader that failed to load.
+type loadFailed struct {
+	err     *worker.LoadError
+	sandbox gate.Sandbox
+}
+
+func (l loadFailed) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	out := make([]gate.Outcome, len(tasks))
+	for i := range tasks {
+		e := l.err.Err
+		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output}
+	}
+	return out, nil
+}
+
+func (l loadFailed) Sandbox() gate.Sandbox { return l.sandbox }
+
+func (a *app) cmdRun(ctx context.Context, args []string) outcome {
+	return a.grade(ctx, "run", args, false)
+}
+
+func (a *app) cmdCanary(ctx context.Context, args []string) outcome {
+	return a.grade(ctx, "canary", args, true)
+}
+
+// grade is `run` and `canary`: load, grade, decide, write, exit.
+func (a *app) grade(ctx context.Context, name string, args []string, canariesOnly bool) outcome {
+	fs := newFlagSet(name, a.stderr)
+	var f gradeFlags
+	f.register(fs, a.getenv)
+	var hostedOn bool
+	var hostedURL string
+	if canariesOnly {
+		fs.BoolVar(&hostedOn, "hosted", false, "also run the canaries on OpenAI's hosted grader (OPENAI_API_KEY)")
+		fs.StringVar(&hostedURL, "hosted-url", hosted.DefaultBaseURL, "base URL of the hosted grader API")
+	} else {
+		fs.Var(&f.shard, "shard", "grade only shard K of N (K/N)")
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return outcome{code: exitInput}
+	}
+	path, err := manifestArg(name, pos)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	s, err := loadSuite(path)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	var set *dataset.Set
+	if !canariesOnly {
+		set, err = dataset.Load(s.fsys, s.m)
+		if err != nil {
+			return a.fail(name, err)
+		}
+	}
+	if hostedOn && a.getenv("OPENAI_API_KEY") == "" {
+		return a.fail(name, fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput))
+	}
+	r, stop, err := a.runner(ctx, s, f)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	defer stop()
+	opts := gate.Options{Version: version, CanariesOnly: canariesOnly}
+	if f.shard.count > 0 {
+		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
+	}
+	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set}, r, opts)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	var parity *hosted.Report
+	if hostedOn {
+		parity, err = a.hostedParity(ctx, s, res, hostedURL)
+		if err != nil && parity == nil {
+			return a.fail(name, err)
+		}
+		if err != nil {
+			fmt.Fprintf(a.stderr, "gradegate %s: hosted grader: %v\n", name, err)
+		}
+	}
+	o := a.finish(name, res, f)
+	if parity != nil {
+		if werr := parity.WriteText(a.stderr); werr != nil {
+			return a.fail(name, werr)
+		}
+		if !parity.OK() || err != nil {
+			if o.code == exitPass {
+				o.code = exitHold
+			}
+			if err != nil {
+				o.code = exitInternal
+			}
+		}
+	}
+	return o
+}
+
+// finish writes the results file and stdout, and turns the verdict into the
+// exit code. A failure to write is a tool failure: never a pass.
+func (a *app) finish(name string, res *gate.Results, f gradeFlags) outcome {
+	o := outcome{results: res, code: exitHold}
+	if res.Verdict == gate.VerdictPass {
+		o.code = exitPass
+	}
+	if f.results != "" {
+		if err := writeJSONFile(f.results, res); err != nil {
+			return a.failWith(name, o, err)
+		}
+	}
+	if err := a.render(res, f.format); err != nil {
+		return a.failWith(name, o, err)
+	}
+	return o
+}
+
+// failWith reports a failure after results exist: the action still reports
+// them, and the exit code is never a pass.
+func (a *app) failWith(name string, o outcome, err error) outcome {
+	fmt.Fprintf(a.stderr, "gradegate %s: %v\n", name, err)
+	o.code = exitInternal
+	return o
+}
+
+func (a *app) render(res *gate.Results, f format) error {
+	switch f {
+	case formatJSON:
+		return render.JSON(a.stdout, res)
+	case formatMarkdown:
+		return render.Markdown(a.stdout, res, render.MarkdownOptions{})
+	}
+	var color bool
+	if file, ok := a.stdout.(*os.File); ok {
+		color = render.ColorEnabled(a.getenv, file)
+	}
+	return render.Human(a.stdout, res, render.Options{Color: color})
+}
+
+func writeJSONFile(path string, v any) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	if err := render.JSON(file, v); err != nil {
+		file.Close()
+		return fmt.Errorf("writing results %s: %w", path, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("writing results %s: %w", path, err)
+	}
+	return nil
+}
+
+// hostedParity runs the canaries on OpenAI's hosted grader and compares.
+func (a *app) hostedParity(ctx context.Context, s *suite, res *gate.Results, baseURL string) (*hosted.Report, error) {
+	src, err := s.graderSource()
+	if err != nil {
+		return nil, err
+	}
+	c := hosted.NewClient(baseURL, a.getenv("OPENAI_API_KEY"))
+	g := hosted.Grader{Type: "python", Name: s.m.Grader.Name, Source: string(src), ImageTag: s.m.Grader.ImageTag}
+	local := make([]hosted.Local, 0, len(res.Canaries))
+	for _, cr := range res.Canaries {
+		local = append(local, hosted.Local{Name: cr.Name, Got: cr.Got, Errored: cr.Class != gate.ClassOK, Class: string(cr.Class)})
+	}
+	return hosted.Parity(ctx, c, g, s.m.Canaries, local, s.m.Grader.PassThreshold)
+}
+
+// cmdValidate checks the manifest, the digests and the dataset contract
+// without grading: exit 0 when clean, 1 when something would hold.
+func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
+	fs := newFlagSet("validate", a.stderr)
+	f := formatHuman
+	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return outcome{code: exitInput}
+	}
+	path, err := manifestArg("validate", pos)
+	if err != nil {
+		return a.fail("validate", err)
+	}
+	s, err := loadSuite(path)
+	if err != nil {
+		return a.fail("validate", err)
+	}
+	set, err := dataset.Load(s.fsys, s.m)
+	if err != nil {
+		return a.fail("validate", err)
+	}
+	_, mismatches, err := gate.CheckDigests(s.fsys, s.m, true)
+	if err != nil {
+		return a.fail("validate", err)
+	}
+	v := &render.Validation{Schema: render.ValidationSchema, Findings: []manifest.Finding{}, Warnings: []manifest.Finding{}}
+	for _, mm := range mismatches {
+		v.Findings = append(v.Findings, manifest.Finding{
+			Code: gate.ReasonDigestMismatch, Severity: manifest.SeverityHold,
+			File: s.m.File, Line: s.m.Line(mm.Key), Message: digestMessage(mm),
+		})
+	}
+	for _, fd := range set.Findings {
+		if fd.Severity == manifest.SeverityHold {
+			v.Findings = append(v.Findings, fd)
+		} else {
+			v.Warnings = append(v.Warnings, fd)
+		}
+	}
+	if err := a.renderValidation(v, f); err != nil {
+		return a.fail("validate", err)
+	}
+	if len(v.Findings) > 0 {
+		return outcome{code: exitHold}
+	}
+	return outcome{code: exitPass}
+}
+
+func (a *app) renderValidation(v *render.Validation, f format) error {
+	switch f {
+	case formatJSON:
+		return render.JSON(a.stdout, v)
+	case formatMarkdown:
+		return render.ValidationMarkdown(a.stdout, v, render.MarkdownOptions{})
+	}
+	var color bool
+	if file, ok := a.stdout.(*os.File); ok {
+		color = render.ColorEnabled(a.getenv, file)
+	}
+	return render.ValidationHuman(a.stdout, v, render.Options{Color: color})
+}
+
+// cmdDoctor tries every sandbox layer on this machine.
+func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
+	fs := newFlagSet("doctor", a.stderr)
+	f := formatHuman
+	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	python := a.getenv("GRADEGATE_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	fs.StringVar(&python, "python", python, "Python interpreter to try the checks with")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return outcome{code: exitInput}
+	}
+	exe := ""
+	if py, err := worker.ResolvePython(ctx, python); err == nil {
+		exe = py.Executable
+	} else {
+		fmt.Fprintf(a.stderr, "gradegate doctor: %v (Python checks skipped)\n", err)
+	}
+	// Doctor applies every layer the machine allows whatever New decides, so
+	// an unsandboxed Sandbox is enough to carry the launcher.
+	sb, err := sandbox.New(sandbox.WithUnsandboxed(true))
+	if err != nil {
+		return a.fail("doctor", err)
+	}
+	rep := sandbox.Doctor(ctx, sb, exe)
+	var werr error
+	switch f {
+	case formatJSON:
+		werr = render.JSON(a.stdout, rep)
+	case formatMarkdown:
+		werr = writeDoctorMarkdown(a.stdout, rep)
+	default:
+		fmt.Fprintln(a.stdout, render.SandboxLine(rep.Sandbox))
+		werr = rep.WriteText(a.stdout)
+	}
+	if werr != nil {
+		return a.fail("doctor", werr)
+	}
+	if !rep.NetworkBoundary {
+		fmt.Fprintln(a.stderr, "gradegate doctor: the network boundary cannot be established here: `gradegate run` refuses to grade (exit 3) unless --unsandboxed")
+		return outcome{code: exitInternal}
+	}
+	return outcome{code: exitPass}
+}
+
+func writeDoctorMarkdown(w io.Writer, rep sandbox.Report) error {
+	if _, err := fmt.Fprintf(w, "**%s**\n\n| layer | check | status | detail |\n|---|---|---|---|\n", render.SandboxLine(rep.Sandbox)); err != nil {
+		return err
+	}
+	for _, c := range rep.Checks {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.Layer, c.Name, c.Status, c.Detail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// digestMessage says which file changed and both digests.
+func digestMessage(mm gate.DigestMismatch) string {
+	if mm.Want == "" {
+		return fmt.Sprintf("%s %s is not pinned: add %s (gradegate pin writes %s)", mm.Name, mm.File, mm.Key, mm.Got)
+	}
+	return fmt.Sprintf("%s %s has %s but %s pins %s (gradegate pin records the new digest after an intended change)", mm.Name, mm.File, mm.Got, mm.Key, mm.Want)
+}
+
+// cmdMerge combines shard results into one verdict (SPEC section 11).
+func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
+	fs := newFlagSet("merge", a.stderr)
+	f := gradeFlags{format: formatHuman}
+	fs.Var(&f.format, "format", "stdout format: human, json or markdown")
+	fs.StringVar(&f.results, "results", "", "write the merged results JSON to this file")
+	path := "gradegate.yaml"
+	fs.StringVar(&path, "manifest", path, "the manifest the shards ran")
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		return outcome{code: exitInput}
+	}
+	if len(files) == 0 {
+		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
+	}
+	s, err := loadSuite(path)
+	if err != nil {
+		return a.fail("merge", err)
+	}
+	var parts []*gate.Results
+	var errs []error
+	for _, name := range files {
+		r, err := readResults(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		parts = append(parts, r)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return a.fail("merge", err)
+	}
+	res, err := gate.Merge(s.m, parts)
+	if err != nil {
+		return a.fail("merge", err)
+	}
+	return a.finish("merge", res, f)
+}
+
+// readResults reads one results JSON file.
+func readResults(name string) (*gate.Results, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, &manifest.Error{File: name, Msg: "cannot read results", Err: err}
+	}
+	var r gate.Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, &manifest.Error{File: name, Msg: "not a results JSON document", Err: err}
+	}
+	if r.Schema != gate.ResultsSchema {
+		return nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", gate.ResultsSchema, r.Schema)}
+	}
+	return &r, nil
+}
+
+// python resolves the grader interpreter once. An interpreter named with
+// --python or GRADEGATE_PYTHON is used or refused as it is; the default
+// python3 falls back to a system interpreter the graders can execute, and
+// says so.
+func (a *app) python(ctx context.Context, sb *sandbox.Sandbox, name string) (worker.Python, error) {
+	py, err := worker.ResolvePython(ctx, name)
+	if err != nil {
+		return worker.Python{}, fmt.Errorf("resolving the Python interpreter (--python, GRADEGATE_PYTHON): %w", err)
+	}
+	reach := sb.CheckInterpreter(py.Executable)
+	if reach == nil {
+		return py, nil
+	}
+	if name != "python3" || a.getenv("GRADEGATE_PYTHON") != "" {
+		return worker.Python{}, fmt.Errorf("the Python interpreter: %w", reach)
+	}
+	// A version manager under /root (mode 0700) is common on CI machines where
+	// gradegate runs as root, and the grader uids cannot search /root.
+	for _, cand := range []string{"/usr/local/bin/python3", "/usr/bin/python3"} {
+		if sb.CheckInterpreter(cand) != nil {
+			continue
+		}
+		alt, err := worker.ResolvePython(ctx, cand)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(a.stderr, "gradegate: grading with %s (Python %s): %v\n", alt.Executable, alt.Version, reach)
+		return alt, nil
+	}
+	return worker.Python{}, fmt.Errorf("the Python interpreter: %w (name a reachable one with --python or GRADEGATE_PYTHON)", reach)
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// parseInterleaved parses flags that may appear before or after positional
+// arguments (`gradegate run suite.yaml --format json`), which the standard
+// flag package alone stops at.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// newFlagSet returns a flag set that reports usage errors to stderr.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gradegate "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// format is the --format value.
+type format string
+
+const (
+	formatHuman    format = "human"
+	formatJSON     format = "json"
+	formatMarkdown format = "markdown"
+)
+
+func (f *format) String() string { return string(*f) }
+
+func (f *format) Set(s string) error {
+	switch format(s) {
+	case formatHuman, formatJSON, formatMarkdown:
+		*f = format(s)
+		return nil
+	}
+	return fmt.Errorf("want human, json or markdown, got %q", s)
+}
+
+// shard is the --shard K/N value.
+type shard struct{ index, count int }
+
+func (s *shard) String() string {
+	if s.count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.index, s.count)
+}
+
+func (s *shard) Set(v string) error {
+	k, n, ok := strings.Cut(v, "/")
+	if !ok {
+		return fmt.Errorf("want K/N (for example 2/4), got %q", v)
+	}
+	ki, err1 := strconv.Atoi(k)
+	ni, err2 := strconv.Atoi(n)
+	if err1 != nil || err2 != nil || ni < 1 || ki < 1 || ki > ni {
+		return fmt.Errorf("want K/N with 1 <= K <= N, got %q", v)
+	}
+	s.index, s.count = ki, ni
+	return nil
+}

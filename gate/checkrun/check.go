@@ -1,0 +1,375 @@
+// Package checkrun publishes a finished gradegate run as a GitHub check run
+// through the Checks API: a conclusion on the pull request's head commit, the
+// markdown report as its summary and annotations at the lines that explain a
+// hold.
+package checkrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// GitHub's limits for check runs
+// (https://docs.github.com/rest/checks/runs#update-a-check-run).
+const (
+	// MaxAnnotationsPerRequest is how many annotations one create or update
+	// request may carry; more must be sent in further updates.
+	MaxAnnotationsPerRequest = 50
+	// MaxSummaryBytes is the largest output.summary GitHub accepts (65535
+	// characters). Counting bytes keeps us under it whatever GitHub counts.
+	MaxSummaryBytes = 65535
+	// maxTitleBytes keeps titles short; GitHub documents 255 characters for
+	// an annotation title and shows only one line of an output title.
+	maxTitleBytes = 255
+	// maxMessageBytes is GitHub's limit for an annotation message (64 KB).
+	maxMessageBytes = 64 << 10
+)
+
+// Defaults for what the options change.
+const (
+	// DefaultMaxAnnotations bounds how many annotations one run posts (ten
+	// update requests); the summary carries everything.
+	DefaultMaxAnnotations = 500
+	defaultMaxAttempts    = 5
+	defaultRequestTimeout = 30 * time.Second
+	// defaultBackoff doubles from this up to maxBackoff for 5xx and timeouts.
+	defaultBackoff = time.Second
+	maxBackoff     = 30 * time.Second
+	// secondaryRateLimitWait is how long GitHub asks a client to wait after a
+	// secondary rate limit that came without Retry-After: "at least one
+	// minute" (https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit).
+	secondaryRateLimitWait = time.Minute
+	// maxWait is the longest single wait; a longer Retry-After gives up.
+	maxWait = 3 * time.Minute
+)
+
+// ErrNoPermission means the token may not create check runs: a pull request
+// from a fork, or a workflow whose token lacks `checks: write`. GitHub answers
+// 403 "Resource not accessible by integration". The caller should say so once
+// and report through the step summary and workflow commands instead.
+var ErrNoPermission = errors.New("the token may not create check runs")
+
+// Check reports one gradegate run as one check run. It is not reused: the
+// check run it created is available from URL after Report.
+type Check struct {
+	client  *github.Client
+	owner   string
+	repo    string
+	headSHA string
+	name    string
+
+	detailsURL     string
+	markdown       func(res *gate.Results, maxBytes int) string
+	files          Files
+	paths          func(string) (string, bool)
+	maxAnnotations int
+	maxAttempts    int
+	requestTimeout time.Duration
+	sleep          func(ctx context.Context, d time.Duration) error
+	now            func() time.Time
+
+	id      int64
+	htmlURL string
+}
+
+var _ gate.Reporter = (*Check)(nil)
+
+// Files names the files a run read, as gradegate opened them (relative to its
+// working directory, or absolute). Annotations point into them.
+type Files struct {
+	Grader  string // the grader source
+	Dataset string // the dataset JSONL
+}
+
+// Option configures a Check.
+type Option func(*Check)
+
+// WithDetailsURL sets the check run's details_url and the link in its
+// summary, usually the workflow run's page.
+func WithDetailsURL(u string) Option { return func(c *Check) { c.detailsURL = u } }
+
+// WithMarkdown sets how the summary is rendered; the function must keep its
+// output within maxBytes. Without it the summary is a short list of the
+// verdict and its reasons.
+func WithMarkdown(f func(res *gate.Results, maxBytes int) string) Option {
+	return func(c *Check) { c.markdown = f }
+}
+
+// WithFiles names the grader and dataset files so that grader exceptions and
+// failing dataset cases get annotations.
+func WithFiles(f Files) Option { return func(c *Check) { c.files = f } }
+
+// WithPaths maps a file path as gradegate used it to a path relative to the
+// repository root, which is what GitHub annotations need. ok=false drops the
+// annotation (a file outside the repository). See RelativeTo.
+func WithPaths(f func(path string) (rel string, ok bool)) Option {
+	return func(c *Check) { c.paths = f }
+}
+
+// WithMaxAnnotations bounds the annotations posted (default DefaultMaxAnnotations).
+func WithMaxAnnotations(n int) Option { return func(c *Check) { c.maxAnnotations = n } }
+
+// WithRetry sets how many times a request is tried (at least 1) and the
+// sleep used between tries, so tests need not wait.
+func WithRetry(attempts int, sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *Check) {
+		c.maxAttempts = max(attempts, 1)
+		if sleep != nil {
+			c.sleep = sleep
+		}
+	}
+}
+
+// WithRequestTimeout bounds each API request (default 30s); a request that
+// times out is retried.
+func WithRequestTimeout(d time.Duration) Option { return func(c *Check) { c.requestTimeout = d } }
+
+// WithClock sets the clock used for completed_at.
+func WithClock(now func() time.Time) Option { return func(c *Check) { c.now = now } }
+
+// New returns a Check that reports to owner/repo on the commit headSHA (see
+// HeadSHA). name is the check run's name; empty means "gradegate / <manifest
+// name>" (DefaultName).
+func New(client *github.Client, owner, repo, headSHA, name string, opts ...Option) *Check {
+	c := &Check{
+		client:         client,
+		owner:          owner,
+		repo:           repo,
+		headSHA:        headSHA,
+		name:           name,
+		maxAnnotations: DefaultMaxAnnotations,
+		maxAttempts:    defaultMaxAttempts,
+		requestTimeout: defaultRequestTimeout,
+		sleep:          sleepContext,
+		now:            time.Now,
+		paths:          cleanRelative,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// DefaultName is the check run name for a manifest name (SPEC section 10).
+func DefaultName(manifestName string) string { return "gradegate / " + manifestName }
+
+// NewClient returns a go-github client for apiURL (GITHUB_API_URL; empty means
+// https://api.github.com/) authenticated with token. The URL is used as given,
+// so GitHub Enterprise Server (https://HOST/api/v3) and GHE.com work alike.
+func NewClient(httpClient *http.Client, apiURL, token string) (*github.Client, error) {
+	c := github.NewClient(httpClient)
+	if token != "" {
+		c = c.WithAuthToken(token)
+	}
+	if apiURL == "" {
+		return c, nil
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return nil, fmt.Errorf("GitHub API URL %q: %w", apiURL, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("GitHub API URL %q: want http(s)://host[/path]", apiURL)
+	}
+	// go-github resolves every endpoint relative to BaseURL, which therefore
+	// must end in a slash or its last path element is dropped.
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	c.BaseURL = u
+	return c, nil
+}
+
+// URL returns the web address of the check run Report created, or "".
+func (c *Check) URL() string { return c.htmlURL }
+
+// Report creates the check run in_progress, sends the annotations in batches
+// of MaxAnnotationsPerRequest and completes it with conclusion success for a
+// pass and failure for anything else. Once the run exists Report always tries
+// to complete it, so that no check run is left in progress. An error wrapping
+// ErrNoPermission means nothing could be posted.
+func (c *Check) Report(ctx context.Context, res *gate.Results) error {
+	if res == nil {
+		return errors.New("checkrun: no results to report")
+	}
+	name := c.name
+	if name == "" {
+		name = DefaultName(res.Manifest.Name)
+	}
+	title := Title(res)
+	summary := c.summary(res)
+
+	create := github.CreateCheckRunOptions{
+		Name:    name,
+		HeadSHA: c.headSHA,
+		Status:  github.String("in_progress"),
+		Output:  &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
+	}
+	if c.detailsURL != "" {
+		create.DetailsURL = github.String(c.detailsURL)
+	}
+	err := c.try(ctx, "create check run", func(ctx context.Context) error {
+		run, _, err := c.client.Checks.CreateCheckRun(ctx, c.owner, c.repo, create)
+		if err == nil {
+			c.id, c.htmlURL = run.GetID(), run.GetHTMLURL()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+
+	var errs []error
+	anns := c.Annotations(res)
+	for start := 0; start < len(anns); start += MaxAnnotationsPerRequest {
+		batch := anns[start:min(start+MaxAnnotationsPerRequest, len(anns))]
+		update := github.UpdateCheckRunOptions{
+			Name: name,
+			// Each update must repeat title and summary; annotations are
+			// appended to the ones already on the run.
+			Output: &github.CheckRunOutput{
+				Title:       github.String(title),
+				Summary:     github.String(summary),
+				Annotations: apiAnnotations(batch),
+			},
+		}
+		if err := c.update(ctx, fmt.Sprintf("annotations %d-%d", start+1, start+len(batch)), update); err != nil {
+			errs = append(errs, err)
+			break
+		}
+	}
+
+	conclusion := "failure"
+	if res.Verdict == gate.VerdictPass {
+		conclusion = "success"
+	}
+	complete := github.UpdateCheckRunOptions{
+		Name:        name,
+		Status:      github.String("completed"),
+		Conclusion:  github.String(conclusion),
+		CompletedAt: &github.Timestamp{Time: c.now()},
+		Output:      &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
+	}
+	if c.detailsURL != "" {
+		complete.DetailsURL = github.String(c.detailsURL)
+	}
+	if err := c.update(ctx, "complete check run", complete); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Check) update(ctx context.Context, what string, opts github.UpdateCheckRunOptions) error {
+	return c.try(ctx, what, func(ctx context.Context) error {
+		run, _, err := c.client.Checks.UpdateCheckRun(ctx, c.owner, c.repo, c.id, opts)
+		if err == nil && run.GetHTMLURL() != "" {
+			c.htmlURL = run.GetHTMLURL()
+		}
+		return err
+	})
+}
+
+// Title is the check run's one-line title.
+func Title(res *gate.Results) string {
+	var b strings.Builder
+	if res.Verdict == gate.VerdictPass {
+		b.WriteString("pass")
+	} else {
+		b.WriteString("hold")
+		var codes []string
+		for _, r := range res.Reasons {
+			if !slices.Contains(codes, r.Code) {
+				codes = append(codes, r.Code)
+			}
+		}
+		if len(codes) > 0 {
+			b.WriteString(" (" + strings.Join(codes, ", ") + ")")
+		}
+	}
+	n := res.Counts
+	fmt.Fprintf(&b, ": %d intended, %d graded, %d passed, %d failed, %d errored, %d omitted",
+		n.Intended, n.Graded, n.Passed, n.Failed, n.Errored, n.Omitted)
+	if res.Overall.PassRate != nil {
+		fmt.Fprintf(&b, " (%.1f%% pass rate)", *res.Overall.PassRate*100)
+	}
+	return cut(b.String(), maxTitleBytes, "…")
+}
+
+// summary renders the summary and keeps it within GitHub's limit, saying so
+// when it had to cut.
+func (c *Check) summary(res *gate.Results) string {
+	md := ""
+	if c.markdown != nil {
+		md = c.markdown(res, MaxSummaryBytes)
+	} else {
+		md = plainSummary(res)
+	}
+	if c.detailsURL != "" && !strings.Contains(md, c.detailsURL) && len(md) < MaxSummaryBytes-len(c.detailsURL)-64 {
+		md += "\n\n[Workflow run](" + c.detailsURL + ")\n"
+	}
+	return CutSummary(md, c.detailsURL)
+}
+
+// CutSummary cuts md to MaxSummaryBytes, ending it with a note that says so
+// and where the whole report is.
+func CutSummary(md, runURL string) string {
+	if len(md) <= MaxSummaryBytes {
+		return md
+	}
+	note := "\n\n---\n**Cut**: this report is longer than GitHub's 65535-character limit for a check run summary."
+	if runURL != "" {
+		note += " The whole report is in the step summary of the [workflow run](" + runURL + ")."
+	} else {
+		note += " The whole report is in the workflow run's step summary."
+	}
+	return cut(md, MaxSummaryBytes, note)
+}
+
+// plainSummary is the summary when no markdown renderer was given.
+func plainSummary(res *gate.Results) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## gradegate: %s\n\n%s\n", strings.ToUpper(res.Verdict), Title(res))
+	if len(res.Reasons) > 0 {
+		b.WriteString("\n### Reasons\n\n")
+		for _, r := range res.Reasons {
+			fmt.Fprintf(&b, "- `%s`: %s\n", r.Code, r.Message)
+		}
+	}
+	return b.String()
+}
+
+// cut returns s if it fits in limit bytes, and otherwise its longest prefix
+// that fits with suffix appended, never splitting a UTF-8 sequence.
+func cut(s string, limit int, suffix string) string {
+	if len(s) <= limit {
+		return s
+	}
+	n := max(limit-len(suffix), 0)
+	for n > 0 && n < len(s) && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + suffix
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
