@@ -13,6 +13,7 @@ import (
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
@@ -48,6 +49,7 @@ type suite struct {
 	m      *manifest.Manifest
 	fsys   hostFS
 	source []byte
+	python worker.Python // resolved by runner
 }
 
 func loadSuite(path string) (*suite, error) {
@@ -74,6 +76,20 @@ func (s *suite) graderSource() ([]byte, error) {
 	return b, nil
 }
 
+// lint reads the grader source without running it (grade signature, size,
+// imports outside the image tag, broad excepts returning credit, …).
+func (s *suite) lint(ctx context.Context) ([]manifest.Finding, error) {
+	src, err := s.graderSource()
+	if err != nil {
+		return nil, err
+	}
+	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader)
+	if err != nil {
+		return nil, fmt.Errorf("linting the grader: %w", err)
+	}
+	return fs, nil
+}
+
 // runner starts the grader pool. A grader that cannot even be loaded is not
 // a tool failure: every task then errors with the load failure, so canaries
 // fail and cases count as unevaluable, and the gate holds with the reason.
@@ -93,6 +109,7 @@ func (a *app) runner(ctx context.Context, s *suite, f gradeFlags) (gate.Runner, 
 	if err != nil {
 		return nil, nil, err
 	}
+	s.python = py
 	g := s.m.Grader
 	pool, err := worker.New(ctx, worker.Config{
 		Source:         src,
@@ -190,7 +207,11 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
-	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set}, r, opts)
+	findings, err := s.lint(ctx)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -302,6 +323,11 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("validate", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	python := a.getenv("GRADEGATE_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	fs.StringVar(&python, "python", python, "Python interpreter for the grader lint (env GRADEGATE_PYTHON)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -329,7 +355,16 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 			File: s.m.File, Line: s.m.Line(mm.Key), Message: digestMessage(mm),
 		})
 	}
-	for _, fd := range set.Findings {
+	py, err := worker.ResolvePython(ctx, python)
+	if err != nil {
+		return a.fail("validate", fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err))
+	}
+	s.python = py
+	lintFindings, err := s.lint(ctx)
+	if err != nil {
+		return a.fail("validate", err)
+	}
+	for _, fd := range append(set.Findings, lintFindings...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {

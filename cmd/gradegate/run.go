@@ -48,7 +48,7 @@ func commands() []command {
 		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
 		{"mutate", "mutate [MANIFEST]", "mutation-test the grader against its canaries", notBuilt("mutate")},
 		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py", "grade the cases with the old and the new grader source", notBuilt("shadow")},
-		{"compare", "compare BASE.json HEAD.json", "matched-cohort comparison of two results files", notBuilt("compare")},
+		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
 		{"version", "version", "print the version", (*app).cmdVersion},
 	}
 }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/compare"
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// cmdCompare is the matched-cohort comparison of two results files. It
+// reports and never gates: exit 0 unless the files cannot be used.
+func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
+	fs := newFlagSet("compare", a.stderr)
+	f := formatHuman
+	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return outcome{code: exitInput}
+	}
+	if len(pos) != 2 {
+		return a.fail("compare", fmt.Errorf("%w: gradegate compare takes BASE.json and HEAD.json, got %d arguments", manifest.ErrInput, len(pos)))
+	}
+	var runs [2]*gate.Results
+	for i, name := range pos {
+		file, err := os.Open(name)
+		if err != nil {
+			return a.fail("compare", &manifest.Error{File: name, Msg: "cannot read results", Err: err})
+		}
+		runs[i], err = compare.Load(file)
+		file.Close()
+		if err != nil {
+			return a.fail("compare", fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	rep := compare.Compare(runs[0], runs[1])
+	switch f {
+	case formatJSON:
+		err = rep.WriteJSON(a.stdout)
+	case formatMarkdown:
+		err = rep.WriteMarkdown(a.stdout)
+	default:
+		err = rep.WriteText(a.stdout)
+	}
+	if err != nil {
+		return a.fail("compare", err)
+	}
+	return outcome{code: exitPass}
+}
