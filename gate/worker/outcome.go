@@ -1,0 +1,280 @@
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+	"golang.org/x/sys/unix"
+)
+
+// response is one line from the worker's fd 4.
+type response struct {
+	Op        string             `json:"op"` // init answers: ready | load_error
+	ID        int64              `json:"id"`
+	Class     string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
+	Scores    map[string]float64 `json:"scores"`
+	Judge     json.RawMessage    `json:"judge"`
+	Type      string             `json:"type"`
+	Message   string             `json:"message"`
+	Line      int                `json:"line"`
+	Output    string             `json:"output"`
+	OutputCut int                `json:"output_cut"`
+	Results   []response         `json:"results"` // batch: one per case, in order
+	// Died is set with class "died" (isolation case): the forked child ended
+	// without a result, and the worker reports how.
+	Died *struct {
+		Signal   int   `json:"signal"`
+		Status   int   `json:"status"`
+		MaxRSSKB int64 `json:"maxrss_kb"`
+	} `json:"died"`
+}
+
+// workerClasses are the classes the worker may report; anything else is a
+// protocol failure.
+var workerClasses = map[string]gate.Class{
+	"ok":                gate.ClassOK,
+	"invalid_return":    gate.ClassInvalidReturn,
+	"grader_exception":  gate.ClassGraderException,
+	"memory_exceeded":   gate.ClassMemoryExceeded,
+	"sandbox_violation": gate.ClassSandboxViolation,
+}
+
+func (r *response) class() gate.Class {
+	if c, ok := workerClasses[r.Class]; ok {
+		return c
+	}
+	return gate.ClassWorkerCrash
+}
+
+// recycle says whether the process must be replaced after this response:
+// after anything but ok and a plain exception its state is not trusted
+// (a MemoryError may leave a fragmented heap, a dead child a broken parent).
+func (r *response) recycle() bool {
+	switch r.Class {
+	case "ok":
+		for _, res := range r.Results {
+			if res.Class != "ok" && res.Class != "grader_exception" {
+				return true
+			}
+		}
+		return false
+	case "grader_exception":
+		return false
+	}
+	return true
+}
+
+func parseResponse(line []byte, id int64) (*response, error) {
+	var r response
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, fmt.Errorf("worker response: %w", err)
+	}
+	if r.ID != id {
+		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+	}
+	return &r, nil
+}
+
+// output joins what Python captured with what reached fd 1/2, within limit.
+func (r *response) output(fd bounded, limit int) string {
+	var b strings.Builder
+	b.WriteString(r.Output)
+	cut := r.OutputCut
+	if len(fd.buf) > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(r.Output, "\n") {
+			b.WriteByte('\n')
+		}
+		room := max(limit-b.Len(), 0)
+		kept := fd.buf[:min(room, len(fd.buf))]
+		b.Write(kept)
+		cut += len(fd.buf) - len(kept)
+	}
+	cut += fd.cut
+	if cut > 0 {
+		fmt.Fprintf(&b, "\n[gradegate: %d more bytes of output cut]", cut)
+	}
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// outcomes turns a well-formed response into one Outcome per task of j.
+func (p *Pool) outcomes(pr *proc, r *response, j *job, elapsed time.Duration) []gate.Outcome {
+	out := r.output(pr.output, p.cfg.OutputLimit)
+	dur := ms(elapsed)
+	if r.Class == "died" {
+		o := p.deadOutcome(pr, garbled, elapsed, r)
+		return repeat(o, len(j.idx))
+	}
+	if !j.batch {
+		return []gate.Outcome{p.caseOutcome(r, out, dur)}
+	}
+	if r.Class != "ok" || len(r.Results) != len(j.idx) {
+		if r.Class == "ok" {
+			r = &response{Class: "died", Message: "worker answered a batch with the wrong number of results"}
+		}
+		return repeat(p.caseOutcome(r, out, dur), len(j.idx))
+	}
+	// The batch ran as one call: its output and time belong to every case.
+	outs := make([]gate.Outcome, len(j.idx))
+	for k := range r.Results {
+		outs[k] = p.caseOutcome(&r.Results[k], out, dur)
+	}
+	return outs
+}
+
+func repeat(o gate.Outcome, n int) []gate.Outcome {
+	outs := make([]gate.Outcome, n)
+	for i := range outs {
+		outs[i] = o
+	}
+	return outs
+}
+
+// caseOutcome checks one classified result. The worker classifies, but Go
+// checks an ok result again: a process the grader runs in is not trusted to
+// say a score is valid.
+func (p *Pool) caseOutcome(r *response, output string, dur float64) gate.Outcome {
+	o := gate.Outcome{Class: r.class(), Output: output, DurationMS: dur}
+	if o.Class == gate.ClassOK {
+		score, ok := r.Scores[p.cfg.Metric]
+		valid := ok
+		for _, v := range r.Scores {
+			valid = valid && !math.IsNaN(v) && !math.IsInf(v, 0)
+		}
+		if valid {
+			o.Score = &score
+			o.Scores = r.Scores
+			if len(r.Judge) > 0 && string(r.Judge) != "null" {
+				o.Judge = r.Judge
+			}
+			return o
+		}
+		o.Class = gate.ClassWorkerCrash
+		r.Message = "worker reported ok without a valid " + strconv.Quote(p.cfg.Metric)
+	}
+	msg := r.Message
+	if o.Class == gate.ClassWorkerCrash && msg == "" {
+		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
+	}
+	o.Error = &gate.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
+	return o
+}
+
+// deadOutcome describes a task whose process died, was killed or broke the
+// protocol. r is the worker's report when the process that died was a
+// forked child (isolation case); otherwise the process itself is examined.
+func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, r *response) gate.Outcome {
+	output := (&response{}).output(pr.output, p.cfg.OutputLimit)
+	if r != nil {
+		output = r.output(pr.output, p.cfg.OutputLimit)
+	}
+	line := tracebackLine(pr.output.buf, p.cfg.SourceName)
+	o := gate.Outcome{Output: output, DurationMS: ms(elapsed)}
+	var ce gate.CaseError
+	switch {
+	case res == timedOut:
+		ce = gate.CaseError{Class: gate.ClassTimeout, Message: fmt.Sprintf("the grader ran past timeout_seconds=%d; its process was killed", p.cfg.TimeoutSeconds)}
+	case r != nil && r.Died != nil:
+		var ws unix.WaitStatus
+		if r.Died.Signal != 0 {
+			ws = unix.WaitStatus(r.Died.Signal & 0x7f)
+		} else {
+			ws = unix.WaitStatus((r.Died.Status & 0xff) << 8)
+		}
+		ce = crashError(syscall.WaitStatus(ws), r.Died.MaxRSSKB, pr.output.buf, p.cfg.MemoryMB, "the grader's child process")
+	case r != nil:
+		ce = gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader's child process: " + r.Message}
+	case res == garbled:
+		ce = gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process broke the response protocol (it wrote to the worker's private pipe, or the worker failed)"}
+	default:
+		ce = processError(pr, p.cfg.MemoryMB)
+	}
+	ce.Line = line
+	o.Class = ce.Class
+	o.Error = &ce
+	return o
+}
+
+// processError classifies the exit of a worker process that was reaped.
+func processError(pr *proc, memoryMB int) gate.CaseError {
+	st := pr.state
+	if st == nil {
+		return gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process stopped answering"}
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	var maxrss int64
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		maxrss = ru.Maxrss
+	}
+	if !pr.exitedAlone {
+		// gradegate killed it: it closed its response pipe but kept running.
+		return gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process closed its response pipe"}
+	}
+	return crashError(ws, maxrss, pr.output.buf, memoryMB, "the grader process")
+}
+
+// Markers that C code and the interpreter print when an allocation fails.
+var memoryMarkers = []string{"MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory"}
+
+// crashError classifies a process that ended without answering. It tells
+// memory exhaustion from other crashes as well as the evidence allows:
+//   - SIGKILL that gradegate did not send is the kernel's OOM killer (or a
+//     cgroup limit): memory_exceeded;
+//   - an abort or segfault (or any exit) whose output names a failed
+//     allocation, or whose peak resident memory reached 90% of memory_mb:
+//     memory_exceeded (C code that cannot allocate under RLIMIT_AS usually
+//     aborts or dereferences NULL);
+//   - SIGXCPU is the CPU-time limit: timeout;
+//   - everything else: worker_crash.
+func crashError(ws syscall.WaitStatus, maxrssKB int64, output []byte, memoryMB int, who string) gate.CaseError {
+	var how string
+	switch {
+	case ws.Signaled():
+		how = fmt.Sprintf("%s was killed by signal %s", who, signalName(ws.Signal()))
+	case ws.Exited():
+		how = fmt.Sprintf("%s exited with status %d before answering", who, ws.ExitStatus())
+	default:
+		how = who + " ended before answering"
+	}
+	memoryHint := memoryMB > 0 && maxrssKB >= int64(memoryMB)*1024*9/10
+	for _, m := range memoryMarkers {
+		if strings.Contains(string(output), m) {
+			memoryHint = true
+		}
+	}
+	switch {
+	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
+		return gate.CaseError{Class: gate.ClassTimeout, Message: how + " (CPU time limit)"}
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: how + " (most likely the out-of-memory killer)"}
+	case memoryHint:
+		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf("%s while out of memory (memory_mb=%d, peak resident %d MiB)", how, memoryMB, maxrssKB/1024)}
+	}
+	return gate.CaseError{Class: gate.ClassWorkerCrash, Message: how}
+}
+
+func signalName(s syscall.Signal) string {
+	if name := unix.SignalName(s); name != "" {
+		return name
+	}
+	return strconv.Itoa(int(s))
+}
+
+// tracebackLine finds the grader line in a faulthandler dump on fd 2 (written
+// on a fatal signal or just before a timeout). Faulthandler prints the most
+// recent call first, so the first frame in the grader's file is the line.
+func tracebackLine(output []byte, sourceName string) int {
+	re := regexp.MustCompile(`File "` + regexp.QuoteMeta(sourceName) + `", line (\d+)`)
+	m := re.FindSubmatch(output)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}

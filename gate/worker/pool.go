@@ -1,0 +1,592 @@
+// Package worker runs Python graders: a pool of interpreter processes that
+// implements gate.Runner.
+//
+// Each process runs worker.py (embedded) and loads the grader from the exact
+// bytes whose digest was checked, compiled under the grader's file name so
+// tracebacks name its lines. Go and the worker speak JSON lines over two
+// extra pipes, fd 3 (requests) and fd 4 (responses), kept apart from the
+// grader's stdout and stderr: whatever the grader prints is captured with a
+// bound and returned with its case, and can never be read as a result.
+//
+// Go owns every judgement a misbehaving process cannot make about itself: a
+// per-case timer kills the process group from outside (timeout), and a
+// process that dies without answering is a worker_crash, or memory_exceeded
+// when the evidence points at memory (see crashError). A grader that fails
+// after the sandbox refused it an internet socket is a sandbox_violation.
+//
+// A grader that cannot be loaded at all (syntax error, an exception at import,
+// no grade function, a grade that cannot take (sample, item)) makes New fail
+// with a *LoadError. It is the grader's fault, not the tool's, but there is no
+// case to attach it to, so the caller decides (SPEC: canaries fail, the gate
+// holds). A load that fails later, when a recycled process reloads the
+// grader, becomes the outcome of the case that process was started for.
+package worker
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/sandbox"
+)
+
+//go:embed worker.py
+var workerSource string
+
+// Isolation modes (manifest grader.isolation).
+const (
+	IsolationWorker = "worker" // one process serves many cases, recycled
+	IsolationCase   = "case"   // the loaded process forks a fresh child per case
+)
+
+// Contracts (manifest grader.contract).
+const (
+	ContractSample = "sample"
+	ContractBatch  = "batch"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultOutputLimit  = 8 << 10
+	DefaultRecycleAfter = 500
+	DefaultTimeout      = 120
+	DefaultMetric       = "score"
+)
+
+// Config is what a Pool needs to run one grader.
+type Config struct {
+	Source         []byte // the exact grader bytes whose digest was checked
+	SourceName     string // the file name tracebacks show, e.g. "grader.py"
+	Contract       string // ContractSample (default) or ContractBatch
+	Metric         string // gating score name in {"scores": {...}}; default "score"
+	TimeoutSeconds int    // per case (sample) or per batch; default 120
+	MemoryMB       int    // per grader process; 0: no limit
+	Isolation      string // IsolationWorker (default) or IsolationCase
+	Workers        int    // concurrent grader processes; default runtime.NumCPU()
+	Python         Python // resolved interpreter (ResolvePython)
+	Sandbox        *sandbox.Sandbox
+	OutputLimit    int // bytes of grader output kept per case; default 8 KiB
+	// RecycleAfter is how many cases one process serves before a fresh one
+	// replaces it (isolation worker); default 500. Any outcome other than ok
+	// or grader_exception also replaces it.
+	RecycleAfter int
+	// LoadTimeoutSeconds bounds starting the interpreter and running the
+	// grader's module code (imports of large packages take seconds, and are
+	// not a case's time); default max(TimeoutSeconds, 60).
+	LoadTimeoutSeconds int
+	// BatchSize is how many tasks go into one grade_batch call (contract
+	// batch); 0 puts all tasks of one Grade call into one batch, so a caller
+	// that wants batches of one (canaries) calls Grade once per task.
+	BatchSize int
+}
+
+// LoadError is returned by New when the grader cannot be loaded. Err says
+// why, with the grader line where known; Output is what the grader printed
+// while loading.
+type LoadError struct {
+	Err    gate.CaseError
+	Output string
+}
+
+func (e *LoadError) Error() string {
+	msg := fmt.Sprintf("grader failed to load (%s): %s", e.Err.Class, e.Err.Message)
+	if e.Err.Line > 0 {
+		msg += fmt.Sprintf(" (line %d)", e.Err.Line)
+	}
+	return msg
+}
+
+// Pool grades tasks with a bounded set of worker processes. It is safe for
+// concurrent use; concurrent Grade calls share the processes.
+type Pool struct {
+	cfg  Config
+	argv []string
+	init []byte // the init request line, the same for every process
+
+	// tokens counts free slots; a goroutine grading holds one slot.
+	tokens chan struct{}
+
+	mu     sync.Mutex
+	free   []*slot        // free slots, warm ones preferred (see acquire)
+	live   map[*proc]bool // every running process, for Close and cancellation
+	closed error          // set by Close or New's context; no process starts after
+
+	stopWatch func() bool
+}
+
+// slot is one concurrency unit: a sandbox slot (uid, scratch) and the process
+// currently serving it.
+type slot struct {
+	id     int
+	proc   *proc
+	served int
+}
+
+var _ gate.Runner = (*Pool)(nil)
+
+// New validates cfg, starts one worker process and loads the grader in it,
+// so a grader that cannot load is reported before any case runs (as a
+// *LoadError). Further processes start when Grade needs them. Cancelling ctx
+// kills every process of the pool and makes it unusable.
+func New(ctx context.Context, cfg Config) (*Pool, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	initMsg, err := json.Marshal(map[string]any{
+		"op":           "init",
+		"source":       cfg.Source, // base64: the bytes may be in any encoding a coding cookie declares
+		"name":         cfg.SourceName,
+		"contract":     cfg.Contract,
+		"metric":       cfg.Metric,
+		"isolation":    cfg.Isolation,
+		"memory_mb":    cfg.MemoryMB,
+		"output_limit": cfg.OutputLimit,
+		// Only when the sandbox did not put rlimits in force (see worker.py).
+		"set_rlimit_as": !cfg.Sandbox.Status().Rlimits,
+		// Whether a refused internet socket can be the sandbox's doing.
+		"network_denied": cfg.Sandbox.Status().Seccomp,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: init request: %w", err)
+	}
+	p := &Pool{
+		cfg: cfg,
+		// -I: isolated mode (no PYTHON* variables, no user site, no script or
+		// working directory on sys.path); -B: no .pyc writes; -X utf8: UTF-8
+		// streams and file defaults whatever the locale.
+		argv:   []string{cfg.Python.Executable, "-I", "-B", "-X", "utf8", "-c", workerSource},
+		init:   append(initMsg, '\n'),
+		tokens: make(chan struct{}, cfg.Workers),
+		live:   map[*proc]bool{},
+	}
+	for i := range cfg.Workers {
+		p.release(&slot{id: i})
+	}
+	p.stopWatch = context.AfterFunc(ctx, func() { p.shut(fmt.Errorf("worker: pool context: %w", context.Cause(ctx))) })
+
+	s, err := p.acquire(ctx)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	loadErr, err := p.startSlot(ctx, s)
+	p.release(s)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	if loadErr != nil {
+		p.Close()
+		return nil, loadErr
+	}
+	return p, nil
+}
+
+func (cfg *Config) fill() error {
+	var errs []error
+	if cfg.Sandbox == nil {
+		errs = append(errs, errors.New("no sandbox"))
+	}
+	if cfg.Python.Executable == "" {
+		errs = append(errs, errors.New("no python interpreter"))
+	}
+	if cfg.SourceName == "" {
+		cfg.SourceName = "grader.py"
+	}
+	if cfg.Contract == "" {
+		cfg.Contract = ContractSample
+	}
+	if cfg.Contract != ContractSample && cfg.Contract != ContractBatch {
+		errs = append(errs, fmt.Errorf("contract %q: want sample or batch", cfg.Contract))
+	}
+	if cfg.Isolation == "" {
+		cfg.Isolation = IsolationWorker
+	}
+	if cfg.Isolation != IsolationWorker && cfg.Isolation != IsolationCase {
+		errs = append(errs, fmt.Errorf("isolation %q: want worker or case", cfg.Isolation))
+	}
+	if cfg.Metric == "" {
+		cfg.Metric = DefaultMetric
+	}
+	if cfg.TimeoutSeconds <= 0 {
+		cfg.TimeoutSeconds = DefaultTimeout
+	}
+	if cfg.LoadTimeoutSeconds <= 0 {
+		cfg.LoadTimeoutSeconds = max(cfg.TimeoutSeconds, 60)
+	}
+	if cfg.MemoryMB < 0 {
+		errs = append(errs, fmt.Errorf("memory_mb %d is negative", cfg.MemoryMB))
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.OutputLimit <= 0 {
+		cfg.OutputLimit = DefaultOutputLimit
+	}
+	if cfg.RecycleAfter <= 0 {
+		cfg.RecycleAfter = DefaultRecycleAfter
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("worker: config: %w", err)
+	}
+	return nil
+}
+
+// Sandbox reports which isolation layers are in force for the graders.
+func (p *Pool) Sandbox() gate.Sandbox { return p.cfg.Sandbox.Status() }
+
+// Close kills every worker process, waits for them and removes their scratch
+// directories. Grade calls in flight return an error.
+func (p *Pool) Close() error {
+	p.stopWatch()
+	p.shut(errors.New("worker: pool closed"))
+	// Wait for in-flight Grade calls to hand their slots back, then reap.
+	var errs []error
+	var held []*slot
+	for range p.cfg.Workers {
+		s, _ := p.acquire(context.Background())
+		if s.proc != nil {
+			errs = append(errs, p.stopProc(s))
+		}
+		held = append(held, s)
+	}
+	// Hand the slots back so a late Close or Grade does not block.
+	for _, s := range held {
+		p.release(s)
+	}
+	return errors.Join(errs...)
+}
+
+// acquire takes a free slot, preferring one whose process is running: a
+// Grade call with fewer tasks than workers (a canary) should not start a
+// cold interpreter while a loaded one is idle.
+func (p *Pool) acquire(ctx context.Context) (*slot, error) {
+	select {
+	case <-p.tokens:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("worker: %w", context.Cause(ctx))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := len(p.free) - 1
+	for j := i; j >= 0; j-- {
+		if p.free[j].proc != nil {
+			i = j
+			break
+		}
+	}
+	s := p.free[i]
+	p.free = slices.Delete(p.free, i, i+1)
+	return s, nil
+}
+
+func (p *Pool) release(s *slot) {
+	p.mu.Lock()
+	p.free = append(p.free, s)
+	p.mu.Unlock()
+	p.tokens <- struct{}{}
+}
+
+// shut marks the pool closed and kills every live process.
+func (p *Pool) shut(reason error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed == nil {
+		p.closed = reason
+	}
+	for pr := range p.live {
+		pr.kill()
+	}
+}
+
+// startSlot starts a process for s and loads the grader. A grader that fails
+// to load gives a *LoadError (the process is already stopped); err is a tool
+// failure.
+func (p *Pool) startSlot(ctx context.Context, s *slot) (*LoadError, error) {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed != nil {
+		return nil, closed
+	}
+	dir, cleanup, err := p.cfg.Sandbox.Scratch(s.id)
+	if err != nil {
+		return nil, fmt.Errorf("worker: slot %d: %w", s.id, err)
+	}
+	spec := sandbox.Spec{
+		Slot:       s.id,
+		ScratchDir: dir,
+		MemoryMB:   p.cfg.MemoryMB,
+		// A backstop only: the wall-clock timer is the real per-case limit,
+		// and CPU time adds up over the cases one process serves.
+		CPUSeconds: p.cfg.TimeoutSeconds * (p.cfg.RecycleAfter + 1),
+		ReadPaths:  p.cfg.Python.readPaths(),
+	}
+	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir))
+	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup)
+	if err != nil {
+		if cerr := cleanup(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return nil, fmt.Errorf("worker: slot %d: %w", s.id, err)
+	}
+	p.mu.Lock()
+	p.live[pr] = true
+	closed = p.closed
+	p.mu.Unlock()
+	s.proc, s.served = pr, 0
+	if closed != nil {
+		return nil, errors.Join(closed, p.stopProc(s))
+	}
+
+	start := time.Now()
+	line, res := pr.exchange(ctx, p.init, p.loadTimeout())
+	if res == gotLine {
+		var r response
+		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
+			return nil, nil
+		} else if err == nil && r.Op == "load_error" {
+			le := &LoadError{Err: gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
+			return le, p.stopProc(s)
+		}
+		res = garbled
+	}
+	if res == cancelled {
+		return nil, errors.Join(fmt.Errorf("worker: %w", ctx.Err()), p.stopProc(s))
+	}
+	stopErr := p.stopProc(s)
+	o := p.deadOutcome(pr, res, time.Since(start), nil)
+	return &LoadError{Err: *o.Error, Output: o.Output}, stopErr
+}
+
+// stopProc stops the slot's process and forgets it.
+func (p *Pool) stopProc(s *slot) error {
+	pr := s.proc
+	s.proc = nil
+	err := pr.stop()
+	p.mu.Lock()
+	delete(p.live, pr)
+	p.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("worker: slot %d: %w", s.id, err)
+	}
+	return nil
+}
+
+func (p *Pool) timeout() time.Duration {
+	return time.Duration(p.cfg.TimeoutSeconds) * time.Second
+}
+
+func (p *Pool) loadTimeout() time.Duration {
+	return time.Duration(p.cfg.LoadTimeoutSeconds) * time.Second
+}
+
+// environment is the grader's whole environment, built from nothing: no
+// variable of gradegate's own environment (GITHUB_TOKEN, OPENAI_API_KEY,
+// ACTIONS_*, INPUT_*) can reach a grader.
+func environment(scratch string) []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8",
+		"HOME=" + scratch,
+		"TMPDIR=" + scratch,
+		// The worker runs with -I, which ignores PYTHON* variables (its flags
+		// do the same work); these make a Python subprocess the grader starts
+		// behave alike.
+		"PYTHONIOENCODING=utf-8",
+		"PYTHONHASHSEED=0",
+		"PYTHONDONTWRITEBYTECODE=1",
+	}
+}
+
+// Grade grades tasks and returns one Outcome per task, in order. The error is
+// set only when gradegate itself failed (a process could not be started, the
+// pool was closed, ctx ended); a grader's misbehaviour is an Outcome.
+func (p *Pool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	outcomes := make([]gate.Outcome, len(tasks))
+	if len(tasks) == 0 {
+		return outcomes, nil
+	}
+	// Marshal every request first: a task that is not valid JSON is the
+	// caller's bug and fails before any grading.
+	jobs, err := p.jobs(tasks)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	// Workers take the next job from a shared counter: cheaper per case than
+	// a feeding goroutine and a channel.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(p.cfg.Workers, len(jobs)) {
+		wg.Go(func() {
+			s, err := p.acquire(ctx)
+			if err != nil {
+				return // ctx ended; Grade reports its cause
+			}
+			defer p.release(s)
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
+				if err := p.run(ctx, s, jobs[i], outcomes); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return outcomes, nil
+}
+
+// job is one request: one task (sample) or a batch of tasks.
+type job struct {
+	// id is random, and the response must carry it back: a grader that
+	// writes a made-up response straight to fd 4 cannot know it (short of
+	// reading the worker's own frames), so its line is rejected.
+	id    int64
+	idx   []int // indices into the Grade call's tasks
+	req   []byte
+	batch bool
+}
+
+func (p *Pool) jobs(tasks []gate.Task) ([]*job, error) {
+	raw := func(m json.RawMessage) json.RawMessage {
+		if len(m) == 0 {
+			return json.RawMessage("null")
+		}
+		return m
+	}
+	var jobs []*job
+	if p.cfg.Contract == ContractSample {
+		for i, t := range tasks {
+			id := rand.Int64()
+			req, err := json.Marshal(struct {
+				ID     int64           `json:"id"`
+				Sample json.RawMessage `json:"sample"`
+				Item   json.RawMessage `json:"item"`
+			}{id, raw(t.Sample), raw(t.Item)})
+			if err != nil {
+				return nil, fmt.Errorf("worker: task %q: %w", t.ID, err)
+			}
+			jobs = append(jobs, &job{id: id, idx: []int{i}, req: append(req, '\n')})
+		}
+		return jobs, nil
+	}
+	type entry struct {
+		CaseID string          `json:"case_id"`
+		Sample json.RawMessage `json:"sample"`
+		Item   json.RawMessage `json:"item"`
+	}
+	size := p.cfg.BatchSize
+	if size <= 0 {
+		size = len(tasks)
+	}
+	seen := map[string]bool{}
+	for start := 0; start < len(tasks); start += size {
+		end := min(start+size, len(tasks))
+		j := &job{id: rand.Int64(), batch: true}
+		var batch []entry
+		for i := start; i < end; i++ {
+			t := tasks[i]
+			// grade_batch answers by case_id, so ids must tell cases apart.
+			if seen[t.ID] {
+				return nil, fmt.Errorf("worker: task id %q appears twice; grade_batch needs unique case_ids", t.ID)
+			}
+			seen[t.ID] = true
+			batch = append(batch, entry{t.ID, raw(t.Sample), raw(t.Item)})
+			j.idx = append(j.idx, i)
+		}
+		req, err := json.Marshal(struct {
+			ID    int64   `json:"id"`
+			Batch []entry `json:"batch"`
+		}{j.id, batch})
+		if err != nil {
+			return nil, fmt.Errorf("worker: batch of %q: %w", tasks[start].ID, err)
+		}
+		j.req = append(req, '\n')
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// run grades one job on slot s and stores its outcomes. It returns an error
+// only for a tool failure.
+func (p *Pool) run(ctx context.Context, s *slot, j *job, outcomes []gate.Outcome) error {
+	set := func(o gate.Outcome) {
+		for _, i := range j.idx {
+			outcomes[i] = o
+		}
+	}
+	if s.proc == nil {
+		start := time.Now()
+		loadErr, err := p.startSlot(ctx, s)
+		if err != nil {
+			return err
+		}
+		if loadErr != nil {
+			ce := loadErr.Err
+			ce.Message = "loading the grader: " + ce.Message
+			set(gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(time.Since(start))})
+			return nil
+		}
+	}
+	pr := s.proc
+	pr.output.reset()
+	pr.drainOutput() // anything printed between cases (a stray thread) is not this case's
+	pr.output.reset()
+
+	start := time.Now()
+	line, res := pr.exchange(ctx, j.req, p.timeout())
+	elapsed := time.Since(start)
+	s.served++
+
+	if res == cancelled {
+		return errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.stopProc(s))
+	}
+	if res != gotLine {
+		// Close or New's context killed the process: that is not the grader's doing.
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if closed != nil {
+			return errors.Join(closed, p.stopProc(s))
+		}
+	}
+	if res == gotLine {
+		r, err := parseResponse(line, j.id)
+		if err == nil {
+			outs := p.outcomes(pr, r, j, elapsed)
+			for k, i := range j.idx {
+				outcomes[i] = outs[k]
+			}
+			if r.recycle() || s.served >= p.cfg.RecycleAfter {
+				return p.stopProc(s)
+			}
+			return nil
+		}
+		res = garbled
+	}
+	stopErr := p.stopProc(s)
+	set(p.deadOutcome(pr, res, elapsed, nil))
+	return stopErr
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,91 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+)
+
+// Python is a resolved interpreter: the real executable behind whatever name
+// the user gave, and the directories it reads its standard library and
+// packages from (the sandbox must leave them readable).
+type Python struct {
+	Executable string   // absolute path of the interpreter binary (sys.executable)
+	Prefix     string   // sys.prefix
+	BasePrefix string   // sys.base_prefix
+	Paths      []string // sys.path entries under -I
+	Version    string   // "3.11.7"
+}
+
+// probe prints what ResolvePython needs. It runs under the same -I flag as
+// the worker, so Paths is the search path graders really get.
+const probe = `import json, sys
+print(json.dumps({"executable": sys.executable, "prefix": sys.prefix,
+ "base_prefix": sys.base_prefix, "path": [p for p in sys.path if p],
+ "version": "%d.%d.%d" % sys.version_info[:3]}))`
+
+// ResolvePython runs name once to learn the interpreter's real executable and
+// search path. Graders are then started with the executable directly: a
+// version-manager shim such as pyenv's python3 costs tens of milliseconds per
+// start and resolves the version from the caller's environment, which the
+// grader's scrubbed environment no longer has.
+//
+// The probe inherits gradegate's own environment on purpose: it runs only
+// gradegate's code, and a shim needs that environment to pick the interpreter.
+func ResolvePython(ctx context.Context, name string) (Python, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return Python{}, fmt.Errorf("python interpreter %q: %w", name, err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return Python{}, fmt.Errorf("python interpreter %s: %w: %s", path, err, bytes.TrimSpace(cut(stderr.Bytes(), 2000)))
+	}
+	var got struct {
+		Executable string   `json:"executable"`
+		Prefix     string   `json:"prefix"`
+		BasePrefix string   `json:"base_prefix"`
+		Path       []string `json:"path"`
+		Version    string   `json:"version"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		return Python{}, fmt.Errorf("python interpreter %s: reading its answer: %w", path, err)
+	}
+	if !filepath.IsAbs(got.Executable) {
+		return Python{}, fmt.Errorf("python interpreter %s: sys.executable %q is not an absolute path", path, got.Executable)
+	}
+	return Python{
+		Executable: got.Executable,
+		Prefix:     got.Prefix,
+		BasePrefix: got.BasePrefix,
+		Paths:      got.Path,
+		Version:    got.Version,
+	}, nil
+}
+
+// readPaths lists what the interpreter must be able to read in the sandbox.
+func (py Python) readPaths() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range append([]string{filepath.Dir(py.Executable), py.Prefix, py.BasePrefix}, py.Paths...) {
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+func cut(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

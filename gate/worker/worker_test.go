@@ -1,0 +1,614 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/sandbox"
+)
+
+// TestMain lets the test binary act as gradegate's sandbox launcher, the way
+// cmd/gradegate/main.go does, so TestSandboxed runs graders under the real
+// layers.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
+		os.Exit(sandbox.Launch(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// python resolves the interpreter the tests use (python3 on PATH).
+func python(t testing.TB) Python {
+	t.Helper()
+	py, err := ResolvePython(context.Background(), "python3")
+	if err != nil {
+		t.Fatalf("ResolvePython: %v", err)
+	}
+	return py
+}
+
+func newSandbox(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.WithUnsandboxed(true))
+	if err != nil {
+		t.Fatalf("sandbox.New: %v", err)
+	}
+	return sb
+}
+
+// sandboxed returns a Sandbox with every layer this machine allows and an
+// interpreter its slot uids can run: python3 on PATH may live under a
+// private home (pyenv), the system one not.
+func sandboxed(t testing.TB) (*sandbox.Sandbox, Python) {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.WithLauncher(os.Args[0]))
+	if err != nil {
+		t.Fatalf("sandbox.New: %v", err)
+	}
+	var errs []error
+	for _, name := range []string{"python3", "/usr/bin/python3"} {
+		py, err := ResolvePython(context.Background(), name)
+		if err == nil {
+			err = sb.CheckInterpreter(py.Executable)
+		}
+		if err == nil {
+			t.Logf("sandbox: %s; python %s", sb, py.Executable)
+			return sb, py
+		}
+		errs = append(errs, err)
+	}
+	t.Fatalf("no interpreter the sandbox can run: %v", errors.Join(errs...))
+	return nil, Python{}
+}
+
+// newPool starts a pool for source and closes it when the test ends.
+func newPool(t testing.TB, py Python, source string, mod func(*Config)) *Pool {
+	t.Helper()
+	cfg := Config{
+		Source:         []byte(source),
+		SourceName:     "grader.py",
+		Metric:         "score",
+		TimeoutSeconds: 1,
+		MemoryMB:       256,
+		Workers:        1,
+		Python:         py,
+		Sandbox:        newSandbox(t),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	p, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return p
+}
+
+func task(id string, sample any) gate.Task {
+	s, _ := json.Marshal(sample)
+	return gate.Task{ID: id, Sample: s, Item: json.RawMessage(`{"expected": 1}`)}
+}
+
+// grader wraps body as the tail of grade(sample, item). A sample with
+// "followup" returns 0.5 before body runs, so one grader also proves that the
+// case after a failure is still graded.
+func grader(body string) string {
+	return "import os, sys, signal, ctypes\n\n" +
+		"def helper(item):\n" +
+		"    return item['missing']  # LINE helper\n\n" +
+		"def grade(sample, item):\n" +
+		"    if sample.get('followup'):\n" +
+		"        return 0.5\n" +
+		body + "\n"
+}
+
+// lineOf is the 1-based line of the first line of src containing marker.
+func lineOf(src, marker string) int {
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func TestGradeClasses(t *testing.T) {
+	py := python(t)
+	tests := []struct {
+		name    string
+		body    string
+		class   gate.Class
+		score   float64 // when ok
+		errType string
+		message string // substring of Error.Message
+		line    string // marker of the grader line the error must name
+		check   func(t *testing.T, o gate.Outcome)
+	}{
+		{name: "ok float", body: "    return 0.75", class: gate.ClassOK, score: 0.75},
+		{name: "ok int", body: "    return 1", class: gate.ClassOK, score: 1},
+		{
+			name:  "dict with scores and judge",
+			body:  `    return {"scores": {"score": 0.0, "aux": 3}, "judge": {"why": "total differs", "ratio": float("nan")}}`,
+			class: gate.ClassOK, score: 0,
+			check: func(t *testing.T, o gate.Outcome) {
+				if o.Scores["aux"] != 3 || len(o.Scores) != 2 {
+					t.Errorf("Scores = %v, want score and aux", o.Scores)
+				}
+				var judge map[string]any
+				if err := json.Unmarshal(o.Judge, &judge); err != nil || judge["why"] != "total differs" || judge["ratio"] != "nan" {
+					t.Errorf("Judge = %s (%v), want why and ratio \"nan\"", o.Judge, err)
+				}
+			},
+		},
+		{name: "dict without metric", body: `    return {"scores": {"accuracy": 1.0}}`, class: gate.ClassInvalidReturn, message: "'score'"},
+		{name: "dict without scores", body: `    return {"score": 1.0}`, class: gate.ClassInvalidReturn, message: `without "scores"`},
+		{name: "score not a number", body: `    return {"scores": {"score": "1.0"}}`, class: gate.ClassInvalidReturn, message: "str '1.0'"},
+		{name: "score is bool", body: `    return {"scores": {"score": True}}`, class: gate.ClassInvalidReturn, message: "bool True"},
+		{name: "bool", body: "    return True", class: gate.ClassInvalidReturn, message: "bool True"},
+		{name: "NaN", body: "    return float('nan')", class: gate.ClassInvalidReturn, message: "nan"},
+		{name: "inf", body: "    return float('-inf')", class: gate.ClassInvalidReturn, message: "-inf"},
+		{name: "huge int", body: "    return 10**400", class: gate.ClassInvalidReturn, message: "int"},
+		{name: "None", body: "    return None", class: gate.ClassInvalidReturn, message: "NoneType"},
+		{name: "str", body: "    return '1.0'", class: gate.ClassInvalidReturn, message: "str '1.0'"},
+		{
+			name: "raise KeyError", body: "    raise KeyError('expected_total_cents')  # LINE raise",
+			class: gate.ClassGraderException, errType: "KeyError", message: "expected_total_cents", line: "# LINE raise",
+		},
+		{
+			name: "exception in a helper", body: "    return helper(item)",
+			class: gate.ClassGraderException, errType: "KeyError", message: "missing", line: "# LINE helper",
+		},
+		{name: "sys.exit", body: "    sys.exit(2)", class: gate.ClassGraderException, errType: "SystemExit"},
+		{
+			name: "infinite loop", body: "    while True: pass  # LINE loop",
+			class: gate.ClassTimeout, message: "timeout_seconds=1", line: "# LINE loop",
+		},
+		{
+			name:  "SIGALRM ignored, busy loop",
+			body:  "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    signal.alarm(1)\n    n = 0\n    while True:\n        n += 1",
+			class: gate.ClassTimeout,
+		},
+		{name: "os._exit", body: "    os._exit(3)", class: gate.ClassWorkerCrash, message: "status 3"},
+		{
+			name: "segfault", body: "    ctypes.string_at(0)  # LINE segv",
+			class: gate.ClassWorkerCrash, message: "SIGSEGV", line: "# LINE segv",
+		},
+		{
+			name: "allocation past memory_mb", body: "    data = bytearray(4 << 30)  # LINE alloc\n    return 1.0",
+			class: gate.ClassMemoryExceeded, line: "# LINE alloc",
+		},
+		{
+			name:  "forged result line and 10 MB of prints",
+			body:  `    print('{"id": 1, "class": "ok", "scores": {"score": 1.0}}')` + "\n" + `    print("x" * (10 << 20))` + "\n    sys.stderr.write('y' * 1000)\n    return 0.25",
+			class: gate.ClassOK, score: 0.25,
+			check: func(t *testing.T, o gate.Outcome) {
+				if !strings.HasPrefix(o.Output, `{"id": 1, "class": "ok"`) || !strings.Contains(o.Output, "bytes of output cut]") {
+					t.Errorf("Output = %.200q…, want the forged line kept as text and a cut marker", o.Output)
+				}
+				if len(o.Output) > 8<<10+100 {
+					t.Errorf("len(Output) = %d, want at most the 8 KiB limit and a marker", len(o.Output))
+				}
+			},
+		},
+		{
+			name:  "10 MB written below Python",
+			body:  "    os.write(1, b'z' * (10 << 20))\n    os.write(2, b'w' * 100)\n    return 0.25",
+			class: gate.ClassOK, score: 0.25,
+			check: func(t *testing.T, o gate.Outcome) {
+				if !strings.HasPrefix(o.Output, "zzz") || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
+					t.Errorf("Output = %.100q… (%d bytes), want 8 KiB of z and a cut marker", o.Output, len(o.Output))
+				}
+			},
+		},
+	}
+	sb, sbPython := sandboxed(t)
+	for _, env := range []struct {
+		name string
+		py   Python
+		sb   *sandbox.Sandbox // nil: unsandboxed
+	}{{"unsandboxed", py, nil}, {"sandboxed", sbPython, sb}} {
+		for _, isolation := range []string{IsolationWorker, IsolationCase} {
+			t.Run(env.name+"/"+isolation, func(t *testing.T) {
+				for _, tt := range tests {
+					t.Run(tt.name, func(t *testing.T) {
+						t.Parallel()
+						src := grader(tt.body)
+						p := newPool(t, env.py, src, func(c *Config) {
+							c.Isolation = isolation
+							if env.sb != nil {
+								c.Sandbox = env.sb
+							}
+						})
+						got, err := p.Grade(context.Background(), []gate.Task{
+							task("case", map[string]any{}),
+							task("next", map[string]any{"followup": true}),
+						})
+						if err != nil {
+							t.Fatalf("Grade: %v", err)
+						}
+						if len(got) != 2 {
+							t.Fatalf("Grade returned %d outcomes, want 2", len(got))
+						}
+						o := got[0]
+						if o.Class != tt.class {
+							t.Fatalf("Class = %s, want %s (error %+v, output %.300q)", o.Class, tt.class, o.Error, o.Output)
+						}
+						if o.DurationMS <= 0 {
+							t.Errorf("DurationMS = %v, want > 0", o.DurationMS)
+						}
+						if tt.class == gate.ClassOK {
+							if o.Score == nil || *o.Score != tt.score || o.Error != nil {
+								t.Errorf("Score = %v, Error = %+v; want %v", o.Score, o.Error, tt.score)
+							}
+						} else {
+							if o.Error == nil || o.Error.Class != tt.class || o.Score != nil {
+								t.Fatalf("Error = %+v, Score = %v; want an error of class %s", o.Error, o.Score, tt.class)
+							}
+							if tt.errType != "" && o.Error.Type != tt.errType {
+								t.Errorf("Error.Type = %q, want %q", o.Error.Type, tt.errType)
+							}
+							if !strings.Contains(o.Error.Message, tt.message) {
+								t.Errorf("Error.Message = %q, want it to contain %q", o.Error.Message, tt.message)
+							}
+							if tt.line != "" && o.Error.Line != lineOf(src, tt.line) {
+								t.Errorf("Error.Line = %d, want %d (output %.500q)", o.Error.Line, lineOf(src, tt.line), o.Output)
+							}
+						}
+						if tt.check != nil {
+							tt.check(t, o)
+						}
+						if next := got[1]; next.Class != gate.ClassOK || *next.Score != 0.5 {
+							t.Errorf("the next case: Class = %s, Error = %+v; want ok 0.5", next.Class, next.Error)
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	py := python(t)
+	tests := []struct {
+		name    string
+		source  string
+		class   gate.Class
+		message string
+		line    int
+		output  string
+	}{
+		{name: "syntax error", source: "x = 1\ndef grade(sample, item)\n    return 1\n", class: gate.ClassGraderException, message: "SyntaxError", line: 2},
+		{name: "raise at import", source: "print('loading')\nimport json\nraise RuntimeError('no config')\n", class: gate.ClassGraderException, message: "RuntimeError: no config", line: 3, output: "loading"},
+		{name: "import not available", source: "import not_a_module_gradegate_knows\n", class: gate.ClassGraderException, message: "ModuleNotFoundError", line: 1},
+		{name: "no grade function", source: "def score(sample, item):\n    return 1\n", class: gate.ClassGraderException, message: "defines no grade(sample, item)"},
+		{name: "grade not callable", source: "grade = 1\n", class: gate.ClassGraderException, message: "defines no grade(sample, item)"},
+		{name: "wrong arity", source: "def grade(sample):\n    return 1\n", class: gate.ClassGraderException, message: "grade(sample) must take exactly two", line: 1},
+		{name: "exit at import", source: "import os\nos._exit(7)\n", class: gate.ClassWorkerCrash, message: "status 7"},
+		{name: "loop at import", source: "import os\nwhile True: pass\n", class: gate.ClassTimeout, line: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(context.Background(), Config{
+				Source: []byte(tt.source), SourceName: "grader.py", TimeoutSeconds: 1, LoadTimeoutSeconds: 1,
+				Workers: 1, Python: py, Sandbox: newSandbox(t),
+			})
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("New error = %v, want a *LoadError", err)
+			}
+			if le.Err.Class != tt.class || !strings.Contains(le.Err.Message, tt.message) || le.Err.Line != tt.line {
+				t.Errorf("LoadError = %+v, want class %s, message containing %q, line %d", le.Err, tt.class, tt.message, tt.line)
+			}
+			if !strings.Contains(le.Output, tt.output) {
+				t.Errorf("Output = %q, want it to contain %q", le.Output, tt.output)
+			}
+		})
+	}
+}
+
+func TestLoadedFromExactBytes(t *testing.T) {
+	// Latin-1 bytes with a coding cookie: the worker must compile the bytes
+	// as sent, not a re-encoded string.
+	src := []byte("# -*- coding: latin-1 -*-\nWORD = '\xe9t\xe9'\ndef grade(sample, item):\n    return {'scores': {'score': 1}, 'judge': {'word': WORD}}\n")
+	p := newPool(t, python(t), string(src), nil)
+	got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var judge struct{ Word string }
+	if err := json.Unmarshal(got[0].Judge, &judge); err != nil || judge.Word != "été" {
+		t.Errorf("Judge = %s, want the word decoded as latin-1", got[0].Judge)
+	}
+}
+
+func TestEnvironmentAllowlist(t *testing.T) {
+	for _, k := range []string{"GITHUB_TOKEN", "OPENAI_API_KEY", "ACTIONS_RUNTIME_TOKEN", "INPUT_GITHUB-TOKEN", "PYTHONPATH", "PYTHONSTARTUP"} {
+		t.Setenv(k, "secret-"+k)
+	}
+	src := "import os\ndef grade(sample, item):\n    return {'scores': {'score': 1}, 'judge': {'env': dict(os.environ), 'cwd': os.getcwd()}}\n"
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) {
+			p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
+			got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var judge struct {
+				Env map[string]string
+				Cwd string
+			}
+			if err := json.Unmarshal(got[0].Judge, &judge); err != nil {
+				t.Fatalf("Judge %s: %v", got[0].Judge, err)
+			}
+			allowed := []string{"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONIOENCODING", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE"}
+			for k, v := range judge.Env {
+				if !slices.Contains(allowed, k) || strings.Contains(v, "secret-") {
+					t.Errorf("the grader sees %s=%q; only %v may reach it", k, v, allowed)
+				}
+			}
+			if judge.Env["HOME"] != judge.Cwd || judge.Env["TMPDIR"] != judge.Cwd || !strings.Contains(judge.Cwd, "gradegate-scratch") {
+				t.Errorf("HOME=%q TMPDIR=%q cwd=%q; want all the scratch directory", judge.Env["HOME"], judge.Env["TMPDIR"], judge.Cwd)
+			}
+		})
+	}
+}
+
+// TestIsolation checks that worker mode reuses and recycles a process and
+// case mode gives every case fresh grader state.
+func TestIsolation(t *testing.T) {
+	src := "import os\nCALLS = 0\ndef grade(sample, item):\n    global CALLS\n    CALLS += 1\n    return {'scores': {'score': CALLS}, 'judge': {'pid': os.getpid(), 'ppid': os.getppid()}}\n"
+	tasks := []gate.Task{task("1", nil), task("2", nil), task("3", nil), task("4", nil), task("5", nil)}
+	type seen struct {
+		Pid, Ppid int
+	}
+	run := func(t *testing.T, isolation string) ([]float64, []seen) {
+		p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation; c.RecycleAfter = 2 })
+		got, err := p.Grade(context.Background(), tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var scores []float64
+		var pids []seen
+		for _, o := range got {
+			var s seen
+			_ = json.Unmarshal(o.Judge, &s)
+			scores = append(scores, *o.Score)
+			pids = append(pids, s)
+		}
+		return scores, pids
+	}
+	t.Run("worker", func(t *testing.T) {
+		scores, pids := run(t, IsolationWorker)
+		if want := []float64{1, 2, 1, 2, 1}; !slices.Equal(scores, want) {
+			t.Errorf("calls seen = %v, want %v (state kept, recycled after 2)", scores, want)
+		}
+		if pids[0].Pid != pids[1].Pid || pids[1].Pid == pids[2].Pid || pids[2].Pid == pids[4].Pid {
+			t.Errorf("pids = %v, want a new process every 2 cases", pids)
+		}
+	})
+	t.Run("case", func(t *testing.T) {
+		scores, pids := run(t, IsolationCase)
+		if want := []float64{1, 1, 1, 1, 1}; !slices.Equal(scores, want) {
+			t.Errorf("calls seen = %v, want %v (fresh state per case)", scores, want)
+		}
+		if pids[0].Pid == pids[1].Pid || pids[0].Ppid != pids[1].Ppid {
+			t.Errorf("pids = %v, want a fresh child of one parent per case", pids)
+		}
+	})
+}
+
+func TestConcurrentOrder(t *testing.T) {
+	src := "import time\ndef grade(sample, item):\n    time.sleep(sample['sleep'])\n    return sample['i']\n"
+	p := newPool(t, python(t), src, func(c *Config) { c.Workers = 3 })
+	var tasks []gate.Task
+	for i := range 12 {
+		tasks = append(tasks, task(fmt.Sprint(i), map[string]any{"i": i, "sleep": float64(12-i) / 400}))
+	}
+	got, err := p.Grade(context.Background(), tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range got {
+		if o.Class != gate.ClassOK || *o.Score != float64(i) {
+			t.Errorf("outcome %d = %s %v, want ok %d", i, o.Class, o.Score, i)
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	src := "import time\ndef grade(sample, item):\n    time.sleep(60)\n    return 1\n"
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) {
+			p := newPool(t, python(t), src, func(c *Config) { c.TimeoutSeconds = 60; c.Workers = 2; c.Isolation = isolation })
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := p.Grade(ctx, []gate.Task{task("a", nil), task("b", nil), task("c", nil)})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Grade error = %v, want context.DeadlineExceeded", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("Grade returned after %v, want soon after the cancel", d)
+			}
+			p.mu.Lock()
+			live := len(p.live)
+			p.mu.Unlock()
+			if live != 0 {
+				t.Errorf("%d processes still live after cancel", live)
+			}
+			// The pool is still usable after one cancelled Grade call.
+			if _, err := p.Grade(context.Background(), nil); err != nil {
+				t.Errorf("Grade after cancel: %v", err)
+			}
+		})
+	}
+}
+
+func TestPoolContextKillsEverything(t *testing.T) {
+	src := "import time\ndef grade(sample, item):\n    time.sleep(60)\n    return 1\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := New(ctx, Config{Source: []byte(src), TimeoutSeconds: 60, Workers: 2, Python: python(t), Sandbox: newSandbox(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if _, err := p.Grade(context.Background(), []gate.Task{task("a", nil), task("b", nil)}); err == nil {
+		t.Error("Grade succeeded after the pool's context ended")
+	}
+	if _, err := p.Grade(context.Background(), []gate.Task{task("a", nil)}); err == nil {
+		t.Error("Grade on a pool whose context ended succeeded")
+	}
+}
+
+func TestBatch(t *testing.T) {
+	src := `def grade_batch(samples):
+    if samples[0]["sample"].get("boom"):
+        raise ValueError("bad batch")  # LINE boom
+    out = []
+    for s in samples:
+        if s["case_id"] == "skip":
+            continue
+        out.append({"case_id": s["case_id"], "scores": {"score": s["sample"]["v"]}, "judge": {"seen": s["item"]["expected"]}})
+    return {"metrics": {"n": len(out)}, "samples": out}
+`
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) {
+			p := newPool(t, python(t), src, func(c *Config) { c.Contract = ContractBatch; c.Isolation = isolation })
+			got, err := p.Grade(context.Background(), []gate.Task{
+				task("a", map[string]any{"v": 1}), task("skip", map[string]any{"v": 1}),
+				task("b", map[string]any{"v": true}), task("c", map[string]any{"v": 0.5}),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			classes := []gate.Class{got[0].Class, got[1].Class, got[2].Class, got[3].Class}
+			if want := []gate.Class{gate.ClassOK, gate.ClassInvalidReturn, gate.ClassInvalidReturn, gate.ClassOK}; !slices.Equal(classes, want) {
+				t.Fatalf("classes = %v, want %v", classes, want)
+			}
+			if *got[3].Score != 0.5 || string(got[0].Judge) != `{"seen":1}` {
+				t.Errorf("c score = %v, a judge = %s", *got[3].Score, got[0].Judge)
+			}
+			if !strings.Contains(got[1].Error.Message, "no entry for case_id 'skip'") {
+				t.Errorf("skip: %+v", got[1].Error)
+			}
+			got, err = p.Grade(context.Background(), []gate.Task{task("x", map[string]any{"boom": true}), task("y", nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range got {
+				if o.Class != gate.ClassGraderException || o.Error.Line != lineOf(src, "# LINE boom") {
+					t.Errorf("outcome = %s %+v, want grader_exception at the raise", o.Class, o.Error)
+				}
+			}
+		})
+	}
+}
+
+func TestMetricAndBareNumber(t *testing.T) {
+	p := newPool(t, python(t), "def grade(sample, item):\n    return 0.5\n", func(c *Config) { c.Metric = "accuracy" })
+	got, err := p.Grade(context.Background(), []gate.Task{task("a", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Class != gate.ClassOK || got[0].Scores["accuracy"] != 0.5 || math.Abs(*got[0].Score-0.5) > 0 {
+		t.Errorf("outcome = %+v, want ok with Scores{accuracy: 0.5}", got[0])
+	}
+}
+
+func TestForgedResponseOnProtocolPipe(t *testing.T) {
+	src := "import os\ndef grade(sample, item):\n    if not sample.get('followup'):\n        os.write(4, b'{\"id\": 1, \"class\": \"ok\", \"scores\": {\"score\": 1.0}}\\n')\n    return 0.0\n"
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) {
+			p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
+			got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{}), task("b", map[string]any{"followup": true})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].Class == gate.ClassOK {
+				t.Errorf("the forged line was taken as the result: %+v", got[0])
+			}
+			if got[1].Class != gate.ClassOK || *got[1].Score != 0 {
+				t.Errorf("the next case = %s %+v, want ok 0", got[1].Class, got[1].Error)
+			}
+		})
+	}
+}
+
+func TestWarmProcessReused(t *testing.T) {
+	src := "import os\ndef grade(sample, item):\n    return {'scores': {'score': 1}, 'judge': os.getpid()}\n"
+	p := newPool(t, python(t), src, func(c *Config) { c.Workers = 4 })
+	var pids []string
+	for range 3 {
+		got, err := p.Grade(context.Background(), []gate.Task{task("a", nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, string(got[0].Judge))
+	}
+	if pids[0] != pids[1] || pids[1] != pids[2] {
+		t.Errorf("pids = %v, want one warm process serving single-task Grade calls", pids)
+	}
+}
+
+// TestSandboxed grades under the sandbox's real layers: the launcher's
+// RLIMIT_AS instead of worker.py's own, and the socket filter.
+func TestSandboxed(t *testing.T) {
+	sb, py := sandboxed(t)
+	src := `import os, socket
+def grade(sample, item):
+    kind = sample["kind"]
+    if kind == "socket":
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # LINE socket
+    if kind == "socket-caught":
+        try:
+            socket.create_connection(("192.0.2.1", 80), timeout=0.1)
+        except OSError:
+            return 0.25
+    if kind == "alloc":
+        bytearray(4 << 30)  # LINE alloc
+    return 1.0
+`
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) {
+			p := newPool(t, py, src, func(c *Config) { c.Sandbox = sb; c.Isolation = isolation })
+			got, err := p.Grade(context.Background(), []gate.Task{
+				task("ok", map[string]any{"kind": "ok"}),
+				task("socket", map[string]any{"kind": "socket"}),
+				task("socket-caught", map[string]any{"kind": "socket-caught"}),
+				task("alloc", map[string]any{"kind": "alloc"}),
+				task("after", map[string]any{"kind": "ok"}),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []gate.Class{gate.ClassOK, gate.ClassSandboxViolation, gate.ClassOK, gate.ClassMemoryExceeded, gate.ClassOK}
+			for i, o := range got {
+				if o.Class != want[i] {
+					t.Errorf("task %d: Class = %s, want %s (error %+v, output %.300q)", i, o.Class, want[i], o.Error, o.Output)
+				}
+			}
+			if e := got[1].Error; e == nil || e.Line != lineOf(src, "# LINE socket") || !strings.Contains(e.Message, "network socket") {
+				t.Errorf("socket: Error = %+v, want the socket line and a sandbox message", e)
+			}
+			if e := got[3].Error; e == nil || e.Line != lineOf(src, "# LINE alloc") {
+				t.Errorf("alloc: Error = %+v, want the allocating line", e)
+			}
+		})
+	}
+}
