@@ -164,7 +164,8 @@ func versions(m *manifest.Manifest, gradegate string) Versions {
 	return v
 }
 
-// runCanaries grades every canary in one call and judges each outcome.
+// runCanaries grades every canary (in one call, or one call each under the
+// batch contract) and judges each outcome.
 func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryResult, error) {
 	out := make([]CanaryResult, 0, len(m.Canaries))
 	if len(m.Canaries) == 0 {
@@ -174,9 +175,24 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 	for i, c := range m.Canaries {
 		tasks[i] = Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
 	}
-	outcomes, err := grade(ctx, r, tasks)
-	if err != nil {
-		return nil, fmt.Errorf("grading canaries: %w", err)
+	var outcomes []Outcome
+	if m.Grader.Contract == "batch" {
+		// SPEC section 4: under the batch contract canaries run as batches of
+		// one, so an expect_error canary's raise is its own and not its
+		// neighbours'.
+		for _, t := range tasks {
+			o, err := grade(ctx, r, []Task{t})
+			if err != nil {
+				return nil, fmt.Errorf("grading canary %s: %w", t.ID, err)
+			}
+			outcomes = append(outcomes, o...)
+		}
+	} else {
+		var err error
+		outcomes, err = grade(ctx, r, tasks)
+		if err != nil {
+			return nil, fmt.Errorf("grading canaries: %w", err)
+		}
 	}
 	for i, c := range m.Canaries {
 		o := outcomes[i]

@@ -27,6 +27,9 @@ type response struct {
 	Output    string             `json:"output"`
 	OutputCut int                `json:"output_cut"`
 	Results   []response         `json:"results"` // batch: one per case, in order
+	// Leftover is set when a child process of the grader was still running
+	// after the case: the process group is then killed with the worker.
+	Leftover bool `json:"leftover"`
 	// Died is set with class "died" (isolation case): the forked child ended
 	// without a result, and the worker reports how.
 	Died *struct {
@@ -57,6 +60,9 @@ func (r *response) class() gate.Class {
 // after anything but ok and a plain exception its state is not trusted
 // (a MemoryError may leave a fragmented heap, a dead child a broken parent).
 func (r *response) recycle() bool {
+	if r.Leftover {
+		return true
+	}
 	switch r.Class {
 	case "ok":
 		for _, res := range r.Results {

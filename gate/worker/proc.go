@@ -199,6 +199,7 @@ func (pr *proc) stop() error {
 	pr.state = pr.cmd.ProcessState
 	pr.mu.Unlock()
 	pr.drainOutput()
+	pr.awaitGroup()
 	if pr.pidfd >= 0 {
 		unix.Close(pr.pidfd)
 		pr.pidfd = -1
@@ -215,6 +216,20 @@ func (pr *proc) stop() error {
 		}
 	}
 	return nil
+}
+
+// awaitGroup waits, briefly, until no process of the worker's group is left.
+// Its children were killed with it, but until the reaper collects them they
+// still count against the slot uid's RLIMIT_NPROC, and the next worker of the
+// slot (same uid) would inherit a fork bomb's exhausted process budget.
+func (pr *proc) awaitGroup() {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+		if err := syscall.Kill(-pr.pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		_ = syscall.Kill(-pr.pid, syscall.SIGKILL)
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // drainOutput reads fd 1/2 until the pipe is empty, without blocking.

@@ -37,6 +37,66 @@ RESP_FD = 4
 MESSAGE_LIMIT = 2000
 JUDGE_LIMIT = 64 * 1024
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
+SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "os.exec"))
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def leftover_children():
+    """Whether a child process of this one is still running.
+
+    Exited children are reaped on the way, so only live ones count.
+    """
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def forbidden_open(args):
+    """What an open() the sandbox refuses is trying, or None.
+
+    Writes go only to the scratch directory (the working directory) and
+    /dev/null; another process's /proc entries are closed. The sandbox
+    (Landlock, uids) does the refusing; this only names the attempt.
+    """
+    if len(args) < 3 or not isinstance(args[0], (str, bytes)):
+        return None
+    path = os.fsdecode(args[0])
+    mode, flags = args[1] or "", args[2] or 0
+    if path.startswith("/proc/"):
+        first = path[6:].split("/", 1)[0]
+        if first.isdigit() and int(first) != os.getpid():
+            return "to open another process's %s" % path
+    writing = (flags & WRITE_FLAGS) or any(c in mode for c in "wax+")
+    if not writing:
+        return None
+    full = os.path.normpath(os.path.join(os.getcwd(), path))
+    scratch = os.getcwd()
+    if full == "/dev/null" or full == scratch or full.startswith(scratch + os.sep):
+        return None
+    return "to write %s outside its scratch directory" % full
+
+
+def forbidden_signal(event, args):
+    """What a signal outside the grader's own process group is aimed at, or None."""
+    if len(args) < 1 or not isinstance(args[0], int):
+        return None
+    target, own = args[0], os.getpgrp()
+    if event == "os.killpg":
+        return None if target == own else "to signal process group %d" % target
+    if target == 0 or target == -own:
+        return None
+    if target < 0:
+        return "to signal process group %d" % -target
+    try:
+        if os.getpgid(target) == own:
+            return None
+    except OSError:
+        pass
+    return "to signal pid %d outside its process group" % target
 
 _repr = reprlib.Repr()
 _repr.maxstring = 80
@@ -289,7 +349,8 @@ class Worker:
         self.memory_mb = int(init.get("memory_mb") or 0)
         self.capture = Capture(int(init["output_limit"]))
         self.fn = None
-        self.network_attempt = None
+        self.violation = None
+        self.spawned = False
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -327,7 +388,8 @@ class Worker:
     def call(self, req):
         """Runs one request in this process and returns its response."""
         self.capture.reset()
-        self.network_attempt = None
+        self.violation = None
+        self.spawned = False
         if "batch" in req:
             resp = self.call_batch(req["batch"])
         else:
@@ -338,24 +400,44 @@ class Worker:
             else:
                 resp = self.classify(ret)
         resp["output"], resp["output_cut"] = self.capture.take()
+        if leftover_children():
+            # A child of the grader would outlive its case (and keep counting
+            # against the slot's process limit): the Go side replaces this
+            # process, which kills its whole process group.
+            resp["leftover"] = True
         return resp
 
     def exception(self, exc):
         resp = exception_response(exc, self.name, self.memory_mb)
-        if self.network_attempt is not None and resp["class"] == "grader_exception":
-            # The grader failed after the sandbox refused it a network
-            # socket: that refusal, not the grader's logic, is the cause
-            # (SPEC section 4, sandbox_violation). A grader that catches the
+        if self.violation is not None and resp["class"] == "grader_exception":
+            # The grader failed after trying something the sandbox forbids:
+            # that refusal, not the grader's logic, is the cause (SPEC
+            # section 4, sandbox_violation). A grader that catches the
             # refusal and still returns a score is graded normally.
             resp["class"] = "sandbox_violation"
-            resp["message"] = clip("the sandbox refused a network socket (address family %s): %s: %s" % (self.network_attempt, resp["type"], resp["message"]))
+            resp["message"] = clip("the grader tried %s, which the sandbox forbids: %s: %s" % (self.violation, resp["type"], resp["message"]))
+        elif self.spawned and isinstance(exc, BlockingIOError) and resp["class"] == "grader_exception":
+            # EAGAIN from fork after the grader started processes: the
+            # sandbox's process limit (RLIMIT_NPROC) stopped it.
+            resp["class"] = "sandbox_violation"
+            resp["message"] = clip("the grader tried to start more processes than the sandbox allows: %s: %s" % (resp["type"], resp["message"]))
         return resp
 
     def audit(self, event, args):
-        # Runs for every audit event in the process; keep the common path to
-        # one string comparison.
-        if event == "socket.__new__" and len(args) > 1 and args[1] != AF_UNIX:
-            self.network_attempt = args[1]
+        # Runs for every audit event in the process (and cannot be removed by
+        # the grader); keep the common path to a few string comparisons. Only
+        # the first attempt of a case is kept.
+        if event in SPAWN_EVENTS:
+            self.spawned = True
+        if self.violation is not None:
+            return
+        if event == "socket.__new__":
+            if len(args) > 1 and args[1] != AF_UNIX:
+                self.violation = "a network socket (address family %s)" % args[1]
+        elif event == "open":
+            self.violation = forbidden_open(args)
+        elif event == "os.kill" or event == "os.killpg":
+            self.violation = forbidden_signal(event, args)
 
     def classify(self, ret):
         try:

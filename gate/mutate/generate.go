@@ -1,0 +1,123 @@
+package mutate
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+//go:embed mutate.py
+var script string
+
+// MaxMutants is how many mutants Run tests at most. A grader with more
+// mutation sites gets a deterministic sample spread evenly over the file, so
+// every part of it is exercised and two runs test the same mutants.
+const MaxMutants = 60
+
+// generateTimeout bounds the one run of mutate.py. Parsing and unparsing a
+// grader takes milliseconds; the bound only keeps a wedged interpreter from
+// stalling the command.
+const generateTimeout = time.Minute
+
+// stderrLimit bounds how much of the interpreter's stderr an error quotes.
+const stderrLimit = 2000
+
+// Generated is what Generate found in a grader's source.
+type Generated struct {
+	// Sites is how many mutation sites the source has, before the cap.
+	Sites int
+	// Mutants are the mutants to test, in source order, ids m01, m02, …;
+	// Status and KilledBy are not set yet.
+	Mutants []Mutant
+}
+
+// Generate lists the mutants of src with the interpreter python (an absolute
+// path), at most limit of them (MaxMutants when limit <= 0). It runs the
+// embedded mutate.py once; the grader's source is parsed there, never
+// imported or executed, so no sandbox is needed.
+//
+// A source that does not parse is an input error (manifest.ErrInput); the
+// error is for anything else going wrong.
+func Generate(ctx context.Context, python string, src []byte, sourceName string, limit int) (*Generated, error) {
+	if limit <= 0 {
+		limit = MaxMutants
+	}
+	if !filepath.IsAbs(python) {
+		return nil, fmt.Errorf("mutate: python interpreter %q is not an absolute path", python)
+	}
+	ctx, cancel := context.WithTimeout(ctx, generateTimeout)
+	defer cancel()
+
+	config, err := json.Marshal(map[string]int{"limit": limit})
+	if err != nil {
+		return nil, fmt.Errorf("mutate: encoding the config: %w", err)
+	}
+	var stdout, stderr bytes.Buffer
+	// -I: no PYTHON* variables, user site or script directory on sys.path;
+	// -B: no .pyc written. The environment is empty: the script runs no user
+	// code, but there is no reason to hand it gradegate's secrets.
+	cmd := exec.CommandContext(ctx, python, "-I", "-B", "-c", script, string(config))
+	cmd.Env = []string{}
+	cmd.Stdin = bytes.NewReader(src)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	// A grandchild holding the pipes open must not keep Wait from returning.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("mutate: running %s: %w", python, ctx.Err())
+		}
+		return nil, fmt.Errorf("mutate: running %s: %w: %s", python, err, cut(stderr.Bytes()))
+	}
+	var out struct {
+		Python string `json:"python"`
+		Error  *struct {
+			Message string `json:"message"`
+			Line    int    `json:"line"`
+		} `json:"error"`
+		Sites   int `json:"sites"`
+		Mutants []struct {
+			Line     int    `json:"line"`
+			Operator string `json:"operator"`
+			Original string `json:"original"`
+			Mutated  string `json:"mutated"`
+			Source   []byte `json:"source"` // base64 in JSON
+		} `json:"mutants"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("mutate: reading the answer of %s: %w: %s", python, err, cut(stderr.Bytes()))
+	}
+	if out.Error != nil {
+		return nil, &manifest.Error{File: sourceName, Line: out.Error.Line,
+			Msg: "the grader cannot be mutation-tested: " + out.Error.Message}
+	}
+	g := &Generated{Sites: out.Sites, Mutants: make([]Mutant, len(out.Mutants))}
+	for i, m := range out.Mutants {
+		g.Mutants[i] = Mutant{
+			ID:       fmt.Sprintf("m%02d", i+1),
+			Line:     m.Line,
+			Operator: m.Operator,
+			Diff:     "- " + m.Original + " / + " + m.Mutated,
+			KilledBy: []string{},
+			Original: m.Original,
+			Mutated:  m.Mutated,
+			Source:   m.Source,
+		}
+	}
+	return g, nil
+}
+
+func cut(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > stderrLimit {
+		return string(b[:stderrLimit]) + "…"
+	}
+	return string(b)
+}

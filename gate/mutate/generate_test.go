@@ -1,0 +1,308 @@
+package mutate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// TestMain lets the test binary act as gradegate's sandbox launcher, the way
+// cmd/gradegate/main.go does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
+		os.Exit(sandbox.Launch(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+const exampleDir = "../../testdata/examples/order-summary"
+
+// pythonPath resolves python3 once to the real interpreter: python3 on PATH
+// may be a version-manager shim that costs tens of milliseconds a start.
+var pythonPath = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+})
+
+func python(t testing.TB) string {
+	t.Helper()
+	p, err := pythonPath()
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	return p
+}
+
+func readFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func generate(t testing.TB, src string, limit int) *Generated {
+	t.Helper()
+	g, err := Generate(context.Background(), python(t), []byte(src), "grader.py", limit)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	return g
+}
+
+// compileAll checks with Python that every mutant's source compiles.
+func compileAll(t *testing.T, ms []Mutant) {
+	t.Helper()
+	var sources [][]byte
+	for _, m := range ms {
+		sources = append(sources, m.Source)
+	}
+	in, err := json.Marshal(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const check = `import base64, json, sys
+for i, s in enumerate(json.load(sys.stdin)):
+    compile(base64.b64decode(s), "m%d" % (i + 1), "exec")
+`
+	cmd := exec.Command(python(t), "-I", "-B", "-c", check)
+	cmd.Stdin = bytes.NewReader(in)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a mutant does not compile: %v\n%s", err, out)
+	}
+}
+
+func TestGenerateExample(t *testing.T) {
+	src := readFile(t, filepath.Join(exampleDir, "grader.py"))
+	g, err := Generate(context.Background(), python(t), src, "grader.py", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Mutants) == 0 || len(g.Mutants) > MaxMutants {
+		t.Fatalf("got %d mutants, want 1..%d", len(g.Mutants), MaxMutants)
+	}
+	want := Mutant{
+		Line:     66,
+		Operator: "type-is-to-isinstance",
+		Diff:     `- if type(candidate["total_cents"]) is not int: / + if not isinstance(candidate["total_cents"], int):`,
+	}
+	found := false
+	for i, m := range g.Mutants {
+		if id := fmt.Sprintf("m%02d", i+1); m.ID != id {
+			t.Errorf("mutant %d has id %s, want %s", i, m.ID, id)
+		}
+		if bytes.Equal(m.Source, src) {
+			t.Errorf("%s: source unchanged", m.ID)
+		}
+		if m.Line == want.Line && m.Operator == want.Operator && m.Diff == want.Diff {
+			found = true
+		}
+	}
+	if !found {
+		for _, m := range g.Mutants {
+			t.Logf("%s %d %s %s", m.ID, m.Line, m.Operator, m.Diff)
+		}
+		t.Errorf("no mutant %+v", want)
+	}
+	compileAll(t, g.Mutants)
+
+	// Deterministic: a second run lists the same mutants.
+	again, err := Generate(context.Background(), python(t), src, "grader.py", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(g.Mutants, again.Mutants, func(a, b Mutant) bool {
+		return a.ID == b.ID && a.Diff == b.Diff && bytes.Equal(a.Source, b.Source)
+	}) {
+		t.Error("two runs of Generate differ")
+	}
+}
+
+func TestGenerateOperators(t *testing.T) {
+	tests := []struct {
+		name     string
+		src      string
+		operator string
+		before   string
+		after    string
+	}{
+		{
+			name:     "type is not becomes not isinstance",
+			src:      "def grade(sample, item):\n    x = sample['x']\n    if type(x) is not int:\n        return 0.0\n    return 1.0\n",
+			operator: "type-is-to-isinstance",
+			before:   "if type(x) is not int:", after: "if not isinstance(x, int):",
+		},
+		{
+			name:     "type is becomes isinstance",
+			src:      "def grade(sample, item):\n    return 1.0 if type(sample) is dict else 0.5\n",
+			operator: "type-is-to-isinstance",
+			before:   "return 1.0 if type(sample) is dict else 0.5", after: "return 1.0 if isinstance(sample, dict) else 0.5",
+		},
+		{
+			name:     "equality flips",
+			src:      "def grade(sample, item):\n    if sample['a'] == item['a']:\n        return 1.0\n    return 0.0\n",
+			operator: "flip-comparison",
+			before:   "if sample['a'] == item['a']:", after: "if sample['a'] != item['a']:",
+		},
+		{
+			name:     "less than becomes at most",
+			src:      "def grade(sample, item):\n    if len(sample) < 3:\n        return 0.0\n    return 1.0\n",
+			operator: "flip-comparison",
+			before:   "if len(sample) < 3:", after: "if len(sample) <= 3:",
+		},
+		{
+			name:     "greater or equal becomes greater",
+			src:      "def grade(sample, item):\n    return float(sample['n'] >= 2)\n",
+			operator: "flip-comparison",
+			before:   "return float(sample['n'] >= 2)", after: "return float(sample['n'] > 2)",
+		},
+		{
+			name:     "return zero becomes one",
+			src:      "def grade(sample, item):\n    if not sample:\n        return 0.0\n    return 0.5\n",
+			operator: "return-constant-flip",
+			before:   "return 0.0", after: "return 1.0",
+		},
+		{
+			name:     "condition negated",
+			src:      "def grade(sample, item):\n    if sample.get('ok'):\n        return 1.0\n    return 0.5\n",
+			operator: "negate-condition",
+			before:   "if sample.get('ok'):", after: "if not sample.get('ok'):",
+		},
+		{
+			name:     "negated condition loses its not",
+			src:      "def grade(sample, item):\n    if not (sample and item):\n        return 0.5\n    return 0.25\n",
+			operator: "negate-condition",
+			before:   "if not (sample and item):", after: "if sample and item:",
+		},
+		{
+			name:     "and becomes or",
+			src:      "def grade(sample, item):\n    return float(bool(sample) and bool(item))\n",
+			operator: "and-to-or",
+			before:   "return float(bool(sample) and bool(item))", after: "return float(bool(sample) or bool(item))",
+		},
+		{
+			name:     "or becomes and",
+			src:      "def grade(sample, item):\n    ok = sample.get('a') or item.get('b')\n    return 0.5\n",
+			operator: "or-to-and",
+			before:   "ok = sample.get('a') or item.get('b')", after: "ok = sample.get('a') and item.get('b')",
+		},
+		{
+			name:     "raise in grade becomes return 0.0",
+			src:      "def grade(sample, item):\n    if 'expected' not in item:\n        raise KeyError('corrupt fixture')\n    return 0.5\n",
+			operator: "drop-raise",
+			before:   "raise KeyError('corrupt fixture')", after: "return 0.0",
+		},
+		{
+			name:     "raise in a helper becomes pass",
+			src:      "def check(item):\n    if not item:\n        raise ValueError('empty')\n\ndef grade(sample, item):\n    check(item)\n    return 0.5\n",
+			operator: "drop-raise",
+			before:   "raise ValueError('empty')", after: "pass",
+		},
+		{
+			name:     "specific except becomes except Exception returning full credit",
+			src:      "import json\n\ndef grade(sample, item):\n    try:\n        v = json.loads(sample['output_text'])\n    except ValueError:\n        return 0.0\n    return 0.5\n",
+			operator: "broaden-except",
+			before:   "except ValueError: return 0.0", after: "except Exception: return 1.0",
+		},
+		{
+			name:     "constant zero becomes one",
+			src:      "def grade(sample, item):\n    return sample['xs'][0] * 0.5\n",
+			operator: "constant-flip",
+			before:   "return sample['xs'][0] * 0.5", after: "return sample['xs'][1] * 0.5",
+		},
+		{
+			name:     "boolean constant flips",
+			src:      "def grade(sample, item):\n    strict = True\n    return 0.5\n",
+			operator: "constant-flip",
+			before:   "strict = True", after: "strict = False",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := generate(t, tc.src, 0)
+			var seen []string
+			for _, m := range g.Mutants {
+				if m.Operator == tc.operator && m.Original == tc.before && m.Mutated == tc.after {
+					compileAll(t, []Mutant{m})
+					return
+				}
+				seen = append(seen, m.Operator+": "+m.Diff)
+			}
+			t.Errorf("no %s mutant %q -> %q; got:\n%s", tc.operator, tc.before, tc.after, strings.Join(seen, "\n"))
+		})
+	}
+}
+
+func TestGenerateSkips(t *testing.T) {
+	src := "def grade(sample, item):\n" +
+		"    if sample == 1:  # gradegate: no-mutate\n" +
+		"        return 0.5\n" +
+		"    return 0.25\n\n" +
+		"if __name__ == '__main__':\n" +
+		"    print(grade(1, 2) == 0.5)\n"
+	g := generate(t, src, 0)
+	if g.Sites != 0 || len(g.Mutants) != 0 {
+		for _, m := range g.Mutants {
+			t.Logf("%s %d %s", m.ID, m.Line, m.Diff)
+		}
+		t.Errorf("got %d sites, %d mutants; want none (pragma line and __main__ block)", g.Sites, len(g.Mutants))
+	}
+}
+
+func TestGenerateCap(t *testing.T) {
+	src := string(readFile(t, filepath.Join(exampleDir, "grader.py")))
+	all := generate(t, src, 1000)
+	capped := generate(t, src, 5)
+	if capped.Sites != all.Sites || len(capped.Mutants) != 5 {
+		t.Fatalf("capped: %d sites, %d mutants; want %d sites, 5 mutants", capped.Sites, len(capped.Mutants), all.Sites)
+	}
+	// Spread over the file: the last capped mutant is in the file's last part.
+	if last, end := capped.Mutants[4].Line, all.Mutants[len(all.Mutants)-1].Line; last < end*2/3 {
+		t.Errorf("capped mutants stop at line %d of a file whose sites reach line %d", last, end)
+	}
+	if capped.Mutants[4].ID != "m05" {
+		t.Errorf("ids not renumbered: %s", capped.Mutants[4].ID)
+	}
+}
+
+func TestGenerateEncoding(t *testing.T) {
+	// A latin-1 source must come back in latin-1, or its coding cookie lies.
+	src := []byte("# -*- coding: latin-1 -*-\ndef grade(sample, item):\n    # caf\xe9\n    return 0.0\n")
+	g, err := Generate(context.Background(), python(t), src, "grader.py", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Mutants) != 1 {
+		t.Fatalf("got %d mutants, want 1", len(g.Mutants))
+	}
+	if !bytes.Contains(g.Mutants[0].Source, []byte("caf\xe9")) || !bytes.Contains(g.Mutants[0].Source, []byte("return 1.0")) {
+		t.Errorf("mutant source = %q", g.Mutants[0].Source)
+	}
+	compileAll(t, g.Mutants)
+}
+
+func TestGenerateSyntaxError(t *testing.T) {
+	_, err := Generate(context.Background(), python(t), []byte("def grade(sample, item):\n    return (\n"), "grader.py", 0)
+	if !errors.Is(err, manifest.ErrInput) {
+		t.Fatalf("err = %v, want an input error", err)
+	}
+	if !strings.Contains(err.Error(), "grader.py") {
+		t.Errorf("err = %v, want the file named", err)
+	}
+}

@@ -1,0 +1,391 @@
+// Package mutate mutation-tests a grader against its canaries and labeled
+// cases (gradegate mutate, and gate.min_mutation_score; SPEC sections 7
+// and 8).
+//
+// A mutant is the grader's source with one small, plausible defect: the
+// mistakes that make a grader pass what it should fail (isinstance where the
+// contract needs type(x) is int, a flipped comparison, a dropped raise, an
+// except that hands out full credit). Each mutant is graded on every canary
+// and every labeled case that has a sample, in the same kind of sandboxed
+// worker pool as the gate uses. It is killed when the suite notices:
+//   - a canary fails (canary.Evaluate), or
+//   - a labeled case's status disagrees with its human label: a label of 1
+//     must pass (score >= pass_threshold), a label of 0 must fail, and an
+//     error agrees with neither, because the gate would hold on it, or
+//   - the mutant does not load at all, or runs so much longer than the
+//     unmutated grader (slowFactor) that it is stopped.
+//
+// Only checks that hold on the unmutated grader count: a canary that already
+// fails, or a labeled case the grader already gets wrong, would "kill" every
+// mutant and prove nothing, so Run grades the unmutated source first and
+// leaves those out (the report names them).
+//
+// A mutant that survives is a defect the canaries and labels cannot see.
+// Some survivors are equivalent mutants: a change that makes no observable
+// difference (a raise dropped just before a line that raises anyway). No tool
+// can tell those apart in general; a line that carries the comment
+// "# gradegate: no-mutate" is not mutated, which is how a reviewed
+// equivalent mutant is silenced.
+package mutate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/gradegate/gradegate/canary"
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/worker"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// Schema is the schema name of a mutate document.
+const Schema = "gradegate.mutate/v1"
+
+// Mutant statuses.
+const (
+	StatusKilled   = "killed"
+	StatusSurvived = "survived"
+)
+
+// killed_by entries that name no canary or case.
+const (
+	// KilledByLoad: the mutant's source does not load.
+	KilledByLoad = "(grader does not load)"
+	// KilledByTime: the mutant ran far longer than the unmutated grader
+	// (an endless loop, say), which the gate would see as timeouts.
+	KilledByTime = "(grader too slow)"
+)
+
+// A mutant may take at most slowFactor times the unmutated grader's time,
+// and never less than minBudget, before it is stopped and counted killed. The
+// per-case timeout_seconds (up to 600 s) would let one looping mutant stall
+// the command for many minutes, while the gate would already hold on it.
+const (
+	slowFactor = 10
+	minBudget  = 30 * time.Second
+)
+
+// RunnerFactory starts a grader runner for one source: a sandboxed worker
+// pool in the CLI, a fake in tests. The func releases the runner. A grader
+// that cannot be loaded is reported as a *worker.LoadError; any other error
+// is the tool failing.
+type RunnerFactory func(ctx context.Context, src []byte) (gate.Runner, func(), error)
+
+// Report is the result of mutation-testing one grader. Its JSON form is the
+// mutate document of SPEC section 8.
+type Report struct {
+	Schema string `json:"schema"`
+	// Score is Killed / (Killed + Survived), rounded to four decimals; 0
+	// when there is no mutant, because nothing then shows that the suite
+	// can catch anything.
+	Score    float64  `json:"score"`
+	Killed   int      `json:"killed"`
+	Survived int      `json:"survived"`
+	Mutants  []Mutant `json:"mutants"`
+
+	// The fields below feed the text and markdown views only; the JSON shape
+	// is fixed by SPEC section 8.
+
+	// Source names the grader file.
+	Source string `json:"-"`
+	// Sites is how many mutation sites the source has; more than
+	// len(Mutants) when the cap (MaxMutants) applied.
+	Sites int `json:"-"`
+	// Canaries and Cases count the checks that could kill a mutant: the
+	// canaries that pass, and the labeled cases whose status agrees with
+	// their label, on the unmutated grader.
+	Canaries int `json:"-"`
+	Cases    int `json:"-"`
+	// Blind names the canaries and labeled cases left out because the
+	// unmutated grader already fails them.
+	Blind []string `json:"-"`
+}
+
+// Mutant is one mutant and what became of it.
+type Mutant struct {
+	ID       string `json:"id"`   // m01, m02, … in source order
+	Line     int    `json:"line"` // grader source line of the change
+	Operator string `json:"operator"`
+	// Diff is the changed line(s), before and after, trimmed:
+	// "- if type(x) is not int: / + if not isinstance(x, int):".
+	Diff   string `json:"diff"`
+	Status string `json:"status"` // StatusKilled or StatusSurvived
+	// KilledBy names every canary and case_id that noticed the mutant, in
+	// manifest then dataset order, or KilledByLoad; empty for a survivor.
+	KilledBy []string `json:"killed_by"`
+
+	Original string `json:"-"` // the line(s) before, trimmed
+	Mutated  string `json:"-"` // the line(s) after, trimmed
+	Source   []byte `json:"-"` // the whole mutated source
+}
+
+// Passes reports whether the grader meets the bar: score >= min when
+// gate.min_mutation_score is set, otherwise every mutant killed. A grader
+// without a single mutant never passes, since nothing was shown.
+func (r *Report) Passes(min *float64) bool {
+	if len(r.Mutants) == 0 {
+		return false
+	}
+	if min != nil {
+		return r.Score >= *min
+	}
+	return r.Survived == 0
+}
+
+// Run mutation-tests the grader src (its file named sourceName, for
+// messages) against the canaries of m and the cases that carry both a human
+// label and a sample. python is the absolute path of the interpreter that
+// generates the mutants (worker.Python.Executable); newRunner starts a
+// runner per source: once for the unmutated grader, then once per mutant,
+// one after the other, each grading its tasks in parallel.
+//
+// The error is the tool failing, or an input that cannot be mutation-tested
+// (manifest.ErrInput): a source that does not parse or an unmutated grader
+// that does not load.
+func Run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifest, cases []dataset.Case, newRunner RunnerFactory, python string) (*Report, error) {
+	return run(ctx, src, sourceName, m, cases, newRunner, python, minBudget)
+}
+
+// run is Run with the least time budget of a mutant as a parameter, so a
+// test need not wait minBudget for a looping mutant.
+func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifest, cases []dataset.Case, newRunner RunnerFactory, python string, least time.Duration) (*Report, error) {
+	if m == nil || newRunner == nil {
+		return nil, errors.New("mutate: no manifest or no runner")
+	}
+	s := newSuite(m, cases)
+	gen, err := Generate(ctx, python, src, sourceName, MaxMutants)
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	base, loadErr, err := s.grade(ctx, newRunner, src)
+	budget := max(least, slowFactor*time.Since(start))
+	if err != nil {
+		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
+	}
+	if loadErr != nil {
+		return nil, &manifest.Error{File: sourceName, Line: loadErr.Err.Line,
+			Msg: "the unmutated grader does not load, so it cannot be mutation-tested", Err: loadErr}
+	}
+	s.calibrate(base)
+
+	rep := &Report{
+		Schema:   Schema,
+		Mutants:  gen.Mutants,
+		Source:   sourceName,
+		Sites:    gen.Sites,
+		Canaries: s.liveCanaries(),
+		Cases:    s.liveCases(),
+		Blind:    s.blind(),
+	}
+	for i := range rep.Mutants {
+		mu := &rep.Mutants[i]
+		mctx, cancel := context.WithTimeout(ctx, budget)
+		res, loadErr, err := s.grade(mctx, newRunner, mu.Source)
+		slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		switch {
+		case slow:
+			mu.KilledBy = []string{KilledByTime}
+		case err != nil:
+			return nil, fmt.Errorf("mutate: grading mutant %s (line %d, %s): %w", mu.ID, mu.Line, mu.Operator, err)
+		case loadErr != nil:
+			mu.KilledBy = []string{KilledByLoad}
+		default:
+			mu.KilledBy = s.killers(res)
+		}
+		if len(mu.KilledBy) > 0 {
+			mu.Status = StatusKilled
+			rep.Killed++
+		} else {
+			mu.Status = StatusSurvived
+			rep.Survived++
+		}
+	}
+	if n := len(rep.Mutants); n > 0 {
+		rep.Score = math.Round(float64(rep.Killed)/float64(n)*10000) / 10000
+	}
+	return rep, nil
+}
+
+// suite is the checks a mutant must get past.
+type suite struct {
+	m         *manifest.Manifest
+	canaries  []gate.Task
+	cases     []gate.Task
+	labels    []int // label of each case task
+	liveCan   []bool
+	liveCase  []bool
+	threshold float64
+}
+
+func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
+	s := &suite{m: m, threshold: m.Grader.PassThreshold}
+	for _, c := range m.Canaries {
+		s.canaries = append(s.canaries, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+	}
+	for _, c := range cases {
+		if c.Label == nil || c.Sample == nil {
+			continue
+		}
+		s.cases = append(s.cases, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		s.labels = append(s.labels, *c.Label)
+	}
+	return s
+}
+
+// graded is one source's outcomes on the suite.
+type graded struct {
+	canaries []gate.Outcome
+	cases    []gate.Outcome
+}
+
+// grade runs the suite on src. A source that does not load gives a
+// *worker.LoadError and no outcomes.
+func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) (*graded, *worker.LoadError, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	r, release, err := newRunner(ctx, src)
+	var le *worker.LoadError
+	if errors.As(err, &le) {
+		return nil, le, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+
+	// Canaries and cases go in separate Grade calls, as in the gate, so a
+	// batch grader sees canaries the way the gate shows them; the two calls
+	// run at once to keep the pool busy.
+	var g graded
+	var wg sync.WaitGroup
+	var canErr, caseErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		g.canaries, canErr = gradeTasks(ctx, r, s.canaries)
+	}()
+	go func() {
+		defer wg.Done()
+		g.cases, caseErr = gradeTasks(ctx, r, s.cases)
+	}()
+	wg.Wait()
+	if err := errors.Join(canErr, caseErr); err != nil {
+		return nil, nil, err
+	}
+	return &g, nil, nil
+}
+
+// gradeTasks calls the runner and holds it to its contract: one outcome per
+// task, a class on each, a finite score on every ok. A runner breaking it is
+// a bug in gradegate, so the run fails closed rather than guess.
+func gradeTasks(ctx context.Context, r gate.Runner, tasks []gate.Task) ([]gate.Outcome, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	out, err := r.Grade(ctx, tasks)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(tasks) {
+		return nil, fmt.Errorf("the runner returned %d outcomes for %d tasks", len(out), len(tasks))
+	}
+	for i, o := range out {
+		switch {
+		case o.Class == "":
+			return nil, fmt.Errorf("%s: the runner returned an outcome without a class", tasks[i].ID)
+		case o.Class == gate.ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
+			return nil, fmt.Errorf("%s: the runner returned class ok without a finite score", tasks[i].ID)
+		}
+	}
+	return out, nil
+}
+
+// calibrate keeps the checks the unmutated grader passes.
+func (s *suite) calibrate(base *graded) {
+	s.liveCan = make([]bool, len(s.canaries))
+	for i, o := range base.canaries {
+		s.liveCan[i] = !s.canaryFails(i, o)
+	}
+	s.liveCase = make([]bool, len(s.cases))
+	for i, o := range base.cases {
+		s.liveCase[i] = !s.caseDisagrees(i, o)
+	}
+}
+
+func (s *suite) canaryFails(i int, o gate.Outcome) bool {
+	res := canary.Evaluate(s.m.Canaries[i], s.threshold, string(o.Class), o.Score, errorText(o.Error))
+	return !res.Passed()
+}
+
+// caseDisagrees reports whether a labeled case's outcome contradicts its
+// label. An error contradicts both labels: the gate holds on it.
+func (s *suite) caseDisagrees(i int, o gate.Outcome) bool {
+	if o.Class != gate.ClassOK {
+		return true
+	}
+	return (*o.Score >= s.threshold) != (s.labels[i] == 1)
+}
+
+// killers names the live checks the outcomes fail, canaries first.
+func (s *suite) killers(g *graded) []string {
+	out := []string{}
+	for i, o := range g.canaries {
+		if s.liveCan[i] && s.canaryFails(i, o) {
+			out = append(out, s.canaries[i].ID)
+		}
+	}
+	for i, o := range g.cases {
+		if s.liveCase[i] && s.caseDisagrees(i, o) {
+			out = append(out, s.cases[i].ID)
+		}
+	}
+	return out
+}
+
+func (s *suite) liveCanaries() int { return count(s.liveCan) }
+func (s *suite) liveCases() int    { return count(s.liveCase) }
+
+func (s *suite) blind() []string {
+	var out []string
+	for i, live := range s.liveCan {
+		if !live {
+			out = append(out, "canary "+s.canaries[i].ID)
+		}
+	}
+	for i, live := range s.liveCase {
+		if !live {
+			out = append(out, "case "+s.cases[i].ID)
+		}
+	}
+	return out
+}
+
+func count(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// errorText is how an outcome's error reads in a canary message.
+func errorText(e *gate.CaseError) string {
+	if e == nil {
+		return ""
+	}
+	if e.Type != "" {
+		return e.Type + ": " + e.Message
+	}
+	return e.Message
+}

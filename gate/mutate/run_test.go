@@ -1,0 +1,362 @@
+package mutate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/worker"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// loadExample reads a suite under testdata/examples.
+func loadExample(t testing.TB, dir string) (*manifest.Manifest, []dataset.Case, []byte) {
+	t.Helper()
+	fsys := os.DirFS("../..")
+	m, err := manifest.Load(fsys, filepath.ToSlash(filepath.Join("testdata/examples", dir, "gradegate.yaml")))
+	if err != nil {
+		t.Fatalf("manifest.Load: %v", err)
+	}
+	set, err := dataset.Load(fsys, m)
+	if err != nil {
+		t.Fatalf("dataset.Load: %v", err)
+	}
+	return m, set.Cases, readFile(t, filepath.Join("../..", m.Path(m.Grader.Source)))
+}
+
+// fakeRunner grades nothing: judge decides each outcome from the source and
+// the task, so a test states which mutant a check notices.
+type fakeRunner struct {
+	src   []byte
+	judge func(src []byte, t gate.Task) gate.Outcome
+}
+
+func (f fakeRunner) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	out := make([]gate.Outcome, len(tasks))
+	for i, t := range tasks {
+		out[i] = f.judge(f.src, t)
+	}
+	return out, nil
+}
+
+func (fakeRunner) Sandbox() gate.Sandbox { return gate.Sandbox{UID: -1, Unsandboxed: true} }
+
+func fptr(f float64) *float64 { return &f }
+
+// perfect grades every canary as the manifest expects and every case as its
+// label says.
+func perfect(m *manifest.Manifest, cases []dataset.Case) func([]byte, gate.Task) gate.Outcome {
+	labels := map[string]int{}
+	for _, c := range cases {
+		if c.Label != nil {
+			labels[c.ID] = *c.Label
+		}
+	}
+	return func(_ []byte, t gate.Task) gate.Outcome {
+		for _, c := range m.Canaries {
+			if c.Name != t.ID {
+				continue
+			}
+			if c.ExpectError {
+				return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "corrupt fixture"}}
+			}
+			return gate.Outcome{Class: gate.ClassOK, Score: fptr(*c.Expect)}
+		}
+		return gate.Outcome{Class: gate.ClassOK, Score: fptr(float64(labels[t.ID]))}
+	}
+}
+
+func factory(judge func([]byte, gate.Task) gate.Outcome) RunnerFactory {
+	return func(_ context.Context, src []byte) (gate.Runner, func(), error) {
+		if bytes.Contains(src, []byte("does-not-load")) {
+			return nil, nil, &worker.LoadError{Err: gate.CaseError{Class: gate.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 3}}
+		}
+		return fakeRunner{src: src, judge: judge}, func() {}, nil
+	}
+}
+
+func TestRunFake(t *testing.T) {
+	m, cases, src := loadExample(t, "order-summary")
+	ok := perfect(m, cases)
+	const isinstanceMutant = `if not isinstance(candidate["total_cents"], int):`
+
+	tests := []struct {
+		name  string
+		src   []byte
+		judge func([]byte, gate.Task) gate.Outcome
+		check func(t *testing.T, r *Report)
+	}{
+		{
+			name:  "a suite that notices nothing lets every mutant survive",
+			src:   src,
+			judge: ok,
+			check: func(t *testing.T, r *Report) {
+				if r.Killed != 0 || r.Survived != len(r.Mutants) || r.Score != 0 {
+					t.Errorf("killed %d survived %d score %v; want all survived", r.Killed, r.Survived, r.Score)
+				}
+				if r.Canaries != len(m.Canaries) || r.Cases == 0 || len(r.Blind) != 0 {
+					t.Errorf("canaries %d cases %d blind %v", r.Canaries, r.Cases, r.Blind)
+				}
+			},
+		},
+		{
+			name: "the isinstance mutant is killed by the one-cent canary only",
+			src:  src,
+			judge: func(s []byte, task gate.Task) gate.Outcome {
+				if bytes.Contains(s, []byte(isinstanceMutant)) && task.ID == "boolean-total-one-cent" {
+					return gate.Outcome{Class: gate.ClassOK, Score: fptr(1)}
+				}
+				return ok(s, task)
+			},
+			check: func(t *testing.T, r *Report) {
+				if r.Killed != 1 {
+					t.Fatalf("killed %d, want 1", r.Killed)
+				}
+				for _, mu := range r.Mutants {
+					if mu.Status != StatusKilled {
+						continue
+					}
+					if mu.Operator != "type-is-to-isinstance" || mu.Line != 66 || !slices.Equal(mu.KilledBy, []string{"boolean-total-one-cent"}) {
+						t.Errorf("killed %+v", mu)
+					}
+				}
+				if want := 1 / float64(len(r.Mutants)); r.Score < want-0.0001 || r.Score > want+0.0001 {
+					t.Errorf("score %v, want %v", r.Score, want)
+				}
+			},
+		},
+		{
+			name: "a labeled case that starts to error kills the mutant",
+			src:  src,
+			judge: func(s []byte, task gate.Task) gate.Outcome {
+				if bytes.Contains(s, []byte("if not missing:")) && task.ID == "ship-cancel-001" {
+					return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{Type: "KeyError"}}
+				}
+				return ok(s, task)
+			},
+			check: func(t *testing.T, r *Report) {
+				mu := find(t, r, "negate-condition", "if not missing:")
+				if mu.Status != StatusKilled || !slices.Equal(mu.KilledBy, []string{"ship-cancel-001"}) {
+					t.Errorf("negated `if missing` = %+v, want killed by ship-cancel-001", mu)
+				}
+			},
+		},
+		{
+			name: "a canary the unmutated grader fails cannot kill",
+			src:  src,
+			judge: func(s []byte, task gate.Task) gate.Outcome {
+				if task.ID == "wrong-currency" {
+					return gate.Outcome{Class: gate.ClassOK, Score: fptr(1)}
+				}
+				return ok(s, task)
+			},
+			check: func(t *testing.T, r *Report) {
+				if r.Killed != 0 || r.Canaries != len(m.Canaries)-1 || !slices.Equal(r.Blind, []string{"canary wrong-currency"}) {
+					t.Errorf("killed %d canaries %d blind %v", r.Killed, r.Canaries, r.Blind)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(context.Background(), tc.src, "grader.py", m, cases, factory(tc.judge), python(t))
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if r.Schema != Schema || r.Killed+r.Survived != len(r.Mutants) {
+				t.Errorf("schema %q, %d+%d of %d", r.Schema, r.Killed, r.Survived, len(r.Mutants))
+			}
+			tc.check(t, r)
+		})
+	}
+}
+
+func TestRunLoadFailure(t *testing.T) {
+	m, cases, src := loadExample(t, "order-summary")
+	// The fake fails to load a source with the marker.
+	marked := bytes.Replace(src, []byte("    return 1.0\n"), []byte("    if True: return 1.0  # does-not-load\n    return 1.0\n"), 1)
+	_, err := Run(context.Background(), marked, "grader.py", m, cases, factory(perfect(m, cases)), python(t))
+	if !errors.Is(err, manifest.ErrInput) {
+		t.Fatalf("an unmutated grader that does not load: err = %v, want an input error", err)
+	}
+
+	// A mutant that no longer loads is killed.
+	loads := func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+		// Only the broaden-except mutant loses this line.
+		if !bytes.Contains(s, []byte("except ValueError:")) {
+			return nil, nil, &worker.LoadError{Err: gate.CaseError{Class: gate.ClassGraderException, Message: "boom"}}
+		}
+		return fakeRunner{src: s, judge: perfect(m, cases)}, func() {}, nil
+	}
+	r, err := Run(context.Background(), src, "grader.py", m, cases, loads, python(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed []string
+	for _, mu := range r.Mutants {
+		if mu.Status == StatusKilled {
+			killed = append(killed, mu.ID)
+			if !slices.Equal(mu.KilledBy, []string{KilledByLoad}) {
+				t.Errorf("%s killed by %v, want %q", mu.ID, mu.KilledBy, KilledByLoad)
+			}
+		}
+	}
+	if len(killed) == 0 {
+		t.Error("no mutant was killed by failing to load")
+	}
+}
+
+func TestRunSlowMutant(t *testing.T) {
+	m, cases, src := loadExample(t, "order-summary")
+	// The mutant that drops the KeyError raise hangs until stopped.
+	hangs := func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+		if !bytes.Contains(s, []byte("raise KeyError")) {
+			return hangRunner{}, func() {}, nil
+		}
+		return fakeRunner{src: s, judge: perfect(m, cases)}, func() {}, nil
+	}
+	r, err := run(context.Background(), src, "grader.py", m, cases, hangs, python(t), 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu := find(t, r, "drop-raise", "pass")
+	if mu.Status != StatusKilled || !slices.Equal(mu.KilledBy, []string{KilledByTime}) {
+		t.Errorf("hanging mutant = %+v, want killed by %q", mu, KilledByTime)
+	}
+	if r.Killed != 1 {
+		t.Errorf("killed %d, want 1", r.Killed)
+	}
+}
+
+// hangRunner grades until its context ends, like a pool whose grader loops.
+type hangRunner struct{}
+
+func (hangRunner) Grade(ctx context.Context, _ []gate.Task) ([]gate.Outcome, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (hangRunner) Sandbox() gate.Sandbox { return gate.Sandbox{} }
+
+func TestRunToolError(t *testing.T) {
+	m, cases, src := loadExample(t, "order-summary")
+	broken := func(context.Context, []byte) (gate.Runner, func(), error) {
+		return nil, nil, errors.New("no sandbox")
+	}
+	if _, err := Run(context.Background(), src, "grader.py", m, cases, broken, python(t)); err == nil || errors.Is(err, manifest.ErrInput) {
+		t.Errorf("err = %v, want a tool error", err)
+	}
+}
+
+func find(t *testing.T, r *Report, operator, mutated string) Mutant {
+	t.Helper()
+	for _, mu := range r.Mutants {
+		if mu.Operator == operator && mu.Mutated == mutated {
+			return mu
+		}
+	}
+	t.Fatalf("no %s mutant %q", operator, mutated)
+	return Mutant{}
+}
+
+func TestReportJSON(t *testing.T) {
+	r := &Report{
+		Schema: Schema, Score: 0.5, Killed: 1, Survived: 1,
+		Mutants: []Mutant{
+			{ID: "m01", Line: 28, Operator: "type-is-to-isinstance", Diff: "- if type(x) is not int: / + if not isinstance(x, int):", Status: StatusSurvived, KilledBy: []string{}, Source: []byte("x")},
+			{ID: "m02", Line: 30, Operator: "return-constant-flip", Diff: "- return 0.0 / + return 1.0", Status: StatusKilled, KilledBy: []string{"boolean-total-one-cent"}},
+		},
+		Source: "grader.py",
+	}
+	got, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema":"gradegate.mutate/v1","score":0.5,"killed":1,"survived":1,"mutants":[` +
+		`{"id":"m01","line":28,"operator":"type-is-to-isinstance","diff":"- if type(x) is not int: / + if not isinstance(x, int):","status":"survived","killed_by":[]},` +
+		`{"id":"m02","line":30,"operator":"return-constant-flip","diff":"- return 0.0 / + return 1.0","status":"killed","killed_by":["boolean-total-one-cent"]}]}`
+	if string(got) != want {
+		t.Errorf("JSON\n got %s\nwant %s", got, want)
+	}
+
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"text":     func(b *bytes.Buffer) error { return r.WriteText(b) },
+		"markdown": func(b *bytes.Buffer) error { return r.WriteMarkdown(b) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := b.String()
+		s, k := strings.Index(out, "Survived (1)"), strings.Index(out, "Killed (1)")
+		if s < 0 || k < 0 || s > k || !strings.Contains(out, "isinstance(x, int)") {
+			t.Errorf("%s: want survivors listed before the killed mutants:\n%s", name, out)
+		}
+	}
+}
+
+// TestRunWorkerPool mutation-tests the example grader and the broken
+// isinstance grader with real worker pools (unsandboxed: the sandbox has
+// its own tests).
+func TestRunWorkerPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Python pool per mutant")
+	}
+	py, err := worker.ResolvePython(context.Background(), python(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.WithUnsandboxed(true), sandbox.WithLauncher(os.Args[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"order-summary", "broken/isinstance"} {
+		t.Run(dir, func(t *testing.T) {
+			m, cases, src := loadExample(t, dir)
+			pools := func(ctx context.Context, s []byte) (gate.Runner, func(), error) {
+				p, err := worker.New(ctx, worker.Config{
+					Source: s, SourceName: "grader.py", Contract: m.Grader.Contract, Metric: m.Grader.Metric,
+					TimeoutSeconds: 10, MemoryMB: m.Grader.MemoryMB, Isolation: m.Grader.Isolation,
+					Workers: 1, Python: py, Sandbox: sb,
+				})
+				if err != nil {
+					return nil, nil, err
+				}
+				return p, func() {
+					if err := p.Close(); err != nil {
+						t.Errorf("Close: %v", err)
+					}
+				}, nil
+			}
+			r, err := Run(context.Background(), src, "grader.py", m, cases, pools, py.Executable)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var b strings.Builder
+			if err := r.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("\n%s", b.String())
+			if dir != "order-summary" {
+				return
+			}
+			mu := find(t, r, "type-is-to-isinstance", `if not isinstance(candidate["total_cents"], int):`)
+			if mu.Status != StatusKilled || !slices.Contains(mu.KilledBy, "boolean-total-one-cent") {
+				t.Errorf("isinstance mutant = %+v, want killed by boolean-total-one-cent", mu)
+			}
+			if r.Score < 0.5 {
+				t.Errorf("score %v of the example grader, want at least 0.5", r.Score)
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package mutate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// maxKillers is how many killers a killed row names before "+N more"; the
+// JSON always lists every one.
+const maxKillers = 3
+
+// maxMarkdownRows bounds the killed table in the markdown view, which ends up
+// in step summaries; survivors are always listed in full.
+const maxMarkdownRows = 100
+
+// WriteText writes the report for a terminal: the score, then every
+// survivor (what the suite cannot see), then the killed mutants.
+func (r *Report) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "gradegate mutate %s\n", r.Source)
+	fmt.Fprintf(&b, "mutation score %s  (%d killed, %d survived of %d mutants)\n", score(r.Score), r.Killed, r.Survived, len(r.Mutants))
+	for _, n := range r.notes() {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	survivors, killed := r.split()
+
+	fmt.Fprintf(&b, "\nSurvived (%d)\n", len(survivors))
+	if len(survivors) == 0 {
+		b.WriteString("  none\n")
+	} else {
+		rows := make([][]string, len(survivors))
+		for i, m := range survivors {
+			before, after := m.lines()
+			rows[i] = []string{m.ID, fmt.Sprint(m.Line), m.Operator, "- " + before, "+ " + after}
+		}
+		if err := table(&b, []string{"id", "line", "operator", "before", "after"}, rows); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(&b, "\nKilled (%d)\n", len(killed))
+	if len(killed) == 0 {
+		b.WriteString("  none\n")
+	} else {
+		rows := make([][]string, len(killed))
+		for i, m := range killed {
+			rows[i] = []string{m.ID, fmt.Sprint(m.Line), m.Operator, killers(m.KilledBy)}
+		}
+		if err := table(&b, []string{"id", "line", "operator", "killed by"}, rows); err != nil {
+			return err
+		}
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("mutate: writing text: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the report as GitHub-flavoured markdown, for
+// --format markdown and step summaries: survivors first, with their diffs.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### gradegate mutate `%s`\n\n", code(r.Source))
+	fmt.Fprintf(&b, "**Mutation score %s**: %d killed, %d survived of %d mutants.\n\n", score(r.Score), r.Killed, r.Survived, len(r.Mutants))
+	for _, n := range r.notes() {
+		fmt.Fprintf(&b, "> %s\n\n", md(n))
+	}
+	survivors, killed := r.split()
+
+	fmt.Fprintf(&b, "#### Survived (%d)\n\n", len(survivors))
+	if len(survivors) == 0 {
+		b.WriteString("None: every mutant was caught.\n")
+	} else {
+		b.WriteString("No canary or labeled case notices these changes.\n\n")
+		b.WriteString("| id | line | operator | before | after |\n|---|---|---|---|---|\n")
+		for _, m := range survivors {
+			before, after := m.lines()
+			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | `%s` |\n", m.ID, m.Line, md(m.Operator), code(before), code(after))
+		}
+	}
+	fmt.Fprintf(&b, "\n#### Killed (%d)\n\n", len(killed))
+	if len(killed) == 0 {
+		b.WriteString("None.\n")
+	} else {
+		b.WriteString("| id | line | operator | change | killed by |\n|---|---|---|---|---|\n")
+		for i, m := range killed {
+			if i == maxMarkdownRows {
+				fmt.Fprintf(&b, "\n…and %d more; the JSON lists every mutant.\n", len(killed)-i)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | %s |\n", m.ID, m.Line, md(m.Operator), code(m.Diff), md(killers(m.KilledBy)))
+		}
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("mutate: writing markdown: %w", err)
+	}
+	return nil
+}
+
+// lines returns the changed line(s) before and after, from the Diff when
+// the mutant was read back from JSON.
+func (m Mutant) lines() (before, after string) {
+	if m.Original != "" || m.Mutated != "" {
+		return m.Original, m.Mutated
+	}
+	before, after, _ = strings.Cut(strings.TrimPrefix(m.Diff, "- "), " / + ")
+	return before, after
+}
+
+// split returns the survivors and the killed mutants, each in id order.
+func (r *Report) split() (survivors, killed []Mutant) {
+	for _, m := range r.Mutants {
+		if m.Status == StatusSurvived {
+			survivors = append(survivors, m)
+		} else {
+			killed = append(killed, m)
+		}
+	}
+	return survivors, killed
+}
+
+// notes says what limits how far the score can be trusted.
+func (r *Report) notes() []string {
+	var out []string
+	if r.Sites > len(r.Mutants) {
+		out = append(out, fmt.Sprintf("the source has %d mutation sites; %d, spread over the file, were tested", r.Sites, len(r.Mutants)))
+	}
+	if len(r.Mutants) == 0 {
+		out = append(out, "no mutation site was found, so the score is 0: nothing showed that the canaries can catch a defect")
+	}
+	out = append(out, fmt.Sprintf("checks that can kill a mutant: %d canaries and %d labeled cases", r.Canaries, r.Cases))
+	if len(r.Blind) > 0 {
+		out = append(out, fmt.Sprintf("left out because the unmutated grader already fails them: %s", list(r.Blind, 10)))
+	}
+	if r.Survived > 0 {
+		out = append(out, "a survivor may be an equivalent mutant (a change no input can observe); mark a reviewed line with `# gradegate: no-mutate`")
+	}
+	return out
+}
+
+func table(b *bytes.Buffer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(b,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	t.Header(header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return fmt.Errorf("mutate: table row: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("mutate: table: %w", err)
+	}
+	return nil
+}
+
+func killers(ids []string) string {
+	return list(ids, maxKillers)
+}
+
+// list joins names, naming at most n and counting the rest.
+func list(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, +%d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+func score(f float64) string { return fmt.Sprintf("%.2f", f) }
+
+// md escapes text for a markdown table cell.
+func md(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.NewReplacer(
+		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
+		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
+	).Replace(s)
+}
+
+// code makes text safe inside a markdown code span in a table cell: a pipe
+// would end the cell and a backtick the span.
+func code(s string) string {
+	return strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s)
+}

@@ -1,0 +1,79 @@
+"""A grader that attacks its sandbox, one attack per case.
+
+Every case names its attack in item["attack"]; the end-to-end tests check the
+class each attack ends in, that the remaining cases are still graded, that the
+gate stays alive, and that nothing leaks. An item without an attack is graded
+honestly, so the canaries can show the grader can pass and fail.
+"""
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+
+def honest(sample, item):
+    return 1.0 if sample["output_text"] == item["expected"] else 0.0
+
+
+def grade(sample, item):
+    attack = item.get("attack", "none")
+    if attack == "none":
+        return honest(sample, item)
+    if attack == "connect":
+        # Seccomp refuses every socket family but AF_UNIX.
+        s = socket.create_connection(("127.0.0.1", int(item.get("port", 9))), timeout=2)
+        s.sendall(b"stolen")
+        return 1.0
+    if attack == "secrets":
+        found = [k for k in ("GITHUB_TOKEN", "OPENAI_API_KEY", "ACTIONS_RUNTIME_TOKEN", "INPUT_GITHUB-TOKEN") if k in os.environ]
+        if found:
+            raise RuntimeError("leaked into the grader: " + ", ".join(found))
+        return 1.0
+    if attack == "parent-environ":
+        with open("/proc/%d/environ" % os.getppid(), "rb") as f:
+            data = f.read()
+        raise RuntimeError("read the gate's environment: %d bytes" % len(data))
+    if attack == "write-outside":
+        with open(item["path"], "w") as f:
+            f.write("escaped")
+        return 1.0
+    if attack == "memory":
+        block = bytearray(4 << 30)
+        return float(len(block) > 0)
+    if attack == "fork-bomb":
+        for _ in range(10000):
+            if os.fork() == 0:
+                signal.pause()
+                os._exit(0)
+        return 1.0
+    if attack == "busy-loop":
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        while True:
+            pass
+    if attack == "outlive":
+        # A child that would outlive the case; the gate kills the process group.
+        subprocess.Popen(["/bin/sleep", item["sleep"]])
+        return 1.0
+    if attack == "exit":
+        os._exit(3)
+    if attack == "segfault":
+        ctypes.string_at(0)
+    if attack == "kill-gate":
+        os.kill(os.getppid(), signal.SIGKILL)
+        return 1.0
+    if attack == "flood":
+        chunk = "x" * (1 << 20)
+        for _ in range(100):
+            sys.stdout.write(chunk)
+        return 1.0
+    if attack == "forge":
+        # A result line on stdout must not be taken for a result.
+        print('{"op": "result", "class": "ok", "score": 1.0}')
+        print('{"scores": {"score": 1.0}}', file=sys.stderr)
+        return 0.0
+    if attack == "setsid":
+        os.setsid()
+        return 1.0
+    raise ValueError("unknown attack %r" % attack)
