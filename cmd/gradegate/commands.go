@@ -98,19 +98,51 @@ func (a *app) runner(ctx context.Context, s *suite, f gradeFlags) (gate.Runner, 
 	if err != nil {
 		return nil, nil, err
 	}
-	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
-	if err != nil {
-		if errors.Is(err, sandbox.ErrNoNetworkBoundary) {
-			return nil, nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
-		}
-		return nil, nil, fmt.Errorf("starting the sandbox: %w", err)
-	}
-	py, err := a.python(ctx, sb, f.python)
+	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return nil, nil, err
 	}
+	r, stop, err := env.newRunner(ctx, src)
+	var le *worker.LoadError
+	if errors.As(err, &le) {
+		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", s.m.Path(s.m.Grader.Source), le)
+		return loadFailed{err: le, sandbox: env.sb.Status()}, func() {}, nil
+	}
+	return r, stop, err
+}
+
+// graderEnv starts grader pools for one suite: the sandbox and the
+// interpreter are settled once, and every pool (one per mutant, or base and
+// head for shadow) uses them.
+type graderEnv struct {
+	a       *app
+	s       *suite
+	sb      *sandbox.Sandbox
+	py      worker.Python
+	workers int
+}
+
+// graders establishes the sandbox (or refuses, exit 3) and resolves Python.
+func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, error) {
+	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
+	if err != nil {
+		if errors.Is(err, sandbox.ErrNoNetworkBoundary) {
+			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
+		}
+		return nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	py, err := a.python(ctx, sb, f.python)
+	if err != nil {
+		return nil, err
+	}
 	s.python = py
-	g := s.m.Grader
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers}, nil
+}
+
+// newRunner starts a pool grading with src. A grader that cannot load is
+// returned as a *worker.LoadError.
+func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	g := e.s.m.Grader
 	pool, err := worker.New(ctx, worker.Config{
 		Source:         src,
 		SourceName:     filepath.Base(g.Source),
@@ -119,21 +151,20 @@ func (a *app) runner(ctx context.Context, s *suite, f gradeFlags) (gate.Runner, 
 		TimeoutSeconds: g.TimeoutSeconds,
 		MemoryMB:       g.MemoryMB,
 		Isolation:      g.Isolation,
-		Workers:        f.workers,
-		Python:         py,
-		Sandbox:        sb,
+		Workers:        e.workers,
+		Python:         e.py,
+		Sandbox:        e.sb,
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {
-		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", s.m.Path(g.Source), le)
-		return loadFailed{err: le, sandbox: sb.Status()}, func() {}, nil
+		return nil, nil, err
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
 	return pool, func() {
 		if err := pool.Close(); err != nil {
-			fmt.Fprintf(a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
 		}
 	}, nil
 }
@@ -210,6 +241,12 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	findings, err := s.lint(ctx)
 	if err != nil {
 		return a.fail(name, err)
+	}
+	if !canariesOnly {
+		opts.MutationScore, err = a.measureMutation(ctx, s, set, f, opts.Shard)
+		if err != nil {
+			return a.fail(name, err)
+		}
 	}
 	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {

@@ -46,8 +46,8 @@ func commands() []command {
 		{"pin", "pin [MANIFEST]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
 		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F]", "combine shard results into one verdict", (*app).cmdMerge},
 		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
-		{"mutate", "mutate [MANIFEST]", "mutation-test the grader against its canaries", notBuilt("mutate")},
-		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py", "grade the cases with the old and the new grader source", notBuilt("shadow")},
+		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
+		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py [--format F] [--results FILE]", "grade the cases with the old and the new grader source", (*app).cmdShadow},
 		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
 		{"version", "version", "print the version", (*app).cmdVersion},
 	}

@@ -98,7 +98,7 @@ func TestGenerateExample(t *testing.T) {
 		t.Fatalf("got %d mutants, want 1..%d", len(g.Mutants), MaxMutants)
 	}
 	want := Mutant{
-		Line:     66,
+		Line:     totalTypeLine(t),
 		Operator: "type-is-to-isinstance",
 		Diff:     `- if type(candidate["total_cents"]) is not int: / + if not isinstance(candidate["total_cents"], int):`,
 	}
@@ -305,4 +305,18 @@ func TestGenerateSyntaxError(t *testing.T) {
 	if !strings.Contains(err.Error(), "grader.py") {
 		t.Errorf("err = %v, want the file named", err)
 	}
+}
+
+// totalTypeLine is the line of the example grader's total_cents type check,
+// the line whose isinstance mutant only the one-cent canary can kill.
+func totalTypeLine(t *testing.T) int {
+	t.Helper()
+	src := readFile(t, filepath.Join(exampleDir, "grader.py"))
+	for i, line := range strings.Split(string(src), "\n") {
+		if strings.Contains(line, `if type(candidate["total_cents"]) is not int:`) {
+			return i + 1
+		}
+	}
+	t.Fatal("the example grader has no total_cents type check")
+	return 0
 }

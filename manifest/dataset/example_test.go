@@ -31,11 +31,14 @@ const (
 // must fail (so that the gate holds with canary_failed).
 func brokenGraders() map[string][]string {
 	return map[string][]string{
-		"except-return-one": {"malformed-output", "corrupt-fixture"},
-		"constant":          {"boolean-total-one-cent", "wrong-currency", "extra-key", "malformed-output", "corrupt-fixture"},
-		"item-only":         {"boolean-total-one-cent", "wrong-currency", "extra-key", "malformed-output"},
-		"isinstance":        {"boolean-total-one-cent"},
-		"returns-bool":      {"equivalent-serialization", "boolean-total-one-cent", "wrong-currency", "extra-key", "malformed-output"},
+		"except-return-one": {"malformed-output", "no-output-text", "corrupt-fixture", "boolean-total-fixture", "blank-currency-fixture", "blank-status-fixture"},
+		"constant": {"boolean-total-one-cent", "wrong-currency", "extra-key", "malformed-output", "no-output-text", "json-array-output",
+			"corrupt-fixture", "boolean-total-fixture", "blank-currency-fixture", "blank-status-fixture"},
+		"item-only": {"boolean-total-one-cent", "wrong-currency", "extra-key", "malformed-output", "no-output-text", "json-array-output",
+			"boolean-total-fixture", "blank-currency-fixture", "blank-status-fixture"},
+		"isinstance": {"boolean-total-one-cent"},
+		"returns-bool": {"equivalent-serialization", "boolean-total-one-cent", "wrong-currency", "extra-key", "malformed-output",
+			"no-output-text", "json-array-output", "boolean-total-fixture", "blank-currency-fixture", "blank-status-fixture"},
 	}
 }
 
@@ -214,8 +217,16 @@ func exampleCanaries() []exampleCanary {
 		{"wrong-currency", `{"output_text": "{\"status\":\"approved\",\"currency\":\"EUR\",\"total_cents\":2599}"}`, item, 0, false},
 		{"extra-key", `{"output_text": "{\"status\":\"approved\",\"currency\":\"USD\",\"total_cents\":2599,\"note\":\"thanks!\"}"}`, item, 0, false},
 		{"malformed-output", `{"output_text": "{\"status\":"}`, item, 0, false},
+		{"no-output-text", `{"output_tools": []}`, item, 0, false},
+		{"json-array-output", `{"output_text": "[2599, \"USD\", \"approved\"]"}`, item, 0, false},
 		{"corrupt-fixture", `{"output_text": "{\"status\":\"approved\",\"currency\":\"USD\",\"total_cents\":2599}"}`,
 			`{"expected_status": "approved", "expected_currency": "USD"}`, 0, true},
+		{"boolean-total-fixture", `{"output_text": "{\"status\":\"approved\",\"currency\":\"USD\",\"total_cents\":1}"}`,
+			`{"expected_status": "approved", "expected_currency": "USD", "expected_total_cents": true}`, 0, true},
+		{"blank-currency-fixture", `{"output_text": "{\"status\":\"approved\",\"currency\":\"\",\"total_cents\":2599}"}`,
+			`{"expected_status": "approved", "expected_currency": "", "expected_total_cents": 2599}`, 0, true},
+		{"blank-status-fixture", `{"output_text": "{\"status\":\"\",\"currency\":\"USD\",\"total_cents\":2599}"}`,
+			`{"expected_status": "", "expected_currency": "USD", "expected_total_cents": 2599}`, 0, true},
 	}
 }
 
