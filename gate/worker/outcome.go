@@ -230,8 +230,10 @@ var memoryMarkers = []string{"MemoryError", "std::bad_alloc", "Cannot allocate m
 
 // crashError classifies a process that ended without answering. It tells
 // memory exhaustion from other crashes as well as the evidence allows:
-//   - SIGKILL that gradegate did not send is the kernel's OOM killer (or a
-//     cgroup limit): memory_exceeded;
+//   - SIGKILL that gradegate did not send, with peak resident memory at
+//     90% of memory_mb, is the kernel's OOM killer (or a cgroup limit):
+//     memory_exceeded; without that evidence it is a crash (the grader may
+//     have killed itself);
 //   - an abort or segfault (or any exit) whose output names a failed
 //     allocation, or whose peak resident memory reached 90% of memory_mb:
 //     memory_exceeded (C code that cannot allocate under RLIMIT_AS usually
@@ -257,8 +259,8 @@ func crashError(ws syscall.WaitStatus, maxrssKB int64, output []byte, memoryMB i
 	switch {
 	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
 		return gate.CaseError{Class: gate.ClassTimeout, Message: how + " (CPU time limit)"}
-	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
-		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: how + " (most likely the out-of-memory killer)"}
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && memoryHint:
+		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf("%s near memory_mb=%d (peak resident %d MiB): the out-of-memory killer", how, memoryMB, maxrssKB/1024)}
 	case memoryHint:
 		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf("%s while out of memory (memory_mb=%d, peak resident %d MiB)", how, memoryMB, maxrssKB/1024)}
 	}

@@ -28,7 +28,9 @@ import math
 import numbers
 import os
 import reprlib
+import select
 import signal
+import struct
 import sys
 import types
 
@@ -39,6 +41,42 @@ JUDGE_LIMIT = 64 * 1024
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
 SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "os.exec"))
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def read_child(r, pid):
+    """Reads one length-prefixed response from a forked child and reaps it.
+
+    Returns (data, status, usage); data is b"" when the child died before it
+    finished writing. A grandchild holding the pipe open cannot stall this: the
+    read ends at the announced length, or when the child is gone and nothing
+    more is buffered.
+    """
+    buf = bytearray()
+    want = None
+    reaped = None
+    try:
+        while True:
+            ready, _, _ = select.select([r], [], [], 0.05)
+            if ready:
+                chunk = os.read(r, 1 << 16)
+                buf += chunk
+                if want is None and len(buf) >= 8:
+                    want = 8 + struct.unpack(">Q", bytes(buf[:8]))[0]
+                if (want is not None and len(buf) >= want) or not chunk:
+                    break
+                continue
+            if reaped is not None:
+                break  # the child is gone and nothing more is buffered
+            wpid, status, usage = os.wait4(pid, os.WNOHANG)
+            if wpid:
+                reaped = (status, usage)
+    finally:
+        os.close(r)
+    if reaped is None:
+        _, status, usage = os.wait4(pid, 0)
+        reaped = (status, usage)
+    data = bytes(buf[8:want]) if want is not None and len(buf) >= want else b""
+    return data, reaped[0], reaped[1]
 
 
 def leftover_children():
@@ -483,21 +521,15 @@ class Worker:
                 os.close(RESP_FD)
                 dump_stack_on(signal.SIGUSR1)
                 data = json.dumps(self.call(req), allow_nan=False).encode("utf-8")
-                view = memoryview(data)
+                # Length first: the grader's own children inherit this pipe,
+                # so its end cannot be told by EOF.
+                view = memoryview(struct.pack(">Q", len(data)) + data)
                 while view:
                     view = view[os.write(w, view):]
             finally:
                 os._exit(0)
         os.close(w)
-        chunks = []
-        with os.fdopen(r, "rb") as f:
-            while True:
-                chunk = f.read(1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        _, status, usage = os.wait4(pid, 0)
-        data = b"".join(chunks)
+        data, status, usage = read_child(r, pid)
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
             try:
                 return json.loads(data)
