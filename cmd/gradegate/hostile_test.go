@@ -217,4 +217,3 @@ func processesMatching(sub string) []int {
 	}
 	return pids
 }
-
