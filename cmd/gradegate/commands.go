@@ -444,17 +444,21 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return outcome{code: exitInput}
 	}
+	// Doctor applies every layer the machine allows whatever New decides;
+	// when New refuses (no network boundary), an unsandboxed Sandbox still
+	// carries the launcher, and the report says what failed.
+	sb, err := sandbox.New()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gradegate doctor: %v\n", err)
+		if sb, err = sandbox.New(sandbox.WithUnsandboxed(true)); err != nil {
+			return a.fail("doctor", err)
+		}
+	}
 	exe := ""
-	if py, err := worker.ResolvePython(ctx, python); err == nil {
+	if py, err := a.python(ctx, sb, python); err == nil {
 		exe = py.Executable
 	} else {
 		fmt.Fprintf(a.stderr, "gradegate doctor: %v (Python checks skipped)\n", err)
-	}
-	// Doctor applies every layer the machine allows whatever New decides, so
-	// an unsandboxed Sandbox is enough to carry the launcher.
-	sb, err := sandbox.New(sandbox.WithUnsandboxed(true))
-	if err != nil {
-		return a.fail("doctor", err)
 	}
 	rep := sandbox.Doctor(ctx, sb, exe)
 	var werr error
@@ -464,7 +468,6 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	case formatMarkdown:
 		werr = writeDoctorMarkdown(a.stdout, rep)
 	default:
-		fmt.Fprintln(a.stdout, render.SandboxLine(rep.Sandbox))
 		werr = rep.WriteText(a.stdout)
 	}
 	if werr != nil {
@@ -578,7 +581,10 @@ func (a *app) python(ctx context.Context, sb *sandbox.Sandbox, name string) (wor
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(a.stderr, "gradegate: grading with %s (Python %s): %v\n", alt.Executable, alt.Version, reach)
+		if !a.pythonNoted {
+			fmt.Fprintf(a.stderr, "gradegate: grading with %s (Python %s): %v\n", alt.Executable, alt.Version, reach)
+			a.pythonNoted = true
+		}
 		return alt, nil
 	}
 	return worker.Python{}, fmt.Errorf("the Python interpreter: %w (name a reachable one with --python or GRADEGATE_PYTHON)", reach)

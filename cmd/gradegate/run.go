@@ -28,6 +28,8 @@ type app struct {
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
+
+	pythonNoted bool // the interpreter fallback was reported once already
 }
 
 // command is one subcommand.
