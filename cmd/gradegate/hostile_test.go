@@ -98,6 +98,7 @@ func testHostile(t *testing.T, isolation string) {
 		{"kill-gate", gate.StatusError, killGate},
 		{"flood", gate.StatusPass, gate.ClassOK},
 		{"forge", gate.StatusFail, gate.ClassOK},
+		{"big-file", gate.StatusError, gate.ClassSandboxViolation},
 		{"setsid", gate.StatusError, gate.ClassGraderException},
 		{"honest-after", gate.StatusPass, gate.ClassOK},
 	}

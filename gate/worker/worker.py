@@ -21,6 +21,7 @@
 
 import binascii
 import builtins
+import errno
 import faulthandler
 import io
 import json
@@ -454,6 +455,10 @@ class Worker:
             # refusal and still returns a score is graded normally.
             resp["class"] = "sandbox_violation"
             resp["message"] = clip("the grader tried %s, which the sandbox forbids: %s: %s" % (self.violation, resp["type"], resp["message"]))
+        elif isinstance(exc, OSError) and exc.errno == errno.EFBIG and resp["class"] == "grader_exception":
+            # RLIMIT_FSIZE (1 GiB): Python ignores SIGXFSZ, so the write fails.
+            resp["class"] = "sandbox_violation"
+            resp["message"] = clip("the grader tried to write a file past the sandbox's 1 GiB limit: %s: %s" % (resp["type"], resp["message"]))
         elif self.spawned and isinstance(exc, BlockingIOError) and resp["class"] == "grader_exception":
             # EAGAIN from fork after the grader started processes: the
             # sandbox's process limit (RLIMIT_NPROC) stopped it.

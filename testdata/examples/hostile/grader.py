@@ -73,6 +73,12 @@ def grade(sample, item):
         print('{"op": "result", "class": "ok", "score": 1.0}')
         print('{"scores": {"score": 1.0}}', file=sys.stderr)
         return 0.0
+    if attack == "big-file":
+        # Sparse: one byte past 1 GiB needs no disk, only the size limit.
+        with open("big.bin", "wb") as f:
+            f.seek(1 << 30)
+            f.write(b"x")
+        return 1.0
     if attack == "setsid":
         os.setsid()
         return 1.0
