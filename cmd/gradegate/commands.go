@@ -37,11 +37,7 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&g.results, "results", "", "write the results JSON to this file")
 	fs.IntVar(&g.workers, "workers", runtime.NumCPU(), "grader processes")
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
-	python := getenv("GRADEGATE_PYTHON")
-	if python == "" {
-		python = "python3"
-	}
-	fs.StringVar(&g.python, "python", python, "Python interpreter for the grader (env GRADEGATE_PYTHON)")
+	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 }
 
 // suite is a loaded manifest with the bytes its digests were checked against.
@@ -360,10 +356,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("validate", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
-	python := a.getenv("GRADEGATE_PYTHON")
-	if python == "" {
-		python = "python3"
-	}
+	python := defaultPython(a.getenv)
 	fs.StringVar(&python, "python", python, "Python interpreter for the grader lint (env GRADEGATE_PYTHON)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -436,10 +429,7 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("doctor", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
-	python := a.getenv("GRADEGATE_PYTHON")
-	if python == "" {
-		python = "python3"
-	}
+	python := defaultPython(a.getenv)
 	fs.StringVar(&python, "python", python, "Python interpreter to try the checks with")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return outcome{code: exitInput}
@@ -588,4 +578,12 @@ func (a *app) python(ctx context.Context, sb *sandbox.Sandbox, name string) (wor
 		return alt, nil
 	}
 	return worker.Python{}, fmt.Errorf("the Python interpreter: %w (name a reachable one with --python or GRADEGATE_PYTHON)", reach)
+}
+
+// defaultPython is the interpreter a command uses unless --python names one.
+func defaultPython(getenv func(string) string) string {
+	if p := getenv("GRADEGATE_PYTHON"); p != "" {
+		return p
+	}
+	return "python3"
 }

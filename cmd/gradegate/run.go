@@ -99,13 +99,6 @@ func (a *app) usage(w io.Writer) {
 	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.")
 }
 
-func notBuilt(name string) func(a *app, ctx context.Context, args []string) outcome {
-	return func(a *app, ctx context.Context, args []string) outcome {
-		fmt.Fprintf(a.stderr, "gradegate %s: not built yet in this version; nothing was checked\n", name)
-		return outcome{code: exitInternal}
-	}
-}
-
 func (a *app) cmdVersion(ctx context.Context, args []string) outcome {
 	fmt.Fprintf(a.stdout, "gradegate %s\n", version)
 	return outcome{code: exitPass}
