@@ -149,7 +149,7 @@ func checkCanaries(list []Canary, threshold float64, file string, line int) []*E
 		missing = append(missing, fmt.Sprintf("a positive canary (expect >= pass_threshold %g)", threshold))
 	}
 	if !neg {
-		missing = append(missing, fmt.Sprintf("a negative canary (expect < %g, or expect_error: true)", threshold))
+		missing = append(missing, fmt.Sprintf("a negative canary (expect < %g; an expect_error canary does not count: raising on a broken fixture is not failing a candidate)", threshold))
 	}
 	if len(missing) > 0 {
 		errs = append(errs, &Error{File: file, Line: line, Key: "canaries", Msg: fmt.Sprintf("needs at least one positive and one negative canary; missing %s", strings.Join(missing, " and "))})

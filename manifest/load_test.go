@@ -17,8 +17,8 @@ func TestLoadCanariesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m2, err := Load(os.DirFS("testdata/load/evals"), "./order/gradegate.yaml"); err != nil || len(m2.Canaries) != 3 {
-		t.Errorf("Load(./order/gradegate.yaml) = %v canaries, %v; want 3, nil", len(m2.Canaries), err)
+	if m2, err := Load(os.DirFS("testdata/load/evals"), "./order/gradegate.yaml"); err != nil || len(m2.Canaries) != 4 {
+		t.Errorf("Load(./order/gradegate.yaml) = %v canaries, %v; want 4, nil", len(m2.Canaries), err)
 	}
 	if m.File != "evals/order/gradegate.yaml" || m.Dir != "evals/order" {
 		t.Errorf("File, Dir = %q, %q; want evals/order/gradegate.yaml, evals/order", m.File, m.Dir)
@@ -49,6 +49,13 @@ func TestLoadCanariesFile(t *testing.T) {
 			Item:        json.RawMessage(`{}`),
 			ExpectError: true,
 			File:        file, Line: 4,
+		},
+		{
+			Name:   "wrong-total",
+			Sample: json.RawMessage(`{"output_text":"z"}`),
+			Item:   json.RawMessage(`{}`),
+			Expect: f64(0),
+			File:   file, Line: 5,
 		},
 	}
 	if diff := cmp.Diff(want, m.Canaries, rawJSON); diff != "" {

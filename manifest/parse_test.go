@@ -572,7 +572,14 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "no negative canary",
 			yaml: strings.Replace(minimal, "    expect: 0\n", "    expect: 1\n", 1),
-			want: []wantErr{{"canaries", "canaries:", "missing a negative canary (expect < 1, or expect_error: true)"}},
+			want: []wantErr{{"canaries", "canaries:", "missing a negative canary (expect < 1; an expect_error canary does not count"}},
+		},
+		{
+			// A grader that raises on a broken fixture and returns 1.0 for
+			// everything else can never fail a candidate.
+			name: "expect_error does not count as the negative",
+			yaml: strings.Replace(minimal, "    expect: 0\n", "    expect_error: true\n", 1),
+			want: []wantErr{{"canaries", "canaries:", "missing a negative canary"}},
 		},
 		{
 			name: "expect equal to the threshold is positive",

@@ -111,9 +111,12 @@ func (c Canary) Positive(threshold float64) bool {
 	return !c.ExpectError && c.Expect != nil && *c.Expect >= threshold
 }
 
-// Negative reports whether the canary expects a fail (or a raise) at threshold.
+// Negative reports whether the canary expects a score below threshold. An
+// expect_error canary is neither positive nor negative (SPEC section 3): a
+// grader that raises on a corrupt fixture has still not shown it can fail a
+// candidate, so it cannot stand in for the negative a manifest needs.
 func (c Canary) Negative(threshold float64) bool {
-	return c.ExpectError || (c.Expect != nil && *c.Expect < threshold)
+	return !c.ExpectError && c.Expect != nil && *c.Expect < threshold
 }
 
 // Gate is the manifest's gate section.
