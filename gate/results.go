@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -156,17 +157,38 @@ type CanaryResult struct {
 type CaseResult struct {
 	CaseID       string             `json:"case_id"`
 	Slices       []string           `json:"slices"`
-	Family       string             `json:"family,omitempty"`
+	Family       string             `json:"family"`
 	Status       string             `json:"status"` // pass | fail | error | omitted
 	Reason       string             `json:"reason,omitempty"`
-	Class        Class              `json:"class,omitempty"`
+	Class        Class              `json:"class"` // null for omitted cases
 	Score        *float64           `json:"score"`
-	Scores       map[string]float64 `json:"scores,omitempty"`
+	Scores       map[string]float64 `json:"scores"`
 	Judge        json.RawMessage    `json:"judge"`
 	HumanScore   *int               `json:"human_score"`
 	Error        *CaseError         `json:"error"`
 	Output       string             `json:"output,omitempty"`
 	DurationMS   float64            `json:"duration_ms"`
-	SampleSHA256 string             `json:"sample_sha256,omitempty"`
+	SampleSHA256 string             `json:"sample_sha256"`
 	Line         int                `json:"line"`
+}
+
+// MarshalJSON writes every key of SPEC section 9 for every case, so readers
+// need no special cases: an omitted case, which was never graded, has class
+// null rather than a missing key.
+func (c CaseResult) MarshalJSON() ([]byte, error) {
+	type plain CaseResult
+	var class *Class
+	if c.Class != "" {
+		class = &c.Class
+	}
+	// An encoder without HTML escaping: the caller's encoder decides that
+	// for the whole document (it re-escapes when it wants to).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
+		plain
+		Class *Class `json:"class"`
+	}{plain(c), class})
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }
