@@ -91,7 +91,7 @@ func isNull(v json.RawMessage) bool {
 // readCases reads the dataset file. The error joins one *manifest.Error per
 // line that is not a case at all.
 func (l *loader) readCases() ([]row, error) {
-	data, err := readFile(l.fsys, l.file)
+	data, err := readFile(l.fsys, l.file, l.m, "dataset.path")
 	if err != nil {
 		return nil, err
 	}

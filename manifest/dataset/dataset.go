@@ -112,7 +112,7 @@ func Load(fsys fs.FS, m *manifest.Manifest) (*Set, error) {
 	}
 	var schema *itemSchema
 	if m.Dataset.Schema != "" {
-		schema, err = compileSchema(fsys, path.Join(m.Dir, m.Dataset.Schema))
+		schema, err = compileSchema(fsys, path.Join(m.Dir, m.Dataset.Schema), m)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -194,16 +194,18 @@ func (l *loader) findings(rows []row, schema *itemSchema) []manifest.Finding {
 	return out
 }
 
-// readFile reads name from fsys; a failure is an input error naming the file.
-func readFile(fsys fs.FS, name string) ([]byte, error) {
+// readFile reads name from fsys. A failure is an input error at the manifest
+// key that names the file (key, as in "dataset.path"), so the user sees which
+// line of the manifest to fix, and names the file as it was resolved.
+func readFile(fsys fs.FS, name string, m *manifest.Manifest, key string) ([]byte, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		cause := err
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			cause = pe.Err // the path is already in the manifest.Error
+			cause = pe.Err // the path is named in the message
 		}
-		return nil, &manifest.Error{File: name, Msg: fmt.Sprintf("cannot read the file: %v", cause), Err: err}
+		return nil, &manifest.Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf("cannot read %s: %v", name, cause), Err: err}
 	}
 	return data, nil
 }

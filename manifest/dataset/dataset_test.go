@@ -175,7 +175,7 @@ func TestLoadInputErrors(t *testing.T) {
 		{
 			name:     "dataset missing",
 			files:    fstest.MapFS{},
-			want:     []string{"suite/cases.jsonl: cannot read the file: file does not exist"},
+			want:     []string{"suite/gradegate.yaml: dataset.path: cannot read suite/cases.jsonl: file does not exist"},
 			notExist: true,
 		},
 		{
@@ -187,7 +187,7 @@ func TestLoadInputErrors(t *testing.T) {
 			name:     "samples missing",
 			files:    fstest.MapFS{"suite/cases.jsonl": {Data: []byte(okCases)}},
 			samples:  true,
-			want:     []string{"suite/samples.jsonl: cannot read the file: file does not exist"},
+			want:     []string{"suite/gradegate.yaml: samples.path: cannot read suite/samples.jsonl: file does not exist"},
 			notExist: true,
 		},
 		{
@@ -233,7 +233,7 @@ func TestLoadInputErrors(t *testing.T) {
 				"suite/samples.jsonl": {Data: []byte(`{"case_id": "suite/cases.jsonl:1", "sample": {}}` + "\n")},
 			},
 			samples: true,
-			want:    []string{`suite/samples.jsonl:1: case_id: "suite/cases.jsonl:1" is not a case in suite/cases.jsonl`},
+			want:    []string{`suite/samples.jsonl:1: case_id: "suite/cases.jsonl:1" is not a case in suite/cases.jsonl (1 row(s) of suite/cases.jsonl have no usable case_id, first on line 1)`},
 		},
 		{
 			name: "schema is not JSON",
@@ -263,7 +263,7 @@ func TestLoadInputErrors(t *testing.T) {
 			notExist: true,
 			want: []string{
 				"suite/cases.jsonl:2: not valid JSON: unexpected end of JSON input",
-				"suite/missing.json: cannot read the file: file does not exist",
+				"suite/gradegate.yaml: dataset.schema: cannot read suite/missing.json: file does not exist",
 			},
 		},
 	}

@@ -23,7 +23,7 @@ type sampleLine struct {
 // a line. The key is always "case_id", whatever dataset.fields.id says: it
 // names the join, not an item field.
 func (l *loader) readSamples(file string) ([]sampleLine, error) {
-	data, err := readFile(l.fsys, file)
+	data, err := readFile(l.fsys, file, l.m, "samples.path")
 	if err != nil {
 		return nil, err
 	}
@@ -75,17 +75,26 @@ func (l *loader) readSamples(file string) ([]sampleLine, error) {
 // case that already has an inline sample is an input error; all are listed.
 func (l *loader) join(rows []row, samples []sampleLine) error {
 	byID := map[string][]int{}
+	var noID []int // lines of rows without a usable case_id
 	for i, r := range rows {
 		if r.hasID {
 			byID[r.ID] = append(byID[r.ID], i)
+		} else {
+			noID = append(noID, r.Line)
 		}
+	}
+	// The likely cause of an unknown sample is a row whose case_id is
+	// missing or not a string: say so, or the message hides the real fault.
+	hint := ""
+	if len(noID) > 0 {
+		hint = fmt.Sprintf(" (%d row(s) of %s have no usable %s, first on line %d)", len(noID), l.file, l.fields.ID, noID[0])
 	}
 	var errs []error
 	for _, s := range samples {
 		idx, ok := byID[s.caseID]
 		if !ok {
 			errs = append(errs, &manifest.Error{File: s.file, Line: s.line, Key: "case_id",
-				Msg: fmt.Sprintf("%q is not a case in %s", s.caseID, l.file)})
+				Msg: fmt.Sprintf("%q is not a case in %s%s", s.caseID, l.file, hint)})
 			continue
 		}
 		// A duplicated case_id (its own finding) gets the sample on every row.

@@ -60,8 +60,8 @@ func (l fsSchemaLoader) Load(rawURL string) (any, error) {
 // compileSchema reads and compiles a JSON Schema (draft 2020-12 unless the
 // schema's $schema says otherwise). A schema that cannot be read or compiled
 // is an input error.
-func compileSchema(fsys fs.FS, file string) (*itemSchema, error) {
-	data, err := readFile(fsys, file)
+func compileSchema(fsys fs.FS, file string, m *manifest.Manifest) (*itemSchema, error) {
+	data, err := readFile(fsys, file, m, "dataset.schema")
 	if err != nil {
 		return nil, err
 	}
