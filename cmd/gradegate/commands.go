@@ -394,7 +394,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	for _, fd := range append(set.Findings, lintFindings...) {
+	for _, fd := range append(append(set.Findings, lintFindings...), coverageFindings(s.m, set)...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {
@@ -586,4 +586,64 @@ func defaultPython(getenv func(string) string) string {
 		return p
 	}
 	return "python3"
+}
+
+// coverageFindings are what validate can tell, without grading, about the
+// cases a run would omit or the mandatory slices it could not fill: a case
+// without a sample, intended cases missing from the file, a mandatory slice
+// with fewer rows than min_cases (or none). Each holds when the run would
+// hold for it (SPEC section 7: omitted_cases, slice_too_small).
+func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding {
+	var out []manifest.Finding
+	mandatory := map[string]bool{}
+	for _, r := range m.Gate.Slices {
+		if r.Mandatory {
+			mandatory[r.Name] = true
+		}
+	}
+	var missing []dataset.Case
+	rows := map[string]int{} // mandatory slice -> rows with a sample
+	for _, c := range set.Cases {
+		if c.Sample == nil {
+			missing = append(missing, c)
+			continue
+		}
+		for _, sl := range c.Slices {
+			rows[sl]++
+		}
+	}
+	notInDataset := max(set.Intended-len(set.Cases), 0)
+	omitted := len(missing) + notInDataset
+	over := omitted > m.Gate.MaxOmitted
+	for _, c := range missing {
+		sev := manifest.SeverityWarn
+		inMandatory := false
+		for _, sl := range c.Slices {
+			inMandatory = inMandatory || mandatory[sl]
+		}
+		if over || inMandatory {
+			sev = manifest.SeverityHold
+		}
+		out = append(out, manifest.Finding{Code: gate.OmittedMissingSample, Severity: sev, File: c.File, Line: c.Line, CaseID: c.ID,
+			Message: fmt.Sprintf("case %s has no sample (inline or in the samples file): a run omits it", c.ID)})
+	}
+	if notInDataset > 0 {
+		sev := manifest.SeverityWarn
+		if over {
+			sev = manifest.SeverityHold
+		}
+		out = append(out, manifest.Finding{Code: gate.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
+			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", set.Intended, m.Dataset.Path, len(set.Cases), notInDataset)})
+	}
+	for _, r := range m.Gate.Slices {
+		if !r.Mandatory || rows[r.Name] >= max(r.MinCases, 1) {
+			continue
+		}
+		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, rows[r.Name], r.MinCases)
+		if rows[r.Name] == 0 {
+			msg = fmt.Sprintf("mandatory slice %s has no case with a sample in the dataset (it may have vanished in a join or a rename)", r.Name)
+		}
+		out = append(out, manifest.Finding{Code: gate.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
+	}
+	return out
 }
