@@ -284,3 +284,38 @@ func checkPinned(out []byte, digests map[string]string) error {
 	}
 	return nil
 }
+
+// PinnedFiles returns, for each section Pin can rewrite, the file it names
+// (as written, relative to the manifest's folder). It reads only those keys,
+// leniently: `gradegate pin` must work on a manifest whose sha256 values are
+// still missing or placeholders, which Parse rightly refuses.
+func PinnedFiles(data []byte, file string) (map[string]string, error) {
+	root, err := parseYAML(data, file)
+	if err != nil {
+		return nil, err
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{File: file, Line: root.Line, Msg: "manifest must be a mapping"}
+	}
+	out := map[string]string{}
+	for _, target := range pinTargets() {
+		section := mappingValue(root, target.section)
+		if section == nil || section.Kind != yaml.MappingNode {
+			continue
+		}
+		if v := mappingValue(section, target.fileKey); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+			out[target.section] = v.Value
+		}
+	}
+	return out, nil
+}
+
+// mappingValue is the value node of key in mapping n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}

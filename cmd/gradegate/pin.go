@@ -4,90 +4,144 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 
+	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
 
+// pinReport is `gradegate pin --format json`.
+type pinReport struct {
+	Schema   string    `json:"schema"` // gradegate.pin/v1
+	Manifest string    `json:"manifest"`
+	Changed  bool      `json:"changed"`
+	Files    []pinFile `json:"files"`
+}
+
+type pinFile struct {
+	Section string `json:"section"` // dataset | samples | rubric | grader
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Was     string `json:"was"` // the digest the manifest held; "" when none
+	Changed bool   `json:"changed"`
+}
+
 // cmdPin rewrites the manifest's sha256 fields to the current digests of the
-// files it names, keeping the user's comments and layout.
+// files it names, keeping the user's comments and layout. It reads the file
+// keys leniently, so it also fills in a new manifest whose digests are still
+// missing or placeholders; the result must then parse strictly.
 func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("pin", a.stderr)
+	f := formatHuman
+	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
 	}
-	path, err := manifestArg("pin", pos)
+	file, err := manifestArg("pin", pos)
 	if err != nil {
 		return a.fail("pin", err)
 	}
-	fsys := hostFS{}
-	m, err := manifest.Load(fsys, filepath.ToSlash(path))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return a.fail("pin", &manifest.Error{File: file, Msg: "cannot read manifest", Err: err})
+	}
+	name := filepath.ToSlash(file)
+	files, err := manifest.PinnedFiles(data, name)
 	if err != nil {
 		return a.fail("pin", err)
 	}
+	old := map[string]string{}
+	if m, err := manifest.Parse(data, name); err == nil {
+		old["dataset"], old["grader"] = m.Dataset.SHA256, m.Grader.SHA256
+		if m.Samples != nil {
+			old["samples"] = m.Samples.SHA256
+		}
+		if m.Rubric != nil {
+			old["rubric"] = m.Rubric.SHA256
+		}
+	}
+	rep := pinReport{Schema: "gradegate.pin/v1", Manifest: name, Files: []pinFile{}}
 	digests := map[string]string{}
-	files := map[string]string{"dataset": m.Dataset.Path, "grader": m.Grader.Source}
-	if m.Samples != nil {
-		files["samples"] = m.Samples.Path
-	}
-	if m.Rubric != nil && m.Rubric.Path != "" {
-		files["rubric"] = m.Rubric.Path
-	}
-	old := map[string]string{"dataset": m.Dataset.SHA256, "grader": m.Grader.SHA256}
-	if m.Samples != nil {
-		old["samples"] = m.Samples.SHA256
-	}
-	if m.Rubric != nil {
-		old["rubric"] = m.Rubric.SHA256
-	}
+	dir := path.Dir(name)
 	for _, section := range []string{"dataset", "samples", "rubric", "grader"} {
 		rel, ok := files[section]
 		if !ok {
 			continue
 		}
-		d, err := manifest.DigestFile(fsys, m.Path(rel))
+		p := path.Join(dir, rel)
+		d, err := manifest.DigestFile(hostFS{}, p)
 		if err != nil {
 			return a.fail("pin", err)
 		}
 		digests[section] = d
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return a.fail("pin", &manifest.Error{File: path, Msg: "cannot read", Err: err})
+		was := manifest.NormalizeDigest(old[section])
+		rep.Files = append(rep.Files, pinFile{Section: section, Path: p, SHA256: d, Was: was, Changed: was != d})
 	}
 	out, err := manifest.Pin(data, digests)
 	if err != nil {
-		return a.fail("pin", fmt.Errorf("%s: %w", path, err))
+		return a.fail("pin", fmt.Errorf("%s: %w", file, err))
 	}
-	for _, section := range []string{"dataset", "samples", "rubric", "grader"} {
-		d, ok := digests[section]
-		if !ok {
-			continue
+	rep.Changed = string(out) != string(data)
+	if rep.Changed {
+		if err := replaceFile(file, out); err != nil {
+			return a.fail("pin", err)
 		}
-		state := "unchanged"
-		if manifest.NormalizeDigest(old[section]) != d {
-			state = "pinned (was " + short(old[section]) + ")"
+	}
+	// The pinned manifest must now be usable as it is.
+	if _, err := manifest.Load(hostFS{}, name); err != nil {
+		return a.fail("pin", err)
+	}
+	switch f {
+	case formatJSON:
+		err = render.JSON(a.stdout, rep)
+	case formatMarkdown:
+		_, err = fmt.Fprintf(a.stdout, "| file | sha256 | state |\n|---|---|---|\n")
+		for _, pf := range rep.Files {
+			if err == nil {
+				_, err = fmt.Fprintf(a.stdout, "| `%s` | `%s` | %s |\n", pf.Path, short(pf.SHA256), pinState(pf))
+			}
 		}
-		fmt.Fprintf(a.stdout, "%-8s %s  sha256:%s  %s\n", section, m.Path(files[section]), d, state)
+	default:
+		for _, pf := range rep.Files {
+			if err == nil {
+				_, err = fmt.Fprintf(a.stdout, "%-8s %s  sha256:%s  %s\n", pf.Section, pf.Path, pf.SHA256, pinState(pf))
+			}
+		}
 	}
-	if string(out) == string(data) {
-		return outcome{code: exitPass}
-	}
-	// Write beside the manifest and rename, so an interrupted pin never leaves
-	// a half-written manifest.
-	tmp := path + ".pin.tmp"
-	info, err := os.Stat(path)
 	if err != nil {
 		return a.fail("pin", err)
 	}
-	if err := os.WriteFile(tmp, out, info.Mode().Perm()); err != nil {
-		return a.fail("pin", fmt.Errorf("writing %s: %w", tmp, err))
+	return outcome{code: exitPass}
+}
+
+func pinState(pf pinFile) string {
+	switch {
+	case !pf.Changed:
+		return "unchanged"
+	case pf.Was == "":
+		return "pinned"
+	}
+	return "pinned (was " + short(pf.Was) + ")"
+}
+
+// replaceFile writes beside path and renames, so an interrupted pin never
+// leaves a half-written manifest.
+func replaceFile(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("pin: %w", err)
+	}
+	tmp := path + ".pin.tmp"
+	if err := os.WriteFile(tmp, data, info.Mode().Perm()); err != nil {
+		return fmt.Errorf("pin: writing %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return a.fail("pin", fmt.Errorf("replacing %s: %w", path, err))
+		os.Remove(tmp)
+		return fmt.Errorf("pin: replacing %s: %w", path, err)
 	}
-	return outcome{code: exitPass}
+	return nil
 }
 
 // short abbreviates a digest for messages.
