@@ -495,15 +495,29 @@ class Worker:
             return self.exception(exc)
         if not isinstance(ret, dict) or not isinstance(ret.get("samples"), list):
             return invalid("grade_batch returned %s, not a dict with a \"samples\" list" % short_repr(ret))
-        by_id = {}
+        asked = {c["case_id"] for c in batch}
+        by_id, dupes, strangers = {}, set(), []
         for entry in ret["samples"]:
             if isinstance(entry, dict) and isinstance(entry.get("case_id"), str):
-                by_id.setdefault(entry["case_id"], entry)
+                cid = entry["case_id"]
+                if cid in by_id:
+                    dupes.add(cid)
+                by_id.setdefault(cid, entry)
+                if cid not in asked:
+                    strangers.append(cid)
+        # Entries for cases that were never asked for mean the grader
+        # mislabels its results: none of them can be trusted to belong to
+        # the case they name.
+        if strangers:
+            return invalid("grade_batch returned entries for case_ids that were not in the batch: %s" % short_repr(sorted(set(strangers))))
         results = []
         for case in batch:
             entry = by_id.get(case["case_id"])
             if entry is None:
                 results.append(invalid("grade_batch returned no entry for case_id %r" % case["case_id"]))
+            elif case["case_id"] in dupes:
+                # Two scores for one case: picking either would be a guess.
+                results.append(invalid("grade_batch returned more than one entry for case_id %r" % case["case_id"]))
             else:
                 results.append(self.classify({"scores": entry.get("scores"), "judge": entry.get("judge")}))
         return {"class": "ok", "results": results}

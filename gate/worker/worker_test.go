@@ -520,6 +520,44 @@ func TestBatch(t *testing.T) {
 	}
 }
 
+// TestBatchAmbiguousReturns: two entries for one case, or entries for cases
+// that were never in the batch, are never resolved by guessing.
+func TestBatchAmbiguousReturns(t *testing.T) {
+	src := `def grade_batch(samples):
+    out = [{"case_id": s["case_id"], "scores": {"score": 1.0}} for s in samples]
+    if samples[0]["sample"].get("dupe"):
+        out.append({"case_id": samples[0]["case_id"], "scores": {"score": 0.0}})
+    if samples[0]["sample"].get("stranger"):
+        out.append({"case_id": "phantom", "scores": {"score": 1.0}})
+    return {"samples": out}
+`
+	p := newPool(t, python(t), src, func(c *Config) { c.Contract = ContractBatch })
+	tests := []struct {
+		name   string
+		sample map[string]any
+		want   []gate.Class
+		msg    string
+	}{
+		{"duplicate entry", map[string]any{"dupe": true}, []gate.Class{gate.ClassInvalidReturn, gate.ClassOK}, "more than one entry"},
+		{"entry for a case not in the batch", map[string]any{"stranger": true}, []gate.Class{gate.ClassInvalidReturn, gate.ClassInvalidReturn}, "not in the batch"},
+		{"clean", map[string]any{}, []gate.Class{gate.ClassOK, gate.ClassOK}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := p.Grade(context.Background(), []gate.Task{task("a", tt.sample), task("b", nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if classes := []gate.Class{got[0].Class, got[1].Class}; !slices.Equal(classes, tt.want) {
+				t.Fatalf("classes = %v, want %v", classes, tt.want)
+			}
+			if tt.msg != "" && !strings.Contains(got[0].Error.Message, tt.msg) {
+				t.Errorf("message %q, want it to say %q", got[0].Error.Message, tt.msg)
+			}
+		})
+	}
+}
+
 func TestMetricAndBareNumber(t *testing.T) {
 	p := newPool(t, python(t), "def grade(sample, item):\n    return 0.5\n", func(c *Config) { c.Metric = "accuracy" })
 	got, err := p.Grade(context.Background(), []gate.Task{task("a", nil)})
