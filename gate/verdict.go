@@ -430,8 +430,11 @@ func (d *decider) slice(rule manifest.SliceRule, explicit bool, cs []CaseResult)
 		sr.Status = StatusPass
 		if sr.Graded < rule.MinCases || (explicit && sr.Graded == 0) {
 			sr.Status = StatusWarn
-			d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: fmt.Sprintf(
-				"slice %q graded %d %s, min_cases is %d", name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)})
+			msg := fmt.Sprintf("slice %q graded %d %s, min_cases is %d", name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
+			if sr.Graded == 0 && rule.MinCases == 0 {
+				msg = fmt.Sprintf("slice %q is in the manifest but graded no case", name)
+			}
+			d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
 		}
 		if below {
 			sr.Status = StatusWarn
@@ -624,7 +627,7 @@ func findingText(f manifest.Finding) string {
 	case f.File != "":
 		pos = f.File + ": "
 	}
-	if f.CaseID != "" && !strings.Contains(f.Message, f.CaseID) {
+	if f.CaseID != "" && !strings.Contains(f.Message, f.CaseID) && !strings.Contains(pos, f.CaseID) {
 		pos += f.CaseID + ": "
 	}
 	return pos + f.Code + ": " + f.Message
