@@ -7,9 +7,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# VERSION is stamped into main.version (gradegate version, results "versions.gradegate").
-ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/gradegate ./cmd/gradegate
+# The version comes from a file in the build context, not a build argument:
+# `image: Dockerfile` in action.yml gives no way to pass one, and every
+# results document records it as versions.gradegate.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(cat cmd/gradegate/VERSION)" -o /out/gradegate ./cmd/gradegate
 
 # ---- runtime: Python for the graders.
 FROM python:3.12-slim
@@ -18,26 +19,16 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PYTHONUNBUFFERED=1
 
-# Image tag 2025-05-08: the packages a grader may import, pinned exactly as
-# OpenAI's hosted Python grader documents them. Changing this list means a new
-# image tag; cmd/gradegate/dockerfile_test.go holds the list it must match.
-RUN pip install --no-cache-dir \
-        numpy==2.2.4 \
-        scipy==1.15.2 \
-        sympy==1.13.3 \
-        pandas==2.2.3 \
-        rapidfuzz==3.10.1 \
-        scikit-learn==1.6.1 \
-        rouge-score==0.1.2 \
-        deepdiff==8.4.2 \
-        jsonschema==4.23.0 \
-        pydantic==2.10.6 \
-        pyyaml==6.0.2 \
-        nltk==3.9.1 \
-        sqlparse==0.5.3 \
-        rdkit==2024.9.6 \
-        scikit-bio==0.6.3 \
-        ast-grep-py==0.36.2
+# Image tag 2025-05-08: the packages a grader may import, pinned in the
+# requirements file (which says what is and is not pinned). Wheels only, so
+# that no package's setup.py runs at build time; rouge-score 0.1.2 is
+# published as a source distribution only (pure Python), so it alone is
+# built, by setuptools in pip's isolated build environment. A dependency
+# that comes to lack a wheel fails the build here rather than compiling.
+COPY cmd/gradegate/image/requirements-2025-05-08.txt /tmp/requirements-2025-05-08.txt
+RUN pip install --no-cache-dir --only-binary=:all: --no-binary=rouge-score \
+        -r /tmp/requirements-2025-05-08.txt \
+    && rm /tmp/requirements-2025-05-08.txt
 
 # NLTK corpora, fetched now because graders have no network. The directory is
 # on NLTK's default search path, so graders find it without NLTK_DATA (which

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sethvargo/go-githubactions"
 
@@ -35,8 +36,9 @@ const (
 type actionInputs struct {
 	manifest  string
 	command   string
-	results   string // run, canary: where to write; merge: the shard files
+	results   string // run, canary, mutate, shadow: where to write; merge: the shard files
 	shard     string
+	base      string // shadow: the old grader source
 	checkName string
 	hosted    bool
 	token     string
@@ -51,6 +53,7 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 		command:   gh.GetInput("command"),
 		results:   gh.GetInput("results"),
 		shard:     gh.GetInput("shard"),
+		base:      gh.GetInput("base"),
 		checkName: gh.GetInput("check-name"),
 		token:     gh.GetInput("github-token"),
 	}
@@ -69,9 +72,9 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 		in.hosted = b
 	}
 	switch in.command {
-	case "run", "canary", "merge", "validate", "mutate", "pin", "doctor", "version":
+	case "run", "canary", "merge", "validate", "mutate", "shadow", "pin", "doctor", "version":
 	default:
-		errs = append(errs, fmt.Errorf("input command: want run, canary, merge, validate, mutate, pin, doctor or version, got %q", in.command))
+		errs = append(errs, fmt.Errorf("input command: want run, canary, merge, validate, mutate, shadow, pin, doctor or version, got %q", in.command))
 	}
 	if in.shard != "" && in.command != "run" {
 		errs = append(errs, fmt.Errorf("input shard applies to command run, not %s", in.command))
@@ -79,8 +82,14 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 	if in.hosted && in.command != "canary" {
 		errs = append(errs, fmt.Errorf("input hosted applies to command canary, not %s", in.command))
 	}
-	if in.results != "" && !writesResults(in.command) {
-		errs = append(errs, fmt.Errorf("input results applies to commands run, canary and merge, not %s", in.command))
+	if in.base != "" && in.command != "shadow" {
+		errs = append(errs, fmt.Errorf("input base applies to command shadow, not %s", in.command))
+	}
+	if in.command == "shadow" && in.base == "" {
+		errs = append(errs, errors.New("input base: command shadow needs the path of the old grader source"))
+	}
+	if in.results != "" && !posts(in.command) {
+		errs = append(errs, fmt.Errorf("input results applies to commands run, canary, merge, mutate and shadow, not %s", in.command))
 	}
 	if in.command == "merge" && in.results == "" {
 		errs = append(errs, errors.New("input results: command merge needs the shard results files (paths or globs, one per line)"))
@@ -88,10 +97,24 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 	return in, errors.Join(errs...)
 }
 
-// writesResults reports the commands that produce a results document, which
-// the action reports as a step summary, outputs and a check run.
-func writesResults(command string) bool {
-	return command == "run" || command == "canary" || command == "merge"
+// posts reports the commands the action reports as a step summary, outputs
+// and a check run (SPEC section 8): run, canary and merge with their results
+// document, mutate and shadow with their own reports.
+func posts(command string) bool {
+	switch command {
+	case "run", "canary", "merge", "mutate", "shadow":
+		return true
+	}
+	return false
+}
+
+// commandReport is what a command without gate results (mutate, shadow)
+// gives the action to post.
+type commandReport struct {
+	manifest string // the manifest's name, for the default check run name
+	title    string // one line: the check run's title
+	markdown string // the whole report: step summary and check run summary
+	file     string // the report JSON the command wrote, or ""
 }
 
 // args builds the command line the inputs stand for. resultsFile is where
@@ -124,6 +147,10 @@ func (in actionInputs) args(resultsFile string) ([]string, error) {
 			a = append(a, matches...)
 		}
 		return a, nil
+	case "mutate":
+		return []string{"mutate", in.manifest, "--results", resultsFile}, nil
+	case "shadow":
+		return []string{"shadow", in.manifest, "--base", in.base, "--results", resultsFile}, nil
 	case "doctor", "version":
 		return []string{in.command}, nil
 	}
@@ -131,12 +158,20 @@ func (in actionInputs) args(resultsFile string) ([]string, error) {
 }
 
 // runAction runs gradegate as the GitHub Action: command and options come
-// from the INPUT_* variables, and a run that produced results is reported as
-// a step summary, outputs and a check run on the pull request's head commit.
-// A reporting failure turns a pass into exit 3; a hold stays 1.
+// from the INPUT_* variables, and a command that posts (run, canary, merge,
+// mutate, shadow) is reported as a step summary, outputs and a check run on
+// the pull request's head commit. A reporting failure turns a pass into
+// exit 3; a hold stays 1.
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
 	gh := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
 	in, err := readInputs(gh)
+	if in.token != "" {
+		// The runner masks secrets it passes, but a token may also arrive
+		// through an expression it does not know to be secret; masking it
+		// before anything else is printed keeps it out of the log whatever
+		// a later message quotes.
+		gh.AddMask(in.token)
+	}
 	if err != nil {
 		for _, line := range errorLines(err) {
 			gh.Errorf("gradegate: %s", line)
@@ -148,7 +183,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 	if in.command != "merge" {
 		resultsFile = in.results
 	}
-	if writesResults(in.command) && resultsFile == "" {
+	if posts(in.command) && resultsFile == "" {
 		// The output "results" is always set. RUNNER_TEMP is inside the
 		// action's container; a later step that needs the file sets the
 		// results input to a workspace path.
@@ -165,52 +200,77 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 	}
 	fmt.Fprintf(stdout, "gradegate %s\n", strings.Join(args, " "))
 	out := execute(ctx, args, getenv, stdout, stderr)
-	// Any command that produced results is reported (mutate and shadow may
-	// come to); the others end here with their own exit code.
-	if out.results == nil && !writesResults(in.command) {
+	if !posts(in.command) {
 		return out.code
 	}
 
+	runURL := workflowRunURL(getenv)
 	var errs []error
-	res := out.results
-	if res == nil {
+	var code int
+	passRate, checkURL := "", ""
+	switch {
+	case out.results != nil:
+		res := out.results
+		md := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxStepSummaryBytes, RunURL: runURL})
+		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
+		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{res: res}, runURL)
+		errs = append(errs, err)
+		if res.Overall.PassRate != nil {
+			passRate = strconv.FormatFloat(*res.Overall.PassRate, 'f', 4, 64)
+		}
+		code = failClosed(out.code, res.Verdict, errs...)
+	case out.report != nil:
+		rep := out.report
+		md := cutMarkdown(rep.markdown, maxStepSummaryBytes)
+		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
+		// The command's exit code is its verdict (SPEC section 8: mutate 0
+		// when the score meets the bar, shadow 0 when nothing changed).
+		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{report: rep, pass: out.code == exitPass}, runURL)
+		errs = append(errs, err)
+		resultsFile = rep.file
+		code = failClosed(out.code, verdictOf(out.code), errs...)
+	default:
 		// Nothing to report beyond the failure execute already printed, but
 		// the summary says where to look rather than staying empty.
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() {
 			gh.AddStepSummary(fmt.Sprintf("## gradegate %s: no verdict\n\n`gradegate %s` exited %d before producing results; the job log says why.\n",
 				in.command, strings.Join(args, " "), out.code))
 		}))
-		reportErrors(gh, errs)
-		return failClosed(out.code, nil)
+		resultsFile = ""
+		code = failClosed(out.code, "", errs...)
 	}
 
-	runURL := workflowRunURL(getenv)
-	md := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxStepSummaryBytes, RunURL: runURL})
-	errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
-
-	checkURL, err := reportCheck(ctx, gh, getenv, in, res, runURL)
-	errs = append(errs, err)
-
-	passRate := ""
-	if res.Overall.PassRate != nil {
-		passRate = strconv.FormatFloat(*res.Overall.PassRate, 'f', 4, 64)
-	}
-	errs = append(errs, fileCommand(gh, "GITHUB_OUTPUT", func() {
-		gh.SetOutput("verdict", res.Verdict)
+	// The verdict output follows the exit code, not the results: a pass
+	// whose reporting failed exits 3, and a later step guarded by
+	// `steps.<id>.outputs.verdict == 'pass'` (with `if: always()`, or
+	// after `continue-on-error`) must not go ahead on it.
+	verdict := verdictOf(code)
+	outErr := fileCommand(gh, "GITHUB_OUTPUT", func() {
+		gh.SetOutput("verdict", verdict)
 		gh.SetOutput("pass-rate", passRate)
 		gh.SetOutput("results", resultsFile)
 		gh.SetOutput("check-run-url", checkURL)
-	}))
+	})
+	errs = append(errs, outErr)
 	reportErrors(gh, errs)
-	return failClosed(out.code, res, errs...)
+	return failClosed(code, verdict, outErr)
+}
+
+// verdictOf is the verdict an exit code stands for: only 0 is a pass.
+func verdictOf(code int) string {
+	if code == exitPass {
+		return gate.VerdictPass
+	}
+	return gate.VerdictHold
 }
 
 // failClosed is the exit code after reporting: nothing but a reported pass
-// exits 0, and a hold is never turned into anything but 1.
-func failClosed(code int, res *gate.Results, errs ...error) int {
-	if code == exitPass && (res == nil || res.Verdict != gate.VerdictPass) {
+// exits 0 (an unknown or empty verdict included), and a hold is never
+// turned into anything but 1.
+func failClosed(code int, verdict string, errs ...error) int {
+	if code == exitPass && verdict != gate.VerdictPass {
 		code = exitHold
-		if res == nil {
+		if verdict == "" {
 			code = exitInternal
 		}
 	}
@@ -231,13 +291,28 @@ func reportErrors(gh *githubactions.Action, errs []error) {
 	}
 }
 
+// posting is what reportCheck posts: a results document, or a command's
+// report with its pass or hold.
+type posting struct {
+	res    *gate.Results
+	report *commandReport
+	pass   bool
+}
+
 // reportCheck posts the check run and returns its URL. When the token may
 // not write checks it says so once and emits the annotations as workflow
 // commands instead, which is not a failure.
-func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in actionInputs, res *gate.Results, runURL string) (string, error) {
+func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in actionInputs, p posting, runURL string) (string, error) {
 	if in.command == "run" && in.shard != "" {
 		gh.Infof("gradegate: shard %s: no check run; the merge job posts the one verdict", in.shard)
 		return "", nil
+	}
+	name := in.checkName
+	if name == "" && p.report != nil {
+		// Not "gradegate / <name>": a mutate or shadow job on the same
+		// commit would then overwrite the gate's check run, which branch
+		// protection may require.
+		name = "gradegate " + in.command + " / " + p.report.manifest
 	}
 	opts := []checkrun.Option{
 		checkrun.WithDetailsURL(runURL),
@@ -247,9 +322,15 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 		checkrun.WithFiles(suiteFiles(in.manifest)),
 		checkrun.WithPaths(repoPaths(getenv)),
 	}
+	annotations := func(check *checkrun.Check) []checkrun.Annotation {
+		if p.res == nil {
+			return nil
+		}
+		return check.Annotations(p.res)
+	}
 	if in.token == "" {
-		check := checkrun.New(nil, "", "", "", in.checkName, opts...)
-		annotateWithCommands(gh, check.Annotations(res), "no github-token was given")
+		check := checkrun.New(nil, "", "", "", name, opts...)
+		annotateWithCommands(gh, annotations(check), "no github-token was given")
 		return "", nil
 	}
 
@@ -258,8 +339,8 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 		return "", fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", getenv("GITHUB_REPOSITORY"))
 	}
 	var payload []byte
-	if p := getenv("GITHUB_EVENT_PATH"); p != "" {
-		b, err := os.ReadFile(p)
+	if ev := getenv("GITHUB_EVENT_PATH"); ev != "" {
+		b, err := os.ReadFile(ev)
 		if err != nil {
 			return "", fmt.Errorf("reading the event payload: %w", err)
 		}
@@ -273,10 +354,14 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	if err != nil {
 		return "", err
 	}
-	check := checkrun.New(client, owner, repo, sha, in.checkName, opts...)
-	err = check.Report(ctx, res)
+	check := checkrun.New(client, owner, repo, sha, name, opts...)
+	if p.res != nil {
+		err = check.Report(ctx, p.res)
+	} else {
+		err = check.ReportSummary(ctx, checkrun.Summary{Title: p.report.title, Markdown: p.report.markdown, Pass: p.pass})
+	}
 	if errors.Is(err, checkrun.ErrNoPermission) {
-		annotateWithCommands(gh, check.Annotations(res), "the token may not write checks (a pull request from a fork, or a workflow without `permissions: checks: write`)")
+		annotateWithCommands(gh, annotations(check), "the token may not write checks (a pull request from a fork, or a workflow without `permissions: checks: write`)")
 		return "", nil
 	}
 	if err != nil {
@@ -284,6 +369,21 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	}
 	gh.Infof("gradegate: check run %s", check.URL())
 	return check.URL(), nil
+}
+
+// cutMarkdown returns md if it fits in limit bytes, and otherwise its longest
+// prefix that fits with a note saying it was cut, never splitting a UTF-8
+// sequence.
+func cutMarkdown(md string, limit int) string {
+	if len(md) <= limit {
+		return md
+	}
+	const note = "\n\n---\n**Cut**: this report is longer than a step summary may be; the report JSON (output `results`) has all of it.\n"
+	n := max(limit-len(note), 0)
+	for n > 0 && !utf8.RuneStart(md[n]) {
+		n--
+	}
+	return md[:n] + note
 }
 
 // annotateWithCommands emits annotations as workflow commands, within what a

@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/gradegate/gradegate/gate"
@@ -98,7 +100,10 @@ func (e *actionEnv) run(t *testing.T) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = run(context.Background(), nil, e.getenv, &out, &errb)
 	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
-	if strings.Contains(out.String()+errb.String(), testToken) {
+	// The one place the token may appear is the command that masks it,
+	// which the runner does not print.
+	unmasked := strings.ReplaceAll(out.String(), "::add-mask::"+testToken+"\n", "")
+	if strings.Contains(unmasked+errb.String(), testToken) {
 		t.Error("the token was printed")
 	}
 	return code, out.String(), errb.String()
@@ -287,8 +292,10 @@ func TestActionReportingFailure(t *testing.T) {
 			if !strings.Contains(stdout, "::error::gradegate: reporting failed: check run") {
 				t.Error("the failed check run was not reported as an error")
 			}
-			if e.outputs(t)["verdict"] == "" {
-				t.Error("outputs were not written after the check run failed")
+			// Exit 3 is no pass: a step guarded by the verdict output
+			// must not go ahead.
+			if got := e.outputs(t)["verdict"]; got != "hold" {
+				t.Errorf("output verdict = %q after the check run failed, want hold", got)
 			}
 		})
 	}
@@ -348,6 +355,9 @@ func TestActionUnusableManifest(t *testing.T) {
 	if sum := e.stepSummary(t); !strings.Contains(sum, "no verdict") {
 		t.Errorf("step summary does not say there is no verdict:\n%s", sum)
 	}
+	if outs := e.outputs(t); outs["verdict"] != "hold" || outs["results"] != "" {
+		t.Errorf("outputs verdict=%q results=%q, want hold and no results", outs["verdict"], outs["results"])
+	}
 }
 
 func TestActionInputs(t *testing.T) {
@@ -393,6 +403,18 @@ func TestActionInputs(t *testing.T) {
 			env:  map[string]string{"INPUT_COMMAND": "doctor"},
 			want: []string{"doctor"},
 		},
+		{
+			name: "mutate",
+			env:  map[string]string{"INPUT_COMMAND": "mutate", "INPUT_MANIFEST": "m.yaml"},
+			want: []string{"mutate", "m.yaml", "--results", "OUT"},
+		},
+		{
+			name: "shadow",
+			env:  map[string]string{"INPUT_COMMAND": "shadow", "INPUT_MANIFEST": "m.yaml", "INPUT_BASE": "old/grader.py"},
+			want: []string{"shadow", "m.yaml", "--base", "old/grader.py", "--results", "OUT"},
+		},
+		{name: "shadow without base", env: map[string]string{"INPUT_COMMAND": "shadow"}, wantErr: "command shadow needs the path of the old grader"},
+		{name: "base outside shadow", env: map[string]string{"INPUT_BASE": "old.py"}, wantErr: "input base applies to command shadow, not run"},
 		{name: "unknown command", env: map[string]string{"INPUT_COMMAND": "deploy"}, wantErr: "input command"},
 		{name: "shard outside run", env: map[string]string{"INPUT_COMMAND": "canary", "INPUT_SHARD": "1/2"}, wantErr: "input shard"},
 		{name: "hosted outside canary", env: map[string]string{"INPUT_HOSTED": "true"}, wantErr: "input hosted applies"},
@@ -437,6 +459,151 @@ func TestActionInputCheckNameKeepsDash(t *testing.T) {
 	}
 }
 
+func TestActionMasksTheToken(t *testing.T) {
+	tests := []struct {
+		name   string
+		inputs map[string]string
+	}{
+		{"before running", map[string]string{"MANIFEST": holdManifest, "GITHUB-TOKEN": testToken}},
+		{"before reporting bad input", map[string]string{"COMMAND": "deploy", "GITHUB-TOKEN": testToken}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newActionEnv(t, nil, tt.inputs)
+			_, stdout, _ := e.run(t)
+			if first, _, _ := strings.Cut(stdout, "\n"); first != "::add-mask::"+testToken {
+				t.Errorf("first line %q, want the token masked before anything else", first)
+			}
+		})
+	}
+}
+
+// TestActionPostsMutateAndShadow checks SPEC section 8: mutate and shadow
+// post to GitHub like the gate commands, their exit code being the verdict.
+func TestActionPostsMutateAndShadow(t *testing.T) {
+	tests := []struct {
+		name           string
+		inputs         map[string]string
+		wantCode       int
+		wantName       string
+		wantConclusion string
+		wantSchema     string
+		wantSummary    string
+	}{
+		{
+			name:           "mutate, every mutant killed",
+			inputs:         map[string]string{"COMMAND": "mutate", "MANIFEST": exampleManifest},
+			wantCode:       exitPass,
+			wantName:       "gradegate mutate / order-summary",
+			wantConclusion: "success",
+			wantSchema:     "gradegate.mutate/v1",
+			wantSummary:    "Mutation score",
+		},
+		{
+			name:           "shadow, a canary changed",
+			inputs:         map[string]string{"COMMAND": "shadow", "MANIFEST": exampleManifest, "BASE": "testdata/examples/broken/isinstance/grader.py", "CHECK-NAME": "grader change"},
+			wantCode:       exitHold,
+			wantName:       "grader change",
+			wantConclusion: "failure",
+			wantSchema:     "gradegate.shadow/v1",
+			wantSummary:    "gradegate shadow",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := checkruntest.New(t)
+			tt.inputs["GITHUB-TOKEN"] = testToken
+			e := newActionEnv(t, api, tt.inputs)
+			code, _, _ := e.run(t)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d", code, tt.wantCode)
+			}
+
+			want := []checkruntest.Run{{ID: checkruntest.RunID, Name: tt.wantName, HeadSHA: prHeadSHA, Status: "completed", Conclusion: tt.wantConclusion}}
+			runs := api.Runs()
+			if diff := cmp.Diff(want, runs, cmpopts.IgnoreFields(checkruntest.Run{}, "ExternalID")); diff != "" {
+				t.Errorf("check runs (-want +got):\n%s", diff)
+			}
+			reqs := api.Requests()
+			last := reqs[len(reqs)-1].Body.Output
+			if !strings.Contains(last.GetSummary(), tt.wantSummary) || last.GetTitle() == "" || strings.Contains(last.GetTitle(), "\n") {
+				t.Errorf("check run title %q, summary:\n%s", last.GetTitle(), last.GetSummary())
+			}
+			if !strings.HasPrefix(last.GetTitle(), verdictOf(tt.wantCode)+":") {
+				t.Errorf("check run title %q does not start with the verdict", last.GetTitle())
+			}
+
+			if sum := e.stepSummary(t); !strings.Contains(sum, tt.wantSummary) {
+				t.Errorf("step summary lacks %q:\n%s", tt.wantSummary, sum)
+			}
+			outs := e.outputs(t)
+			wantOuts := map[string]string{"verdict": verdictOf(tt.wantCode), "pass-rate": "", "results": outs["results"], "check-run-url": api.HTMLURL()}
+			if diff := cmp.Diff(wantOuts, outs); diff != "" {
+				t.Errorf("outputs (-want +got):\n%s", diff)
+			}
+			data, err := os.ReadFile(outs["results"])
+			if err != nil {
+				t.Fatalf("output results: %v", err)
+			}
+			var doc struct{ Schema string }
+			if err := json.Unmarshal(data, &doc); err != nil || doc.Schema != tt.wantSchema {
+				t.Errorf("output results %s: schema %q (%v), want %s", outs["results"], doc.Schema, err, tt.wantSchema)
+			}
+		})
+	}
+}
+
+func TestActionMutateWithoutToken(t *testing.T) {
+	e := newActionEnv(t, nil, map[string]string{"COMMAND": "mutate", "MANIFEST": exampleManifest})
+	code, stdout, _ := e.run(t)
+	if code != exitPass {
+		t.Fatalf("exit %d, want %d", code, exitPass)
+	}
+	if n := strings.Count(stdout, "::notice::gradegate did not create a check run: no github-token"); n != 1 {
+		t.Errorf("said %d times that there is no token, want once", n)
+	}
+	if got := e.outputs(t)["verdict"]; got != "pass" {
+		t.Errorf("output verdict = %q, want pass", got)
+	}
+}
+
+func TestActionAdoptsTheCheckRunAFailedCreateLeft(t *testing.T) {
+	api := checkruntest.New(t)
+	// GitHub created the run but answered 502; retrying the create blindly
+	// would leave this one in progress for ever.
+	api.Queue(checkruntest.Reply{Status: http.StatusBadGateway, Applied: true})
+	e := newActionEnv(t, api, map[string]string{"MANIFEST": exampleManifest, "GITHUB-TOKEN": testToken})
+	if code, _, _ := e.run(t); code != exitPass {
+		t.Fatalf("exit %d, want %d", code, exitPass)
+	}
+	creates := 0
+	for _, r := range api.Requests() {
+		if r.Method == http.MethodPost {
+			creates++
+		}
+	}
+	if creates != 1 {
+		t.Errorf("%d creates, want 1: the run the failed create left is used", creates)
+	}
+	if runs := api.Runs(); len(runs) != 1 || runs[0].Conclusion != "success" {
+		t.Errorf("check runs %+v, want one, completed with success", runs)
+	}
+	if got := e.outputs(t)["check-run-url"]; got != api.HTMLURL() {
+		t.Errorf("output check-run-url = %q, want %q", got, api.HTMLURL())
+	}
+}
+
+func TestCutMarkdown(t *testing.T) {
+	md := strings.Repeat("é", 100)
+	if got := cutMarkdown(md, len(md)); got != md {
+		t.Error("cut a report that fits")
+	}
+	got := cutMarkdown(md, 150)
+	if len(got) > 150 || !utf8.ValidString(got) || !strings.Contains(got, "**Cut**") {
+		t.Errorf("cutMarkdown = %q (%d bytes), want at most 150 valid bytes with a note", got, len(got))
+	}
+}
+
 func TestActionBadInputExits2(t *testing.T) {
 	e := newActionEnv(t, nil, map[string]string{"COMMAND": "deploy"})
 	code, stdout, _ := e.run(t)
@@ -449,25 +616,24 @@ func TestActionBadInputExits2(t *testing.T) {
 }
 
 func TestFailClosed(t *testing.T) {
-	pass := &gate.Results{Verdict: gate.VerdictPass}
-	hold := &gate.Results{Verdict: gate.VerdictHold}
 	failed := os.ErrPermission
 	tests := []struct {
-		name string
-		code int
-		res  *gate.Results
-		errs []error
-		want int
+		name    string
+		code    int
+		verdict string
+		errs    []error
+		want    int
 	}{
-		{"pass", exitPass, pass, nil, exitPass},
-		{"pass, reporting failed", exitPass, pass, []error{nil, failed}, exitInternal},
-		{"hold, reporting failed", exitHold, hold, []error{failed}, exitHold},
-		{"hold that claims 0", exitPass, hold, nil, exitHold},
-		{"no results that claims 0", exitPass, nil, nil, exitInternal},
-		{"input error", exitInput, nil, []error{failed}, exitInput},
+		{"pass", exitPass, gate.VerdictPass, nil, exitPass},
+		{"pass, reporting failed", exitPass, gate.VerdictPass, []error{nil, failed}, exitInternal},
+		{"hold, reporting failed", exitHold, gate.VerdictHold, []error{failed}, exitHold},
+		{"hold that claims 0", exitPass, gate.VerdictHold, nil, exitHold},
+		{"unknown verdict that claims 0", exitPass, "maybe", nil, exitHold},
+		{"no verdict that claims 0", exitPass, "", nil, exitInternal},
+		{"input error", exitInput, "", []error{failed}, exitInput},
 	}
 	for _, tt := range tests {
-		if got := failClosed(tt.code, tt.res, tt.errs...); got != tt.want {
+		if got := failClosed(tt.code, tt.verdict, tt.errs...); got != tt.want {
 			t.Errorf("%s: failClosed = %d, want %d", tt.name, got, tt.want)
 		}
 	}

@@ -2,34 +2,28 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gradegate/gradegate/gate/lint"
 )
 
-// imageTag20250508 is the Python package set of grader image tag 2025-05-08
-// (SPEC section 10), which the action's image must install exactly.
-var imageTag20250508 = map[string]string{
-	"numpy":        "2.2.4",
-	"scipy":        "1.15.2",
-	"sympy":        "1.13.3",
-	"pandas":       "2.2.3",
-	"rapidfuzz":    "3.10.1",
-	"scikit-learn": "1.6.1",
-	"rouge-score":  "0.1.2",
-	"deepdiff":     "8.4.2",
-	"jsonschema":   "4.23.0",
-	"pydantic":     "2.10.6",
-	"pyyaml":       "6.0.2",
-	"nltk":         "3.9.1",
-	"sqlparse":     "0.5.3",
-	"rdkit":        "2024.9.6",
-	"scikit-bio":   "0.6.3",
-	"ast-grep-py":  "0.36.2",
-}
+// Paths the image build reads, relative to the repository root.
+const (
+	versionFile  = "cmd/gradegate/VERSION"
+	requirements = "cmd/gradegate/image/requirements-2025-05-08.txt"
+)
+
+// sdistOnly are the image packages published only as source distributions,
+// which the image must build itself: rouge-score 0.1.2 (pure Python).
+var sdistOnly = []string{"rouge-score"}
 
 // The Dockerfile stamps the version with -X main.version; this fails to
 // compile if that variable goes away or stops being a string.
@@ -118,9 +112,17 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 
-	for _, want := range []string{"CGO_ENABLED=0 go build", "-trimpath", `-ldflags "-s -w -X main.version=${VERSION}"`, "./cmd/gradegate"} {
+	// The version is read from a file in the build context: `image:
+	// Dockerfile` cannot pass a build argument, so ARG VERSION would leave
+	// every action result saying "dev".
+	for _, want := range []string{"CGO_ENABLED=0 go build", "-trimpath", `-ldflags "-s -w -X main.version=$(cat ` + versionFile + `)"`, "./cmd/gradegate"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("build step %q lacks %q", build, want)
+		}
+	}
+	for _, in := range ins {
+		if in.cmd == "ARG" {
+			t.Errorf("ARG %s: the action cannot pass build arguments (runs.image: Dockerfile)", in.args)
 		}
 	}
 	if entrypoint != `["/usr/local/bin/gradegate"]` {
@@ -130,23 +132,33 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("COPY %q does not install the binary at /usr/local/bin/gradegate", copyBinary)
 	}
 
-	if !strings.Contains(pip, "--no-cache-dir") {
-		t.Error("pip install without --no-cache-dir")
-	}
-	got := map[string]string{}
-	for _, arg := range strings.Fields(strings.TrimPrefix(pip, "pip install")) {
-		if strings.HasPrefix(arg, "-") {
-			continue
+	// pip installs the requirements file and nothing else, from wheels
+	// only but for the packages that have none.
+	pipCmd, _, _ := strings.Cut(strings.TrimPrefix(pip, "pip install"), "&&")
+	flags := strings.Fields(pipCmd)
+	for _, want := range []string{"--no-cache-dir", "--only-binary=:all:", "--no-binary=" + strings.Join(sdistOnly, ",")} {
+		if !slices.Contains(flags, want) {
+			t.Errorf("pip install %q lacks %s", pip, want)
 		}
-		name, ver, ok := strings.Cut(arg, "==")
-		if !ok || !regexp.MustCompile(`^\d+(\.\d+)*$`).MatchString(ver) {
-			t.Errorf("package %q is not pinned exactly (name==version)", arg)
-			continue
-		}
-		got[strings.ToLower(name)] = ver
 	}
-	if diff := cmp.Diff(imageTag20250508, got); diff != "" {
-		t.Errorf("pip packages differ from image tag 2025-05-08 (-want +got):\n%s", diff)
+	reqIndex := slices.Index(flags, "-r")
+	if reqIndex < 0 || reqIndex+1 == len(flags) {
+		t.Fatalf("pip install %q does not install a requirements file (-r FILE)", pip)
+	}
+	reqInImage := flags[reqIndex+1]
+	for i, f := range flags {
+		if !strings.HasPrefix(f, "-") && i != reqIndex+1 {
+			t.Errorf("pip install names %q on the command line; the requirements file is the one list", f)
+		}
+	}
+	copied := false
+	for _, in := range ins {
+		if in.cmd == "COPY" && in.stage == last && in.args == requirements+" "+reqInImage {
+			copied = true
+		}
+	}
+	if !copied {
+		t.Errorf("no COPY %s %s in the runtime stage", requirements, reqInImage)
 	}
 
 	corpora := strings.Fields(nltk)
@@ -171,5 +183,156 @@ func TestDockerignoreKeepsTheBuildInputs(t *testing.T) {
 		case "go.mod", "go.sum", "cmd", "gate", "manifest", "canary", "*", "**/*.go", "**/*.py", "*.py":
 			t.Errorf(".dockerignore drops %q, which the build needs", line)
 		}
+	}
+}
+
+func TestImageRequirementsMatchTheImageTag(t *testing.T) {
+	data, err := os.ReadFile("../../" + requirements)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, ver, ok := strings.Cut(line, "==")
+		if !ok || !regexp.MustCompile(`^\d+(\.\d+)*$`).MatchString(ver) {
+			t.Errorf("%s:%d: %q is not pinned exactly (name==version)", requirements, i+1, line)
+			continue
+		}
+		if _, dup := got[strings.ToLower(name)]; dup {
+			t.Errorf("%s:%d: %s listed twice", requirements, i+1, name)
+		}
+		got[strings.ToLower(name)] = ver
+	}
+	pkgs, ok := lint.ImagePackages("2025-05-08")
+	if !ok {
+		t.Fatal("lint does not know image tag 2025-05-08")
+	}
+	want := map[string]string{}
+	for _, p := range pkgs {
+		want[strings.ToLower(p.Dist)] = p.Version
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s differs from image tag 2025-05-08 (-want +got):\n%s", requirements, diff)
+	}
+	for _, name := range sdistOnly {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s may be built from source but is not an image package", name)
+		}
+	}
+}
+
+func TestVersionFile(t *testing.T) {
+	data, err := os.ReadFile("../../" + versionFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One line, as $(cat FILE) in -ldflags needs: no spaces or quotes.
+	v := strings.TrimSuffix(string(data), "\n")
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`).MatchString(v) {
+		t.Errorf("%s holds %q, want one line with a version like v1.2.3", versionFile, data)
+	}
+}
+
+// dockerignored reports whether .dockerignore's patterns leave file (a path
+// relative to the build context) out, as Docker reads them: patterns are
+// anchored at the context root, "**/" matches any number of directories, a
+// pattern that matches a directory leaves out everything under it, "!"
+// takes a path back, and the last matching pattern wins.
+func dockerignored(patterns []string, file string) bool {
+	ignored := false
+	for _, p := range patterns {
+		keep := strings.HasPrefix(p, "!")
+		p = strings.Trim(strings.TrimPrefix(p, "!"), "/")
+		if matchesDockerPattern(p, file) {
+			ignored = !keep
+		}
+	}
+	return ignored
+}
+
+func matchesDockerPattern(pattern, file string) bool {
+	parts := strings.Split(file, "/")
+	// file itself or any directory above it.
+	for n := len(parts); n > 0; n-- {
+		name := strings.Join(parts[:n], "/")
+		if rest, ok := strings.CutPrefix(pattern, "**/"); ok {
+			segs := strings.Split(name, "/")
+			for i := range segs {
+				if m, _ := path.Match(rest, strings.Join(segs[i:], "/")); m {
+					return true
+				}
+			}
+			continue
+		}
+		if m, _ := path.Match(pattern, name); m {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDockerignoreLeavesOutBuildOutputs(t *testing.T) {
+	data, err := os.ReadFile("../../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	for _, f := range []string{"gradegate", "gradegate.test", ".git/HEAD", "cmd/gradegate/testdata/script/usage.txtar", "gate/run_test.go", "README.md"} {
+		if !dockerignored(patterns, f) {
+			t.Errorf(".dockerignore keeps %s in the build context", f)
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum", "cmd/gradegate/main.go", versionFile, requirements, "gate/worker/worker.py", "gate/lint/lint.py", "gate/mutate/mutate.py"} {
+		if dockerignored(patterns, f) {
+			t.Errorf(".dockerignore leaves out %s, which the build needs", f)
+		}
+	}
+}
+
+// TestDockerfileBuildStampsTheVersion runs the Dockerfile's build command
+// as the build stage does (from the context root, with sh) and checks that
+// the binary reports the version file's version rather than "dev".
+func TestDockerfileBuildStampsTheVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gradegate from scratch (CGO_ENABLED=0, -trimpath)")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	var build string
+	for _, in := range parseDockerfile(t, "../../Dockerfile") {
+		if in.cmd == "RUN" && strings.Contains(in.args, "go build") {
+			build = in.args
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "gradegate")
+	if !strings.Contains(build, "-o /out/gradegate") {
+		t.Fatalf("build step %q does not write /out/gradegate", build)
+	}
+	cmd := exec.Command(sh, "-c", strings.Replace(build, "-o /out/gradegate", "-o "+bin, 1))
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", build, err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../" + versionFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "gradegate "+strings.TrimSpace(string(want)) {
+		t.Errorf("gradegate version printed %q, want the version file's %q", got, want)
 	}
 }

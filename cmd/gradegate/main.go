@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +16,13 @@ func main() {
 	// touch anything else first.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
 		os.Exit(sandbox.Launch(os.Args[2:]))
+	}
+	// The gate holds tokens in its environment: make /proc/<pid>/environ and
+	// mem unreadable to every other process, graders of the same uid
+	// included, before anything else runs.
+	if err := sandbox.ProtectSelf(); err != nil {
+		fmt.Fprintf(os.Stderr, "gradegate: %v\n", err)
+		os.Exit(exitInternal)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)

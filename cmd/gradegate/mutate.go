@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/mutate"
@@ -59,10 +61,64 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
+	o := outcome{code: exitHold, report: mutateReport(s.m.Name, rep, s.m.Gate.MinMutationScore, f.results)}
 	if rep.Passes(s.m.Gate.MinMutationScore) {
-		return outcome{code: exitPass}
+		o.code = exitPass
 	}
-	return outcome{code: exitHold}
+	return o
+}
+
+// mutateReport is what the action posts for a mutation test: the score in
+// the title, the markdown report as the summary.
+func mutateReport(manifestName string, rep *mutate.Report, minScore *float64, file string) *commandReport {
+	verdict := "hold"
+	if rep.Passes(minScore) {
+		verdict = "pass"
+	}
+	bar := "every mutant killed"
+	if minScore != nil {
+		bar = fmt.Sprintf("minimum %.2f", *minScore)
+	}
+	return &commandReport{
+		manifest: manifestName,
+		title: fmt.Sprintf("%s: mutation score %.2f (%s): %d killed, %d survived of %d mutants",
+			verdict, rep.Score, bar, rep.Killed, rep.Survived, len(rep.Mutants)),
+		markdown: markdownOf(rep),
+		file:     file,
+	}
+}
+
+// shadowReport is what the action posts for a shadow comparison: how many
+// cases and canaries changed in the title, the markdown report as the
+// summary.
+func shadowReport(manifestName string, rep *shadow.Report, file string) *commandReport {
+	canaries := 0
+	for _, c := range rep.Canaries {
+		if c.Changed {
+			canaries++
+		}
+	}
+	verdict := "pass"
+	if rep.AnyChanged() {
+		verdict = "hold"
+	}
+	return &commandReport{
+		manifest: manifestName,
+		title: fmt.Sprintf("%s: %d of %d graded cases and %d of %d canaries changed",
+			verdict, len(rep.Changed), rep.Overall.Cases, canaries, len(rep.Canaries)),
+		markdown: markdownOf(rep),
+		file:     file,
+	}
+}
+
+// markdownOf renders a report's markdown to a string; writing to memory
+// cannot fail, but a failure still leaves a summary that says so.
+func markdownOf(r interface{ WriteMarkdown(io.Writer) error }) string {
+	var b strings.Builder
+	if err := r.WriteMarkdown(&b); err != nil {
+		return fmt.Sprintf("gradegate could not render the report: %v\n", err)
+	}
+	return b.String()
 }
 
 // mutationScore runs the mutants, each in a fresh sandboxed pool.
@@ -141,10 +197,11 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
+	o := outcome{code: exitPass, report: shadowReport(s.m.Name, rep, f.results)}
 	if rep.AnyChanged() {
-		return outcome{code: exitHold}
+		o.code = exitHold
 	}
-	return outcome{code: exitPass}
+	return o
 }
 
 // measureMutation runs mutation testing for `run` when the manifest asks for

@@ -19,7 +19,10 @@ var version = "dev"
 type outcome struct {
 	command string        // run, validate, canary, …
 	results *gate.Results // nil when the command produces none
-	code    int
+	// report is what mutate and shadow, which produce no results, give the
+	// action to post; nil for the other commands and when they failed.
+	report *commandReport
+	code   int
 }
 
 // app is what every command may touch. Nothing reads the process

@@ -5,7 +5,9 @@
 package checkrun
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -60,7 +62,7 @@ const (
 var ErrNoPermission = errors.New("the token may not create check runs")
 
 // Check reports one gradegate run as one check run. It is not reused: the
-// check run it created is available from URL after Report.
+// check run it created is available from URL after Report or ReportSummary.
 type Check struct {
 	client  *github.Client
 	owner   string
@@ -78,8 +80,13 @@ type Check struct {
 	sleep          func(ctx context.Context, d time.Duration) error
 	now            func() time.Time
 
-	id      int64
-	htmlURL string
+	// externalID marks the check runs this Check creates, so that a run a
+	// failed create left behind can be told from anyone else's.
+	externalID string
+
+	id         int64
+	htmlURL    string
+	duplicates []int64 // further runs failed creates left behind
 }
 
 var _ gate.Reporter = (*Check)(nil)
@@ -153,6 +160,7 @@ func New(client *github.Client, owner, repo, headSHA, name string, opts ...Optio
 		sleep:          sleepContext,
 		now:            time.Now,
 		paths:          cleanRelative,
+		externalID:     "gradegate-" + rand.Text(),
 	}
 	for _, o := range opts {
 		o(c)
@@ -206,31 +214,61 @@ func (c *Check) Report(ctx context.Context, res *gate.Results) error {
 	if name == "" {
 		name = DefaultName(res.Manifest.Name)
 	}
-	title := Title(res)
-	summary := c.summary(res)
+	conclusion := "failure"
+	if res.Verdict == gate.VerdictPass {
+		conclusion = "success"
+	}
+	return c.post(ctx, name, Title(res), c.summary(res), conclusion, c.Annotations(res))
+}
 
+// Summary is a finished command's report that is not a gate verdict, such as
+// a mutation score or a shadow comparison: a title, a markdown body and
+// whether it passed.
+type Summary struct {
+	Title    string // one line; cut to GitHub's limit
+	Markdown string // cut to MaxSummaryBytes with a note that says so
+	Pass     bool   // conclusion success; failure otherwise
+}
+
+// ReportSummary posts s as a check run with the Check's name, which must be
+// set (New's name): without results there is no manifest name to default
+// to. Like Report it completes every check run it created, and an error
+// wrapping ErrNoPermission means nothing could be posted.
+func (c *Check) ReportSummary(ctx context.Context, s Summary) error {
+	if c.name == "" {
+		return errors.New("checkrun: a summary needs a check run name")
+	}
+	md := s.Markdown
+	if c.detailsURL != "" && !strings.Contains(md, c.detailsURL) && len(md) < MaxSummaryBytes-len(c.detailsURL)-64 {
+		md += "\n\n[Workflow run](" + c.detailsURL + ")\n"
+	}
+	conclusion := "failure"
+	if s.Pass {
+		conclusion = "success"
+	}
+	title := cut(strings.Join(strings.Fields(s.Title), " "), maxTitleBytes, "…")
+	return c.post(ctx, c.name, title, CutSummary(md, c.detailsURL), conclusion, nil)
+}
+
+// post creates the check run in_progress, appends anns in batches and
+// completes it with conclusion. Once a run exists post always tries to
+// complete it, so that no check run is left in progress.
+func (c *Check) post(ctx context.Context, name, title, summary, conclusion string, anns []Annotation) error {
 	create := github.CreateCheckRunOptions{
-		Name:    name,
-		HeadSHA: c.headSHA,
-		Status:  github.String("in_progress"),
-		Output:  &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
+		Name:       name,
+		HeadSHA:    c.headSHA,
+		ExternalID: github.String(c.externalID),
+		Status:     github.String("in_progress"),
+		Output:     &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
 	}
 	if c.detailsURL != "" {
 		create.DetailsURL = github.String(c.detailsURL)
 	}
-	err := c.try(ctx, "create check run", func(ctx context.Context) error {
-		run, _, err := c.client.Checks.CreateCheckRun(ctx, c.owner, c.repo, create)
-		if err == nil {
-			c.id, c.htmlURL = run.GetID(), run.GetHTMLURL()
-		}
-		return err
-	})
-	if err != nil {
+	if err := c.create(ctx, create); err != nil {
 		return err
 	}
 
 	var errs []error
-	anns := c.Annotations(res)
 	for start := 0; start < len(anns); start += MaxAnnotationsPerRequest {
 		batch := anns[start:min(start+MaxAnnotationsPerRequest, len(anns))]
 		update := github.UpdateCheckRunOptions{
@@ -243,16 +281,12 @@ func (c *Check) Report(ctx context.Context, res *gate.Results) error {
 				Annotations: apiAnnotations(batch),
 			},
 		}
-		if err := c.update(ctx, fmt.Sprintf("annotations %d-%d", start+1, start+len(batch)), update); err != nil {
+		if err := c.update(ctx, c.id, fmt.Sprintf("annotations %d-%d", start+1, start+len(batch)), update); err != nil {
 			errs = append(errs, err)
 			break
 		}
 	}
 
-	conclusion := "failure"
-	if res.Verdict == gate.VerdictPass {
-		conclusion = "success"
-	}
 	complete := github.UpdateCheckRunOptions{
 		Name:        name,
 		Status:      github.String("completed"),
@@ -263,16 +297,78 @@ func (c *Check) Report(ctx context.Context, res *gate.Results) error {
 	if c.detailsURL != "" {
 		complete.DetailsURL = github.String(c.detailsURL)
 	}
-	if err := c.update(ctx, "complete check run", complete); err != nil {
+	if err := c.update(ctx, c.id, "complete check run", complete); err != nil {
 		errs = append(errs, err)
+	}
+	// Duplicates that failed creates left behind get the same conclusion,
+	// so none stays in progress and none contradicts the verdict.
+	for _, id := range c.duplicates {
+		if err := c.update(ctx, id, fmt.Sprintf("complete duplicate check run %d", id), complete); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Check) update(ctx context.Context, what string, opts github.UpdateCheckRunOptions) error {
+// create creates the check run. GitHub may create a run and still answer
+// 5xx or never answer at all, so before trying again after such a failure
+// create looks for a run this Check created (by its external_id) and adopts
+// it rather than leaving it in progress next to a second one.
+func (c *Check) create(ctx context.Context, opts github.CreateCheckRunOptions) error {
+	var ambiguous bool
+	return c.try(ctx, "create check run", func(ctx context.Context) error {
+		if ambiguous {
+			found, err := c.adopt(ctx, opts.Name)
+			if err != nil || found {
+				return err
+			}
+		}
+		run, _, err := c.client.Checks.CreateCheckRun(ctx, c.owner, c.repo, opts)
+		if err != nil {
+			ambiguous = ambiguous || mayHaveApplied(err)
+			return err
+		}
+		c.id, c.htmlURL = run.GetID(), run.GetHTMLURL()
+		return nil
+	})
+}
+
+// adopt looks for in-progress check runs named name on the head commit that
+// carry this Check's external_id. It reports the newest as the Check's run
+// and keeps the others as duplicates to complete.
+func (c *Check) adopt(ctx context.Context, name string) (bool, error) {
+	opts := &github.ListCheckRunsOptions{
+		CheckName: github.String(name),
+		Status:    github.String("in_progress"),
+		// "latest" (the default) would hide all but the newest run of the name.
+		Filter:      github.String("all"),
+		ListOptions: github.ListOptions{PerPage: 100},
+	}
+	list, _, err := c.client.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, c.headSHA, opts)
+	if err != nil {
+		return false, fmt.Errorf("looking for a check run a failed create left behind: %w", err)
+	}
+	var ours []*github.CheckRun
+	for _, run := range list.CheckRuns {
+		if run.GetExternalID() == c.externalID {
+			ours = append(ours, run)
+		}
+	}
+	if len(ours) == 0 {
+		return false, nil
+	}
+	slices.SortFunc(ours, func(a, b *github.CheckRun) int { return cmp.Compare(b.GetID(), a.GetID()) })
+	c.id, c.htmlURL = ours[0].GetID(), ours[0].GetHTMLURL()
+	for _, run := range ours[1:] {
+		c.duplicates = append(c.duplicates, run.GetID())
+	}
+	return true, nil
+}
+
+func (c *Check) update(ctx context.Context, id int64, what string, opts github.UpdateCheckRunOptions) error {
 	return c.try(ctx, what, func(ctx context.Context) error {
-		run, _, err := c.client.Checks.UpdateCheckRun(ctx, c.owner, c.repo, c.id, opts)
-		if err == nil && run.GetHTMLURL() != "" {
+		run, _, err := c.client.Checks.UpdateCheckRun(ctx, c.owner, c.repo, id, opts)
+		if err == nil && id == c.id && run.GetHTMLURL() != "" {
 			c.htmlURL = run.GetHTMLURL()
 		}
 		return err

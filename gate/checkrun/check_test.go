@@ -93,6 +93,18 @@ func steps(reqs []checkruntest.Request) []step {
 	return out
 }
 
+// writes returns the create and update requests, and how many others
+// (lists) there were.
+func writes(reqs []checkruntest.Request) ([]checkruntest.Request, int) {
+	var out []checkruntest.Request
+	for _, r := range reqs {
+		if r.Method != http.MethodGet {
+			out = append(out, r)
+		}
+	}
+	return out, len(reqs) - len(out)
+}
+
 const (
 	createPath = "repos/o/r/check-runs"
 	runPath    = "repos/o/r/check-runs/4242"
@@ -292,11 +304,13 @@ func TestReportRetries(t *testing.T) {
 		name       string
 		replies    []checkruntest.Reply
 		wantSleeps []time.Duration
+		wantLists  int
 	}{
 		{
 			name:       "502 then success",
 			replies:    []checkruntest.Reply{{Status: http.StatusBadGateway, Body: "<html>Bad Gateway</html>"}},
 			wantSleeps: []time.Duration{time.Second},
+			wantLists:  1,
 		},
 		{
 			name: "5xx backoff doubles",
@@ -304,6 +318,7 @@ func TestReportRetries(t *testing.T) {
 				{Status: http.StatusBadGateway}, {Status: http.StatusServiceUnavailable}, {Status: http.StatusInternalServerError, Body: `{"message":"Server Error"}`},
 			},
 			wantSleeps: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second},
+			wantLists:  3,
 		},
 		{
 			name: "secondary rate limit without Retry-After waits a minute",
@@ -335,9 +350,14 @@ func TestReportRetries(t *testing.T) {
 			if diff := cmp.Diff(tt.wantSleeps, []time.Duration(s)); diff != "" {
 				t.Errorf("waits (-want +got):\n%s", diff)
 			}
-			reqs := srv.Requests()
+			// A 5xx may have created the run all the same, so the create is
+			// retried only after looking for it; a rate limit created nothing.
+			reqs, lists := writes(srv.Requests())
 			if got, want := len(reqs), len(tt.replies)+2; got != want {
-				t.Fatalf("%d requests, want %d", got, want)
+				t.Fatalf("%d create and update requests, want %d", got, want)
+			}
+			if lists != tt.wantLists {
+				t.Errorf("%d requests listing check runs, want %d", lists, tt.wantLists)
 			}
 			// Every failed attempt was the create, repeated unchanged.
 			for _, r := range reqs[:len(tt.replies)+1] {
@@ -364,8 +384,8 @@ func TestReportRetriesATimeout(t *testing.T) {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 3 || reqs[0].Method != "POST" || reqs[1].Method != "POST" {
-		t.Errorf("requests %v, want the create twice, then the completion", steps(reqs))
+	if len(reqs) != 4 || reqs[0].Method != "POST" || reqs[1].Method != "GET" || reqs[2].Method != "POST" {
+		t.Errorf("requests %v, want the create, a look for what it left, the create again, then the completion", steps(reqs))
 	}
 }
 
@@ -404,15 +424,15 @@ func TestReportGivesUp(t *testing.T) {
 	if !strings.Contains(err.Error(), "gave up after 3 attempts") {
 		t.Errorf("error %q does not say it gave up", err)
 	}
-	if n := len(srv.Requests()); n != 3 {
-		t.Errorf("%d requests, want 3", n)
+	if reqs, _ := writes(srv.Requests()); len(reqs) != 3 {
+		t.Errorf("%d create requests, want 3", len(reqs))
 	}
 }
 
 func TestReportCompletesAfterAFailedUpdate(t *testing.T) {
 	srv := checkruntest.New(t)
 	// The create succeeds, the annotation update is refused with a 422.
-	srv.Queue(checkruntest.Reply{Status: http.StatusCreated, Body: fmt.Sprintf(`{"id":%d,"html_url":"u"}`, checkruntest.RunID)},
+	srv.Queue(checkruntest.Reply{Status: http.StatusCreated, Applied: true, Body: fmt.Sprintf(`{"id":%d,"html_url":"u"}`, checkruntest.RunID)},
 		checkruntest.Reply{Status: http.StatusUnprocessableEntity, Body: `{"message":"Validation Failed"}`})
 	var s sleeps
 	c := newCheck(t, srv, &s)
@@ -584,5 +604,143 @@ func TestTitle(t *testing.T) {
 		if got := checkrun.Title(tt.res); got != tt.want {
 			t.Errorf("Title = %q\nwant    %q", got, tt.want)
 		}
+	}
+}
+
+func TestReportAdoptsTheRunAFailedCreateLeft(t *testing.T) {
+	srv := checkruntest.New(t)
+	// GitHub created the run and still answered 502.
+	srv.Queue(checkruntest.Reply{Status: http.StatusBadGateway, Applied: true})
+	var s sleeps
+	c := newCheck(t, srv, &s)
+	if err := c.Report(context.Background(), results(gate.VerdictPass, 0)); err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	want := []step{
+		{Method: "POST", Path: createPath, Status: "in_progress"},
+		{Method: "GET", Path: "repos/o/r/commits/" + headSHA + "/check-runs"},
+		{Method: "PATCH", Path: runPath, Status: "completed", Conclusion: "success"},
+	}
+	if diff := cmp.Diff(want, steps(srv.Requests())); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	runs := srv.Runs()
+	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "success" {
+		t.Errorf("check runs %+v, want one, completed with success", runs)
+	}
+	if c.URL() != srv.HTMLURL() {
+		t.Errorf("URL() = %q, want the adopted run's %q", c.URL(), srv.HTMLURL())
+	}
+}
+
+func TestReportLeavesOtherRunsAlone(t *testing.T) {
+	srv := checkruntest.New(t)
+	// Another gradegate step on the same commit and name gave up with its
+	// run in progress; that run is not this Check's to adopt.
+	var s sleeps
+	srv.Queue(checkruntest.Reply{Status: http.StatusBadGateway, Applied: true})
+	other := newCheck(t, srv, &s, checkrun.WithRetry(1, s.sleep))
+	if err := other.Report(context.Background(), results(gate.VerdictPass, 0)); err == nil {
+		t.Fatal("the other Report did not fail")
+	}
+
+	srv.Queue(checkruntest.Reply{Status: http.StatusBadGateway})
+	c := newCheck(t, srv, &s)
+	if err := c.Report(context.Background(), results(gate.VerdictHold, 0)); err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	runs := srv.Runs()
+	if len(runs) != 2 || runs[0].Status != "in_progress" || runs[1].Conclusion != "failure" {
+		t.Errorf("check runs %+v, want the other's untouched and a new one with failure", runs)
+	}
+	if runs[0].ExternalID == runs[1].ExternalID || runs[1].ExternalID == "" {
+		t.Errorf("external ids %q and %q, want distinct ones", runs[0].ExternalID, runs[1].ExternalID)
+	}
+}
+
+func TestReportCompletesDuplicates(t *testing.T) {
+	srv := checkruntest.New(t)
+	// Two creates took effect and failed; the first look found nothing yet.
+	srv.Queue(
+		checkruntest.Reply{Status: http.StatusBadGateway, Applied: true},
+		checkruntest.Reply{For: http.MethodGet, Status: http.StatusOK, Body: `{"total_count":0,"check_runs":[]}`},
+		checkruntest.Reply{Status: http.StatusServiceUnavailable, Applied: true},
+	)
+	var s sleeps
+	c := newCheck(t, srv, &s)
+	if err := c.Report(context.Background(), results(gate.VerdictHold, 0)); err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	runs := srv.Runs()
+	if len(runs) != 2 {
+		t.Fatalf("%d check runs, want the two the failed creates left", len(runs))
+	}
+	for _, r := range runs {
+		if r.Status != "completed" || r.Conclusion != "failure" {
+			t.Errorf("check run %d: status %q conclusion %q, want completed with failure", r.ID, r.Status, r.Conclusion)
+		}
+	}
+	if want := fmt.Sprintf("https://github.example/o/r/runs/%d", runs[1].ID); c.URL() != want {
+		t.Errorf("URL() = %q, want the newest run's %q", c.URL(), want)
+	}
+}
+
+func TestReportSummary(t *testing.T) {
+	tests := []struct {
+		name           string
+		pass           bool
+		wantConclusion string
+	}{
+		{"pass", true, "success"},
+		{"hold", false, "failure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := checkruntest.New(t)
+			var s sleeps
+			client, err := checkrun.NewClient(srv.Client(), srv.APIURL(), "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := checkrun.New(client, "o", "r", headSHA, "gradegate mutate / order-summary",
+				checkrun.WithRetry(5, s.sleep), checkrun.WithDetailsURL("https://github.com/o/r/actions/runs/99"))
+			md := "### gradegate mutate\n\n" + strings.Repeat("| m01 | 28 | negate-condition |\n", 5000)
+			err = c.ReportSummary(context.Background(), checkrun.Summary{Title: "mutation score 0.93:\n27 killed", Markdown: md, Pass: tt.pass})
+			if err != nil {
+				t.Fatalf("ReportSummary: %v", err)
+			}
+			want := []step{
+				{Method: "POST", Path: createPath, Status: "in_progress"},
+				{Method: "PATCH", Path: runPath, Status: "completed", Conclusion: tt.wantConclusion},
+			}
+			reqs := srv.Requests()
+			if diff := cmp.Diff(want, steps(reqs)); diff != "" {
+				t.Fatalf("requests (-want +got):\n%s", diff)
+			}
+			for _, r := range reqs {
+				if r.Body.Name != "gradegate mutate / order-summary" {
+					t.Errorf("name %q", r.Body.Name)
+				}
+				out := r.Body.Output
+				if got := out.GetTitle(); got != "mutation score 0.93: 27 killed" {
+					t.Errorf("title %q, want one line", got)
+				}
+				if n := len(out.GetSummary()); n > checkrun.MaxSummaryBytes || !strings.Contains(out.GetSummary(), "**Cut**") {
+					t.Errorf("summary of %d bytes, want it cut to %d with a note", n, checkrun.MaxSummaryBytes)
+				}
+			}
+		})
+	}
+}
+
+func TestReportSummaryNeedsAName(t *testing.T) {
+	srv := checkruntest.New(t)
+	var s sleeps
+	c := newCheck(t, srv, &s)
+	if err := c.ReportSummary(context.Background(), checkrun.Summary{Title: "t", Markdown: "m", Pass: true}); err == nil {
+		t.Error("ReportSummary without a name succeeded")
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests", n)
 	}
 }

@@ -15,8 +15,8 @@ import (
 
 // try runs one API call, retrying GitHub's transient failures with bounded
 // backoff: 5xx answers, timeouts and broken connections, and rate limits that
-// say when to come back. A POST retried after a 5xx may create a second check
-// run of the same name; GitHub shows the latest, so that is harmless.
+// say when to come back. A create that may have taken effect is not simply
+// sent again: see Check.create.
 func (c *Check) try(ctx context.Context, what string, call func(ctx context.Context) error) error {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, c.requestTimeout)
@@ -42,6 +42,22 @@ func (c *Check) try(ctx context.Context, what string, call func(ctx context.Cont
 			return fmt.Errorf("%s: waiting to retry: %w", what, err)
 		}
 	}
+}
+
+// mayHaveApplied reports whether a failed request may still have taken
+// effect on GitHub: a 5xx (GitHub can fail after writing) or no answer at all.
+// A 4xx or a rate limit means the request was refused before it did anything.
+func mayHaveApplied(err error) bool {
+	var abuse *github.AbuseRateLimitError
+	var rate *github.RateLimitError
+	if errors.As(err, &abuse) || errors.As(err, &rate) {
+		return false
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode >= 500
+	}
+	return true
 }
 
 // noPermission reports a 403 that is not a rate limit: the token may not

@@ -31,7 +31,7 @@ const (
 // Check is one thing `gradegate doctor` tried from inside the sandbox.
 type Check struct {
 	Name   string      `json:"name"`
-	Layer  string      `json:"layer"` // seccomp, landlock, uid, rlimits, environment, python
+	Layer  string      `json:"layer"` // launcher, seccomp, landlock, uid, capabilities, rlimits, environment, python
 	Status CheckStatus `json:"status"`
 	Detail string      `json:"detail"`
 }
@@ -45,6 +45,11 @@ type Report struct {
 	// NetworkBoundary is false when internet sockets could not be
 	// refused: gradegate would refuse to grade (exit 3).
 	NetworkBoundary bool `json:"network_boundary"`
+	// SecretsProtected is false when a grader could read gradegate's
+	// /proc/<pid>/environ: gradegate would refuse to grade (New returns
+	// ErrSecretsExposed). The doctor's exit code stays tied to the
+	// network boundary.
+	SecretsProtected bool `json:"secrets_protected"`
 }
 
 // Doctor tries every layer from inside a sandboxed child and reports each
@@ -54,10 +59,12 @@ type Report struct {
 // be nil. python, when not "", is an interpreter to also try the main checks
 // with, as a grader would meet them.
 func Doctor(ctx context.Context, s *Sandbox, python string) Report {
-	d := &Sandbox{scratchRoot: os.TempDir(), probeMemMB: 4096}
+	d := &Sandbox{scratchRoot: os.TempDir(), probeMemMB: 4096, slots: UIDBlockSize}
 	if s != nil {
-		d.launcher, d.scratchRoot = s.launcher, s.scratchRoot
+		d.launcher, d.scratchRoot, d.uidLockDir = s.launcher, s.scratchRoot, s.uidLockDir
 	}
+	// d reserves a uid block of its own while it probes.
+	defer d.Close()
 	rep := Report{Schema: "gradegate.doctor/v1", Kernel: kernelRelease(), Sandbox: gate.Sandbox{UID: -1}}
 	add := func(layer, name string, st CheckStatus, format string, args ...any) {
 		rep.Checks = append(rep.Checks, Check{Name: name, Layer: layer, Status: st, Detail: fmt.Sprintf(format, args...)})
@@ -84,6 +91,7 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	p := d.probe
 	rep.Sandbox = d.status
 	rep.NetworkBoundary = p.networkBoundary()
+	rep.SecretsProtected = p.secretsProtected()
 	add("launcher", "launch a sandboxed probe", CheckOK, "%s", StatusString(d.status))
 
 	// seccomp
@@ -135,14 +143,28 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		}
 	}
 
+	for _, u := range p.UnixConnect {
+		const name = "connect to a UNIX socket outside scratch refused"
+		switch {
+		case u.Err != "":
+			add("landlock", name, CheckOK, "%s", u.Err)
+		case p.LandlockABI >= 9:
+			add("landlock", name, CheckFail, "connected despite Landlock ABI %d", p.LandlockABI)
+		case p.UID == 0:
+			add("landlock", name, CheckFail, "connected: a grader of uid 0 reaches every socket root owns, such as /var/run/docker.sock; Landlock ABI 9 or the uid switch would refuse it")
+		default:
+			add("landlock", name, CheckSkip, "connected; without Landlock ABI 9 a grader reaches the sockets its uid may write")
+		}
+	}
+
 	// uid
 	switch {
-	case d.setUID && p.UID == BaseUID && p.EUID == BaseUID && p.GID == BaseUID && len(p.Groups) == 0:
-		add("uid", "own uid per slot", CheckOK, "uid=%d gid=%d, no supplementary groups", p.UID, p.GID)
+	case d.setUID && p.UID == d.SlotUID(0) && p.EUID == p.UID && p.GID == p.UID && len(p.Groups) == 0:
+		add("uid", "own uid per slot", CheckOK, "uid=%d gid=%d, no supplementary groups; uids %d-%d reserved for this process", p.UID, p.GID, p.UID, p.UID+d.Slots()-1)
 	case d.setUID:
 		add("uid", "own uid per slot", CheckFail, "uid=%d euid=%d gid=%d groups=%v", p.UID, p.EUID, p.GID, p.Groups)
 	case os.Geteuid() == 0:
-		add("uid", "own uid per slot", CheckFail, "running as root but the uid switch was refused: graders keep uid %d", p.UID)
+		add("uid", "own uid per slot", CheckFail, "running as root but the uid switch is unavailable (%s): graders keep uid %d without capabilities", d.uidDetail, p.UID)
 	default:
 		add("uid", "own uid per slot", CheckSkip, "gradegate is not root: graders keep uid %d", p.UID)
 	}
@@ -150,6 +172,21 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		add("uid", "gradegate's /proc/<pid>/environ unreadable", CheckOK, "%s", p.ParentEnviron)
 	} else {
 		add("uid", "gradegate's /proc/<pid>/environ unreadable", CheckFail, "readable")
+	}
+
+	// capabilities
+	privileged := os.Geteuid() == 0
+	if p.capsCleared(privileged) {
+		add("capabilities", "no capabilities", CheckOK, "CapEff %s CapPrm %s CapInh %s CapAmb %s CapBnd %s, securebits %#x", p.CapEff, p.CapPrm, p.CapInh, p.CapAmb, p.CapBnd, p.Securebits)
+	} else {
+		add("capabilities", "no capabilities", CheckFail, "CapEff %s CapPrm %s CapInh %s CapAmb %s CapBnd %s, securebits %#x", p.CapEff, p.CapPrm, p.CapInh, p.CapAmb, p.CapBnd, p.Securebits)
+	}
+	if p.UID == 0 {
+		if p.Securebits >= 0 && p.Securebits&graderSecurebits == graderSecurebits {
+			add("capabilities", "uid 0 regains nothing on execve", CheckOK, "securebits %#x (noroot, no_setuid_fixup, locked)", p.Securebits)
+		} else {
+			add("capabilities", "uid 0 regains nothing on execve", CheckFail, "securebits %#x; only no_new_privs and the empty bounding set hold", p.Securebits)
+		}
 	}
 
 	// rlimits
@@ -273,6 +310,11 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(&b, "\nnetwork boundary: established")
 	} else {
 		fmt.Fprintln(&b, "\nnetwork boundary: NOT established; gradegate refuses to grade here unless --unsandboxed")
+	}
+	if r.SecretsProtected {
+		fmt.Fprintln(&b, "gradegate's environment: out of the graders' reach")
+	} else {
+		fmt.Fprintln(&b, "gradegate's environment: READABLE by graders; gradegate refuses to grade here unless --unsandboxed")
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -17,7 +17,7 @@ import (
 const (
 	ExitLaunchUsage       = 120 // malformed launcher arguments
 	ExitLaunchRlimit      = 121 // a resource limit could not be set
-	ExitLaunchCredentials = 122 // the slot's uid or gid could not be assumed
+	ExitLaunchCredentials = 122 // the slot's uid or gid could not be assumed, or capabilities not dropped
 	ExitLaunchLandlock    = 123 // the Landlock ruleset could not be built or enforced
 	ExitLaunchSeccomp     = 124 // the seccomp filter could not be installed
 	ExitLaunchExec        = 125 // the grader's interpreter could not be executed
@@ -175,7 +175,9 @@ func launchFail(code int, err error) int {
 
 // applyLayers applies every layer of ls to the calling process, in an order
 // where each step still has the rights it needs: the Landlock ruleset opens
-// its paths with gradegate's credentials; the uid changes before the limits,
+// its paths with gradegate's credentials; the capability bounding set is
+// emptied while CAP_SETPCAP is still there, and every other capability goes
+// right after the uid switch; the uid changes before the limits,
 // because setresuid flags a process whose new uid is over RLIMIT_NPROC and
 // its next execve then fails with EAGAIN (kernel/sys.c
 // flag_nproc_exceeded, fs/exec.c); the seccomp filter and RLIMIT_AS come
@@ -198,8 +200,16 @@ func applyLayers(ls launchSpec) error {
 		}
 		filter = f
 	}
+	// The bounding set goes first, while a privileged launcher still has
+	// the CAP_SETPCAP that dropping needs; the uid switch would clear it.
+	if err := clearBoundingSet(hasSetpcap()); err != nil {
+		return failLayer(ExitLaunchCredentials, "capabilities: %w", err)
+	}
 	if err := switchCredentials(ls); err != nil {
 		return failLayer(ExitLaunchCredentials, "credentials: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return failLayer(ExitLaunchCredentials, "capabilities: %w", err)
 	}
 	// RLIMIT_AS comes last (see Launch); the others now.
 	var addressSpace []rlimit

@@ -1,15 +1,35 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
 
+// helperEnv makes the test binary run one of the helpers of helper_test.go
+// instead of the tests: they need a process of their own (another uid, a
+// user namespace, a non-dumpable process).
+const helperEnv = "GRADEGATE_SANDBOX_TEST_HELPER"
+
 // TestMain lets the test binary act as gradegate's launcher, the way
 // cmd/gradegate/main.go does: tests build Sandboxes WithLauncher(os.Args[0]).
+// Like gradegate it makes itself non-dumpable before anything else.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
 		os.Exit(Launch(os.Args[2:]))
+	}
+	if name := os.Getenv(helperEnv); name != "" {
+		if err := runHelper(name, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "helper %s: %v\n", name, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	// As gradegate's main does (see ProtectSelf); the "secrets" helper
+	// above starts unprotected on purpose.
+	if err := ProtectSelf(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }

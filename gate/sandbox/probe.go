@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,16 +33,28 @@ var probeEnv = []string{"GRADEGATE_PROBE=1"}
 type probeExpect struct {
 	Scratch     string `json:"scratch"`
 	LandlockABI int    `json:"landlock_abi"`
+	// UnixSocket is a listening pathname UNIX socket outside the
+	// scratch directory, writable by everyone, for the probe to try to
+	// connect to; "" for none.
+	UnixSocket string `json:"unix_socket,omitempty"`
 }
 
 // probeReport is what the probe measured from inside the sandbox.
 type probeReport struct {
-	UID        int      `json:"uid"`
-	EUID       int      `json:"euid"`
-	GID        int      `json:"gid"`
-	Groups     []int    `json:"groups"`
-	Seccomp    string   `json:"seccomp"` // /proc/self/status "Seccomp:"; 2 is filter mode
-	NoNewPrivs string   `json:"no_new_privs"`
+	UID        int    `json:"uid"`
+	EUID       int    `json:"euid"`
+	GID        int    `json:"gid"`
+	Groups     []int  `json:"groups"`
+	Seccomp    string `json:"seccomp"` // /proc/self/status "Seccomp:"; 2 is filter mode
+	NoNewPrivs string `json:"no_new_privs"`
+	// Capability sets as /proc/self/status shows them (hex), and the
+	// securebits (PR_GET_SECUREBITS; -1 when unreadable).
+	CapInh     string   `json:"cap_inh"`
+	CapPrm     string   `json:"cap_prm"`
+	CapEff     string   `json:"cap_eff"`
+	CapBnd     string   `json:"cap_bnd"`
+	CapAmb     string   `json:"cap_amb"`
+	Securebits int      `json:"securebits"`
 	Env        []string `json:"env"`
 	FDs        []int    `json:"fds"` // open descriptors at start
 
@@ -51,6 +64,7 @@ type probeReport struct {
 	WriteInside   string        `json:"write_inside"`
 	WriteOutside  []namedResult `json:"write_outside"` // ENOENT entries: directory missing
 	ParentEnviron string        `json:"parent_environ"`
+	UnixConnect   []namedResult `json:"unix_connect"` // the socket of probeExpect.UnixSocket
 	Limits        []limitResult `json:"limits"`
 
 	LandlockABI       int `json:"landlock_abi"` // enforced by the launcher
@@ -99,6 +113,31 @@ func orCreated(err string) string {
 		return "created"
 	}
 	return err
+}
+
+// secretsProtected reports whether the probe failed to read gradegate's
+// /proc/<pid>/environ, as a grader would.
+func (r *probeReport) secretsProtected() bool { return r.ParentEnviron != "" }
+
+func (r *probeReport) secretsDetail() string {
+	if r.secretsProtected() {
+		return "gradegate's /proc/<pid>/environ: " + r.ParentEnviron
+	}
+	return fmt.Sprintf("a grader (uid %d, no Landlock) can read gradegate's /proc/<pid>/environ; gradegate must call sandbox.ProtectSelf at start-up", r.UID)
+}
+
+// capsCleared reports whether the probe holds no capability: none
+// effective, permitted, inheritable or ambient, and, when it runs as uid 0
+// or a privileged launcher started it, an empty bounding set too.
+func (r *probeReport) capsCleared(privilegedLauncher bool) bool {
+	zero := func(v string) bool { return strings.Trim(v, "0") == "" && v != "" }
+	if !zero(r.CapEff) || !zero(r.CapPrm) || !zero(r.CapInh) || !zero(r.CapAmb) {
+		return false
+	}
+	if r.UID == 0 || r.EUID == 0 || privilegedLauncher {
+		return zero(r.CapBnd)
+	}
+	return true
 }
 
 // fsConfined reports whether every write outside the scratch directory was
@@ -161,7 +200,12 @@ func (s *Sandbox) runProbe(ctx context.Context) (*probeReport, error) {
 	spec := s.probeSpec(dir)
 	ls := s.launchSpec(spec, s.launcher)
 	ls.Probe = true
-	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI})
+	sock, closeSock, err := probeSocket(s.scratchRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSock()
+	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI, UnixSocket: sock})
 	args := []string{LauncherArg, ls.encode(), "--", s.launcher, LauncherArg, probeArg, string(expect)}
 	cmd := exec.CommandContext(ctx, s.launcher, args...)
 	cmd.Env = probeEnv
@@ -192,6 +236,34 @@ func (s *Sandbox) runProbe(ctx context.Context) (*probeReport, error) {
 		return nil, fmt.Errorf("probe output: %w", err)
 	}
 	return &rep, nil
+}
+
+// probeSocket listens on a pathname UNIX socket in a fresh directory under
+// root that every uid may search, with the socket itself writable by every
+// uid, so that only Landlock (ABI 9, LANDLOCK_ACCESS_FS_RESOLVE_UNIX) stands
+// between the probe and a connection: the stand-in for a socket such as
+// /var/run/docker.sock, which a grader running as its owner could reach.
+func probeSocket(root string) (path string, closeFn func(), err error) {
+	dir, err := os.MkdirTemp(root, "gradegate-probe-sock-")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: probe socket: %w", err)
+	}
+	path = filepath.Join(dir, "s")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err == nil {
+		err = errors.Join(os.Chmod(dir, 0o755), os.Chmod(path, 0o777))
+	}
+	closeFn = func() {
+		if ln != nil {
+			ln.Close()
+		}
+		os.RemoveAll(dir)
+	}
+	if err != nil {
+		closeFn()
+		return "", nil, fmt.Errorf("sandbox: probe socket: %w", err)
+	}
+	return path, closeFn, nil
 }
 
 // limitedWriter keeps the first n bytes and discards the rest.
@@ -227,6 +299,12 @@ func probeMain(args []string, w io.Writer) int {
 	}
 	r.Groups, _ = os.Getgroups()
 	r.Seccomp, r.NoNewPrivs = procStatus("Seccomp"), procStatus("NoNewPrivs")
+	r.CapInh, r.CapPrm, r.CapEff = procStatus("CapInh"), procStatus("CapPrm"), procStatus("CapEff")
+	r.CapBnd, r.CapAmb = procStatus("CapBnd"), procStatus("CapAmb")
+	r.Securebits = -1
+	if v, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0); err == nil {
+		r.Securebits = v
+	}
 
 	for _, f := range []struct {
 		name           string
@@ -275,6 +353,14 @@ func probeMain(args []string, w io.Writer) int {
 	}
 	_, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))
 	r.ParentEnviron = errName(err)
+	if exp.UnixSocket != "" {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Connect(fd, &unix.SockaddrUnix{Name: exp.UnixSocket})
+			unix.Close(fd)
+		}
+		r.UnixConnect = append(r.UnixConnect, namedResult{exp.UnixSocket, errName(err)})
+	}
 
 	for _, l := range []struct {
 		name string

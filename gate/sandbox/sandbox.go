@@ -6,8 +6,11 @@
 //
 // The layers, in the order the launcher applies them:
 //
-//   - its own uid and gid per worker slot (BaseUID+slot) when gradegate runs
-//     as root, with no supplementary groups;
+//   - its own uid and gid per worker slot when gradegate runs as root, with
+//     no supplementary groups, from a block of uids this Sandbox reserves
+//     for its lifetime (see UIDBlockSize);
+//   - no capabilities: the bounding, ambient, effective, permitted and
+//     inheritable sets are emptied, also when the grader stays uid 0;
 //   - resource limits (address space, CPU, file size, open files, processes,
 //     no core files);
 //   - Landlock, at the highest ABI the kernel offers: read-only access to
@@ -46,11 +49,12 @@ import (
 // the sandbox launcher instead of the command line tool.
 const LauncherArg = "__gradegate-launch"
 
-// BaseUID is the uid (and gid) of worker slot 0 when gradegate runs as root;
-// slot n runs as BaseUID+n. Debian and Ubuntu give system users ids below
-// 1000 and regular users ids from 1000; 60000-64999 are created only on
-// demand (Debian Policy 9.2.2), so on a CI runner or in gradegate's image no
-// account owns them and no other process shares their RLIMIT_NPROC count.
+// BaseUID is the first uid (and gid) graders may run as when gradegate runs
+// as root; each Sandbox reserves a block of UIDBlockSize uids from here on
+// and slot n runs as the block's first uid plus n. Debian and Ubuntu give
+// system users ids below 1000 and regular users ids from 1000; 60000-64999
+// are created only on demand (Debian Policy 9.2.2), so on a CI runner or in
+// gradegate's image no account owns them.
 const BaseUID = 60000
 
 // Fixed limits of every sandboxed grader process (SPEC section 5).
@@ -66,6 +70,13 @@ const (
 	processHeadroom = 64
 )
 
+// ErrSecretsExposed means a grader could read gradegate's own
+// /proc/<pid>/environ (and so GITHUB_TOKEN and other secrets): graders keep
+// gradegate's uid, Landlock is unavailable and gradegate is still dumpable.
+// Calling ProtectSelf first closes that hole; otherwise gradegate must not
+// grade (the CLI exits 3) unless it runs unsandboxed.
+var ErrSecretsExposed = errors.New("sandbox: graders could read gradegate's environment")
+
 // ErrNoNetworkBoundary means the seccomp filter that refuses internet sockets
 // could not be installed, so gradegate must not grade (the CLI exits 3)
 // unless it runs unsandboxed.
@@ -73,7 +84,7 @@ var ErrNoNetworkBoundary = errors.New("sandbox: the network boundary cannot be e
 
 // Spec is what one grader process gets.
 type Spec struct {
-	Slot       int    // worker slot; picks the uid (BaseUID+Slot) when running as root
+	Slot       int    // worker slot, 0 to Slots()-1; picks the uid when running as root
 	ScratchDir string // working directory, the only writable place
 	MemoryMB   int    // address-space limit; 0: none
 	CPUSeconds int    // CPU-time limit; 0: none
@@ -84,15 +95,19 @@ type Spec struct {
 }
 
 // Sandbox prepares sandboxed commands. It is immutable after New and safe
-// for concurrent use.
+// for concurrent use until Close.
 type Sandbox struct {
 	launcher    string // path of the gradegate binary used as launcher
 	unsandboxed bool
 	scratchRoot string
 	probeMemMB  int
+	slots       int    // slots wanted (WithSlots); 0: the default
+	uidLockDir  string // "": DefaultUIDLockDir
 
 	// Layers found usable by New's probe; Command applies exactly these.
-	setUID      bool // root: each slot gets its own uid
+	setUID      bool            // root: each slot gets its own uid
+	uids        *uidReservation // the reserved uids, when setUID
+	uidDetail   string          // why setUID is off although gradegate is root
 	landlockABI int
 	nproc       uint64 // RLIMIT_NPROC for graders
 	status      gate.Sandbox
@@ -110,6 +125,16 @@ func WithLauncher(path string) Option { return func(s *Sandbox) { s.launcher = p
 // still gets its own process group.
 func WithUnsandboxed(on bool) Option { return func(s *Sandbox) { s.unsandboxed = on } }
 
+// WithSlots sets how many worker slots the Sandbox serves (default: 64, or
+// the CPU count when larger); when gradegate runs as root it reserves that
+// many uids, in blocks of UIDBlockSize.
+func WithSlots(n int) Option { return func(s *Sandbox) { s.slots = n } }
+
+// WithUIDLockDir sets the directory holding the uid block locks (default:
+// DefaultUIDLockDir). Every gradegate process on the machine must use the
+// same one.
+func WithUIDLockDir(dir string) Option { return func(s *Sandbox) { s.uidLockDir = dir } }
+
 // WithScratchRoot sets the directory under which Scratch creates scratch
 // directories (default: os.TempDir). When gradegate runs as root, the slot
 // uids need search permission on it.
@@ -120,7 +145,11 @@ func WithScratchRoot(dir string) Option { return func(s *Sandbox) { s.scratchRoo
 // measured (see Status). A layer that the kernel or container refuses (the
 // uid switch in a rootless container, Landlock) is dropped and reported,
 // except the seccomp network boundary: without it New returns an error
-// wrapping ErrNoNetworkBoundary.
+// wrapping ErrNoNetworkBoundary; and when a grader could read gradegate's
+// environment it returns an error wrapping ErrSecretsExposed.
+//
+// When gradegate runs as root, the Sandbox holds a block of uids until
+// Close or the end of the process.
 func New(opts ...Option) (*Sandbox, error) {
 	s := &Sandbox{scratchRoot: os.TempDir(), probeMemMB: 4096}
 	for _, o := range opts {
@@ -143,6 +172,9 @@ func New(opts ...Option) (*Sandbox, error) {
 	if err := closeInheritedOnExec(); err != nil {
 		return nil, err
 	}
+	if s.slots <= 0 {
+		s.slots = max(UIDBlockSize, runtime.NumCPU())
+	}
 	if s.unsandboxed {
 		s.status = gate.Sandbox{UID: -1, Unsandboxed: true}
 		return s, nil
@@ -150,12 +182,49 @@ func New(opts ...Option) (*Sandbox, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	if _, err := s.discover(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	if !s.status.Seccomp {
+		_ = s.Close()
 		return nil, fmt.Errorf("%w: %s", ErrNoNetworkBoundary, s.probe.networkDetail())
 	}
+	if !s.probe.secretsProtected() {
+		_ = s.Close()
+		return nil, fmt.Errorf("%w: %s", ErrSecretsExposed, s.probe.secretsDetail())
+	}
 	return s, nil
+}
+
+// Close releases the Sandbox's uid block; graders started from it must have
+// ended. The end of the process releases it too.
+func (s *Sandbox) Close() error {
+	r := s.uids
+	s.uids = nil
+	if err := r.release(); err != nil {
+		return fmt.Errorf("sandbox: releasing the uid block: %w", err)
+	}
+	return nil
+}
+
+// Slots returns how many worker slots the Sandbox serves; Scratch and
+// Command refuse a slot outside 0 to Slots()-1.
+func (s *Sandbox) Slots() int {
+	if s.uids != nil {
+		return s.uids.slots
+	}
+	return s.slots
+}
+
+// checkSlot returns an error for a slot the Sandbox has no uid for.
+func (s *Sandbox) checkSlot(slot int) error {
+	if s.unsandboxed {
+		return nil
+	}
+	if slot < 0 || slot >= s.Slots() {
+		return fmt.Errorf("sandbox: slot %d out of range: this sandbox serves slots 0 to %d (WithSlots)", slot, s.Slots()-1)
+	}
+	return nil
 }
 
 // discover finds the layers this machine allows by probing with all of them
@@ -163,21 +232,40 @@ func New(opts ...Option) (*Sandbox, error) {
 // launcher reports that they failed. It sets s's layers, status and probe,
 // and returns the failures that made it drop a layer.
 func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
-	s.setUID = os.Geteuid() == 0
+	s.setUID = false
+	if os.Geteuid() == 0 {
+		r, err := reserveUIDs(s.uidLockDir, s.slots)
+		switch {
+		case errors.Is(err, ErrUIDsUnmapped):
+			// A rootless container (unshare --user --map-root-user,
+			// rootless Docker or Podman) maps only uid 0 or a
+			// short range: setresuid and chown to an unmapped id
+			// fail with EINVAL (kernel/sys.c, fs/attr.c).
+			dropped = append(dropped, err)
+			s.uidDetail = err.Error()
+		case err != nil:
+			return nil, err
+		default:
+			s.uids, s.setUID = r, true
+		}
+	}
 	s.landlockABI = min(kernelLandlockABI(), maxLandlockABI)
 	s.nproc = processLimit(s.setUID)
 	for {
 		rep, err := s.runProbe(ctx)
 		var le *launchExitError
+		var ce *chownError
 		switch {
 		case err == nil:
 			s.probe = rep
 			s.status = rep.status(s)
 			return dropped, nil
-		case errors.As(err, &le) && le.code == ExitLaunchCredentials && s.setUID:
-			// A root without CAP_SETUID over other uids (a rootless
-			// container maps only uid 0) cannot switch: keep the uid.
+		case s.setUID && (errors.As(err, &le) && le.code == ExitLaunchCredentials || errors.As(err, &ce)):
+			// A root without CAP_SETUID or CAP_CHOWN over other
+			// uids cannot give graders their own: keep the uid.
 			dropped = append(dropped, err)
+			s.uidDetail = err.Error()
+			_ = s.Close()
 			s.setUID = false
 			s.nproc = processLimit(false)
 		case errors.As(err, &le) && le.code == ExitLaunchLandlock && s.landlockABI > 0:
@@ -191,13 +279,15 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 	}
 }
 
-// SlotUID returns the uid graders in slot run as, or -1 when gradegate does
-// not change it (not root, or the uid switch was refused).
+// SlotUID returns the uid graders in slot run as: the first uid of the
+// Sandbox's block plus slot. It returns -1 when gradegate does not change
+// the uid (not root, or the uid switch was refused) and for a slot outside
+// 0 to Slots()-1, which Scratch and Command refuse.
 func (s *Sandbox) SlotUID(slot int) int {
-	if s.unsandboxed || !s.setUID {
+	if s.unsandboxed || !s.setUID || s.uids == nil || s.checkSlot(slot) != nil {
 		return -1
 	}
-	return BaseUID + slot
+	return s.uids.base + slot
 }
 
 // Command returns an unstarted command that runs argv in the sandbox with
@@ -209,9 +299,16 @@ func (s *Sandbox) SlotUID(slot int) int {
 // The process leads its own process group (kill it with a negative pid) and
 // gets SIGKILL when the thread that started it exits (Linux's parent-death
 // signal follows the creating thread, not the process).
+//
+// A slot outside 0 to Slots()-1 makes Start fail.
 func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
 	if env == nil {
 		env = []string{} // a nil Env would inherit gradegate's environment
+	}
+	if err := s.checkSlot(spec.Slot); err != nil {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Err = err // Start returns it
+		return cmd
 	}
 	if s.unsandboxed {
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -242,8 +339,8 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 		Seccomp:   true,
 		Limits:    s.limits(spec),
 	}
-	if s.setUID {
-		ls.UID, ls.GID = BaseUID+spec.Slot, BaseUID+spec.Slot
+	if uid := s.SlotUID(spec.Slot); uid >= 0 {
+		ls.UID, ls.GID = uid, uid
 	}
 	if s.landlockABI > 0 {
 		ls.Landlock = &fsPolicy{
@@ -279,6 +376,9 @@ func (s *Sandbox) limits(spec Spec) []rlimit {
 // the uid that slot runs as and private to it (mode 0700). cleanup removes it
 // and everything in it, also what the grader made unwritable.
 func (s *Sandbox) Scratch(slot int) (dir string, cleanup func() error, err error) {
+	if err := s.checkSlot(slot); err != nil {
+		return "", nil, err
+	}
 	dir, err = os.MkdirTemp(s.scratchRoot, fmt.Sprintf("gradegate-scratch-%d-", slot))
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox: scratch directory: %w", err)
@@ -291,11 +391,22 @@ func (s *Sandbox) Scratch(slot int) (dir string, cleanup func() error, err error
 	if uid := s.SlotUID(slot); uid >= 0 {
 		if err := os.Chown(dir, uid, uid); err != nil {
 			_ = cleanup()
-			return "", nil, fmt.Errorf("sandbox: scratch directory: %w", err)
+			return "", nil, fmt.Errorf("sandbox: scratch directory: %w", &chownError{uid: uid, err: err})
 		}
 	}
 	return dir, cleanup, nil
 }
+
+// chownError is a scratch directory that could not be given to the slot's
+// uid: EPERM without CAP_CHOWN, EINVAL for a uid outside the user
+// namespace's map (chown(2)).
+type chownError struct {
+	uid int
+	err error
+}
+
+func (e *chownError) Error() string { return fmt.Sprintf("chown to uid %d: %v", e.uid, e.err) }
+func (e *chownError) Unwrap() error { return e.err }
 
 // removeAll removes dir; when a first attempt fails (a grader may chmod its
 // own subdirectories to 0), it makes every directory writable and retries.
@@ -369,7 +480,7 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 				return fmt.Errorf("sandbox: interpreter: %w", err)
 			}
 			if fi.Mode().Perm()&0o001 == 0 {
-				return fmt.Errorf("sandbox: interpreter %s: directory %s (mode %v) is not searchable by the grader uids %d+; install the interpreter elsewhere or chmod o+x %s", path, dir, fi.Mode().Perm(), BaseUID, dir)
+				return fmt.Errorf("sandbox: interpreter %s: directory %s (mode %v) is not searchable by the grader uids %d+; install the interpreter elsewhere or chmod o+x %s", path, dir, fi.Mode().Perm(), s.SlotUID(0), dir)
 			}
 			if dir == "/" {
 				break
@@ -500,6 +611,14 @@ func closeInheritedOnExec() error {
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err == nil {
 		return nil
 	}
+	return closeOnExecFromProc()
+}
+
+// closeOnExecFromProc is closeInheritedOnExec for kernels before 5.11. It
+// works in a process made non-dumpable by ProtectSelf too: /proc/self/fd
+// then belongs to root, but the kernel lets a process list its own
+// descriptors whatever the owner (fs/proc/fd.c proc_fd_permission).
+func closeOnExecFromProc() error {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("sandbox: listing descriptors: %w", err)

@@ -26,6 +26,7 @@ func newSandbox(t testing.TB) *Sandbox {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -106,12 +107,12 @@ func TestStatusIsMeasured(t *testing.T) {
 	if want := min(kernelLandlockABI(), maxLandlockABI); st.LandlockABI != want {
 		t.Errorf("LandlockABI = %d, want the kernel's %d", st.LandlockABI, want)
 	}
-	wantUID := -1
-	if os.Geteuid() == 0 {
-		wantUID = BaseUID
-	}
-	if st.UID != wantUID {
-		t.Errorf("UID = %d, want %d", st.UID, wantUID)
+	if os.Geteuid() != 0 {
+		if st.UID != -1 {
+			t.Errorf("UID = %d, want -1 (unchanged)", st.UID)
+		}
+	} else if st.UID < BaseUID || (st.UID-BaseUID)%UIDBlockSize != 0 || st.UID != s.SlotUID(0) {
+		t.Errorf("UID = %d, want the first uid of a block from %d (SlotUID(0) = %d)", st.UID, BaseUID, s.SlotUID(0))
 	}
 	if got := s.probe.FDs; !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
 		t.Errorf("probe descriptors = %v, want 0-4", got)
@@ -251,8 +252,14 @@ func TestLaunchFailsClosedOnLimits(t *testing.T) {
 // (the second argument) contains match, and otherwise runs this test binary.
 func fakeLauncher(t *testing.T, match string, code int) string {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "launcher")
-	body := fmt.Sprintf("#!/bin/sh\ncase \"$2\" in *%s*) echo 'gradegate launcher: refused by the test' >&2; exit %d;; esac\nexec %s \"$@\"\n", match, code, os.Args[0])
+	return fakeLauncherIn(t, t.TempDir(), os.Args[0], match, code)
+}
+
+// fakeLauncherIn is fakeLauncher writing into dir and running binary.
+func fakeLauncherIn(t *testing.T, dir, binary, match string, code int) string {
+	t.Helper()
+	script := filepath.Join(dir, "launcher")
+	body := fmt.Sprintf("#!/bin/sh\ncase \"$2\" in *%s*) echo 'gradegate launcher: refused by the test' >&2; exit %d;; esac\nexec %s \"$@\"\n", match, code, binary)
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +290,7 @@ func TestNewDropsRefusedLandlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	if st := s.Status(); st.LandlockABI != 0 || !st.Seccomp {
 		t.Errorf("Status() = %+v, want seccomp without Landlock", st)
 	}
@@ -296,6 +304,7 @@ func TestNewDropsRefusedUIDSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	if st := s.Status(); st.UID != -1 || !st.Seccomp {
 		t.Errorf("Status() = %+v, want seccomp with the uid unchanged", st)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ import (
 // Prefix is the path the fake API is served under.
 const Prefix = "/api/v3/"
 
-// RunID is the id of every check run the fake creates.
+// RunID is the id of the first check run the fake creates; later ones count
+// up from it.
 const RunID = 4242
 
 // Request is one request the fake received.
@@ -44,10 +46,28 @@ type Reply struct {
 	Body   string
 	// Delay holds the answer back, to make the client time out.
 	Delay time.Duration
+	// For is the method of the request the reply answers; empty means the
+	// next create or update (POST or PATCH). A reply for GET answers a list.
+	For string
+	// Applied makes the request take effect (the check run is created or
+	// updated) although the answer is this reply, as when GitHub fails
+	// after writing.
+	Applied bool
+}
+
+// Run is a check run as the fake holds it.
+type Run struct {
+	ID         int64
+	Name       string
+	HeadSHA    string
+	ExternalID string
+	Status     string
+	Conclusion string
 }
 
 // Server is the fake API. Replies queued with Queue answer the next requests
-// in order; after them every create and update succeeds.
+// they are for (see Reply.For) in order; without one, creates and updates
+// succeed and a list answers from the runs created so far.
 type Server struct {
 	srv *httptest.Server
 	t   testing.TB
@@ -56,6 +76,7 @@ type Server struct {
 	requests []Request
 	queue    []Reply
 	deny     bool
+	runs     []Run
 }
 
 // New starts a fake closed when the test ends.
@@ -100,10 +121,17 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// HTMLURL is the web address the fake gives its check run.
-func (s *Server) HTMLURL() string {
-	return fmt.Sprintf("https://github.example/o/r/runs/%d", RunID)
+// Runs returns the check runs created so far, in order.
+func (s *Server) Runs() []Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Run(nil), s.runs...)
 }
+
+// HTMLURL is the web address the fake gives its first check run.
+func (s *Server) HTMLURL() string { return htmlURL(RunID) }
+
+func htmlURL(id int64) string { return fmt.Sprintf("https://github.example/o/r/runs/%d", id) }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(r.Body)
@@ -122,13 +150,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case s.deny:
 		reply = &Reply{Status: http.StatusForbidden, Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/checks/runs#create-a-check-run","status":"403"}`}
-	case len(s.queue) > 0:
+	case len(s.queue) > 0 && (s.queue[0].For == r.Method || s.queue[0].For == "" && r.Method != http.MethodGet):
 		reply = &s.queue[0]
 		s.queue = s.queue[1:]
 	}
 	s.mu.Unlock()
 
 	status := http.StatusOK
+	if reply != nil && reply.Applied {
+		s.serve(httptest.NewRecorder(), req, r.URL.Query())
+	}
 	if reply != nil {
 		if reply.Delay > 0 {
 			select {
@@ -144,7 +175,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		io.WriteString(w, reply.Body)
 	} else {
-		status = s.serve(w, req)
+		status = s.serve(w, req, r.URL.Query())
 	}
 	req.Status = status
 	s.mu.Lock()
@@ -153,27 +184,79 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve answers a request the way GitHub does when all goes well.
-func (s *Server) serve(w http.ResponseWriter, req Request) int {
+func (s *Server) serve(w http.ResponseWriter, req Request, query url.Values) int {
 	parts := strings.Split(req.Path, "/")
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var status int
+	var run *Run
 	switch {
 	case req.Method == http.MethodPost && len(parts) == 4 && parts[0] == "repos" && parts[3] == "check-runs":
 		status = http.StatusCreated
-	case req.Method == http.MethodPatch && len(parts) == 5 && parts[0] == "repos" && parts[3] == "check-runs" && parts[4] == strconv.Itoa(RunID):
+		s.runs = append(s.runs, Run{
+			ID:         RunID + int64(len(s.runs)),
+			Name:       req.Body.Name,
+			HeadSHA:    req.Body.HeadSHA,
+			ExternalID: req.Body.GetExternalID(),
+			Status:     req.Body.GetStatus(),
+		})
+		run = &s.runs[len(s.runs)-1]
+	case req.Method == http.MethodPatch && len(parts) == 5 && parts[0] == "repos" && parts[3] == "check-runs":
+		id, _ := strconv.ParseInt(parts[4], 10, 64)
+		for i := range s.runs {
+			if s.runs[i].ID == id {
+				run = &s.runs[i]
+			}
+		}
+		if run == nil {
+			break
+		}
 		status = http.StatusOK
-	default:
+		if st := req.Body.GetStatus(); st != "" {
+			run.Status = st
+		}
+		if c := req.Body.GetConclusion(); c != "" {
+			run.Conclusion = c
+		}
+	case req.Method == http.MethodGet && len(parts) == 6 && parts[0] == "repos" && parts[3] == "commits" && parts[5] == "check-runs":
+		return s.list(w, parts[4], query)
+	}
+	if run == nil {
 		s.t.Errorf("unexpected request %s %s", req.Method, req.Path)
 		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
 		return http.StatusNotFound
 	}
-	run := map[string]any{
-		"id":       RunID,
-		"name":     req.Body.Name,
-		"html_url": s.HTMLURL(),
-		"status":   req.Body.GetStatus(),
-	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(run)
+	json.NewEncoder(w).Encode(apiRun(*run))
 	return status
+}
+
+// list answers GET repos/{o}/{r}/commits/{ref}/check-runs with the runs on
+// ref, filtered by check_name and status as GitHub does.
+func (s *Server) list(w http.ResponseWriter, ref string, query url.Values) int {
+	runs := []map[string]any{}
+	for _, run := range s.runs {
+		if run.HeadSHA != ref ||
+			query.Has("check_name") && run.Name != query.Get("check_name") ||
+			query.Has("status") && run.Status != query.Get("status") {
+			continue
+		}
+		runs = append(runs, apiRun(run))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	json.NewEncoder(w).Encode(map[string]any{"total_count": len(runs), "check_runs": runs})
+	return http.StatusOK
+}
+
+func apiRun(r Run) map[string]any {
+	return map[string]any{
+		"id":          r.ID,
+		"name":        r.Name,
+		"head_sha":    r.HeadSHA,
+		"external_id": r.ExternalID,
+		"html_url":    htmlURL(r.ID),
+		"status":      r.Status,
+	}
 }
