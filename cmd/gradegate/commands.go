@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
@@ -175,6 +176,9 @@ func (l loadFailed) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcom
 	out := make([]gate.Outcome, len(tasks))
 	for i := range tasks {
 		e := l.err.Err
+		// The load message may already start with the exception type, which
+		// every rendering puts in front again.
+		e.Message = strings.TrimPrefix(e.Message, e.Type+": ")
 		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output}
 	}
 	return out, nil
