@@ -3,7 +3,9 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
+	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -59,6 +61,31 @@ type Results struct {
 	// MutationScore is the grader's mutation score when the run measured it,
 	// kept so that merge can apply gate.min_mutation_score again.
 	MutationScore *float64 `json:"mutation_score,omitempty"`
+	// Hosted is the local-versus-hosted parity of the canaries when `canary
+	// --hosted` ran them on OpenAI's hosted grader, with every attempt.
+	Hosted *hosted.Report `json:"hosted,omitempty"`
+}
+
+// AddHosted records a hosted parity report; any disagreement, or a hosted
+// run that could not finish, holds the verdict as canary_failed, naming the
+// canaries.
+func (r *Results) AddHosted(rep *hosted.Report, runErr error) {
+	r.Hosted = rep
+	if rep != nil && rep.OK() && runErr == nil {
+		return
+	}
+	var msgs []string
+	if rep != nil {
+		msgs = append(msgs, rep.Problems...)
+	}
+	if runErr != nil {
+		msgs = append(msgs, "the hosted grader could not be asked: "+runErr.Error())
+	}
+	if len(msgs) == 0 {
+		msgs = append(msgs, "no canary was run on the hosted grader")
+	}
+	r.Reasons = append(r.Reasons, Reason{Code: ReasonCanaryFailed, Message: "hosted parity: " + strings.Join(msgs, "; ")})
+	r.Verdict = VerdictHold
 }
 
 // Reason is one cause of a hold.

@@ -252,28 +252,27 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	var parity *hosted.Report
+	var hostedErr error
 	if hostedOn {
-		parity, err = a.hostedParity(ctx, s, res, hostedURL)
-		if err != nil && parity == nil {
-			return a.fail(name, err)
+		// Every attempt is kept in the results; a disagreement, or a hosted
+		// run that could not finish, holds as canary_failed.
+		parity, perr := a.hostedParity(ctx, s, res, hostedURL)
+		if perr != nil && parity == nil {
+			return a.fail(name, perr)
 		}
-		if err != nil {
-			fmt.Fprintf(a.stderr, "gradegate %s: hosted grader: %v\n", name, err)
-		}
+		res.AddHosted(parity, perr)
+		hostedErr = perr
 	}
 	o := a.finish(name, res, f)
-	if parity != nil {
-		if werr := parity.WriteText(a.stderr); werr != nil {
-			return a.fail(name, werr)
-		}
-		if !parity.OK() || err != nil {
-			if o.code == exitPass {
-				o.code = exitHold
-			}
-			if err != nil {
-				o.code = exitInternal
-			}
+	if hostedErr != nil {
+		// The hosted grader could not be asked (auth, network, retries
+		// exhausted): gradegate could not do its job, whatever was recorded.
+		fmt.Fprintf(a.stderr, "gradegate %s: hosted grader: %v\n", name, hostedErr)
+		o.code = exitInternal
+	}
+	if res.Hosted != nil && f.format == formatHuman {
+		if err := res.Hosted.WriteText(a.stdout); err != nil {
+			return a.failWith(name, o, err)
 		}
 	}
 	return o

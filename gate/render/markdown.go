@@ -419,6 +419,46 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(s)
 	}
 
+	if h := res.Hosted; h != nil {
+		s := mdSection{
+			head: "\n### Hosted parity\n\n" + tableHead("canary", ">expect", ">local", ">hosted", "parity", "attempts"),
+			what: "hosted parity rows",
+		}
+		if !h.Validate.OK {
+			s.head = "\n### Hosted parity\n\nThe hosted grader refused the grader at validation.\n\n" + tableHead("canary", ">expect", ">local", ">hosted", "parity", "attempts")
+		}
+		for _, row := range h.Rows {
+			rank := rankCanaryPass
+			parity := "✅ agrees"
+			if !row.OK() {
+				rank, parity = rankCanaryFail, "❌ disagrees"
+			}
+			expect := score(row.Expect)
+			if row.ExpectError {
+				expect = "raise"
+			}
+			local := "—"
+			if row.Local != nil {
+				local = score(row.Local.Got)
+				if row.Local.Errored {
+					local = code(row.Local.Class)
+				}
+			}
+			hostedText := "—"
+			if row.Hosted != nil {
+				v := row.Hosted.Reward
+				hostedText = score(&v)
+				if row.Hosted.Errored {
+					hostedText = "error"
+				}
+			} else if row.Error != "" {
+				hostedText = cell(row.Error, markdownCellRunes)
+			}
+			s.rows = append(s.rows, mdRow{tableRow(md(row.Name), expect, local, hostedText, parity, fmt.Sprint(len(row.Attempts))), rank})
+		}
+		add(s)
+	}
+
 	if worst := worstCases(res); len(worst) > 0 {
 		shown := worst[:min(len(worst), markdownCaseLimit)]
 		unlisted := len(worst) - len(shown)
