@@ -3,6 +3,11 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/gradegate/gradegate/canary"
+	"github.com/gradegate/gradegate/manifest"
 )
 
 // Class is the one class every graded outcome has (SPEC section 4).
@@ -56,6 +61,57 @@ type Runner interface {
 	Grade(ctx context.Context, tasks []Task) ([]Outcome, error)
 	// Sandbox reports which isolation layers are in force for this runner.
 	Sandbox() Sandbox
+}
+
+// GradeTasks calls r.Grade and holds it to the Runner contract: one outcome
+// per task, a class on each, a finite score on every ok. A runner breaking it
+// is a bug in gradegate, so the error makes the caller fail closed rather
+// than guess a status. Without tasks it returns nil, and once ctx has ended
+// ctx's error, in both cases without calling r.
+func GradeTasks(ctx context.Context, r Runner, tasks []Task) ([]Outcome, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out, err := r.Grade(ctx, tasks)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(tasks) {
+		return nil, fmt.Errorf("the runner returned %d outcomes for %d tasks", len(out), len(tasks))
+	}
+	for i, o := range out {
+		switch {
+		case o.Class == "":
+			return nil, fmt.Errorf("%s: the runner returned an outcome without a class", tasks[i].ID)
+		case o.Class == ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
+			return nil, fmt.Errorf("%s: the runner returned class ok without a finite score", tasks[i].ID)
+		}
+	}
+	return out, nil
+}
+
+// EvaluateCanary judges the outcome of grading canary c with canary.Evaluate;
+// when the grader errored, the message quotes the error and its grader line.
+func EvaluateCanary(c manifest.Canary, threshold float64, o Outcome) canary.Result {
+	return canary.Evaluate(c, threshold, string(o.Class), o.Score, errorText(o.Error))
+}
+
+// errorText is how a canary's error is shown in its message.
+func errorText(e *CaseError) string {
+	if e == nil {
+		return ""
+	}
+	msg := e.Message
+	if e.Type != "" {
+		msg = e.Type + ": " + msg
+	}
+	if e.Line > 0 {
+		msg = fmt.Sprintf("%s (grader line %d)", msg, e.Line)
+	}
+	return msg
 }
 
 // Sandbox states what isolation was in force (results "sandbox" block).

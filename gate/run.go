@@ -12,12 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"path"
 	"slices"
 	"strings"
 
-	"github.com/gradegate/gradegate/canary"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -181,7 +179,7 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 		// one, so an expect_error canary's raise is its own and not its
 		// neighbours'.
 		for _, t := range tasks {
-			o, err := grade(ctx, r, []Task{t})
+			o, err := GradeTasks(ctx, r, []Task{t})
 			if err != nil {
 				return nil, fmt.Errorf("grading canary %s: %w", t.ID, err)
 			}
@@ -189,17 +187,14 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 		}
 	} else {
 		var err error
-		outcomes, err = grade(ctx, r, tasks)
+		outcomes, err = GradeTasks(ctx, r, tasks)
 		if err != nil {
 			return nil, fmt.Errorf("grading canaries: %w", err)
 		}
 	}
 	for i, c := range m.Canaries {
 		o := outcomes[i]
-		if err := checkOutcome(c.Name, o); err != nil {
-			return nil, fmt.Errorf("grading canaries: %w", err)
-		}
-		res := canary.Evaluate(c, m.Grader.PassThreshold, string(o.Class), o.Score, errorText(o.Error))
+		res := EvaluateCanary(c, m.Grader.PassThreshold, o)
 		cr := CanaryResult{
 			Name:        c.Name,
 			Expect:      c.Expect,
@@ -249,16 +244,13 @@ func gradeCases(ctx context.Context, m *manifest.Manifest, cases []dataset.Case,
 	if len(tasks) == 0 {
 		return rows, nil
 	}
-	outcomes, err := grade(ctx, r, tasks)
+	outcomes, err := GradeTasks(ctx, r, tasks)
 	if err != nil {
 		return nil, fmt.Errorf("grading cases: %w", err)
 	}
 	threshold := m.Grader.PassThreshold
 	for i, o := range outcomes {
 		row := &rows[graded[i]]
-		if err := checkOutcome(row.CaseID, o); err != nil {
-			return nil, fmt.Errorf("grading cases: %w", err)
-		}
 		row.Class = o.Class
 		row.Output = o.Output
 		row.DurationMS = o.DurationMS
@@ -278,34 +270,6 @@ func gradeCases(ctx context.Context, m *manifest.Manifest, cases []dataset.Case,
 	return rows, nil
 }
 
-// grade calls the Runner and holds it to one outcome per task.
-func grade(ctx context.Context, r Runner, tasks []Task) ([]Outcome, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	outcomes, err := r.Grade(ctx, tasks)
-	if err != nil {
-		return nil, err
-	}
-	if len(outcomes) != len(tasks) {
-		return nil, fmt.Errorf("the runner returned %d outcomes for %d tasks", len(outcomes), len(tasks))
-	}
-	return outcomes, nil
-}
-
-// checkOutcome rejects an outcome that breaks the Runner contract. Such an
-// outcome is a bug in gradegate, not in the grader, so the run fails closed
-// instead of guessing a status.
-func checkOutcome(id string, o Outcome) error {
-	switch {
-	case o.Class == "":
-		return fmt.Errorf("%s: the runner returned an outcome without a class", id)
-	case o.Class == ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
-		return fmt.Errorf("%s: the runner returned class ok without a finite score", id)
-	}
-	return nil
-}
-
 // caseError is the outcome's error, with its class always set.
 func caseError(o Outcome) *CaseError {
 	if o.Error == nil {
@@ -314,21 +278,6 @@ func caseError(o Outcome) *CaseError {
 	e := *o.Error
 	e.Class = o.Class
 	return &e
-}
-
-// errorText is how a canary's error is shown in its message.
-func errorText(e *CaseError) string {
-	if e == nil {
-		return ""
-	}
-	msg := e.Message
-	if e.Type != "" {
-		msg = e.Type + ": " + msg
-	}
-	if e.Line > 0 {
-		msg = fmt.Sprintf("%s (grader line %d)", msg, e.Line)
-	}
-	return msg
 }
 
 // nonNil makes a nil slice empty, so the results JSON says [] and not null.

@@ -48,6 +48,23 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
+	if err := a.writeReport(rep, f); err != nil {
+		return a.fail("mutate", err)
+	}
+	o := outcome{code: exitHold, report: mutateReport(s.m.Name, rep, s.m.Gate.MinMutationScore, f.results)}
+	if rep.Passes(s.m.Gate.MinMutationScore) {
+		o.code = exitPass
+	}
+	return o
+}
+
+// writeReport writes a mutate or shadow report to stdout in the --format
+// asked for and, with --results, its JSON to that file.
+func (a *app) writeReport(rep interface {
+	WriteText(io.Writer) error
+	WriteMarkdown(io.Writer) error
+}, f gradeFlags) error {
+	var err error
 	switch f.format {
 	case formatJSON:
 		err = render.JSON(a.stdout, rep)
@@ -59,14 +76,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err == nil && f.results != "" {
 		err = writeJSONFile(f.results, rep)
 	}
-	if err != nil {
-		return a.fail("mutate", err)
-	}
-	o := outcome{code: exitHold, report: mutateReport(s.m.Name, rep, s.m.Gate.MinMutationScore, f.results)}
-	if rep.Passes(s.m.Gate.MinMutationScore) {
-		o.code = exitPass
-	}
-	return o
+	return err
 }
 
 // mutateReport is what the action posts for a mutation test: the score in
@@ -184,18 +194,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	switch f.format {
-	case formatJSON:
-		err = render.JSON(a.stdout, rep)
-	case formatMarkdown:
-		err = rep.WriteMarkdown(a.stdout)
-	default:
-		err = rep.WriteText(a.stdout)
-	}
-	if err == nil && f.results != "" {
-		err = writeJSONFile(f.results, rep)
-	}
-	if err != nil {
+	if err := a.writeReport(rep, f); err != nil {
 		return a.fail("shadow", err)
 	}
 	o := outcome{code: exitPass, report: shadowReport(s.m.Name, rep, f.results)}

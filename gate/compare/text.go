@@ -6,8 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/gradegate/gradegate/gate/render"
 )
 
 // maxMarkdownRows bounds each list in the markdown view, which ends up in
@@ -35,21 +34,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Flipped) == 0 {
 		b.WriteString("  none\n")
 	} else {
-		t := tablewriter.NewTable(&b,
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft),
-			tablewriter.WithRowAutoWrap(tw.WrapNone),
-			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-			tablewriter.WithRowAlignment(tw.AlignLeft),
-		)
-		t.Header([]string{"case", "base", "head", "output"})
-		for _, f := range r.Flipped {
-			if err := t.Append([]string{f.CaseID, f.Base, f.Head, output(f.OutputChanged)}); err != nil {
-				return fmt.Errorf("compare: table row: %w", err)
-			}
+		rows := make([][]string, len(r.Flipped))
+		for i, f := range r.Flipped {
+			rows[i] = []string{f.CaseID, f.Base, f.Head, output(f.OutputChanged)}
 		}
-		if err := t.Render(); err != nil {
-			return fmt.Errorf("compare: table: %w", err)
+		if err := render.Table(&b, []string{"case", "base", "head", "output"}, rows); err != nil {
+			return fmt.Errorf("compare: %w", err)
 		}
 		if r.sameOutputFlips() > 0 {
 			b.WriteString("A flip with the same output is the grader or the rules moving, not the candidate.\n")
@@ -250,14 +240,5 @@ func short(d string) string {
 	return hex
 }
 
-// md escapes text for a markdown table cell or list item: a | would end the
-// cell, and the others would start formatting or HTML.
-func md(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return strings.NewReplacer(
-		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
-		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
-	).Replace(s)
-}
+// md escapes text for a markdown table cell or list item.
+func md(s string) string { return render.MarkdownCell(s) }

@@ -10,18 +10,16 @@
 package lint
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -44,13 +42,6 @@ const MaxSourceBytes = 256 * 1024
 // limit already holds with source_too_large, and parsing many megabytes of it
 // would only cost time and memory for findings nobody needs yet.
 const maxParseBytes = 16 * MaxSourceBytes
-
-// timeout bounds one lint run. Parsing a grader takes milliseconds; the bound
-// only keeps a wedged interpreter from stalling the gate.
-const timeout = time.Minute
-
-// stderrLimit bounds how much of the interpreter's stderr an error quotes.
-const stderrLimit = 2000
 
 //go:embed lint.py
 var script string
@@ -160,43 +151,15 @@ type pyImport struct {
 
 // runScript runs lint.py on source with the interpreter python.
 func runScript(ctx context.Context, python string, source []byte, contract string) (*scriptOutput, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
 	config, err := json.Marshal(map[string]string{"contract": contract})
 	if err != nil {
 		return nil, fmt.Errorf("encoding lint config: %w", err)
 	}
-	var stdout, stderr bytes.Buffer
-	// -I: no PYTHON* variables, user site or script directory on sys.path;
-	// -B: no .pyc written anywhere. The environment is empty: lint runs no
-	// user code, but there is no reason to hand it gradegate's secrets.
-	cmd := exec.CommandContext(ctx, python, "-I", "-B", "-c", script, string(config))
-	cmd.Env = []string{}
-	cmd.Stdin = bytes.NewReader(source)
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	// A grandchild holding the pipes open must not keep Wait from returning.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("running %s: %w", python, ctx.Err())
-		}
-		return nil, fmt.Errorf("running %s: %w: %s", python, err, cut(stderr.Bytes()))
-	}
 	var out scriptOutput
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("reading the answer of %s: %w: %s", python, err, cut(stderr.Bytes()))
+	if err := worker.RunScript(ctx, python, script, source, &out, string(config)); err != nil {
+		return nil, err
 	}
 	return &out, nil
-}
-
-func cut(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if len(b) > stderrLimit {
-		return string(b[:stderrLimit]) + "…"
-	}
-	return string(b)
 }
 
 // importFindings applies the image and network rules to the imports lint.py

@@ -1,15 +1,13 @@
 package mutate
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"time"
 
+	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -20,14 +18,6 @@ var script string
 // mutation sites gets a deterministic sample spread evenly over the file, so
 // every part of it is exercised and two runs test the same mutants.
 const MaxMutants = 60
-
-// generateTimeout bounds the one run of mutate.py. Parsing and unparsing a
-// grader takes milliseconds; the bound only keeps a wedged interpreter from
-// stalling the command.
-const generateTimeout = time.Minute
-
-// stderrLimit bounds how much of the interpreter's stderr an error quotes.
-const stderrLimit = 2000
 
 // Generated is what Generate found in a grader's source.
 type Generated struct {
@@ -52,29 +42,9 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 	if !filepath.IsAbs(python) {
 		return nil, fmt.Errorf("mutate: python interpreter %q is not an absolute path", python)
 	}
-	ctx, cancel := context.WithTimeout(ctx, generateTimeout)
-	defer cancel()
-
 	config, err := json.Marshal(map[string]int{"limit": limit})
 	if err != nil {
 		return nil, fmt.Errorf("mutate: encoding the config: %w", err)
-	}
-	var stdout, stderr bytes.Buffer
-	// -I: no PYTHON* variables, user site or script directory on sys.path;
-	// -B: no .pyc written. The environment is empty: the script runs no user
-	// code, but there is no reason to hand it gradegate's secrets.
-	cmd := exec.CommandContext(ctx, python, "-I", "-B", "-c", script, string(config))
-	cmd.Env = []string{}
-	cmd.Stdin = bytes.NewReader(src)
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	// A grandchild holding the pipes open must not keep Wait from returning.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("mutate: running %s: %w", python, ctx.Err())
-		}
-		return nil, fmt.Errorf("mutate: running %s: %w: %s", python, err, cut(stderr.Bytes()))
 	}
 	var out struct {
 		Python string `json:"python"`
@@ -91,8 +61,8 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 			Source   []byte `json:"source"` // base64 in JSON
 		} `json:"mutants"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("mutate: reading the answer of %s: %w: %s", python, err, cut(stderr.Bytes()))
+	if err := worker.RunScript(ctx, python, script, src, &out, string(config)); err != nil {
+		return nil, fmt.Errorf("mutate: %w", err)
 	}
 	if out.Error != nil {
 		return nil, &manifest.Error{File: sourceName, Line: out.Error.Line,
@@ -112,12 +82,4 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 		}
 	}
 	return g, nil
-}
-
-func cut(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if len(b) > stderrLimit {
-		return string(b[:stderrLimit]) + "…"
-	}
-	return string(b)
 }

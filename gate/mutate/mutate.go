@@ -36,7 +36,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gradegate/gradegate/canary"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
@@ -271,42 +270,17 @@ func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) 
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		g.canaries, canErr = gradeTasks(ctx, r, s.canaries)
+		g.canaries, canErr = gate.GradeTasks(ctx, r, s.canaries)
 	}()
 	go func() {
 		defer wg.Done()
-		g.cases, caseErr = gradeTasks(ctx, r, s.cases)
+		g.cases, caseErr = gate.GradeTasks(ctx, r, s.cases)
 	}()
 	wg.Wait()
 	if err := errors.Join(canErr, caseErr); err != nil {
 		return nil, nil, err
 	}
 	return &g, nil, nil
-}
-
-// gradeTasks calls the runner and holds it to its contract: one outcome per
-// task, a class on each, a finite score on every ok. A runner breaking it is
-// a bug in gradegate, so the run fails closed rather than guess.
-func gradeTasks(ctx context.Context, r gate.Runner, tasks []gate.Task) ([]gate.Outcome, error) {
-	if len(tasks) == 0 {
-		return nil, nil
-	}
-	out, err := r.Grade(ctx, tasks)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) != len(tasks) {
-		return nil, fmt.Errorf("the runner returned %d outcomes for %d tasks", len(out), len(tasks))
-	}
-	for i, o := range out {
-		switch {
-		case o.Class == "":
-			return nil, fmt.Errorf("%s: the runner returned an outcome without a class", tasks[i].ID)
-		case o.Class == gate.ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
-			return nil, fmt.Errorf("%s: the runner returned class ok without a finite score", tasks[i].ID)
-		}
-	}
-	return out, nil
 }
 
 // calibrate keeps the checks the unmutated grader passes.
@@ -322,7 +296,7 @@ func (s *suite) calibrate(base *graded) {
 }
 
 func (s *suite) canaryFails(i int, o gate.Outcome) bool {
-	res := canary.Evaluate(s.m.Canaries[i], s.threshold, string(o.Class), o.Score, errorText(o.Error))
+	res := gate.EvaluateCanary(s.m.Canaries[i], s.threshold, o)
 	return !res.Passed()
 }
 
@@ -377,15 +351,4 @@ func count(bs []bool) int {
 		}
 	}
 	return n
-}
-
-// errorText is how an outcome's error reads in a canary message.
-func errorText(e *gate.CaseError) string {
-	if e == nil {
-		return ""
-	}
-	if e.Type != "" {
-		return e.Type + ": " + e.Message
-	}
-	return e.Message
 }

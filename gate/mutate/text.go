@@ -6,8 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/gradegate/gradegate/gate/render"
 )
 
 // maxKillers is how many killers a killed row names before "+N more"; the
@@ -143,21 +142,8 @@ func (r *Report) notes() []string {
 }
 
 func table(b *bytes.Buffer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(b,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return fmt.Errorf("mutate: table row: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("mutate: table: %w", err)
+	if err := render.Table(b, header, rows); err != nil {
+		return fmt.Errorf("mutate: %w", err)
 	}
 	return nil
 }
@@ -177,15 +163,7 @@ func list(names []string, n int) string {
 func score(f float64) string { return fmt.Sprintf("%.2f", f) }
 
 // md escapes text for a markdown table cell.
-func md(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return strings.NewReplacer(
-		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
-		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
-	).Replace(s)
-}
+func md(s string) string { return render.MarkdownCell(s) }
 
 // code makes text safe inside a markdown code span in a table cell: a pipe
 // would end the cell and a backtick the span.

@@ -571,21 +571,10 @@ func processLimit(ownUID bool) uint64 {
 
 // tasksOfUID counts the threads of all processes whose real uid is uid.
 func tasksOfUID(uid int) int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
 	n := 0
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			continue
-		}
+	for status := range procStatuses() {
 		var real, threads int
-		for _, line := range strings.Split(string(b), "\n") {
+		for _, line := range strings.Split(status, "\n") {
 			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
 				fmt.Sscan(v, &real)
 			}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,19 +168,8 @@ func lockBlock(dir string, b int) (*os.File, error) {
 // runs under: any of its real, effective, saved or filesystem uids.
 func busyUIDs(lo, hi int) map[int]bool {
 	busy := map[int]bool{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return busy
-	}
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
+	for status := range procStatuses() {
+		for _, line := range strings.Split(status, "\n") {
 			v, ok := strings.CutPrefix(line, "Uid:")
 			if !ok {
 				continue
@@ -194,6 +184,30 @@ func busyUIDs(lo, hi int) map[int]bool {
 		}
 	}
 	return busy
+}
+
+// procStatuses yields the text of /proc/PID/status of every process; one
+// that cannot be read (it has exited since the listing) is skipped, and
+// without /proc there is none.
+func procStatuses() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.Name()[0] < '0' || e.Name()[0] > '9' {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+			if err != nil {
+				continue
+			}
+			if !yield(string(b)) {
+				return
+			}
+		}
+	}
 }
 
 // idsMapped reports whether ids [first, first+n) all lie in one extent of

@@ -17,7 +17,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gradegate/gradegate/canary"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
@@ -222,10 +221,10 @@ func gradeSource(ctx context.Context, newRunner RunnerFactory, src []byte, canar
 	// Canaries and cases go in separate Grade calls, as in the gate, so a
 	// batch grader sees canaries the way the gate shows them.
 	var o outcomes
-	if o.canaries, err = gradeTasks(ctx, r, canaries); err != nil {
+	if o.canaries, err = gate.GradeTasks(ctx, r, canaries); err != nil {
 		return outcomes{}, err
 	}
-	if o.cases, err = gradeTasks(ctx, r, cases); err != nil {
+	if o.cases, err = gate.GradeTasks(ctx, r, cases); err != nil {
 		return outcomes{}, err
 	}
 	return o, nil
@@ -238,31 +237,6 @@ func loadFailed(le *worker.LoadError, n int) []gate.Outcome {
 		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: le.Output}
 	}
 	return out
-}
-
-// gradeTasks calls the runner and holds it to its contract: one outcome per
-// task, a class on each, a finite score on every ok. A runner breaking it is
-// a bug in gradegate, so the run fails closed rather than guess.
-func gradeTasks(ctx context.Context, r gate.Runner, tasks []gate.Task) ([]gate.Outcome, error) {
-	if len(tasks) == 0 {
-		return nil, nil
-	}
-	out, err := r.Grade(ctx, tasks)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) != len(tasks) {
-		return nil, fmt.Errorf("the runner returned %d outcomes for %d tasks", len(out), len(tasks))
-	}
-	for i, o := range out {
-		switch {
-		case o.Class == "":
-			return nil, fmt.Errorf("%s: the runner returned an outcome without a class", tasks[i].ID)
-		case o.Class == gate.ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
-			return nil, fmt.Errorf("%s: the runner returned class ok without a finite score", tasks[i].ID)
-		}
-	}
-	return out, nil
 }
 
 // differ reports whether two outcomes of one task differ in class or score.
@@ -300,28 +274,13 @@ func gradeOf(o gate.Outcome, threshold float64) Grade {
 }
 
 func canaryOf(c manifest.Canary, threshold float64, o gate.Outcome) Canary {
-	res := canary.Evaluate(c, threshold, string(o.Class), o.Score, errorText(o.Error))
+	res := gate.EvaluateCanary(c, threshold, o)
 	out := Canary{Status: res.Status, Class: o.Class, Message: res.Message}
 	if o.Class == gate.ClassOK {
 		s := *o.Score
 		out.Score = &s
 	}
 	return out
-}
-
-// errorText is how an outcome's error reads in a canary message.
-func errorText(e *gate.CaseError) string {
-	if e == nil {
-		return ""
-	}
-	msg := e.Message
-	if e.Type != "" {
-		msg = e.Type + ": " + msg
-	}
-	if e.Line > 0 {
-		msg = fmt.Sprintf("%s (grader line %d)", msg, e.Line)
-	}
-	return msg
 }
 
 // tally counts one slice.

@@ -7,8 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/gradegate/gradegate/gate/render"
 )
 
 // maxMarkdownRows bounds the changed-case table in the markdown view, which
@@ -148,21 +147,8 @@ func canaryText(c Canary) string {
 }
 
 func table(b *bytes.Buffer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(b,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return fmt.Errorf("shadow: table row: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("shadow: table: %w", err)
+	if err := render.Table(b, header, rows); err != nil {
+		return fmt.Errorf("shadow: %w", err)
 	}
 	return nil
 }
@@ -185,12 +171,4 @@ func short(d string) string {
 }
 
 // md escapes text for a markdown table cell.
-func md(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return strings.NewReplacer(
-		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
-		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
-	).Replace(s)
-}
+func md(s string) string { return render.MarkdownCell(s) }

@@ -1,0 +1,46 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Table draws a terminal table whose cells are all left-aligned and never
+// wrapped, as the compare, mutate and shadow text views show them.
+func Table(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	t.Header(header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return fmt.Errorf("table row: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("table: %w", err)
+	}
+	return nil
+}
+
+// MarkdownCell escapes text for a markdown table cell or list item of the
+// compare, mutate and shadow reports: a | would end the cell, and the others
+// would start formatting or HTML. A line break becomes a space, and empty
+// text reads "-". (The results markdown escapes with md and cell instead.)
+func MarkdownCell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.NewReplacer(
+		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
+		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
+	).Replace(s)
+}
