@@ -77,7 +77,9 @@ type Config struct {
 	OutputLimit    int // bytes of grader output kept per case; default 8 KiB
 	// RecycleAfter is how many cases one process serves before a fresh one
 	// replaces it (isolation worker); default 500. Any outcome other than ok
-	// or grader_exception also replaces it.
+	// or grader_exception also replaces it. When the sandbox has a second
+	// slot (uid) for every worker, the replacement starts loading shortly
+	// before the process is due, so recycling does not stall grading.
 	RecycleAfter int
 	// LoadTimeoutSeconds bounds starting the interpreter and running the
 	// grader's module code (imports of large packages take seconds, and are
@@ -123,12 +125,37 @@ type Pool struct {
 	stopWatch func() bool
 }
 
-// slot is one concurrency unit: a sandbox slot (uid, scratch) and the process
-// currently serving it.
+// slot is one concurrency unit: the process currently serving it and, near
+// the end of that process's life, the one warming up to replace it.
+//
+// A slot owns one sandbox slot (uid, scratch), or two when the sandbox has
+// enough: the replacement then loads under the second while the current
+// process still serves cases under the first, so recycling a process does
+// not stall the slot for an interpreter start and a grader load. Each
+// process of a slot has a sandbox slot of its own, so two live processes
+// never share a uid's RLIMIT_NPROC budget or a scratch owner, and a sandbox
+// slot is reused only after its previous process was stopped (process group
+// reaped, scratch removed).
 type slot struct {
-	id     int
+	id     int // the pool's index, and the first sandbox slot
+	alt    int // the second sandbox slot; -1: none, processes start on demand
 	proc   *proc
 	served int
+	spare  *spare // the replacement warming up; nil when none
+
+	// Estimates that decide when to warm the replacement up (dueSpare).
+	loadTime time.Duration // the last process's start and grader load
+	caseTime time.Duration // moving average of one exchange
+}
+
+// spare is a replacement process loading in the background. Its fields are
+// set before done is closed and read only after.
+type spare struct {
+	done    chan struct{}
+	proc    *proc
+	loadErr *LoadError
+	err     error
+	took    time.Duration
 }
 
 var _ gate.Runner = (*Pool)(nil)
@@ -169,7 +196,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		live:   map[*proc]bool{},
 	}
 	for i := range cfg.Workers {
-		p.release(&slot{id: i})
+		p.release(&slot{id: i, alt: p.altSlot(i)})
 	}
 	p.stopWatch = context.AfterFunc(ctx, func() { p.shut(fmt.Errorf("worker: pool context: %w", context.Cause(ctx))) })
 
@@ -255,7 +282,18 @@ func (p *Pool) Close() error {
 	for range p.cfg.Workers {
 		s, _ := p.acquire(context.Background())
 		if s.proc != nil {
-			errs = append(errs, p.stopProc(s))
+			errs = append(errs, p.retire(s))
+		}
+		if sp := s.spare; sp != nil {
+			// shut killed it if it was still loading, so this is short.
+			<-sp.done
+			s.spare = nil
+			if sp.proc != nil {
+				errs = append(errs, p.stopProc(sp.proc))
+			}
+			if sp.err != nil && !p.closedBy(sp.err) {
+				errs = append(errs, sp.err)
+			}
 		}
 		held = append(held, s)
 	}
@@ -308,22 +346,100 @@ func (p *Pool) shut(reason error) {
 	}
 }
 
-// startSlot starts a process for s and loads the grader. A grader that fails
-// to load gives a *LoadError (the process is already stopped); err is a tool
-// failure.
+// altSlot returns the second sandbox slot of pool slot i, or -1 when the
+// replacement cannot load beside the current process: the sandbox serves
+// too few slots, or its slots share one uid under a process limit, where a
+// second interpreter (and the threads its imports start) would eat into the
+// budget of the grader still serving cases.
+func (p *Pool) altSlot(i int) int {
+	sb := p.cfg.Sandbox
+	alt := i + p.cfg.Workers
+	if alt >= sb.Slots() {
+		return -1
+	}
+	if sb.Status().Unsandboxed || sb.SlotUID(alt) >= 0 {
+		return alt
+	}
+	return -1
+}
+
+// startSlot starts a process for s, which has none and no spare, and loads
+// the grader. A grader that fails to load gives a *LoadError (the process is
+// already stopped); err is a tool failure.
 func (p *Pool) startSlot(ctx context.Context, s *slot) (*LoadError, error) {
+	start := time.Now()
+	pr, loadErr, err := p.startProcess(ctx, s.id)
+	s.loadTime = time.Since(start)
+	if pr != nil {
+		s.proc, s.served = pr, 0
+	}
+	return loadErr, err
+}
+
+// dueSpare says whether s's replacement should start loading now: when the
+// current process is expected to reach RecycleAfter within about twice the
+// time the last load took, so the replacement is ready in time without
+// idling (and holding memory) for long.
+func (p *Pool) dueSpare(s *slot) bool {
+	if s.alt < 0 || s.spare != nil || s.proc == nil {
+		return false
+	}
+	remaining := p.cfg.RecycleAfter - s.served
+	return remaining <= 1 || s.caseTime > 0 && time.Duration(remaining)*s.caseTime <= 2*s.loadTime
+}
+
+// warmSpare starts s's replacement in the background, under whichever of
+// s's sandbox slots the current process does not use; the other one is free,
+// since a process is stopped before its slot lets go of it.
+func (p *Pool) warmSpare(s *slot) {
+	box := s.alt
+	if s.proc.box == s.alt {
+		box = s.id
+	}
+	sp := &spare{done: make(chan struct{})}
+	s.spare = sp
+	go func() {
+		defer close(sp.done)
+		start := time.Now()
+		// Not a Grade call's context: the spare may outlive the call that
+		// started it. shut kills it with every other live process.
+		sp.proc, sp.loadErr, sp.err = p.startProcess(context.Background(), box)
+		sp.took = time.Since(start)
+	}()
+}
+
+// takeSpare makes s's spare its process, waiting for it to finish loading.
+func (p *Pool) takeSpare(ctx context.Context, s *slot) (*LoadError, error) {
+	sp := s.spare
+	select {
+	case <-sp.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("worker: %w", context.Cause(ctx))
+	}
+	s.spare = nil
+	s.loadTime = sp.took
+	if sp.proc != nil {
+		s.proc, s.served = sp.proc, 0
+	}
+	return sp.loadErr, sp.err
+}
+
+// startProcess starts a process in sandbox slot box and loads the grader. A
+// grader that fails to load gives a *LoadError (the process is already
+// stopped); err is a tool failure.
+func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, error) {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed != nil {
-		return nil, closed
+		return nil, nil, closed
 	}
-	dir, cleanup, err := p.cfg.Sandbox.Scratch(s.id)
+	dir, cleanup, err := p.cfg.Sandbox.Scratch(box)
 	if err != nil {
-		return nil, fmt.Errorf("worker: slot %d: %w", s.id, err)
+		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
 	}
 	spec := sandbox.Spec{
-		Slot:       s.id,
+		Slot:       box,
 		ScratchDir: dir,
 		MemoryMB:   p.cfg.MemoryMB,
 		// A backstop only: the wall-clock timer is the real per-case limit,
@@ -337,15 +453,15 @@ func (p *Pool) startSlot(ctx context.Context, s *slot) (*LoadError, error) {
 		if cerr := cleanup(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
-		return nil, fmt.Errorf("worker: slot %d: %w", s.id, err)
+		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
 	}
+	pr.box = box
 	p.mu.Lock()
 	p.live[pr] = true
 	closed = p.closed
 	p.mu.Unlock()
-	s.proc, s.served = pr, 0
 	if closed != nil {
-		return nil, errors.Join(closed, p.stopProc(s))
+		return nil, nil, errors.Join(closed, p.stopProc(pr))
 	}
 
 	start := time.Now()
@@ -353,31 +469,53 @@ func (p *Pool) startSlot(ctx context.Context, s *slot) (*LoadError, error) {
 	if res == gotLine {
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
-			return nil, nil
+			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
-			return le, p.stopProc(s)
+			return nil, le, p.stopProc(pr)
 		}
 		res = garbled
 	}
 	if res == cancelled {
-		return nil, errors.Join(fmt.Errorf("worker: %w", ctx.Err()), p.stopProc(s))
+		return nil, nil, errors.Join(fmt.Errorf("worker: %w", ctx.Err()), p.stopProc(pr))
 	}
-	stopErr := p.stopProc(s)
+	if res != gotLine {
+		// Close or New's context killed the process: that is not the grader's doing.
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if closed != nil {
+			return nil, nil, errors.Join(closed, p.stopProc(pr))
+		}
+	}
+	stopErr := p.stopProc(pr)
 	o := p.deadOutcome(pr, res, time.Since(start), nil)
-	return &LoadError{Err: *o.Error, Output: o.Output}, stopErr
+	return nil, &LoadError{Err: *o.Error, Output: o.Output}, stopErr
 }
 
-// stopProc stops the slot's process and forgets it.
-func (p *Pool) stopProc(s *slot) error {
+// closedBy reports whether err carries the reason the pool was closed.
+func (p *Pool) closedBy(err error) bool {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	return closed != nil && errors.Is(err, closed)
+}
+
+// retire stops the slot's process and forgets it.
+func (p *Pool) retire(s *slot) error {
 	pr := s.proc
 	s.proc = nil
+	return p.stopProc(pr)
+}
+
+// stopProc stops pr and forgets it.
+func (p *Pool) stopProc(pr *proc) error {
 	err := pr.stop()
 	p.mu.Lock()
 	delete(p.live, pr)
 	p.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("worker: slot %d: %w", s.id, err)
+		return fmt.Errorf("worker: slot %d: %w", pr.box, err)
 	}
 	return nil
 }
@@ -536,17 +674,25 @@ func (p *Pool) run(ctx context.Context, s *slot, j *job, outcomes []gate.Outcome
 		}
 	}
 	if s.proc == nil {
-		start := time.Now()
-		loadErr, err := p.startSlot(ctx, s)
+		var loadErr *LoadError
+		var err error
+		if s.spare != nil {
+			loadErr, err = p.takeSpare(ctx, s)
+		} else {
+			loadErr, err = p.startSlot(ctx, s)
+		}
 		if err != nil {
 			return err
 		}
 		if loadErr != nil {
 			ce := loadErr.Err
 			ce.Message = "loading the grader: " + ce.Message
-			set(gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(time.Since(start))})
+			set(gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(s.loadTime)})
 			return nil
 		}
+	}
+	if p.dueSpare(s) {
+		p.warmSpare(s)
 	}
 	pr := s.proc
 	pr.output.reset()
@@ -557,9 +703,14 @@ func (p *Pool) run(ctx context.Context, s *slot, j *job, outcomes []gate.Outcome
 	line, res := pr.exchange(ctx, j.req, p.timeout())
 	elapsed := time.Since(start)
 	s.served++
+	if s.caseTime == 0 {
+		s.caseTime = elapsed
+	} else {
+		s.caseTime += (elapsed - s.caseTime) / 8
+	}
 
 	if res == cancelled {
-		return errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.stopProc(s))
+		return errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.retire(s))
 	}
 	if res != gotLine {
 		// Close or New's context killed the process: that is not the grader's doing.
@@ -567,7 +718,7 @@ func (p *Pool) run(ctx context.Context, s *slot, j *job, outcomes []gate.Outcome
 		closed := p.closed
 		p.mu.Unlock()
 		if closed != nil {
-			return errors.Join(closed, p.stopProc(s))
+			return errors.Join(closed, p.retire(s))
 		}
 	}
 	if res == gotLine {
@@ -578,13 +729,13 @@ func (p *Pool) run(ctx context.Context, s *slot, j *job, outcomes []gate.Outcome
 				outcomes[i] = outs[k]
 			}
 			if r.recycle() || s.served >= p.cfg.RecycleAfter {
-				return p.stopProc(s)
+				return p.retire(s)
 			}
 			return nil
 		}
 		res = garbled
 	}
-	stopErr := p.stopProc(s)
+	stopErr := p.retire(s)
 	set(p.deadOutcome(pr, res, elapsed, nil))
 	return stopErr
 }

@@ -27,6 +27,7 @@ const maxResponse = 32 << 20
 // cannot block the writer past the timer.
 type proc struct {
 	cmd     *exec.Cmd
+	box     int // the sandbox slot it runs in
 	pid     int
 	pidfd   int // -1 when the kernel has no pidfd_open
 	req     int // write end of the worker's fd 3
@@ -260,6 +261,12 @@ func (pr *proc) readResponse() (eof bool) {
 			if len(pr.respBuf) > maxResponse {
 				return false
 			}
+			if n < len(pr.readBuf) && bytes.IndexByte(pr.readBuf[:n], '\n') >= 0 {
+				// A short read that ends a line: the response is in, and one
+				// more read would only return EAGAIN (or EOF, which the next
+				// exchange sees).
+				return false
+			}
 			continue
 		}
 		if err == unix.EINTR {
@@ -292,6 +299,21 @@ func (pr *proc) exchange(ctx context.Context, msg []byte, timeout time.Duration)
 
 	pending := msg
 	writeDead := false
+	write := func() {
+		n, err := unix.Write(pr.req, pending)
+		switch {
+		case n > 0:
+			pending = pending[n:]
+		case err == unix.EAGAIN || err == unix.EINTR:
+		default:
+			// EPIPE: the worker is gone; its exit shows up on the pidfd or
+			// as EOF on the response pipe.
+			writeDead = true
+		}
+	}
+	// The request pipe is empty between cases, so the first write almost
+	// always takes the whole request without a poll for POLLOUT.
+	write()
 	for {
 		if line := pr.takeLine(); line != nil {
 			pr.drainOutput()
@@ -334,16 +356,7 @@ func (pr *proc) exchange(ctx context.Context, msg []byte, timeout time.Duration)
 			pr.drainOutput()
 		}
 		if len(fds) > 2 && fds[2].Fd == int32(pr.req) && fds[2].Revents != 0 {
-			n, err := unix.Write(pr.req, pending)
-			switch {
-			case n > 0:
-				pending = pending[n:]
-			case err == unix.EAGAIN || err == unix.EINTR:
-			default:
-				// EPIPE: the worker is gone; its exit shows up on the pidfd or
-				// as EOF on the response pipe.
-				writeDead = true
-			}
+			write()
 		}
 		eof := false
 		if fds[0].Revents != 0 {

@@ -655,3 +655,100 @@ def grade(sample, item):
 		})
 	}
 }
+
+// TestWarmReplacement: a process retired for RecycleAfter is replaced by one
+// that loaded beside it under the slot's other sandbox slot (its own scratch
+// and, as root, its own uid), and a process retired after a failure by one
+// that never served a case.
+func TestWarmReplacement(t *testing.T) {
+	src := `import os
+CALLS = 0
+def grade(sample, item):
+    global CALLS
+    CALLS += 1
+    if sample and sample.get("crash"):
+        os._exit(3)
+    return {"scores": {"score": CALLS}, "judge": {"pid": os.getpid(), "uid": os.getuid(), "cwd": os.path.basename(os.getcwd())}}
+`
+	type seen struct {
+		Pid, UID int
+		Cwd      string
+	}
+	slotOf := func(cwd string) string {
+		// gradegate-scratch-<slot>-<random>
+		parts := strings.Split(cwd, "-")
+		if len(parts) < 4 {
+			return "?"
+		}
+		return parts[2]
+	}
+	sb, py := sandboxed(t)
+	unsandboxed := newSandbox(t)
+	oneSlot, err := sandbox.New(sandbox.WithUnsandboxed(true), sandbox.WithSlots(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		sb    *sandbox.Sandbox
+		slots []string // sandbox slot of each process, in order
+	}{
+		{"sandboxed", sb, []string{"0", "1", "0", "1"}},
+		{"unsandboxed", unsandboxed, []string{"0", "1", "0", "1"}},
+		// Too few sandbox slots for a second one: replaced on demand.
+		{"one sandbox slot", oneSlot, []string{"0", "0", "0", "0"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPool(t, py, src, func(c *Config) { c.Sandbox = tc.sb; c.RecycleAfter = 2; c.TimeoutSeconds = 10 })
+			tasks := []gate.Task{
+				task("1", nil), task("2", nil), // first process, retired at 2
+				task("3", nil), task("4", map[string]any{"crash": true}), // second, crashes
+				task("5", nil), task("6", nil), // third, fresh after the crash
+				task("7", nil), // fourth
+			}
+			got, err := p.Grade(context.Background(), tasks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scores []float64
+			var procs []seen
+			for i, o := range got {
+				if i == 3 {
+					if o.Class != gate.ClassWorkerCrash {
+						t.Errorf("task 4: Class = %s, want worker_crash", o.Class)
+					}
+					continue
+				}
+				if o.Class != gate.ClassOK {
+					t.Fatalf("task %d: Class = %s (%+v)", i+1, o.Class, o.Error)
+				}
+				scores = append(scores, *o.Score)
+				var s seen
+				if err := json.Unmarshal(o.Judge, &s); err != nil {
+					t.Fatal(err)
+				}
+				if len(procs) == 0 || procs[len(procs)-1].Pid != s.Pid {
+					procs = append(procs, s)
+				}
+			}
+			if want := []float64{1, 2, 1, 1, 2, 1}; !slices.Equal(scores, want) {
+				t.Errorf("calls seen = %v, want %v (a fresh process after 2 cases and after the crash)", scores, want)
+			}
+			var slots []string
+			for _, s := range procs {
+				slots = append(slots, slotOf(s.Cwd))
+			}
+			if !slices.Equal(slots, tc.slots) {
+				t.Errorf("sandbox slots of the processes = %v, want %v", slots, tc.slots)
+			}
+			if uid := tc.sb.SlotUID(0); uid >= 0 {
+				for i, s := range procs {
+					if want := uid + i%2; s.UID != want {
+						t.Errorf("process %d: uid %d, want %d", i, s.UID, want)
+					}
+				}
+			}
+		})
+	}
+}
