@@ -36,7 +36,8 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	g.format = formatHuman
 	fs.Var(&g.format, "format", "stdout format: human, json or markdown")
 	fs.StringVar(&g.results, "results", "", "write the results JSON to this file")
-	fs.IntVar(&g.workers, "workers", runtime.NumCPU(), "grader processes")
+	g.workers = runtime.NumCPU()
+	fs.Var(positive{&g.workers}, "workers", "grader processes; default: the number of CPUs")
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 }

@@ -79,3 +79,22 @@ func (s *shard) Set(v string) error {
 	s.index, s.count = ki, ni
 	return nil
 }
+
+// positive is an int flag that must be at least 1 (--workers).
+type positive struct{ n *int }
+
+func (p positive) String() string {
+	if p.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*p.n)
+}
+
+func (p positive) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		return fmt.Errorf("want a whole number of at least 1, got %q", s)
+	}
+	*p.n = v
+	return nil
+}
