@@ -312,11 +312,13 @@ func (a *app) render(res *gate.Results, f format) error {
 	case formatMarkdown:
 		return render.Markdown(a.stdout, res, render.MarkdownOptions{})
 	}
-	var color bool
-	if file, ok := a.stdout.(*os.File); ok {
-		color = render.ColorEnabled(a.getenv, file)
-	}
-	return render.Human(a.stdout, res, render.Options{Color: color})
+	return render.Human(a.stdout, res, a.colorOptions())
+}
+
+// colorOptions turns color on only for a terminal without NO_COLOR.
+func (a *app) colorOptions() render.Options {
+	file, ok := a.stdout.(*os.File)
+	return render.Options{Color: ok && render.ColorEnabled(a.getenv, file)}
 }
 
 func writeJSONFile(path string, v any) error {
@@ -421,11 +423,7 @@ func (a *app) renderValidation(v *render.Validation, f format) error {
 	case formatMarkdown:
 		return render.ValidationMarkdown(a.stdout, v, render.MarkdownOptions{})
 	}
-	var color bool
-	if file, ok := a.stdout.(*os.File); ok {
-		color = render.ColorEnabled(a.getenv, file)
-	}
-	return render.ValidationHuman(a.stdout, v, render.Options{Color: color})
+	return render.ValidationHuman(a.stdout, v, a.colorOptions())
 }
 
 // cmdDoctor tries every sandbox layer on this machine.
