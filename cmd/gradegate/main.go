@@ -12,15 +12,10 @@ import (
 )
 
 func main() {
-	// The sandbox re-executes this binary as its launcher; that path must not
-	// touch anything else first.
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
-		os.Exit(sandbox.Launch(os.Args[2:]))
-	}
-	// The gate holds tokens in its environment: make /proc/<pid>/environ and
-	// mem unreadable to every other process, graders of the same uid
-	// included, before anything else runs.
-	if err := sandbox.ProtectSelf(); err != nil {
+	// Before anything else: the sandbox re-executes this binary as its
+	// launcher, and the gate, which holds tokens in its environment, makes
+	// its /proc/<pid>/environ and memory unreadable to every other process.
+	if err := sandbox.Init(os.Args); err != nil {
 		fmt.Fprintf(os.Stderr, "gradegate: %v\n", err)
 		os.Exit(exitInternal)
 	}

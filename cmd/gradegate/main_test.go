@@ -17,21 +17,13 @@ import (
 // TestMain lets the test binary act as the gradegate command inside
 // testscript scripts, and as the sandbox launcher.
 func TestMain(m *testing.M) {
-	// The sandbox re-executes this binary (as os.Executable) as its launcher;
-	// under that name testscript would run the tests instead.
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
-		os.Exit(sandbox.Launch(os.Args[2:]))
-	}
-	// As main does: graders of the same uid must not read this process's
-	// environment (the sandbox refuses to start otherwise without Landlock).
-	if err := sandbox.ProtectSelf(); err != nil {
+	// As main does. The sandbox re-executes this binary (os.Executable) as
+	// its launcher, a name under which testscript would run the tests.
+	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
 	testscript.Main(m, map[string]func(){
 		"gradegate": func() {
-			if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
-				os.Exit(sandbox.Launch(os.Args[2:]))
-			}
 			os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 		},
 	})

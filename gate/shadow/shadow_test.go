@@ -21,12 +21,9 @@ import (
 // TestMain lets the test binary act as gradegate's sandbox launcher, the way
 // cmd/gradegate/main.go does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
-		os.Exit(sandbox.Launch(os.Args[2:]))
-	}
-	// As main does: graders of the same uid must not read this process's
-	// environment (the sandbox refuses to start otherwise without Landlock).
-	if err := sandbox.ProtectSelf(); err != nil {
+	// As main does: be the sandbox launcher when re-executed as one, and
+	// keep this process's environment from graders of the same uid.
+	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
 	os.Exit(m.Run())
