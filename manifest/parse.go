@@ -115,6 +115,10 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Rubric = d.rubric(top)
 	m.Grader = d.grader(top)
 	m.Gate = d.gate(top)
+	if m.Grader.Judge != nil && m.Gate.MinMutationScore != nil {
+		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
+			"mutation testing does not apply to a model grader (%s): it has no source to mutate; its canaries and calibration against human labels are what test it", m.Grader.Type)
+	}
 	if n := top.node("canaries"); n != nil {
 		before := len(d.errs)
 		m.Canaries, m.CanariesFile = d.canaries(n, d.lines["canaries"])
@@ -226,12 +230,19 @@ func (d *decoder) grader(top *section) Grader {
 	}
 	s, ok := d.mapping(n, "grader", d.lines["grader"],
 		"type", "name", "source", "sha256", "contract", "image_tag",
-		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation")
+		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation",
+		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
 	if !ok {
 		return g
 	}
-	s.require("type", "source", "sha256")
-	g.Type, _ = s.enum("type", "python")
+	s.require("type")
+	g.Type, _ = s.enum("type", "python", TypeScoreModel, TypeLabelModel)
+	if IsModelType(g.Type) {
+		d.modelGrader(s, &g)
+		return g
+	}
+	s.forbid("a python grader", modelKeys()...)
+	s.require("source", "sha256")
 	g.Source, _ = s.relPath("source")
 	g.SHA256, _ = s.digest("sha256")
 	if v, ok := s.str("name"); ok {

@@ -80,7 +80,7 @@ type Rubric struct {
 
 // Grader is the manifest's grader section.
 type Grader struct {
-	Type           string  `json:"type"`     // python
+	Type           string  `json:"type"`     // python | score_model | label_model
 	Name           string  `json:"name"`     // default: file stem of Source
 	Source         string  `json:"source"`   // path
 	SHA256         string  `json:"sha256"`   // digest of Source's bytes
@@ -91,6 +91,10 @@ type Grader struct {
 	Metric         string  `json:"metric"`          // default score
 	PassThreshold  float64 `json:"pass_threshold"`  // default 1.0
 	Isolation      string  `json:"isolation"`       // worker | case
+	// Judge holds the keys of a model grader (score_model, label_model);
+	// nil for a Python grader. The gate asks the model itself: nothing of
+	// a model grader runs in Python.
+	Judge *ModelGrader `json:"judge,omitempty"`
 }
 
 // Canary is one known input whose grade is known in advance.
