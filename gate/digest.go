@@ -41,7 +41,11 @@ func pinnedFiles(m *manifest.Manifest, withDataset bool) []pinnedFile {
 			files = append(files, pinnedFile{"samples", m.Samples.Path, m.Samples.SHA256, false})
 		}
 	}
-	files = append(files, pinnedFile{"grader", m.Grader.Source, m.Grader.SHA256, true})
+	if m.Grader.Judge == nil {
+		// A model grader is written in the manifest itself: it has no
+		// source file to pin, and its digest is of its keys.
+		files = append(files, pinnedFile{"grader", m.Grader.Source, m.Grader.SHA256, true})
+	}
 	if m.Rubric != nil && m.Rubric.Path != "" {
 		files = append(files, pinnedFile{"rubric", m.Rubric.Path, m.Rubric.SHA256, true})
 	}
@@ -74,6 +78,9 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 	}
 	if len(errs) > 0 {
 		return Digests{}, nil, errors.Join(errs...)
+	}
+	if m.Grader.Judge != nil {
+		d.Grader = manifest.GraderDigest(m.Grader)
 	}
 	return d, compareDigests(m, d, withDataset), nil
 }

@@ -64,6 +64,9 @@ type Results struct {
 	// Hosted is the local-versus-hosted parity of the canaries when `canary
 	// --hosted` ran them on OpenAI's hosted grader, with every attempt.
 	Hosted *hosted.Report `json:"hosted,omitempty"`
+	// Judge is what a model grader's calls cost (calls, cache, tokens,
+	// time); nil for a Python grader.
+	Judge *JudgeUsage `json:"judge,omitempty"`
 }
 
 // AddHosted records a hosted parity report; any disagreement, or a hosted

@@ -159,6 +159,9 @@ func (d *decoder) modelGrader(s *section, g *Grader) {
 	if n := s.node("sampling_params"); n != nil {
 		j.SamplingParams = d.samplingParams(n, s.key("sampling_params"))
 	}
+	if j.Endpoint == EndpointResponses && j.SamplingParams.Seed != nil {
+		d.fail(d.lines[s.key("sampling_params.seed")], s.key("sampling_params.seed"), "the responses endpoint takes no seed; use endpoint: chat_completions, or drop the seed")
+	}
 	switch g.Type {
 	case TypeScoreModel:
 		s.forbid("a score_model grader (labels are a label_model's)", "labels", "passing_labels")

@@ -1,0 +1,385 @@
+// Package judge grades with a model grader: OpenAI's score_model and
+// label_model, asked by the gate itself over OpenAI's API (chat completions
+// or responses). Nothing of the grader runs in Python and the API key never
+// enters a sandbox: the gate renders the prompt from the sample and the
+// item, sends it, and reads the reply strictly.
+//
+// Every call can be recorded in a Cache keyed by the digest of the exact
+// request and replayed, so a run with a complete cache needs neither the
+// network nor a key and gives the same verdict.
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// DefaultConcurrency is how many model calls are in flight at once.
+const DefaultConcurrency = 8
+
+// ErrorTypes of the outcomes a judge gives besides a reply.
+const (
+	// ErrTemplate: a template names a value the sample or item lacks.
+	ErrTemplate = "TemplateError"
+	// ErrNotSent: the call was not sent because the run's budget
+	// (grader.max_calls) would be exceeded.
+	ErrNotSent = "JudgeBudgetExceeded"
+	// ErrInvalidReply: the reply is no score in range and none of the labels.
+	ErrInvalidReply = "InvalidReply"
+)
+
+// Config is how a Judge asks.
+type Config struct {
+	// Grader is the manifest's grader; Grader.Judge must be set.
+	Grader manifest.Grader
+	// BaseURL is the API's base URL (DefaultBaseURL when empty), without
+	// a trailing slash.
+	BaseURL string
+	// APIKey authenticates the calls; without it only the cache answers.
+	APIKey string
+	// HTTPClient sends the calls; http.DefaultClient when nil.
+	HTTPClient *http.Client
+	// Concurrency bounds the calls in flight; DefaultConcurrency when 0.
+	Concurrency int
+	// Cache and CacheMode record and replay calls; nil: no cache.
+	Cache     *Cache
+	CacheMode CacheMode
+	// MaxRetries is the retries of one call; DefaultMaxRetries when nil.
+	MaxRetries *int
+	// Sleep and Random drive the retry backoff; tests replace them.
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Random func() float64
+	// Now is the clock for durations; time.Now when nil.
+	Now func() time.Time
+}
+
+// Judge grades tasks by asking the model. It implements gate.Runner.
+type Judge struct {
+	g      manifest.Grader
+	client *client // nil without a key
+	cache  *Cache
+	mode   CacheMode
+	conc   int
+	now    func() time.Time
+
+	mu     sync.Mutex
+	budget int // calls still allowed; -1: no bound
+	usage  gate.JudgeUsage
+}
+
+var _ gate.Runner = (*Judge)(nil)
+
+// New returns a Judge for cfg. It makes no call.
+func New(cfg Config) (*Judge, error) {
+	g := cfg.Grader
+	if g.Judge == nil || !manifest.IsModelType(g.Type) {
+		return nil, fmt.Errorf("judge: grader type %q is not a model grader", g.Type)
+	}
+	j := &Judge{g: g, cache: cfg.Cache, mode: cfg.CacheMode, conc: cfg.Concurrency, now: cfg.Now, budget: -1}
+	if j.cache == nil {
+		j.mode = CacheOff
+	} else if j.mode == "" {
+		j.mode = CacheReadWrite
+	}
+	if j.conc <= 0 {
+		j.conc = DefaultConcurrency
+	}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	if g.Judge.MaxCalls > 0 {
+		j.budget = g.Judge.MaxCalls
+	}
+	if cfg.APIKey != "" {
+		c := &client{
+			baseURL:    strings.TrimSuffix(cfg.BaseURL, "/"),
+			key:        cfg.APIKey,
+			http:       cfg.HTTPClient,
+			timeout:    time.Duration(g.TimeoutSeconds) * time.Second,
+			maxRetries: DefaultMaxRetries,
+			sleep:      cfg.Sleep,
+			random:     cfg.Random,
+		}
+		if c.baseURL == "" {
+			c.baseURL = DefaultBaseURL
+		}
+		if c.http == nil {
+			c.http = http.DefaultClient
+		}
+		if cfg.MaxRetries != nil {
+			c.maxRetries = max(*cfg.MaxRetries, 0)
+		}
+		if c.sleep == nil {
+			c.sleep = sleepCtx
+		}
+		if c.random == nil {
+			c.random = rand.Float64
+		}
+		j.client = c
+	}
+	j.usage = gate.JudgeUsage{
+		Type:      g.Type,
+		Model:     g.Judge.Model,
+		Endpoint:  g.Judge.Endpoint,
+		MaxCalls:  g.Judge.MaxCalls,
+		CacheMode: string(j.mode),
+	}
+	return j, nil
+}
+
+// Sandbox says that nothing ran in a sandbox: a model grader runs no
+// grader code at all.
+func (j *Judge) Sandbox() gate.Sandbox { return gate.Sandbox{UID: -1} }
+
+// Usage is what the calls so far cost.
+func (j *Judge) Usage() *gate.JudgeUsage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	u := j.usage
+	u.NotSentIDs = listed(u.NotSentIDs)
+	u.InvalidIDs = listed(u.InvalidIDs)
+	return &u
+}
+
+// maxListed bounds the IDs a usage block names; its counts count them all.
+const maxListed = 100
+
+// listed is ids sorted (calls finish in any order) and cut to maxListed.
+func listed(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out[:min(len(out), maxListed)]
+}
+
+// Plan returns the IDs of the tasks the cache cannot answer: the calls a
+// run needs. A task whose prompt cannot be rendered needs no call.
+func (j *Judge) Plan(tasks []gate.Task) ([]string, error) {
+	var misses []string
+	for _, t := range tasks {
+		r, err := j.request(t)
+		var te *TemplateError
+		if errors.As(err, &te) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.ID, err)
+		}
+		if j.mode.reads() && j.cache.has(r) {
+			continue
+		}
+		misses = append(misses, t.ID)
+	}
+	return misses, nil
+}
+
+// Reserve records that a run needs needed calls beyond the cache. When
+// that is more than grader.max_calls, no call is sent at all: a run that
+// cannot finish within its budget spends none of it, and every task the
+// cache cannot answer errors as not sent.
+func (j *Judge) Reserve(needed int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.usage.Needed += needed
+	if j.budget >= 0 && needed > j.budget {
+		j.budget = 0
+	}
+}
+
+// HasKey reports whether the judge may call the API.
+func (j *Judge) HasKey() bool { return j.client != nil }
+
+func (j *Judge) request(t gate.Task) (request, error) {
+	v, err := decodeVars(t.Sample, t.Item)
+	if err != nil {
+		return request{}, err
+	}
+	return buildRequest(j.g, v)
+}
+
+// Grade asks the model for every task, at most Concurrency calls at once,
+// and returns the outcomes in task order. The error is the tool failing:
+// the API refusing or unreachable after its retries, a miss without a key,
+// a corrupt cache. A reply that cannot be read is an invalid_return
+// outcome, never an error and never a score.
+func (j *Judge) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	start := j.now()
+	defer func() {
+		j.mu.Lock()
+		j.usage.WallMS += float64(j.now().Sub(start).Microseconds()) / 1000
+		j.mu.Unlock()
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]gate.Outcome, len(tasks))
+	errs := make([]error, len(tasks))
+	sem := make(chan struct{}, j.conc)
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			if err := firstCause(errs); err != nil {
+				return nil, err
+			}
+			return nil, ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			o, err := j.grade(ctx, t)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", t.ID, err)
+				cancel()
+				return
+			}
+			out[i] = o
+		}()
+	}
+	wg.Wait()
+	if err := firstCause(errs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// firstCause is the first error that is not a call canceled because
+// another failed, or the first error when all are.
+func firstCause(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// grade asks for one task.
+func (j *Judge) grade(ctx context.Context, t gate.Task) (gate.Outcome, error) {
+	r, err := j.request(t)
+	var te *TemplateError
+	if errors.As(err, &te) {
+		return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{
+			Class: gate.ClassGraderException, Type: ErrTemplate, Message: te.Error(),
+		}}, nil
+	}
+	if err != nil {
+		return gate.Outcome{}, err
+	}
+	if j.mode.reads() {
+		e, ok, err := j.cache.get(r)
+		if err != nil {
+			return gate.Outcome{}, err
+		}
+		if ok {
+			env, err := parseEnvelope(r.path, e.Response)
+			if err != nil {
+				return gate.Outcome{}, fmt.Errorf("judge cache entry %s: %w", r.key, err)
+			}
+			j.mu.Lock()
+			j.usage.Cached++
+			j.usage.CachedTokens.Input += env.tokens.Input
+			j.usage.CachedTokens.Output += env.tokens.Output
+			j.mu.Unlock()
+			return j.outcome(t, r, env, e.DurationMS), nil
+		}
+	}
+	if !j.take() {
+		j.mu.Lock()
+		j.usage.NotSent++
+		j.usage.NotSentIDs = append(j.usage.NotSentIDs, t.ID)
+		j.mu.Unlock()
+		return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{
+			Class: gate.ClassGraderException, Type: ErrNotSent,
+			Message: fmt.Sprintf("not sent: grader.max_calls (%d) is less than the calls this run needs", j.g.Judge.MaxCalls),
+		}}, nil
+	}
+	if j.client == nil {
+		return gate.Outcome{}, fmt.Errorf("the judge cache has no reply for this request (%s) and there is no OPENAI_API_KEY to ask the model: %w", r.key, errNoKey)
+	}
+	began := j.now()
+	a, err := j.client.do(ctx, r)
+	if err != nil {
+		return gate.Outcome{}, fmt.Errorf("asking %s: %w", j.g.Judge.Model, err)
+	}
+	ms := float64(j.now().Sub(began).Microseconds()) / 1000
+	env, err := parseEnvelope(r.path, a.body)
+	if err != nil {
+		return gate.Outcome{}, fmt.Errorf("asking %s: %w", j.g.Judge.Model, err)
+	}
+	j.mu.Lock()
+	j.usage.Calls++
+	j.usage.Retries += a.retries
+	j.usage.Tokens.Input += env.tokens.Input
+	j.usage.Tokens.Output += env.tokens.Output
+	j.mu.Unlock()
+	if j.mode.writes() {
+		if err := j.cache.put(r, a.body, ms); err != nil {
+			return gate.Outcome{}, err
+		}
+	}
+	return j.outcome(t, r, env, ms), nil
+}
+
+// take spends one call of the budget.
+func (j *Judge) take() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.budget == 0 {
+		return false
+	}
+	if j.budget > 0 {
+		j.budget--
+	}
+	return true
+}
+
+// judged is a case's "judge" field: the reply and what was read from it,
+// so a reviewer sees why the case passed or failed.
+type judged struct {
+	Model   string `json:"model"`
+	Reply   string `json:"reply"`
+	Label   string `json:"label,omitempty"`
+	Request string `json:"request_sha256"`
+}
+
+// outcome turns a reply into the task's outcome.
+func (j *Judge) outcome(t gate.Task, r request, env envelope, ms float64) gate.Outcome {
+	info, _ := json.Marshal(judged{Model: j.g.Judge.Model, Reply: cut(env.text), Request: r.key})
+	v, err := parseReply(j.g, env)
+	if err != nil {
+		j.mu.Lock()
+		j.usage.InvalidReplies++
+		j.usage.InvalidIDs = append(j.usage.InvalidIDs, t.ID)
+		j.mu.Unlock()
+		return gate.Outcome{Class: gate.ClassInvalidReturn, Judge: info, DurationMS: ms, Error: &gate.CaseError{
+			Class: gate.ClassInvalidReturn, Type: ErrInvalidReply, Message: err.Error(),
+		}}
+	}
+	if v.label != "" {
+		info, _ = json.Marshal(judged{Model: j.g.Judge.Model, Reply: cut(env.text), Label: v.label, Request: r.key})
+	}
+	score := v.score
+	return gate.Outcome{Class: gate.ClassOK, Score: &score, Scores: map[string]float64{"score": score}, Judge: info, DurationMS: ms}
+}
