@@ -30,6 +30,7 @@ type gradeFlags struct {
 	workers     int
 	unsandboxed bool
 	python      string
+	judge       judgeFlags // model graders
 }
 
 func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -40,6 +41,7 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Var(positive{&g.workers}, "workers", "grader processes; default: the number of CPUs")
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
+	g.judge.register(fs)
 }
 
 // suite is a loaded manifest with the bytes its digests were checked against.
@@ -227,6 +229,13 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 			return a.fail(name, err)
 		}
 	}
+	if s.m.Grader.Judge != nil {
+		opts := gate.Options{Version: version, CanariesOnly: canariesOnly}
+		if f.shard.count > 0 {
+			opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
+		}
+		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
+	}
 	if hostedOn && a.getenv("OPENAI_API_KEY") == "" {
 		return a.fail(name, fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput))
 	}
@@ -391,14 +400,16 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 			File: s.m.File, Line: s.m.Line(mm.Key), Message: digestMessage(mm),
 		})
 	}
-	py, err := worker.ResolvePython(ctx, python)
-	if err != nil {
-		return a.fail("validate", fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err))
-	}
-	s.python = py
-	lintFindings, err := s.lint(ctx)
-	if err != nil {
-		return a.fail("validate", err)
+	lintFindings := lint.ModelGrader(s.m)
+	if s.m.Grader.Judge == nil {
+		py, err := worker.ResolvePython(ctx, python)
+		if err != nil {
+			return a.fail("validate", fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err))
+		}
+		s.python = py
+		if lintFindings, err = s.lint(ctx); err != nil {
+			return a.fail("validate", err)
+		}
 	}
 	for _, fd := range append(append(set.Findings, lintFindings...), coverageFindings(s.m, set)...) {
 		if fd.Severity == manifest.SeverityHold {

@@ -40,6 +40,11 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
+	if s.m.Grader.Judge != nil {
+		// A model grader has no source whose mutants its canaries could
+		// kill; its canaries and its calibration are what test it.
+		return a.fail("mutate", notForModelGraders(s.m, "mutation testing (there is no grader source to mutate; the canaries and calibration against human labels test a model grader)"))
+	}
 	set, err := dataset.Load(s.fsys, s.m)
 	if err != nil {
 		return a.fail("mutate", err)
@@ -158,7 +163,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	var f gradeFlags
 	f.register(fs, a.getenv)
 	var basePath string
-	fs.StringVar(&basePath, "base", "", "the old grader source to compare with (required)")
+	fs.StringVar(&basePath, "base", "", "the old grader source to compare with, or for a model grader a manifest whose grader block is the base (required)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -178,6 +183,13 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
+	if s.m.Grader.Judge != nil {
+		rep, err := a.shadowJudge(ctx, s, set, basePath, f)
+		if err != nil {
+			return a.fail("shadow", err)
+		}
+		return a.shadowDone(s, rep, f)
+	}
 	head, err := s.graderSource()
 	if err != nil {
 		return a.fail("shadow", err)
@@ -194,6 +206,11 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
+	return a.shadowDone(s, rep, f)
+}
+
+// shadowDone writes a shadow report and turns it into the exit code.
+func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 	if err := a.writeReport(rep, f); err != nil {
 		return a.fail("shadow", err)
 	}

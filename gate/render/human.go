@@ -153,6 +153,9 @@ func humanHeader(ew *errWriter, res *gate.Results, p palette) {
 	}
 	ew.printf("%s\n", line)
 	ew.printf("%s\n", SandboxLine(res.Sandbox))
+	if res.Judge != nil {
+		ew.printf("%s\n", JudgeLine(res.Judge))
+	}
 	if res.Sandbox.Unsandboxed {
 		ew.printf("%s\n", p.loud.Sprint(unsandboxedLine))
 	}

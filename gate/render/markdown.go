@@ -336,6 +336,9 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		head.WriteString(" (unsandboxed)")
 	}
 	fmt.Fprintf(&head, "\n\n`%s`\n", SandboxLine(res.Sandbox))
+	if res.Judge != nil {
+		fmt.Fprintf(&head, "\n%s\n", md(JudgeLine(res.Judge)))
+	}
 	if res.Sandbox.Unsandboxed {
 		fmt.Fprintf(&head, "\n> ⚠️ **%s**\n", unsandboxedLine)
 	}
