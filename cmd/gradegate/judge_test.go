@@ -49,7 +49,7 @@ func newFakeModel(t *testing.T) *fakeModel {
 			return
 		}
 		var body struct {
-			Model    string `json:"model"`
+			Model    string                     `json:"model"`
 			Messages []struct{ Content string } `json:"messages"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
