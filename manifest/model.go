@@ -113,6 +113,17 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
+// failed reports whether a problem was reported at one of keys: the
+// canaries' polarity is not judged against a threshold that did not read.
+func (d *decoder) failed(keys ...string) bool {
+	for _, e := range d.errs {
+		if slices.Contains(keys, e.Key) {
+			return true
+		}
+	}
+	return false
+}
+
 // modelKeys are the grader keys only a model grader has.
 func modelKeys() []string {
 	return []string{"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls"}
