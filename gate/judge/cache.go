@@ -94,7 +94,7 @@ func (c *Cache) get(r request) (e entry, ok bool, err error) {
 	if e.Schema != CacheSchema {
 		return entry{}, false, fmt.Errorf("judge cache: %s has schema %q, want %q", name, e.Schema, CacheSchema)
 	}
-	if e.Path != r.path || !bytes.Equal(compact(e.Request), r.body) {
+	if e.Path != r.path || !bytes.Equal(e.Request, r.body) && !bytes.Equal(compact(e.Request), r.body) {
 		return entry{}, false, fmt.Errorf("judge cache: %s does not hold the request its name is the digest of", name)
 	}
 	return e, true, nil

@@ -67,7 +67,8 @@ type Config struct {
 // Judge grades tasks by asking the model. It implements gate.Runner.
 type Judge struct {
 	g      manifest.Grader
-	client *client // nil without a key
+	format json.RawMessage // the structured output asked for
+	client *client         // nil without a key
 	cache  *Cache
 	mode   CacheMode
 	conc   int
@@ -87,6 +88,11 @@ func New(cfg Config) (*Judge, error) {
 		return nil, fmt.Errorf("judge: grader type %q is not a model grader", g.Type)
 	}
 	j := &Judge{g: g, cache: cfg.Cache, mode: cfg.CacheMode, conc: cfg.Concurrency, now: cfg.Now, budget: -1}
+	format, err := responseFormat(g)
+	if err != nil {
+		return nil, err
+	}
+	j.format = format
 	if j.cache == nil {
 		j.mode = CacheOff
 	} else if j.mode == "" {
@@ -207,7 +213,7 @@ func (j *Judge) request(t gate.Task) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	return buildRequest(j.g, v)
+	return buildRequest(j.g, j.format, v)
 }
 
 // Grade asks the model for every task, at most Concurrency calls at once,

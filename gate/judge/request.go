@@ -32,25 +32,25 @@ type message struct {
 // chatRequest is the body of POST /chat/completions. Field order is fixed by
 // the struct, so the same grader and task always give the same bytes.
 type chatRequest struct {
-	Model               string    `json:"model"`
-	Messages            []message `json:"messages"`
-	ResponseFormat      any       `json:"response_format"`
-	Seed                *int64    `json:"seed,omitempty"`
-	Temperature         *float64  `json:"temperature,omitempty"`
-	TopP                *float64  `json:"top_p,omitempty"`
-	MaxCompletionTokens *int      `json:"max_completion_tokens,omitempty"`
-	ReasoningEffort     string    `json:"reasoning_effort,omitempty"`
+	Model               string          `json:"model"`
+	Messages            []message       `json:"messages"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Seed                *int64          `json:"seed,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
 }
 
 // responsesRequest is the body of POST /responses.
 type responsesRequest struct {
-	Model           string     `json:"model"`
-	Input           []message  `json:"input"`
-	Text            any        `json:"text"`
-	Temperature     *float64   `json:"temperature,omitempty"`
-	TopP            *float64   `json:"top_p,omitempty"`
-	MaxOutputTokens *int       `json:"max_output_tokens,omitempty"`
-	Reasoning       *reasoning `json:"reasoning,omitempty"`
+	Model           string          `json:"model"`
+	Input           []message       `json:"input"`
+	Text            json.RawMessage `json:"text"`
+	Temperature     *float64        `json:"temperature,omitempty"`
+	TopP            *float64        `json:"top_p,omitempty"`
+	MaxOutputTokens *int            `json:"max_output_tokens,omitempty"`
+	Reasoning       *reasoning      `json:"reasoning,omitempty"`
 	// Store false: a grading call has no reason to be kept server-side.
 	Store bool `json:"store"`
 }
@@ -89,9 +89,31 @@ func resultSchema(g manifest.Grader) (name string, schema any) {
 	}
 }
 
+// responseFormat is the encoded structured-output request of the grader's
+// endpoint: chat completions' response_format, or the responses API's
+// text. It is the same for every task, so it is encoded once.
+func responseFormat(g manifest.Grader) (json.RawMessage, error) {
+	name, schema := resultSchema(g)
+	var v any = map[string]any{"type": "json_schema", "json_schema": map[string]any{
+		"name": name, "strict": true, "schema": schema,
+	}}
+	if g.Judge.Endpoint == manifest.EndpointResponses {
+		v = map[string]any{"format": map[string]any{
+			"type": "json_schema", "name": name, "strict": true, "schema": schema,
+		}}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding the response format: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // buildRequest renders the grader's prompt for one task and encodes the
-// request for the grader's endpoint.
-func buildRequest(g manifest.Grader, v vars) (request, error) {
+// request for the grader's endpoint; format is responseFormat(g).
+func buildRequest(g manifest.Grader, format json.RawMessage, v vars) (request, error) {
 	j := g.Judge
 	msgs := make([]message, len(j.Input))
 	for i, m := range j.Input {
@@ -101,7 +123,6 @@ func buildRequest(g manifest.Grader, v vars) (request, error) {
 		}
 		msgs[i] = message{Role: m.Role, Content: text}
 	}
-	name, schema := resultSchema(g)
 	p := j.SamplingParams
 	var body any
 	path := pathChat
@@ -109,11 +130,9 @@ func buildRequest(g manifest.Grader, v vars) (request, error) {
 	case manifest.EndpointResponses:
 		path = pathResponses
 		r := responsesRequest{
-			Model: j.Model,
-			Input: msgs,
-			Text: map[string]any{"format": map[string]any{
-				"type": "json_schema", "name": name, "strict": true, "schema": schema,
-			}},
+			Model:           j.Model,
+			Input:           msgs,
+			Text:            format,
 			Temperature:     p.Temperature,
 			TopP:            p.TopP,
 			MaxOutputTokens: p.MaxCompletionsTokens,
@@ -124,11 +143,9 @@ func buildRequest(g manifest.Grader, v vars) (request, error) {
 		body = r
 	default:
 		body = chatRequest{
-			Model:    j.Model,
-			Messages: msgs,
-			ResponseFormat: map[string]any{"type": "json_schema", "json_schema": map[string]any{
-				"name": name, "strict": true, "schema": schema,
-			}},
+			Model:               j.Model,
+			Messages:            msgs,
+			ResponseFormat:      format,
 			Seed:                p.Seed,
 			Temperature:         p.Temperature,
 			TopP:                p.TopP,
