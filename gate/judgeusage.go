@@ -74,3 +74,49 @@ func (r *Results) AddJudge(u *JudgeUsage, lint []manifest.Finding) {
 		r.Verdict = VerdictHold
 	}
 }
+
+// CodeModelNotPinned is the lint finding of a model grader whose model is
+// an alias rather than a dated snapshot. It holds as grader_lint.
+const CodeModelNotPinned = "model_not_pinned"
+
+// splitJudgeLint separates a model grader's lint findings, which AddJudge
+// weighs, from the others.
+func splitJudgeLint(fs []manifest.Finding) (rest, judge []manifest.Finding) {
+	for _, f := range fs {
+		if f.Code == CodeModelNotPinned {
+			judge = append(judge, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	return rest, judge
+}
+
+// mergeJudge adds up the shards' judge usage; nil when no shard asked a
+// model.
+func mergeJudge(parts []*Results) *JudgeUsage {
+	var out *JudgeUsage
+	for _, p := range parts {
+		u := p.Judge
+		if u == nil {
+			continue
+		}
+		if out == nil {
+			out = &JudgeUsage{Type: u.Type, Model: u.Model, Endpoint: u.Endpoint, MaxCalls: u.MaxCalls, CacheMode: u.CacheMode}
+		}
+		out.Calls += u.Calls
+		out.Retries += u.Retries
+		out.Cached += u.Cached
+		out.NotSent += u.NotSent
+		out.NotSentIDs = append(out.NotSentIDs, u.NotSentIDs...)
+		out.Needed += u.Needed
+		out.InvalidReplies += u.InvalidReplies
+		out.InvalidIDs = append(out.InvalidIDs, u.InvalidIDs...)
+		out.Tokens.Input += u.Tokens.Input
+		out.Tokens.Output += u.Tokens.Output
+		out.CachedTokens.Input += u.CachedTokens.Input
+		out.CachedTokens.Output += u.CachedTokens.Output
+		out.WallMS += u.WallMS
+	}
+	return out
+}

@@ -79,6 +79,8 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 			manifest.ErrInput, intendedSum, intended)
 	}
 
+	// A model grader's lint and usage are weighed by AddJudge, as in a run.
+	findings, judgeLint := splitJudgeLint(findings)
 	ev := Evidence{
 		Cases:            cases,
 		NotInDataset:     intended - len(cases),
@@ -93,6 +95,7 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 		ev.ExtraRows = max(len(cases)-m.Dataset.IntendedCases, 0)
 	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
+	res.AddJudge(mergeJudge(parts), judgeLint)
 	res.Versions = first.Versions
 	res.Manifest = first.Manifest
 	if m.File != "" {
