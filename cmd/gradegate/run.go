@@ -45,14 +45,14 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--workers N] [--unsandboxed]", "the full gate", (*app).cmdRun},
+		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun},
 		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate},
 		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F]", "canaries only", (*app).cmdCanary},
 		{"pin", "pin [MANIFEST]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
 		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F]", "combine shard results into one verdict", (*app).cmdMerge},
 		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
 		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
-		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py [--format F] [--results FILE]", "grade the cases with the old and the new grader source", (*app).cmdShadow},
+		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py|BASE_MANIFEST [--format F] [--results FILE]", "grade the cases with the old and the new grader", (*app).cmdShadow},
 		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
 		{"version", "version", "print the version", (*app).cmdVersion},
 	}
