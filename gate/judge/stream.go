@@ -1,0 +1,103 @@
+package judge
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+var _ gate.StreamRunner = (*Judge)(nil)
+
+// Stream grades tasks as next produces them, with at most Concurrency
+// calls in flight, and emits each outcome as soon as its reply is read:
+// a slow reply holds back no other case. It implements gate.StreamRunner.
+func (j *Judge) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+	start := j.now()
+	defer func() {
+		j.mu.Lock()
+		j.usage.WallMS += float64(j.now().Sub(start).Microseconds()) / 1000
+		j.mu.Unlock()
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type done struct {
+		seq int
+		o   gate.Outcome
+		err error
+	}
+	results := make(chan done)
+	var (
+		errMu    sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+
+	// Outcomes are emitted from their own goroutine, so emit is never held
+	// back by a next that waits for it to drain.
+	emitted := make(chan struct{})
+	go func() {
+		defer close(emitted)
+		for d := range results {
+			if d.err != nil {
+				fail(d.err)
+				continue
+			}
+			if ctx.Err() != nil {
+				continue
+			}
+			if err := emit(d.seq, d.o); err != nil {
+				fail(err)
+			}
+		}
+	}()
+
+	sem := make(chan struct{}, j.conc)
+	var wg sync.WaitGroup
+	for seq := 0; ; seq++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		t, ok, err := next()
+		if err != nil {
+			<-sem
+			fail(err)
+			break
+		}
+		if !ok {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			o, err := j.grade(ctx, t)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", t.ID, err)
+			}
+			results <- done{seq: seq, o: o, err: err}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	<-emitted
+	errMu.Lock()
+	defer errMu.Unlock()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
