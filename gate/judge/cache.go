@@ -73,10 +73,19 @@ func (c *Cache) has(r request) bool {
 // grade with a reply to some other prompt.
 func (c *Cache) get(r request) (e entry, ok bool, err error) {
 	name := c.file(r.key)
-	f, err := os.Open(name)
+	// A cache may come from the repository: only a regular file is read,
+	// never a link, a pipe or a device.
+	info, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return entry{}, false, nil
 	}
+	if err != nil {
+		return entry{}, false, fmt.Errorf("judge cache: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return entry{}, false, fmt.Errorf("judge cache: %s is not a regular file", name)
+	}
+	f, err := os.Open(name)
 	if err != nil {
 		return entry{}, false, fmt.Errorf("judge cache: %w", err)
 	}

@@ -458,4 +458,15 @@ func TestTamperedCache(t *testing.T) {
 	if errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "does not hold") {
 		t.Errorf("the cause is lost: %v", err)
 	}
+
+	// A link in place of an entry is not followed.
+	os.WriteFile(files[0], b, 0o644)
+	os.Rename(files[1], files[1]+".real")
+	if err := os.Symlink(files[1]+".real", files[1]); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runGate(t, m, fsys, set, judge.Config{Cache: &judge.Cache{Dir: dir}})
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("err = %v", err)
+	}
 }
