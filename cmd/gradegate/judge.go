@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
@@ -50,6 +51,12 @@ func (a *app) newJudge(g manifest.Grader, f judgeFlags) (*judge.Judge, error) {
 		APIKey:      a.getenv("OPENAI_API_KEY"),
 		HTTPClient:  &http.Client{},
 		Concurrency: f.concurrency,
+	}
+	if cfg.BaseURL != "" {
+		u, err := url.Parse(cfg.BaseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("%w: OPENAI_BASE_URL must be an http or https URL such as %s", manifest.ErrInput, judge.DefaultBaseURL)
+		}
 	}
 	if f.mode != "" {
 		mode, err := judge.ParseCacheMode(f.mode)
