@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
@@ -232,32 +233,34 @@ func (j *Judge) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, e
 	defer cancel()
 	out := make([]gate.Outcome, len(tasks))
 	errs := make([]error, len(tasks))
-	sem := make(chan struct{}, j.conc)
+	// A few long-lived workers rather than a goroutine per task: each
+	// would grow its stack anew for the JSON work of every task.
+	var taken atomic.Int64
 	var wg sync.WaitGroup
-	for i, t := range tasks {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			if err := firstCause(errs); err != nil {
-				return nil, err
-			}
-			return nil, ctx.Err()
-		}
+	for range min(j.conc, len(tasks)) {
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			o, err := j.grade(ctx, t)
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", t.ID, err)
-				cancel()
-				return
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(taken.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
+				o, err := j.grade(ctx, tasks[i])
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %w", tasks[i].ID, err)
+					cancel()
+					return
+				}
+				out[i] = o
 			}
-			out[i] = o
 		}()
 	}
 	wg.Wait()
 	if err := firstCause(errs); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil

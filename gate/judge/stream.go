@@ -61,36 +61,43 @@ func (j *Judge) Stream(ctx context.Context, next func() (gate.Task, bool, error)
 		}
 	}()
 
-	sem := make(chan struct{}, j.conc)
+	type job struct {
+		seq int
+		t   gate.Task
+	}
+	// A fixed set of workers, as in Grade.
+	work := make(chan job)
 	var wg sync.WaitGroup
-	for seq := 0; ; seq++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	for range j.conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for jb := range work {
+				o, err := j.grade(ctx, jb.t)
+				if err != nil {
+					err = fmt.Errorf("%s: %w", jb.t.ID, err)
+				}
+				results <- done{seq: jb.seq, o: o, err: err}
+			}
+		}()
+	}
+pull:
+	for seq := 0; ctx.Err() == nil; seq++ {
 		t, ok, err := next()
 		if err != nil {
-			<-sem
 			fail(err)
 			break
 		}
 		if !ok {
-			<-sem
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			o, err := j.grade(ctx, t)
-			if err != nil {
-				err = fmt.Errorf("%s: %w", t.ID, err)
-			}
-			results <- done{seq: seq, o: o, err: err}
-		}()
+		select {
+		case work <- job{seq, t}:
+		case <-ctx.Done():
+			break pull
+		}
 	}
+	close(work)
 	wg.Wait()
 	close(results)
 	<-emitted
