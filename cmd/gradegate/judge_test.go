@@ -192,6 +192,16 @@ func TestJudgeRun(t *testing.T) {
 		t.Errorf("the replay differs from the recorded run:\n%s\n%s", x, y)
 	}
 
+	// compare reads model-graded results like any others.
+	code, out3, err3 := runCLI(t, judgeEnv(), "compare", first, second, "--format", "json")
+	var cmpRep struct {
+		Matched int               `json:"matched"`
+		Flipped []json.RawMessage `json:"flipped"`
+	}
+	if code != exitPass || json.Unmarshal([]byte(out3), &cmpRep) != nil || cmpRep.Matched != 8 || len(cmpRep.Flipped) != 0 {
+		t.Errorf("compare: exit %d %+v\n%s%s", code, cmpRep, out3, err3)
+	}
+
 	for name, text := range map[string]string{"stdout": out1 + out2, "stderr": err1 + err2} {
 		if strings.Contains(text, "TOPSECRET") {
 			t.Errorf("%s shows the key", name)

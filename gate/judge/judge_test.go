@@ -41,6 +41,7 @@ func TestGateWithJudge(t *testing.T) {
 		classes     map[string]string
 		invalid     int
 		falsePasses int
+		canaryFails []string
 	}{
 		{
 			name:    "a judge that agrees with the labels passes",
@@ -55,6 +56,15 @@ func TestGateWithJudge(t *testing.T) {
 			reasons:     []string{gate.ReasonFalsePass},
 			classes:     map[string]string{"c1": "ok/pass", "c2": "ok/fail", "c3": "ok/pass", "c4": "ok/pass"},
 			falsePasses: 1,
+		},
+		{
+			name:        "a judge that passes everything fails its negative canary",
+			answer:      func(string) reply { return result(1) },
+			verdict:     gate.VerdictHold,
+			reasons:     []string{gate.ReasonCanaryFailed, gate.ReasonFalsePass},
+			classes:     map[string]string{"c1": "ok/pass", "c2": "ok/pass", "c3": "ok/pass", "c4": "ok/pass"},
+			falsePasses: 2,
+			canaryFails: []string{"wrong-answer"},
 		},
 		{
 			name: "garbage replies are invalid returns, counted, never a pass or a fail",
@@ -87,10 +97,14 @@ func TestGateWithJudge(t *testing.T) {
 			if res.Verdict != tt.verdict || !slices.Equal(reasonCodes(res), tt.reasons) {
 				t.Errorf("verdict %s %v, want %s %v", res.Verdict, reasonCodes(res), tt.verdict, tt.reasons)
 			}
+			var failed []string
 			for _, c := range res.Canaries {
 				if c.Status != "pass" {
-					t.Errorf("canary %s: %s (%s)", c.Name, c.Status, c.Message)
+					failed = append(failed, c.Name)
 				}
+			}
+			if !slices.Equal(failed, tt.canaryFails) {
+				t.Errorf("failed canaries %v, want %v", failed, tt.canaryFails)
 			}
 			if got := caseClasses(res); !equalMaps(got, tt.classes) {
 				t.Errorf("cases = %v, want %v", got, tt.classes)
