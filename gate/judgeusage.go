@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -117,6 +118,13 @@ func mergeJudge(parts []*Results) *JudgeUsage {
 		out.CachedTokens.Input += u.CachedTokens.Input
 		out.CachedTokens.Output += u.CachedTokens.Output
 		out.WallMS += u.WallMS
+	}
+	if out != nil {
+		// Each shard lists at most 100; so does the merged block.
+		for _, ids := range []*[]string{&out.NotSentIDs, &out.InvalidIDs} {
+			slices.Sort(*ids)
+			*ids = (*ids)[:min(len(*ids), 100)]
+		}
 	}
 	return out
 }

@@ -162,6 +162,17 @@ func (j *Judge) Usage() *gate.JudgeUsage {
 // maxListed bounds the IDs a usage block names; its counts count them all.
 const maxListed = 100
 
+// addListed records id in list, keeping the list short: past twice
+// maxListed it keeps the maxListed that sort first, which are the ones
+// listed will show.
+func addListed(list *[]string, id string) {
+	*list = append(*list, id)
+	if len(*list) > 2*maxListed {
+		slices.Sort(*list)
+		*list = (*list)[:maxListed]
+	}
+}
+
 // listed is ids sorted (calls finish in any order) and cut to maxListed.
 func listed(ids []string) []string {
 	if len(ids) == 0 {
@@ -317,7 +328,7 @@ func (j *Judge) grade(ctx context.Context, t gate.Task) (gate.Outcome, error) {
 	if !j.take() {
 		j.mu.Lock()
 		j.usage.NotSent++
-		j.usage.NotSentIDs = append(j.usage.NotSentIDs, t.ID)
+		addListed(&j.usage.NotSentIDs, t.ID)
 		j.mu.Unlock()
 		return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{
 			Class: gate.ClassGraderException, Type: ErrNotSent,
@@ -380,7 +391,7 @@ func (j *Judge) outcome(t gate.Task, r request, env envelope, ms float64) gate.O
 	if err != nil {
 		j.mu.Lock()
 		j.usage.InvalidReplies++
-		j.usage.InvalidIDs = append(j.usage.InvalidIDs, t.ID)
+		addListed(&j.usage.InvalidIDs, t.ID)
 		j.mu.Unlock()
 		return gate.Outcome{Class: gate.ClassInvalidReturn, Judge: info, DurationMS: ms, Error: &gate.CaseError{
 			Class: gate.ClassInvalidReturn, Type: ErrInvalidReply, Message: err.Error(),

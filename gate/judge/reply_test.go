@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -103,5 +104,16 @@ func TestRedact(t *testing.T) {
 		if got := redactKey(s, key); strings.Contains(got, "WXYZ") || strings.Contains(got, key) {
 			t.Errorf("redactKey(%q) = %q", s, got)
 		}
+	}
+}
+
+func TestListed(t *testing.T) {
+	var list []string
+	for i := 999; i >= 0; i-- {
+		addListed(&list, fmt.Sprintf("c%03d", i))
+	}
+	got := listed(list)
+	if len(list) > 2*maxListed || len(got) != maxListed || got[0] != "c000" || got[maxListed-1] != fmt.Sprintf("c%03d", maxListed-1) {
+		t.Errorf("kept %d, listed %d from %s to %s", len(list), len(got), got[0], got[len(got)-1])
 	}
 }
