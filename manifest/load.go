@@ -38,7 +38,7 @@ func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
 	// fs.FS rejects "./gradegate.yaml"; the user's spelling stays in File.
 	data, err := input.ReadFile(fsys, path.Clean(name), input.Manifest, cfg.limits.Of(input.Manifest))
 	if err != nil {
-		return nil, readError(name, 0, "", "cannot read manifest", err)
+		return nil, ReadError(name, 0, "", "cannot read manifest", err)
 	}
 	m, err := Parse(data, name)
 	if err != nil {
@@ -53,7 +53,7 @@ func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
 	file := m.Path(m.CanariesFile)
 	data, err = input.ReadFile(fsys, file, input.Canaries, m.Limits.Of(input.Canaries))
 	if err != nil {
-		return nil, readError(name, canariesKey, "canaries.path", "cannot read canaries file "+file, err)
+		return nil, ReadError(name, canariesKey, "canaries.path", "cannot read canaries file "+file, err)
 	}
 	list, errs := parseCanaries(data, file)
 	if len(errs) == 0 {
@@ -66,10 +66,10 @@ func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
 	return m, nil
 }
 
-// readError is the *Error of a file that could not be read: what refused it
+// ReadError is the *Error of a file that could not be read: what refused it
 // at the door (a FIFO, a file over its limit) is said as it is; any other
 // failure follows what.
-func readError(file string, line int, key, what string, err error) *Error {
+func ReadError(file string, line int, key, what string, err error) *Error {
 	var ie *input.Error
 	if errors.As(err, &ie) {
 		return &Error{File: file, Line: line, Key: key, Msg: fmt.Sprintf("%s: %s", what, ie.Error()), Err: err}

@@ -20,6 +20,7 @@ import (
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // gradeFlags are the options of the commands that run the grader.
@@ -30,6 +31,7 @@ type gradeFlags struct {
 	workers     int
 	unsandboxed bool
 	python      string
+	limits      input.Limits
 }
 
 func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -40,6 +42,7 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Var(positive{&g.workers}, "workers", "grader processes; default: the number of CPUs")
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
+	registerLimits(fs, &g.limits)
 }
 
 // suite is a loaded manifest with the bytes its digests were checked against.
@@ -50,9 +53,9 @@ type suite struct {
 	python worker.Python // resolved by runner
 }
 
-func loadSuite(path string) (*suite, error) {
+func loadSuite(path string, limits input.Limits) (*suite, error) {
 	fsys := hostFS{}
-	m, err := manifest.Load(fsys, filepath.ToSlash(path))
+	m, err := manifest.Load(fsys, filepath.ToSlash(path), manifest.WithLimits(limits))
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +69,9 @@ func (s *suite) graderSource() ([]byte, error) {
 		return s.source, nil
 	}
 	name := s.m.Path(s.m.Grader.Source)
-	b, err := os.ReadFile(filepath.FromSlash(name))
+	b, err := input.ReadFile(s.fsys, name, input.Grader, s.m.Limits.Of(input.Grader))
 	if err != nil {
-		return nil, &manifest.Error{File: s.m.File, Line: s.m.Line("grader.source"), Key: "grader.source", Msg: "cannot read " + name, Err: err}
+		return nil, manifest.ReadError(s.m.File, s.m.Line("grader.source"), "grader.source", "cannot read "+name, err)
 	}
 	s.source = b
 	return b, nil
@@ -216,7 +219,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	s, err := loadSuite(path)
+	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -364,6 +367,8 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	python := defaultPython(a.getenv)
 	fs.StringVar(&python, "python", python, "Python interpreter for the grader lint (env GRADEGATE_PYTHON)")
+	var limits input.Limits
+	registerLimits(fs, &limits)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -372,7 +377,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	s, err := loadSuite(path)
+	s, err := loadSuite(path, limits)
 	if err != nil {
 		return a.fail("validate", err)
 	}
@@ -500,6 +505,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	fs.StringVar(&f.results, "results", "", "write the merged results JSON to this file")
 	path := "gradegate.yaml"
 	fs.StringVar(&path, "manifest", path, "the manifest the shards ran")
+	registerLimits(fs, &f.limits)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -507,14 +513,14 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
 	}
-	s, err := loadSuite(path)
+	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail("merge", err)
 	}
 	var parts []*gate.Results
 	var errs []error
 	for _, name := range files {
-		r, err := readResults(name)
+		r, err := readResults(name, f.limits)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -532,10 +538,10 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 }
 
 // readResults reads one results JSON file.
-func readResults(name string) (*gate.Results, error) {
-	b, err := os.ReadFile(name)
+func readResults(name string, limits input.Limits) (*gate.Results, error) {
+	b, err := input.ReadFile(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
 	if err != nil {
-		return nil, &manifest.Error{File: name, Msg: "cannot read results", Err: err}
+		return nil, manifest.ReadError(name, 0, "", "cannot read results", err)
 	}
 	var r gate.Results
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // parseInterleaved parses flags that may appear before or after positional
@@ -97,4 +99,18 @@ func (p positive) Set(s string) error {
 	}
 	*p.n = v
 	return nil
+}
+
+// registerLimits adds --max-input, which raises (or lowers) the size limit of
+// one kind of input file: --max-input dataset=16GiB. It may be repeated.
+func registerLimits(fs *flag.FlagSet, l *input.Limits) {
+	fs.Var(l, "max-input", "size limit of one kind of input file, KIND=SIZE (kinds: "+strings.Join(kindNames(), ", ")+"); repeatable")
+}
+
+func kindNames() []string {
+	var out []string
+	for _, k := range input.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }

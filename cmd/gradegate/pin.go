@@ -9,6 +9,7 @@ import (
 
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // pinReport is `gradegate pin --format json`.
@@ -35,6 +36,8 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("pin", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	var limits input.Limits
+	registerLimits(fs, &limits)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -43,9 +46,9 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("pin", err)
 	}
-	data, err := os.ReadFile(file)
+	data, err := input.ReadFile(hostFS{}, filepath.ToSlash(file), input.Manifest, limits.Of(input.Manifest))
 	if err != nil {
-		return a.fail("pin", &manifest.Error{File: file, Msg: "cannot read manifest", Err: err})
+		return a.fail("pin", manifest.ReadError(file, 0, "", "cannot read manifest", err))
 	}
 	name := filepath.ToSlash(file)
 	files, err := manifest.PinnedFiles(data, name)
@@ -71,7 +74,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 			continue
 		}
 		p := path.Join(dir, rel)
-		d, err := manifest.DigestFile(hostFS{}, p)
+		d, err := manifest.DigestFile(hostFS{}, p, input.ForKey(section), limits.Of(input.ForKey(section)))
 		if err != nil {
 			return a.fail("pin", err)
 		}
