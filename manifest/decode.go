@@ -349,3 +349,81 @@ func (s *section) strings(key string) ([]string, bool) {
 	}
 	return out, ok
 }
+
+// MaxAliasExpansion bounds what YAML aliases may add to a manifest: the
+// document, with every alias replaced by what it names, may hold at most this
+// many times the nodes written in it (and never fewer than minExpandedNodes,
+// so a small manifest keeps room for an anchor reused a few times). Without
+// the bound nine levels of `&l0 [*l0, *l0, ...]` in 6 KB expand past 5 GB
+// when a canary's sample or item is turned into JSON; mature YAML consumers
+// refuse such a "billion laughs" the same way.
+const (
+	MaxAliasExpansion = 10
+	minExpandedNodes  = 1000
+)
+
+// checkAliases refuses a document whose aliases expand it past the bound, or
+// an anchor whose value contains an alias to itself (which would expand
+// forever). It counts with memory of each node's expanded size, so the check
+// itself costs one walk of the written nodes, however large the expansion.
+func checkAliases(root *yaml.Node, file string) error {
+	own := 0
+	hasAlias := false
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		own++
+		if n.Kind == yaml.AliasNode {
+			hasAlias = true
+			return
+		}
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(root)
+	if !hasAlias {
+		return nil
+	}
+	limit := max(MaxAliasExpansion*own, minExpandedNodes)
+	sizes := map[*yaml.Node]int{}
+	const busy = -1
+	var cycle *yaml.Node
+	var size func(n *yaml.Node) int
+	size = func(n *yaml.Node) int {
+		if n.Kind == yaml.AliasNode {
+			if n.Alias == nil {
+				return 1
+			}
+			return size(n.Alias)
+		}
+		switch s, seen := sizes[n]; {
+		case seen && s == busy:
+			cycle = n
+			return limit + 1
+		case seen:
+			return s
+		}
+		sizes[n] = busy
+		total := 1
+		for _, c := range n.Content {
+			// Saturate: past the limit the exact count no longer matters.
+			total = min(total+size(c), limit+1)
+			if cycle != nil {
+				break
+			}
+		}
+		sizes[n] = total
+		return total
+	}
+	total := size(root)
+	if cycle != nil {
+		name := cycle.Anchor
+		return &Error{File: file, Line: cycle.Line, Msg: fmt.Sprintf("invalid YAML: anchor %q contains an alias to itself, which would expand forever", clip(name))}
+	}
+	if total > limit {
+		return &Error{File: file, Line: root.Line, Msg: fmt.Sprintf(
+			"invalid YAML: aliases expand the document past %d nodes, %d times the %d written in it; gradegate refuses such an expansion (write the values out, or reuse fewer anchors)",
+			limit, MaxAliasExpansion, own)}
+	}
+	return nil
+}

@@ -73,6 +73,9 @@ func parseYAML(data []byte, file string) (*yaml.Node, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Msg: "manifest is empty"}
 	}
+	if err := checkAliases(doc.Content[0], file); err != nil {
+		return nil, err
+	}
 	return doc.Content[0], nil
 }
 

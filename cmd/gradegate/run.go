@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -68,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // execute runs one command line (without the program name).
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) outcome {
-	a := &app{getenv: getenv, stdout: stdout, stderr: stderr}
+	a := &app{getenv: getenv, stdout: stdout, stderr: render.NewGuard(stderr, render.LineRunes)}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		a.usage(stdout)
 		if len(args) == 0 {
