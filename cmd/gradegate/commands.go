@@ -38,8 +38,8 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	g.format = formatHuman
 	fs.Var(&g.format, "format", "stdout format: human, json or markdown")
 	fs.StringVar(&g.results, "results", "", "write the results JSON to this file")
-	g.workers = runtime.NumCPU()
-	fs.Var(positive{&g.workers}, "workers", "grader processes; default: the number of CPUs")
+	g.workers = min(runtime.NumCPU(), maxWorkers)
+	fs.Var(positive{&g.workers, maxWorkers}, "workers", fmt.Sprintf("grader processes, 1 to %d; default: the number of CPUs", maxWorkers))
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 	registerLimits(fs, &g.limits)
@@ -219,6 +219,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
+	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+		return a.fail(name, err)
+	}
 	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail(name, err)
@@ -290,7 +293,7 @@ func (a *app) finish(name string, res *gate.Results, f gradeFlags) outcome {
 		o.code = exitPass
 	}
 	if f.results != "" {
-		if err := writeJSONFile(f.results, res); err != nil {
+		if err := outputFor(a).writeJSON(f.results, res); err != nil {
 			return a.failWith(name, o, err)
 		}
 	}
@@ -322,26 +325,6 @@ func (a *app) render(res *gate.Results, f format) error {
 func (a *app) colorOptions() render.Options {
 	file, ok := a.stdout.(*os.File)
 	return render.Options{Color: ok && render.ColorEnabled(a.getenv, file)}
-}
-
-func writeJSONFile(path string, v any) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("writing results: %w", err)
-		}
-	}
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	if err := render.JSON(file, v); err != nil {
-		file.Close()
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	return nil
 }
 
 // hostedParity runs the canaries on OpenAI's hosted grader and compares.
@@ -512,6 +495,9 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	}
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
+	}
+	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+		return a.fail("merge", err)
 	}
 	s, err := loadSuite(path, f.limits)
 	if err != nil {

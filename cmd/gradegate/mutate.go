@@ -75,7 +75,7 @@ func (a *app) writeReport(rep interface {
 		err = rep.WriteText(a.stdout)
 	}
 	if err == nil && f.results != "" {
-		err = writeJSONFile(f.results, rep)
+		err = outputFor(a).writeJSON(f.results, rep)
 	}
 	return err
 }

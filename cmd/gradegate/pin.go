@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 
@@ -88,7 +87,8 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	}
 	rep.Changed = string(out) != string(data)
 	if rep.Changed {
-		if err := replaceFile(file, out); err != nil {
+		// The manifest keeps its mode; pin never writes through a symlink.
+		if err := outputFor(a).writeBytes(file, 0o644, out); err != nil {
 			return a.fail("pin", err)
 		}
 	}
@@ -127,24 +127,6 @@ func pinState(pf pinFile) string {
 		return "pinned"
 	}
 	return "pinned (was " + short(pf.Was) + ")"
-}
-
-// replaceFile writes beside path and renames, so an interrupted pin never
-// leaves a half-written manifest.
-func replaceFile(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("pin: %w", err)
-	}
-	tmp := path + ".pin.tmp"
-	if err := os.WriteFile(tmp, data, info.Mode().Perm()); err != nil {
-		return fmt.Errorf("pin: writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("pin: replacing %s: %w", path, err)
-	}
-	return nil
 }
 
 // short abbreviates a digest for messages.
