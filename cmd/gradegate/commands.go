@@ -507,6 +507,9 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	var errs []error
 	for _, name := range files {
 		r, err := readResults(name, f.limits)
+		if err == nil {
+			err = gate.CheckShard(name, r, s.m.Grader.PassThreshold)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
