@@ -260,7 +260,8 @@ func Clip(s string, n int) string {
 
 // Lines is Clip for text whose line breaks matter, such as a traceback in an
 // annotation: the whole is cut to n runes (saying how long it was), and each
-// line is made safe as Clip makes it, so no line starts a workflow command.
+// line is made safe as Clip makes it (and cut to LineRunes), so no line
+// starts a workflow command.
 func Lines(s string, n int) string {
 	total := utf8.RuneCountInString(s)
 	if total > n {
@@ -268,7 +269,7 @@ func Lines(s string, n int) string {
 	}
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = Clip(l, n)
+		lines[i] = Clip(l, min(n, LineRunes))
 	}
 	out := strings.Join(lines, "\n")
 	if total > n {
