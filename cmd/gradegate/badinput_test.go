@@ -166,16 +166,22 @@ func TestBadInput(t *testing.T) {
 		check func(t *testing.T, stdout, stderr string)
 	}{
 		{
-			name:  "alias bomb in a canary sample",
-			setup: func(s *badSuite) []string { s.edit("\ngate:\n", "\n"+bomb(9)+"gate:\n"); return []string{"validate", "{}/gradegate.yaml"} },
-			code:  exitInput,
-			want:  "aliases expand the document past",
+			name: "alias bomb in a canary sample",
+			setup: func(s *badSuite) []string {
+				s.edit("\ngate:\n", "\n"+bomb(9)+"gate:\n")
+				return []string{"validate", "{}/gradegate.yaml"}
+			},
+			code: exitInput,
+			want: "aliases expand the document past",
 		},
 		{
-			name:  "manifest is a symlink to the zero device",
-			setup: func(s *badSuite) []string { s.devZero("gradegate.yaml"); return []string{"validate", "{}/gradegate.yaml"} },
-			code:  exitInput,
-			want:  "is a character device, not a regular file",
+			name: "manifest is a symlink to the zero device",
+			setup: func(s *badSuite) []string {
+				s.devZero("gradegate.yaml")
+				return []string{"validate", "{}/gradegate.yaml"}
+			},
+			code: exitInput,
+			want: "is a character device, not a regular file",
 		},
 		{
 			name:  "manifest is a FIFO",
@@ -199,10 +205,12 @@ func TestBadInput(t *testing.T) {
 			want:  "is a character device, not a regular file",
 		},
 		{
-			name:  "dataset over a lowered limit",
-			setup: func(s *badSuite) []string { return []string{"validate", "{}/gradegate.yaml", "--max-input", "dataset=1KiB"} },
-			code:  exitInput,
-			want:  "over the 1KiB limit of a dataset file (raise it with --max-input dataset=SIZE)",
+			name: "dataset over a lowered limit",
+			setup: func(s *badSuite) []string {
+				return []string{"validate", "{}/gradegate.yaml", "--max-input", "dataset=1KiB"}
+			},
+			code: exitInput,
+			want: "over the 1KiB limit of a dataset file (raise it with --max-input dataset=SIZE)",
 		},
 		{
 			name:  "samples is a FIFO",
@@ -211,10 +219,13 @@ func TestBadInput(t *testing.T) {
 			want:  "is a FIFO (named pipe), not a regular file",
 		},
 		{
-			name:  "schema is a FIFO",
-			setup: func(s *badSuite) []string { s.fifo("item.schema.json"); return []string{"validate", "{}/gradegate.yaml"} },
-			code:  exitInput,
-			want:  "is a FIFO (named pipe), not a regular file",
+			name: "schema is a FIFO",
+			setup: func(s *badSuite) []string {
+				s.fifo("item.schema.json")
+				return []string{"validate", "{}/gradegate.yaml"}
+			},
+			code: exitInput,
+			want: "is a FIFO (named pipe), not a regular file",
 		},
 		{
 			name:  "grader is a symlink to the zero device",
@@ -223,16 +234,24 @@ func TestBadInput(t *testing.T) {
 			want:  "is a character device, not a regular file",
 		},
 		{
-			name:  "rubric is a directory",
-			setup: func(s *badSuite) []string { os.Remove(s.path("rubric.md")); os.Mkdir(s.path("rubric.md"), 0o755); return []string{"validate", "{}/gradegate.yaml"} },
-			code:  exitInput,
-			want:  "is a directory, not a regular file",
+			name: "rubric is a directory",
+			setup: func(s *badSuite) []string {
+				os.Remove(s.path("rubric.md"))
+				os.Mkdir(s.path("rubric.md"), 0o755)
+				return []string{"validate", "{}/gradegate.yaml"}
+			},
+			code: exitInput,
+			want: "is a directory, not a regular file",
 		},
 		{
-			name:  "canaries file is a FIFO",
-			setup: func(s *badSuite) []string { s.canariesToFile(); s.fifo("canaries.jsonl"); return []string{"validate", "{}/gradegate.yaml"} },
-			code:  exitInput,
-			want:  "is a FIFO (named pipe), not a regular file",
+			name: "canaries file is a FIFO",
+			setup: func(s *badSuite) []string {
+				s.canariesToFile()
+				s.fifo("canaries.jsonl")
+				return []string{"validate", "{}/gradegate.yaml"}
+			},
+			code: exitInput,
+			want: "is a FIFO (named pipe), not a regular file",
 		},
 		{
 			name: "shard is a symlink to the zero device",
@@ -244,9 +263,12 @@ func TestBadInput(t *testing.T) {
 			want: "is a character device, not a regular file",
 		},
 		{
-			name:  "canaries file with the manifest named by an absolute path",
-			setup: func(s *badSuite) []string { s.canariesToFile(); return []string{"validate", "{}/gradegate.yaml", "--format", "json"} },
-			code:  exitPass,
+			name: "canaries file with the manifest named by an absolute path",
+			setup: func(s *badSuite) []string {
+				s.canariesToFile()
+				return []string{"validate", "{}/gradegate.yaml", "--format", "json"}
+			},
+			code: exitPass,
 		},
 		{
 			name: "canaries file with the manifest named by a dot-dot path",
@@ -264,10 +286,13 @@ func TestBadInput(t *testing.T) {
 			want:  "want a whole number between 1 and 64, got \"65\"",
 		},
 		{
-			name:  "a 900 KB grader.contract value",
-			setup: func(s *badSuite) []string { s.edit("  contract: sample\n", "  contract: "+long+"\n"); return []string{"validate", "{}/gradegate.yaml"} },
-			code:  exitInput,
-			want:  "grader.contract: must be one of sample | batch, got \"xxx",
+			name: "a 900 KB grader.contract value",
+			setup: func(s *badSuite) []string {
+				s.edit("  contract: sample\n", "  contract: "+long+"\n")
+				return []string{"validate", "{}/gradegate.yaml"}
+			},
+			code: exitInput,
+			want: "grader.contract: must be one of sample | batch, got \"xxx",
 			check: func(t *testing.T, stdout, stderr string) {
 				if len(stderr) > 4096 || !strings.Contains(stderr, "(900000 characters)") {
 					t.Errorf("stderr is %d bytes and should say the value's length: %.400s", len(stderr), stderr)
@@ -338,15 +363,21 @@ func TestBadInput(t *testing.T) {
 			check: checkLoadFailure,
 		},
 		{
-			name:  "grader raising workflow commands at import, markdown",
-			setup: func(s *badSuite) []string { s.hostileGrader(); return []string{"canary", "{}/gradegate.yaml", "--format", "markdown"} },
+			name: "grader raising workflow commands at import, markdown",
+			setup: func(s *badSuite) []string {
+				s.hostileGrader()
+				return []string{"canary", "{}/gradegate.yaml", "--format", "markdown"}
+			},
 			code:  exitHold,
 			check: checkLoadFailure,
 		},
 		{
-			name:  "grader raising workflow commands at import, json",
-			setup: func(s *badSuite) []string { s.hostileGrader(); return []string{"canary", "{}/gradegate.yaml", "--format", "json"} },
-			code:  exitHold,
+			name: "grader raising workflow commands at import, json",
+			setup: func(s *badSuite) []string {
+				s.hostileGrader()
+				return []string{"canary", "{}/gradegate.yaml", "--format", "json"}
+			},
+			code: exitHold,
 			check: func(t *testing.T, stdout, stderr string) {
 				checkNoCommands(t, "stderr", stderr)
 				if !strings.Contains(stderr, "boom") {

@@ -59,9 +59,11 @@ func TestOutputWrite(t *testing.T) {
 		after func(t *testing.T, dir, target string)
 	}{
 		{
-			name:  "new file in a new folder",
-			setup: func(t *testing.T, dir string) (output, string) { return output{}, filepath.Join(dir, "out", "results.json") },
-			fill:  data("new"),
+			name: "new file in a new folder",
+			setup: func(t *testing.T, dir string) (output, string) {
+				return output{}, filepath.Join(dir, "out", "results.json")
+			},
+			fill: data("new"),
 			after: func(t *testing.T, dir, target string) {
 				if got := readString(t, target); got != "new" {
 					t.Errorf("target holds %q", got)
