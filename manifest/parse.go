@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Defaults from the manifest contract (SPEC section 3).
+// Defaults of the manifest keys a manifest may leave out.
 const (
 	DefaultNearDuplicateThreshold = 0.85
 	DefaultContract               = "sample"

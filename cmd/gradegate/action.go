@@ -99,7 +99,7 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 }
 
 // posts reports the commands the action reports as a step summary, outputs
-// and a check run (SPEC section 8): run, canary and merge with their results
+// and a check run: run, canary and merge with their results
 // document, mutate and shadow with their own reports.
 func posts(command string) bool {
 	switch command {
@@ -230,7 +230,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		rep := out.report
 		md := cutMarkdown(rep.markdown, maxStepSummaryBytes)
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
-		// The command's exit code is its verdict (SPEC section 8: mutate 0
+		// The command's exit code is its verdict (mutate 0
 		// when the score meets the bar, shadow 0 when nothing changed).
 		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{report: rep, pass: out.code == exitPass}, runURL)
 		errs = append(errs, err)

@@ -103,13 +103,13 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 		_, err = fmt.Fprintf(a.stdout, "| file | sha256 | state |\n|---|---|---|\n")
 		for _, pf := range rep.Files {
 			if err == nil {
-				_, err = fmt.Fprintf(a.stdout, "| `%s` | `%s` | %s |\n", pf.Path, short(pf.SHA256), pinState(pf))
+				_, err = fmt.Fprintf(a.stdout, "| %s | `%s` | %s |\n", render.MarkdownCell(pf.Path), short(pf.SHA256), pinState(pf))
 			}
 		}
 	default:
 		for _, pf := range rep.Files {
 			if err == nil {
-				_, err = fmt.Fprintf(a.stdout, "%-8s %s  sha256:%s  %s\n", pf.Section, pf.Path, pf.SHA256, pinState(pf))
+				_, err = fmt.Fprintf(a.stdout, "%-8s %s  sha256:%s  %s\n", pf.Section, render.Text(pf.Path), pf.SHA256, pinState(pf))
 			}
 		}
 	}
