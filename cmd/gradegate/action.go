@@ -206,7 +206,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		return exitInput
 	}
 	fmt.Fprintf(stdout, "gradegate %s\n", strings.Join(args, " "))
-	out := execute(ctx, args, getenv, stdout, stderr)
+	out := execute(ctx, args, getenv, stdout, stderr, actionOutputRoots(getenv))
 	if !posts(in.command) {
 		return out.code
 	}

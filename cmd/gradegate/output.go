@@ -25,29 +25,40 @@ import (
 // the target keeps its old bytes. A symlink at the target is refused rather
 // than followed or replaced (a committed shard-1.json -> ../../event.json
 // would otherwise have gradegate, as root, overwrite a file of the runner).
-// In the GitHub Action, paths must also resolve inside the workspace or the
-// runner's temporary folder: the write goes through an os.Root there, which
+// In the GitHub Action (runAction), paths must also resolve inside the
+// workspace or the runner's temporary folder: the write goes through an os.Root there, which
 // refuses a symlinked folder that leads out.
 type output struct {
 	// roots are the folders a path must resolve inside; nil allows any.
 	roots []string
 }
 
-// outputFor is the writer of a's command: confined to GITHUB_WORKSPACE and
-// RUNNER_TEMP when gradegate runs in GitHub Actions with a workspace.
+// outputFor is the writer of a's command.
 func outputFor(a *app) output {
-	if a.getenv("GITHUB_ACTIONS") != "true" || a.getenv("GITHUB_WORKSPACE") == "" {
-		return output{}
-	}
-	var roots []string
-	for _, env := range []string{"GITHUB_WORKSPACE", "RUNNER_TEMP"} {
-		if d := a.getenv(env); d != "" {
+	return output{roots: a.outputRoots}
+}
+
+// actionOutputRoots confines the files the Action writes to GITHUB_WORKSPACE
+// and RUNNER_TEMP; without a workspace it confines nothing.
+func actionOutputRoots(getenv func(string) string) func(*app) {
+	return func(a *app) {
+		if getenv("GITHUB_WORKSPACE") == "" {
+			return
+		}
+		// As tempResultsFile does: the system's temporary folder stands in
+		// for a RUNNER_TEMP that is unset or missing in the container.
+		temp := getenv("RUNNER_TEMP")
+		if st, err := os.Stat(temp); temp == "" || err != nil || !st.IsDir() {
+			temp = os.TempDir()
+		}
+		roots := []string{}
+		for _, d := range []string{getenv("GITHUB_WORKSPACE"), temp} {
 			if abs, err := filepath.Abs(d); err == nil {
 				roots = append(roots, abs)
 			}
 		}
+		a.outputRoots = roots
 	}
-	return output{roots: roots}
 }
 
 // refuse is a target gradegate will not write: input the user can fix
