@@ -37,6 +37,9 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
+	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+		return a.fail("mutate", err)
+	}
 	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail("mutate", err)
@@ -169,6 +172,9 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	}
 	path, err := manifestArg("shadow", pos)
 	if err != nil {
+		return a.fail("shadow", err)
+	}
+	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
 		return a.fail("shadow", err)
 	}
 	s, err := loadSuite(path, f.limits)
