@@ -66,14 +66,10 @@ func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
 	return m, nil
 }
 
-// ReadError is the *Error of a file that could not be read: what refused it
-// at the door (a FIFO, a file over its limit) is said as it is; any other
-// failure follows what.
+// ReadError is the *Error of a file that could not be read: what says which
+// file, and the reason follows (a FIFO, a file over its limit, a missing
+// file), without the path the reason would repeat.
 func ReadError(file string, line int, key, what string, err error) *Error {
-	var ie *input.Error
-	if errors.As(err, &ie) {
-		return &Error{File: file, Line: line, Key: key, Msg: fmt.Sprintf("%s: %s", what, ie.Error()), Err: err}
-	}
 	var pe *fs.PathError
 	cause := err
 	if errors.As(err, &pe) {

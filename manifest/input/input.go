@@ -173,6 +173,19 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
+// sizeText says a file's size for a person: "2.0 MiB (2102574 bytes)".
+func sizeText(n int64) string {
+	switch {
+	case n >= gib:
+		return fmt.Sprintf("%.1f GiB (%d bytes)", float64(n)/gib, n)
+	case n >= mib:
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/mib, n)
+	case n >= kib:
+		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/kib, n)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // ErrUnusable marks every error of this package that the input caused (a
 // file of the wrong type, or too large): gradegate exits 2 for them.
 var ErrUnusable = errors.New("unusable input")
@@ -181,7 +194,9 @@ var ErrUnusable = errors.New("unusable input")
 const CodeTooLarge = "input_too_large"
 
 // Error is a file refused at the door: Name is the path as the caller gave
-// it, Msg says why without naming it.
+// it, Msg says why without naming it. Open returns it inside an
+// *fs.PathError that names the file, as every other failure to open does,
+// so a caller that already names the file shows only the reason.
 type Error struct {
 	Kind Kind
 	Name string
@@ -190,7 +205,7 @@ type Error struct {
 	Msg  string
 }
 
-func (e *Error) Error() string { return e.Name + ": " + e.Msg }
+func (e *Error) Error() string { return e.Msg }
 
 // Is makes every *Error match ErrUnusable.
 func (e *Error) Is(target error) bool { return target == ErrUnusable }
@@ -222,7 +237,7 @@ func Open(fsys fs.FS, name string, k Kind, limit int64) (*File, error) {
 		return nil, err
 	}
 	if err := check(info, name, k, limit); err != nil {
-		return nil, err
+		return nil, refused(name, err)
 	}
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -235,13 +250,18 @@ func Open(fsys fs.FS, name string, k Kind, limit int64) (*File, error) {
 	}
 	if err := check(opened, name, k, limit); err != nil {
 		f.Close()
-		return nil, err
+		return nil, refused(name, err)
 	}
 	if !sameFile(info, opened) {
 		f.Close()
-		return nil, &Error{Kind: k, Name: name, Msg: "changed while it was being opened; refusing to read it"}
+		return nil, refused(name, &Error{Kind: k, Name: name, Msg: "changed while it was being opened; refusing to read it"})
 	}
 	return &File{f: f, name: name, kind: k, limit: limit, size: opened.Size()}, nil
+}
+
+// refused names the file around the reason it was refused.
+func refused(name string, err error) error {
+	return &fs.PathError{Op: "open", Path: name, Err: err}
 }
 
 // sameFile is os.SameFile for files of the host; files of other file
@@ -261,7 +281,7 @@ func check(info fs.FileInfo, name string, k Kind, limit int64) error {
 		return &Error{Kind: k, Name: name, Msg: fmt.Sprintf("is %s, not a regular file; gradegate reads the %s only from a regular file", describeType(t), k)}
 	}
 	if info.Size() > limit {
-		return tooLarge(name, k, limit, fmt.Sprintf("is %s", FormatSize(info.Size())))
+		return tooLarge(name, k, limit, "is "+sizeText(info.Size()))
 	}
 	return nil
 }
@@ -297,7 +317,7 @@ func (f *File) Read(p []byte) (int, error) {
 	n, err := f.f.Read(p)
 	f.read += int64(n)
 	if f.read > f.limit {
-		return n, tooLarge(f.name, f.kind, f.limit, "grew past the limit while it was read")
+		return n, refused(f.name, tooLarge(f.name, f.kind, f.limit, "grew past the limit while it was read"))
 	}
 	return n, err
 }

@@ -55,7 +55,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"fifo through a symlink", link("tofifo", fifo), 0, "is a FIFO (named pipe), not a regular file"},
 		{"socket", sock, 0, "is a socket, not a regular file"},
 		{"directory", dir, 0, "is a directory, not a regular file"},
-		{"over the limit", big, 1024, "input_too_large: is 2KiB, over the 1KiB limit of a manifest file (raise it with --max-input manifest=SIZE)"},
+		{"over the limit", big, 1024, "input_too_large: is 2.0 KiB (2048 bytes), over the 1KiB limit of a manifest file (raise it with --max-input manifest=SIZE)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := input.ReadFile(input.Host{}, filepath.ToSlash(tc.path), input.Manifest, tc.limit)
