@@ -219,7 +219,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+	if err := outputFor(a).check(f.results); err != nil {
 		return a.fail(name, err)
 	}
 	s, err := loadSuite(path, f.limits)
@@ -496,7 +496,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
 	}
-	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+	if err := outputFor(a).check(f.results); err != nil {
 		return a.fail("merge", err)
 	}
 	s, err := loadSuite(path, f.limits)

@@ -37,7 +37,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
-	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+	if err := outputFor(a).check(f.results); err != nil {
 		return a.fail("mutate", err)
 	}
 	s, err := loadSuite(path, f.limits)
@@ -174,7 +174,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	if err := outputFor(a).check(f.results); f.results != "" && err != nil {
+	if err := outputFor(a).check(f.results); err != nil {
 		return a.fail("shadow", err)
 	}
 	s, err := loadSuite(path, f.limits)

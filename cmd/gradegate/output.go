@@ -70,8 +70,11 @@ func refuse(path, msg string) error {
 // check refuses a target that can never be written, before any work: a
 // symlink, a folder or anything else that is not a regular file, or, in the
 // Action, a path outside the workspace. A target that does not exist yet is
-// fine.
+// fine, and so is no target ("": nothing will be written).
 func (o output) check(path string) error {
+	if path == "" {
+		return nil
+	}
 	_, _, err := o.place(path)
 	if err != nil {
 		return err

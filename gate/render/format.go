@@ -334,10 +334,8 @@ func (g *Guard) Write(p []byte) (int, error) {
 	var b strings.Builder
 	s := string(p)
 	for len(s) > 0 {
+		// Invalid UTF-8 decodes as utf8.RuneError, which is escaped.
 		r, size := utf8.DecodeRuneInString(s)
-		if r == utf8.RuneError && size == 1 {
-			r = utf8.RuneError
-		}
 		s = s[size:]
 		if r == '\n' {
 			if g.runes > g.limit {
