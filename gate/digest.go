@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // DigestMismatch is one pinned file whose bytes differ from its pin.
@@ -64,7 +65,7 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 	var errs []error
 	for _, f := range pinnedFiles(m, withDataset) {
 		file := path.Join(m.Dir, f.path)
-		data, err := fs.ReadFile(fsys, file)
+		data, err := input.ReadFile(fsys, file, input.ForKey(f.name), m.Limits.Of(input.ForKey(f.name)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, &manifest.Error{File: file, Key: f.name, Msg: "file does not exist"})

@@ -134,7 +134,7 @@ func checkCanaries(list []Canary, threshold float64, file string, line int) []*E
 			if prev.File != c.File {
 				where = fmt.Sprintf("%s:%d", prev.File, prev.Line)
 			}
-			errs = append(errs, &Error{File: c.File, Line: c.Line, Key: "canaries", Msg: fmt.Sprintf("duplicate canary name %q (first at %s)", c.Name, where)})
+			errs = append(errs, &Error{File: c.File, Line: c.Line, Key: "canaries", Msg: fmt.Sprintf("duplicate canary name %s (first at %s)", quote(c.Name), where)})
 			continue
 		}
 		first[c.Name] = c
@@ -280,7 +280,7 @@ func writeJSON(buf *bytes.Buffer, n *yaml.Node) *badNode {
 				return &badNode{k.Line, "mapping keys must be strings, got " + describe(k)}
 			}
 			if first, dup := seen[k.Value]; dup {
-				return &badNode{k.Line, fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, first)}
+				return &badNode{k.Line, fmt.Sprintf("duplicate key %s (first at line %d)", quote(k.Value), first)}
 			}
 			seen[k.Value] = k.Line
 			if i > 0 {

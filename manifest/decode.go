@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -85,12 +88,12 @@ func (d *decoder) mapping(n *yaml.Node, path string, line int, allowed ...string
 		}
 		key := joinKey(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			d.fail(k.Line, key, "duplicate key (first at line %d)", first)
+			d.fail(k.Line, joinKey(path, keyText(k.Value)), "duplicate key (first at line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
 		if !contains(allowed, k.Value) {
-			d.fail(k.Line, key, "unknown key%s; expected one of: %s", suggest(k.Value, allowed), strings.Join(allowed, ", "))
+			d.fail(k.Line, joinKey(path, keyText(k.Value)), "unknown key%s; expected one of: %s", suggest(k.Value, allowed), strings.Join(allowed, ", "))
 			continue
 		}
 		d.lines[key] = k.Line
@@ -173,6 +176,35 @@ func describe(n *yaml.Node) string {
 	return fmt.Sprintf("%s %q", n.ShortTag(), clip(n.Value))
 }
 
+// valueRunes bounds a value a message quotes: a 50 MB value costs a line,
+// not 50 MB of output, and the message says how long it was.
+const valueRunes = 200
+
+// quote is a value as a message shows it: quoted with its control and
+// invisible characters escaped, cut to valueRunes with its length noted.
+func quote(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= valueRunes {
+		return strconv.QuoteToGraphic(s)
+	}
+	return strconv.QuoteToGraphic(string([]rune(s[:min(len(s), 4*valueRunes)])[:valueRunes])) + fmt.Sprintf("… (%d characters)", n)
+}
+
+// keyText is a key as a message names it: as written when it is a short
+// plain name, quoted otherwise (a key holding a newline or a terminal escape
+// must not reach the output as it is).
+func keyText(s string) string {
+	if utf8.RuneCountInString(s) > valueRunes {
+		return quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) || r == '"' || r == '\\' {
+			return quote(s)
+		}
+	}
+	return s
+}
+
 func clip(s string) string {
 	if len(s) > 40 {
 		return s[:37] + "..."
@@ -226,7 +258,7 @@ func (s *section) str(key string) (string, bool) {
 func (s *section) relPath(key string) (string, bool) {
 	p, ok := s.str(key)
 	if ok && strings.HasPrefix(p, "/") {
-		s.d.fail(s.node(key).Line, s.key(key), "must be relative to the manifest's folder, got %q", p)
+		s.d.fail(s.node(key).Line, s.key(key), "must be relative to the manifest's folder, got %s", quote(p))
 		return "", false
 	}
 	return p, ok
@@ -235,7 +267,7 @@ func (s *section) relPath(key string) (string, bool) {
 func (s *section) enum(key string, options ...string) (string, bool) {
 	v, ok := s.str(key)
 	if ok && !contains(options, v) {
-		s.d.fail(s.node(key).Line, s.key(key), "must be one of %s, got %q", strings.Join(options, " | "), v)
+		s.d.fail(s.node(key).Line, s.key(key), "must be one of %s, got %s", strings.Join(options, " | "), quote(v))
 		return "", false
 	}
 	return v, ok
@@ -348,4 +380,82 @@ func (s *section) strings(key string) ([]string, bool) {
 		out = append(out, e.Value)
 	}
 	return out, ok
+}
+
+// MaxAliasExpansion bounds what YAML aliases may add to a manifest: the
+// document, with every alias replaced by what it names, may hold at most this
+// many times the nodes written in it (and never fewer than minExpandedNodes,
+// so a small manifest keeps room for an anchor reused a few times). Without
+// the bound nine levels of `&l0 [*l0, *l0, ...]` in 6 KB expand past 5 GB
+// when a canary's sample or item is turned into JSON; mature YAML consumers
+// refuse such a "billion laughs" the same way.
+const (
+	MaxAliasExpansion = 10
+	minExpandedNodes  = 1000
+)
+
+// checkAliases refuses a document whose aliases expand it past the bound, or
+// an anchor whose value contains an alias to itself (which would expand
+// forever). It counts with memory of each node's expanded size, so the check
+// itself costs one walk of the written nodes, however large the expansion.
+func checkAliases(root *yaml.Node, file string) error {
+	own := 0
+	hasAlias := false
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		own++
+		if n.Kind == yaml.AliasNode {
+			hasAlias = true
+			return
+		}
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(root)
+	if !hasAlias {
+		return nil
+	}
+	limit := max(MaxAliasExpansion*own, minExpandedNodes)
+	sizes := map[*yaml.Node]int{}
+	const busy = -1
+	var cycle *yaml.Node
+	var size func(n *yaml.Node) int
+	size = func(n *yaml.Node) int {
+		if n.Kind == yaml.AliasNode {
+			if n.Alias == nil {
+				return 1
+			}
+			return size(n.Alias)
+		}
+		switch s, seen := sizes[n]; {
+		case seen && s == busy:
+			cycle = n
+			return limit + 1
+		case seen:
+			return s
+		}
+		sizes[n] = busy
+		total := 1
+		for _, c := range n.Content {
+			// Saturate: past the limit the exact count no longer matters.
+			total = min(total+size(c), limit+1)
+			if cycle != nil {
+				break
+			}
+		}
+		sizes[n] = total
+		return total
+	}
+	total := size(root)
+	if cycle != nil {
+		name := cycle.Anchor
+		return &Error{File: file, Line: cycle.Line, Msg: fmt.Sprintf("invalid YAML: anchor %q contains an alias to itself, which would expand forever", clip(name))}
+	}
+	if total > limit {
+		return &Error{File: file, Line: root.Line, Msg: fmt.Sprintf(
+			"invalid YAML: aliases expand the document past %d nodes, %d times the %d written in it; gradegate refuses such an expansion (write the values out, or reuse fewer anchors)",
+			limit, MaxAliasExpansion, own)}
+	}
+	return nil
 }

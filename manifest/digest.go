@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // digestPrefix may precede a digest in the manifest, as in OCI references.
@@ -21,12 +23,13 @@ func Digest(r io.Reader) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// DigestFile returns the lowercase hex SHA-256 of a file's bytes. A file that
+// DigestFile returns the lowercase hex SHA-256 of a file's bytes, read as a
+// file of kind k through the input package. A file that
 // cannot be read is an *Error naming it.
-func DigestFile(fsys fs.FS, name string) (string, error) {
-	f, err := fsys.Open(name)
+func DigestFile(fsys fs.FS, name string, k input.Kind, limit int64) (string, error) {
+	f, err := input.Open(fsys, name, k, limit)
 	if err != nil {
-		return "", &Error{File: name, Msg: "cannot read: " + err.Error(), Err: err}
+		return "", ReadError(name, 0, "", "cannot read", err)
 	}
 	defer f.Close()
 	sum, err := Digest(f)

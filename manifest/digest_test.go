@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 func TestDigest(t *testing.T) {
@@ -16,10 +18,10 @@ func TestDigest(t *testing.T) {
 		t.Errorf("Digest(abc) = %q, %v; want %q", got, err, abc)
 	}
 	fsys := fstest.MapFS{"d/cases.jsonl": {Data: []byte("abc")}}
-	if got, err := DigestFile(fsys, "d/cases.jsonl"); err != nil || got != abc {
+	if got, err := DigestFile(fsys, "d/cases.jsonl", input.Dataset, 0); err != nil || got != abc {
 		t.Errorf("DigestFile = %q, %v; want %q", got, err, abc)
 	}
-	_, err = DigestFile(fsys, "d/missing.jsonl")
+	_, err = DigestFile(fsys, "d/missing.jsonl", input.Dataset, 0)
 	if !errors.Is(err, ErrInput) || !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "d/missing.jsonl: ") {
 		t.Errorf("DigestFile(missing) = %v; want an input error naming the file", err)
 	}

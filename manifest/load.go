@@ -1,36 +1,59 @@
 package manifest
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"path"
+
+	"github.com/gradegate/gradegate/manifest/input"
 )
+
+// LoadOption changes how Load reads.
+type LoadOption func(*loadConfig)
+
+type loadConfig struct {
+	limits input.Limits
+}
+
+// WithLimits sets the size limits of the files the suite reads (the
+// manifest, its canaries file, and later the dataset and the rest, which
+// read them from Manifest.Limits).
+func WithLimits(l input.Limits) LoadOption {
+	return func(c *loadConfig) { c.limits = l }
+}
 
 // Load reads the manifest name from fsys and parses it. File is set to name
 // and Dir to its folder. When the canaries live in their own file, Load reads
 // that file too and checks the canary set. A file that cannot be read is an
 // *Error like any other unusable input.
-func Load(fsys fs.FS, name string) (*Manifest, error) {
+//
+// Every file goes through the input package: a manifest that is not a regular
+// file, or is over its size limit, is refused before it is read.
+func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
+	var cfg loadConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	// fs.FS rejects "./gradegate.yaml"; the user's spelling stays in File.
-	data, err := fs.ReadFile(fsys, path.Clean(name))
+	data, err := input.ReadFile(fsys, path.Clean(name), input.Manifest, cfg.limits.Of(input.Manifest))
 	if err != nil {
-		return nil, &Error{File: name, Msg: "cannot read manifest: " + err.Error(), Err: err}
+		return nil, ReadError(name, 0, "", "cannot read manifest", err)
 	}
 	m, err := Parse(data, name)
 	if err != nil {
 		return nil, err
 	}
 	m.File, m.Dir = name, path.Dir(name)
+	m.Limits = cfg.limits
 	if m.CanariesFile == "" {
 		return m, nil
 	}
 	canariesKey := m.Line("canaries.path")
 	file := m.Path(m.CanariesFile)
-	if !fs.ValidPath(file) {
-		return nil, &Error{File: name, Line: canariesKey, Key: "canaries.path", Msg: "points outside the folder gradegate reads: " + file}
-	}
-	data, err = fs.ReadFile(fsys, file)
+	data, err = input.ReadFile(fsys, file, input.Canaries, m.Limits.Of(input.Canaries))
 	if err != nil {
-		return nil, &Error{File: name, Line: canariesKey, Key: "canaries.path", Msg: "cannot read canaries file: " + err.Error(), Err: err}
+		return nil, ReadError(name, canariesKey, "canaries.path", "cannot read canaries file "+file, err)
 	}
 	list, errs := parseCanaries(data, file)
 	if len(errs) == 0 {
@@ -43,8 +66,25 @@ func Load(fsys fs.FS, name string) (*Manifest, error) {
 	return m, nil
 }
 
-// Path returns a path written in the manifest (relative to its folder) as a
-// path in the file system the manifest was loaded from.
+// ReadError is the *Error of a file that could not be read: what says which
+// file, and the reason follows (a FIFO, a file over its limit, a missing
+// file), without the path the reason would repeat.
+func ReadError(file string, line int, key, what string, err error) *Error {
+	var pe *fs.PathError
+	cause := err
+	if errors.As(err, &pe) {
+		cause = pe.Err
+	}
+	return &Error{File: file, Line: line, Key: key, Msg: fmt.Sprintf("%s: %v", what, cause), Err: err}
+}
+
+// Path returns a path written in the manifest as a path in the file system
+// the manifest was loaded from. Every path key follows the one rule: it is
+// relative to the folder holding the manifest, and joined to the manifest's
+// path as it was given (absolute, ./x or ../x alike), so the same manifest
+// names the same files whatever the working directory and however it was
+// named. Path keys may climb with ".." (evals/x may use ../shared/cases.jsonl);
+// an absolute path key is refused when the manifest is parsed.
 func (m *Manifest) Path(rel string) string {
 	return path.Join(m.Dir, rel)
 }

@@ -102,7 +102,7 @@ func TestLoadErrors(t *testing.T) {
 			files: map[string]string{
 				"s/gradegate.yaml": strings.Replace(manifestWithCanariesFile, "path: canaries.jsonl", "path: ../../canaries.jsonl", 1),
 			},
-			want: []string{"s/gradegate.yaml:10: canaries.path: points outside"},
+			want: []string{"s/gradegate.yaml:10: canaries.path: cannot read canaries file ../canaries.jsonl"},
 		},
 		{
 			name: "bad lines",

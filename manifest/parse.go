@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Defaults from the manifest contract (SPEC section 3).
+// Defaults of the manifest keys a manifest may leave out.
 const (
 	DefaultNearDuplicateThreshold = 0.85
 	DefaultContract               = "sample"
@@ -72,6 +72,9 @@ func parseYAML(data []byte, file string) (*yaml.Node, error) {
 	}
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Msg: "manifest is empty"}
+	}
+	if err := checkAliases(doc.Content[0], file); err != nil {
+		return nil, err
 	}
 	return doc.Content[0], nil
 }

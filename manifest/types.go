@@ -4,8 +4,9 @@ package manifest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // Manifest is a decoded gradegate.yaml with every default applied.
@@ -30,6 +31,10 @@ type Manifest struct {
 	// Lines maps a dotted key path ("grader.sha256", "gate.slices.tone") to the
 	// line it was written on, so later findings can point at the manifest.
 	Lines map[string]int `json:"-"`
+
+	// Limits bounds the size of every file the suite reads (the input
+	// package's defaults unless raised with --max-input).
+	Limits input.Limits `json:"-"`
 }
 
 // Line returns the manifest line of a dotted key path, or 0 when unknown.
@@ -182,7 +187,7 @@ type Finding struct {
 
 // ErrInput marks an error caused by input the user gave that cannot be used
 // (exit code 2). Test with errors.Is.
-var ErrInput = errors.New("unusable input")
+var ErrInput = input.ErrUnusable
 
 // Error is an input error at a position in a user's file.
 type Error struct {

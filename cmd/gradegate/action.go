@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +99,7 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 }
 
 // posts reports the commands the action reports as a step summary, outputs
-// and a check run (SPEC section 8): run, canary and merge with their results
+// and a check run: run, canary and merge with their results
 // document, mutate and shadow with their own reports.
 func posts(command string) bool {
 	switch command {
@@ -163,7 +164,12 @@ func (in actionInputs) args(resultsFile string) ([]string, error) {
 // the pull request's head commit. A reporting failure turns a pass into
 // exit 3; a hold stays 1.
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
-	gh := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
+	// Everything gradegate and the graders print runs with the runner's
+	// command processing stopped; gradegate's own commands are each written
+	// in a window that resumes it and stops it again with a fresh token.
+	win := newCommandWindow(stdout)
+	defer win.close()
+	gh := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(win))
 	in, err := readInputs(gh)
 	if in.token != "" {
 		// The runner masks secrets it passes, but a token may also arrive
@@ -172,6 +178,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		// a later message quotes.
 		gh.AddMask(in.token)
 	}
+	win.stop()
 	if err != nil {
 		for _, line := range errorLines(err) {
 			gh.Errorf("gradegate: %s", line)
@@ -199,7 +206,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		return exitInput
 	}
 	fmt.Fprintf(stdout, "gradegate %s\n", strings.Join(args, " "))
-	out := execute(ctx, args, getenv, stdout, stderr)
+	out := execute(ctx, args, getenv, stdout, stderr, actionOutputRoots(getenv))
 	if !posts(in.command) {
 		return out.code
 	}
@@ -223,7 +230,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		rep := out.report
 		md := cutMarkdown(rep.markdown, maxStepSummaryBytes)
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
-		// The command's exit code is its verdict (SPEC section 8: mutate 0
+		// The command's exit code is its verdict (mutate 0
 		// when the score meets the bar, shadow 0 when nothing changed).
 		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{report: rep, pass: out.code == exitPass}, runURL)
 		errs = append(errs, err)
@@ -498,4 +505,47 @@ func fileCommand(gh *githubactions.Action, env string, write func()) (err error)
 	}()
 	write()
 	return nil
+}
+
+// commandWindow keeps GitHub's runner from reading workflow commands in
+// anything gradegate prints, except its own. stop writes
+// "::stop-commands::<token>", after which the runner reads no "::command::"
+// and no "##[command]" until a line "::<token>::"; every Write (one command
+// of go-githubactions) is wrapped in such a resume and a new stop, with a
+// fresh random token each time, so text printed between them (a grader's
+// message, a case id, a manifest key) never speaks for gradegate.
+// (https://docs.github.com/actions/reference/workflows-and-actions/workflow-commands#stopping-and-starting-workflow-commands)
+type commandWindow struct {
+	w     io.Writer
+	token string // the token commands are stopped with; "" while they run
+}
+
+func newCommandWindow(w io.Writer) *commandWindow { return &commandWindow{w: w} }
+
+// stop stops command processing with a fresh token.
+func (c *commandWindow) stop() {
+	if c.token != "" {
+		return
+	}
+	c.token = rand.Text()
+	fmt.Fprintf(c.w, "::stop-commands::%s\n", c.token)
+}
+
+// close resumes command processing for the steps that follow.
+func (c *commandWindow) close() {
+	if c.token != "" {
+		fmt.Fprintf(c.w, "::%s::\n", c.token)
+		c.token = ""
+	}
+}
+
+// Write writes one of gradegate's own commands with processing resumed.
+func (c *commandWindow) Write(p []byte) (int, error) {
+	stopped := c.token != ""
+	c.close()
+	n, err := c.w.Write(p)
+	if stopped {
+		c.stop()
+	}
+	return n, err
 }

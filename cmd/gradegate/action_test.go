@@ -313,7 +313,8 @@ func TestActionMissingStepSummaryFailsAPass(t *testing.T) {
 func TestActionShardPostsNoCheckRun(t *testing.T) {
 	api := checkruntest.New(t)
 	e := newActionEnv(t, api, map[string]string{"MANIFEST": exampleManifest, "GITHUB-TOKEN": testToken, "SHARD": "1/2"})
-	results := filepath.Join(t.TempDir(), "shard-1.json")
+	// The Action writes only inside the workspace or RUNNER_TEMP.
+	results := filepath.Join(e.vars["RUNNER_TEMP"], "shard-1.json")
 	e.vars["INPUT_RESULTS"] = results
 	code, _, _ := e.run(t)
 	if code != exitPass && code != exitHold {

@@ -20,6 +20,7 @@ import (
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // gradeFlags are the options of the commands that run the grader.
@@ -31,17 +32,19 @@ type gradeFlags struct {
 	unsandboxed bool
 	python      string
 	judge       judgeFlags // model graders
+	limits      input.Limits
 }
 
 func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	g.format = formatHuman
 	fs.Var(&g.format, "format", "stdout format: human, json or markdown")
 	fs.StringVar(&g.results, "results", "", "write the results JSON to this file")
-	g.workers = runtime.NumCPU()
-	fs.Var(positive{&g.workers}, "workers", "grader processes; default: the number of CPUs")
+	g.workers = min(runtime.NumCPU(), maxWorkers)
+	fs.Var(positive{&g.workers, maxWorkers}, "workers", fmt.Sprintf("grader processes, 1 to %d; default: the number of CPUs", maxWorkers))
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 	g.judge.register(fs)
+	registerLimits(fs, &g.limits)
 }
 
 // suite is a loaded manifest with the bytes its digests were checked against.
@@ -52,9 +55,9 @@ type suite struct {
 	python worker.Python // resolved by runner
 }
 
-func loadSuite(path string) (*suite, error) {
+func loadSuite(path string, limits input.Limits) (*suite, error) {
 	fsys := hostFS{}
-	m, err := manifest.Load(fsys, filepath.ToSlash(path))
+	m, err := manifest.Load(fsys, filepath.ToSlash(path), manifest.WithLimits(limits))
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +71,9 @@ func (s *suite) graderSource() ([]byte, error) {
 		return s.source, nil
 	}
 	name := s.m.Path(s.m.Grader.Source)
-	b, err := os.ReadFile(filepath.FromSlash(name))
+	b, err := input.ReadFile(s.fsys, name, input.Grader, s.m.Limits.Of(input.Grader))
 	if err != nil {
-		return nil, &manifest.Error{File: s.m.File, Line: s.m.Line("grader.source"), Key: "grader.source", Msg: "cannot read " + name, Err: err}
+		return nil, manifest.ReadError(s.m.File, s.m.Line("grader.source"), "grader.source", "cannot read "+name, err)
 	}
 	s.source = b
 	return b, nil
@@ -218,7 +221,10 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	s, err := loadSuite(path)
+	if err := outputFor(a).check(f.results); err != nil {
+		return a.fail(name, err)
+	}
+	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -296,7 +302,7 @@ func (a *app) finish(name string, res *gate.Results, f gradeFlags) outcome {
 		o.code = exitPass
 	}
 	if f.results != "" {
-		if err := writeJSONFile(f.results, res); err != nil {
+		if err := outputFor(a).writeJSON(f.results, res); err != nil {
 			return a.failWith(name, o, err)
 		}
 	}
@@ -330,26 +336,6 @@ func (a *app) colorOptions() render.Options {
 	return render.Options{Color: ok && render.ColorEnabled(a.getenv, file)}
 }
 
-func writeJSONFile(path string, v any) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("writing results: %w", err)
-		}
-	}
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	if err := render.JSON(file, v); err != nil {
-		file.Close()
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	return nil
-}
-
 // hostedParity runs the canaries on OpenAI's hosted grader and compares.
 func (a *app) hostedParity(ctx context.Context, s *suite, res *gate.Results, baseURL string) (*hosted.Report, error) {
 	src, err := s.graderSource()
@@ -373,6 +359,8 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	python := defaultPython(a.getenv)
 	fs.StringVar(&python, "python", python, "Python interpreter for the grader lint (env GRADEGATE_PYTHON)")
+	var limits input.Limits
+	registerLimits(fs, &limits)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -381,7 +369,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	s, err := loadSuite(path)
+	s, err := loadSuite(path, limits)
 	if err != nil {
 		return a.fail("validate", err)
 	}
@@ -503,7 +491,7 @@ func digestMessage(mm gate.DigestMismatch) string {
 	return fmt.Sprintf("%s %s has %s but %s pins %s (gradegate pin records the new digest after an intended change)", mm.Name, mm.File, mm.Got, mm.Key, mm.Want)
 }
 
-// cmdMerge combines shard results into one verdict (SPEC section 11).
+// cmdMerge combines shard results into one verdict.
 func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("merge", a.stderr)
 	f := gradeFlags{format: formatHuman}
@@ -511,6 +499,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	fs.StringVar(&f.results, "results", "", "write the merged results JSON to this file")
 	path := "gradegate.yaml"
 	fs.StringVar(&path, "manifest", path, "the manifest the shards ran")
+	registerLimits(fs, &f.limits)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -518,14 +507,20 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
 	}
-	s, err := loadSuite(path)
+	if err := outputFor(a).check(f.results); err != nil {
+		return a.fail("merge", err)
+	}
+	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail("merge", err)
 	}
 	var parts []*gate.Results
 	var errs []error
 	for _, name := range files {
-		r, err := readResults(name)
+		r, err := readResults(name, f.limits)
+		if err == nil {
+			err = gate.CheckShard(name, r, s.m.Grader.PassThreshold)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -543,10 +538,10 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 }
 
 // readResults reads one results JSON file.
-func readResults(name string) (*gate.Results, error) {
-	b, err := os.ReadFile(name)
+func readResults(name string, limits input.Limits) (*gate.Results, error) {
+	b, err := input.ReadFile(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
 	if err != nil {
-		return nil, &manifest.Error{File: name, Msg: "cannot read results", Err: err}
+		return nil, manifest.ReadError(name, 0, "", "cannot read results", err)
 	}
 	var r gate.Results
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"path/filepath"
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/compare"
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // cmdCompare is the matched-cohort comparison of two results files. It
@@ -16,6 +17,8 @@ func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("compare", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	var limits input.Limits
+	registerLimits(fs, &limits)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -25,9 +28,9 @@ func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
 	}
 	var runs [2]*gate.Results
 	for i, name := range pos {
-		file, err := os.Open(name)
+		file, err := input.Open(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
 		if err != nil {
-			return a.fail("compare", &manifest.Error{File: name, Msg: "cannot read results", Err: err})
+			return a.fail("compare", manifest.ReadError(name, 0, "", "cannot read results", err))
 		}
 		runs[i], err = compare.Load(file)
 		file.Close()

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // parseInterleaved parses flags that may appear before or after positional
@@ -80,8 +83,16 @@ func (s *shard) Set(v string) error {
 	return nil
 }
 
-// positive is an int flag that must be at least 1 (--workers).
-type positive struct{ n *int }
+// maxWorkers bounds --workers: each grader process runs as its own uid from
+// the sandbox's block, which holds sandbox.UIDBlockSize of them.
+const maxWorkers = sandbox.UIDBlockSize
+
+// positive is an int flag that must be at least 1 and at most max
+// (--workers), checked when the command line is parsed, before any work.
+type positive struct {
+	n   *int
+	max int
+}
 
 func (p positive) String() string {
 	if p.n == nil {
@@ -92,9 +103,26 @@ func (p positive) String() string {
 
 func (p positive) Set(s string) error {
 	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 {
+	if err != nil || v < 1 || (p.max > 0 && v > p.max) {
+		if p.max > 0 {
+			return fmt.Errorf("want a whole number between 1 and %d, got %q", p.max, s)
+		}
 		return fmt.Errorf("want a whole number of at least 1, got %q", s)
 	}
 	*p.n = v
 	return nil
+}
+
+// registerLimits adds --max-input, which raises (or lowers) the size limit of
+// one kind of input file: --max-input dataset=16GiB. It may be repeated.
+func registerLimits(fs *flag.FlagSet, l *input.Limits) {
+	fs.Var(l, "max-input", "size limit of one kind of input file, KIND=SIZE (kinds: "+strings.Join(kindNames(), ", ")+"); repeatable")
+}
+
+func kindNames() []string {
+	var out []string
+	for _, k := range input.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }

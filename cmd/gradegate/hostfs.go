@@ -1,15 +1,10 @@
 package main
 
-import (
-	"io/fs"
-	"os"
-	"path/filepath"
-)
+import "github.com/gradegate/gradegate/manifest/input"
 
 // hostFS opens paths exactly as the user wrote them: relative to the working
 // directory, absolute, or climbing with "..". os.DirFS would refuse the last
 // two, and a manifest in evals/x may well point at ../shared/cases.jsonl.
-// Messages then name files the way the user knows them.
-type hostFS struct{}
-
-func (hostFS) Open(name string) (fs.File, error) { return os.Open(filepath.FromSlash(name)) }
+// Messages then name files the way the user knows them. Every read of it goes
+// through the input package, which refuses anything but a regular file.
+type hostFS = input.Host

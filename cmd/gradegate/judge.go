@@ -31,7 +31,7 @@ func (j *judgeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&j.cache, "judge-cache", "", "model graders: record and replay model calls in this folder")
 	fs.StringVar(&j.mode, "judge-cache-mode", "", "model graders: read, write or readwrite (default readwrite)")
 	j.concurrency = judge.DefaultConcurrency
-	fs.Var(positive{&j.concurrency}, "judge-concurrency", "model graders: calls in flight at once")
+	fs.Var(positive{&j.concurrency, 256}, "judge-concurrency", "model graders: calls in flight at once, 1 to 256")
 }
 
 // errNotForModelGraders is how a command says it does not apply to a model
@@ -144,7 +144,7 @@ func (a *app) gradeJudge(ctx context.Context, name string, s *suite, set *datase
 // prompt); the cases and canaries are the head manifest's. Each grader is
 // identified by the digest of its canonical keys.
 func (a *app) shadowJudge(ctx context.Context, s *suite, set *dataset.Set, basePath string, f gradeFlags) (*shadow.Report, error) {
-	base, err := loadSuite(basePath)
+	base, err := loadSuite(basePath, f.limits)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
@@ -14,6 +14,7 @@ import (
 	"github.com/gradegate/gradegate/gate/shadow"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // mutateWorkers caps the pools of mutation testing: each mutant needs a
@@ -36,7 +37,10 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
-	s, err := loadSuite(path)
+	if err := outputFor(a).check(f.results); err != nil {
+		return a.fail("mutate", err)
+	}
+	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail("mutate", err)
 	}
@@ -79,7 +83,7 @@ func (a *app) writeReport(rep interface {
 		err = rep.WriteText(a.stdout)
 	}
 	if err == nil && f.results != "" {
-		err = writeJSONFile(f.results, rep)
+		err = outputFor(a).writeJSON(f.results, rep)
 	}
 	return err
 }
@@ -175,7 +179,10 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	s, err := loadSuite(path)
+	if err := outputFor(a).check(f.results); err != nil {
+		return a.fail("shadow", err)
+	}
+	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail("shadow", err)
 	}
@@ -194,9 +201,9 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	base, err := os.ReadFile(basePath)
+	base, err := input.ReadFile(hostFS{}, filepath.ToSlash(basePath), input.Grader, f.limits.Of(input.Grader))
 	if err != nil {
-		return a.fail("shadow", &manifest.Error{File: basePath, Msg: "cannot read the base grader", Err: err})
+		return a.fail("shadow", manifest.ReadError(basePath, 0, "", "cannot read the base grader", err))
 	}
 	env, err := a.graders(ctx, s, f)
 	if err != nil {

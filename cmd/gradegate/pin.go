@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // pinReport is `gradegate pin --format json`.
@@ -35,6 +35,8 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("pin", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
+	var limits input.Limits
+	registerLimits(fs, &limits)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return outcome{code: exitInput}
@@ -43,9 +45,9 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("pin", err)
 	}
-	data, err := os.ReadFile(file)
+	data, err := input.ReadFile(hostFS{}, filepath.ToSlash(file), input.Manifest, limits.Of(input.Manifest))
 	if err != nil {
-		return a.fail("pin", &manifest.Error{File: file, Msg: "cannot read manifest", Err: err})
+		return a.fail("pin", manifest.ReadError(file, 0, "", "cannot read manifest", err))
 	}
 	name := filepath.ToSlash(file)
 	files, err := manifest.PinnedFiles(data, name)
@@ -71,7 +73,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 			continue
 		}
 		p := path.Join(dir, rel)
-		d, err := manifest.DigestFile(hostFS{}, p)
+		d, err := manifest.DigestFile(hostFS{}, p, input.ForKey(section), limits.Of(input.ForKey(section)))
 		if err != nil {
 			return a.fail("pin", err)
 		}
@@ -85,7 +87,8 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	}
 	rep.Changed = string(out) != string(data)
 	if rep.Changed {
-		if err := replaceFile(file, out); err != nil {
+		// The manifest keeps its mode; pin never writes through a symlink.
+		if err := outputFor(a).writeBytes(file, 0o644, out); err != nil {
 			return a.fail("pin", err)
 		}
 	}
@@ -100,13 +103,13 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 		_, err = fmt.Fprintf(a.stdout, "| file | sha256 | state |\n|---|---|---|\n")
 		for _, pf := range rep.Files {
 			if err == nil {
-				_, err = fmt.Fprintf(a.stdout, "| `%s` | `%s` | %s |\n", pf.Path, short(pf.SHA256), pinState(pf))
+				_, err = fmt.Fprintf(a.stdout, "| %s | `%s` | %s |\n", render.MarkdownCell(pf.Path), short(pf.SHA256), pinState(pf))
 			}
 		}
 	default:
 		for _, pf := range rep.Files {
 			if err == nil {
-				_, err = fmt.Fprintf(a.stdout, "%-8s %s  sha256:%s  %s\n", pf.Section, pf.Path, pf.SHA256, pinState(pf))
+				_, err = fmt.Fprintf(a.stdout, "%-8s %s  sha256:%s  %s\n", pf.Section, render.Text(pf.Path), pf.SHA256, pinState(pf))
 			}
 		}
 	}
@@ -124,24 +127,6 @@ func pinState(pf pinFile) string {
 		return "pinned"
 	}
 	return "pinned (was " + short(pf.Was) + ")"
-}
-
-// replaceFile writes beside path and renames, so an interrupted pin never
-// leaves a half-written manifest.
-func replaceFile(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("pin: %w", err)
-	}
-	tmp := path + ".pin.tmp"
-	if err := os.WriteFile(tmp, data, info.Mode().Perm()); err != nil {
-		return fmt.Errorf("pin: writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("pin: replacing %s: %w", path, err)
-	}
-	return nil
 }
 
 // short abbreviates a digest for messages.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -33,6 +34,10 @@ type app struct {
 	stderr io.Writer
 
 	pythonNoted bool // the interpreter fallback was reported once already
+
+	// outputRoots confine every file gradegate writes (the Action: the
+	// workspace and RUNNER_TEMP); nil allows any path.
+	outputRoots []string
 }
 
 // command is one subcommand.
@@ -67,8 +72,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // execute runs one command line (without the program name).
-func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) outcome {
-	a := &app{getenv: getenv, stdout: stdout, stderr: stderr}
+func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, opts ...func(*app)) outcome {
+	a := &app{getenv: getenv, stdout: stdout, stderr: render.NewGuard(stderr, render.LineRunes)}
+	for _, o := range opts {
+		o(a)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		a.usage(stdout)
 		if len(args) == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -57,8 +58,8 @@ func (c *Check) Annotations(res *gate.Results) []Annotation {
 			return
 		}
 		a.Path = rel
-		a.Title = cut(a.Title, maxTitleBytes, "…")
-		a.Message = cut(a.Message, maxMessageBytes, "…")
+		a.Title = cut(render.Clip(a.Title, maxTitleBytes), maxTitleBytes, "…")
+		a.Message = cut(render.Lines(a.Message, render.LineRunes*8), maxMessageBytes, "…")
 		out = append(out, a)
 	}
 

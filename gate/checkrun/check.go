@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/render"
 )
 
 // GitHub's limits for check runs
@@ -246,7 +247,7 @@ func (c *Check) ReportSummary(ctx context.Context, s Summary) error {
 	if s.Pass {
 		conclusion = "success"
 	}
-	title := cut(strings.Join(strings.Fields(s.Title), " "), maxTitleBytes, "…")
+	title := cut(render.Clip(s.Title, maxTitleBytes), maxTitleBytes, "…")
 	return c.post(ctx, c.name, title, CutSummary(md, c.detailsURL), conclusion, nil)
 }
 
@@ -398,7 +399,7 @@ func Title(res *gate.Results) string {
 	if res.Overall.PassRate != nil {
 		fmt.Fprintf(&b, " (%.1f%% pass rate)", *res.Overall.PassRate*100)
 	}
-	return cut(b.String(), maxTitleBytes, "…")
+	return cut(render.Clip(b.String(), maxTitleBytes), maxTitleBytes, "…")
 }
 
 // summary renders the summary and keeps it within GitHub's limit, saying so
@@ -438,7 +439,7 @@ func plainSummary(res *gate.Results) string {
 	if len(res.Reasons) > 0 {
 		b.WriteString("\n### Reasons\n\n")
 		for _, r := range res.Reasons {
-			fmt.Fprintf(&b, "- `%s`: %s\n", r.Code, r.Message)
+			fmt.Fprintf(&b, "- `%s`: %s\n", r.Code, render.Clip(r.Message, render.LineRunes))
 		}
 	}
 	return b.String()

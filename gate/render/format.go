@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -189,18 +190,11 @@ func caseIDList(ids []string, limit int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(ids[:limit], ", "), len(ids)-limit)
 }
 
-// oneLine folds every run of whitespace (newlines included) into one space
-// and drops other control characters, so that text from a grader or a
-// dataset can neither start a line of its own (a "::" workflow command in
-// an Actions log) nor send escape sequences to a terminal.
+// oneLine is the printer of untrusted text (grader messages, case ids, slice
+// names, manifest keys and values) in human and markdown output: Text with
+// the bound of one line.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
+	return Clip(s, LineRunes)
 }
 
 // cut shortens s to at most n runes, ending with "…" when it had to cut.
@@ -210,6 +204,190 @@ func cut(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// Bounds on untrusted text in human and markdown output; the JSON keeps
+// every value whole.
+const (
+	// ValueRunes bounds one value said inside a message (a case id, a key).
+	ValueRunes = 300
+	// LineRunes bounds one line of free text (a finding, a grader message).
+	LineRunes = 1000
+)
+
+// Text is the printer of one untrusted value: Clip to ValueRunes.
+func Text(s string) string { return Clip(s, ValueRunes) }
+
+// Clip makes untrusted text safe to print on one line of human or markdown
+// output, whatever reads it next (a terminal, GitHub's log, a browser):
+//
+//   - it is cut to n runes, and the cut says how long the text was, so a
+//     1 MB case id costs a line, not a megabyte per mention;
+//   - every run of whitespace, newlines included, folds into one space, so
+//     the text never starts a line of its own;
+//   - control characters (a terminal escape), bidi controls (U+202A-202E,
+//     U+2066-2069), zero-width and other format characters (category Cf:
+//     U+200B-200F, U+FEFF, ...) are written as visible escapes ("\x1b",
+//     "\u202e"), so a case id cannot recolor a terminal or render as another;
+//   - GitHub workflow commands are broken: "::" (a command at the start of a
+//     line) is written ": :" and the legacy "##[" is written "# #[", so text
+//     from a grader never speaks for gradegate in an Actions log.
+func Clip(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if total > n {
+		// Cut before anything else, so the work is bounded by n too.
+		s = string([]rune(s[:min(len(s), 4*n)])[:n])
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) && r != '\u0085' && r != '\u00a0' && r != '\u2028' && r != '\u2029' {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		writeEscaped(&b, r)
+	}
+	out := neutralize(b.String())
+	if total > n {
+		out += fmt.Sprintf("… (%d characters)", total)
+	}
+	return out
+}
+
+// Lines is Clip for text whose line breaks matter, such as a traceback in an
+// annotation: the whole is cut to n runes (saying how long it was), and each
+// line is made safe as Clip makes it (and cut to LineRunes), so no line
+// starts a workflow command.
+func Lines(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if total > n {
+		s = string([]rune(s[:min(len(s), 4*n)])[:n])
+	}
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = Clip(l, min(n, LineRunes))
+	}
+	out := strings.Join(lines, "\n")
+	if total > n {
+		out += fmt.Sprintf("… (%d characters)", total)
+	}
+	return out
+}
+
+// writeEscaped writes r, or a visible escape of it when it is a control or
+// an invisible format character.
+func writeEscaped(b *strings.Builder, r rune) {
+	switch {
+	case r == utf8.RuneError:
+		b.WriteString(`\ufffd`)
+	case r < 0x20 || r == 0x7f:
+		fmt.Fprintf(b, `\x%02x`, r)
+	case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
+		fmt.Fprintf(b, `\u%04x`, r)
+	default:
+		b.WriteRune(r)
+	}
+}
+
+// workflowCommands breaks the two forms GitHub's runner reads as a command:
+// "::name ...::" at the start of a line (after blanks) and "##[name]"
+// anywhere in a line.
+var workflowCommands = strings.NewReplacer("::", ": :", "##[", "# #[")
+
+func neutralize(s string) string {
+	for strings.Contains(s, "::") || strings.Contains(s, "##[") {
+		s = workflowCommands.Replace(s)
+	}
+	return s
+}
+
+// Guard is the printer of a whole output stream that may carry untrusted
+// text, such as gradegate's stderr: every line is cut to a bound (saying how
+// long it was), its control and invisible characters are escaped (tabs
+// stay), a workflow command at its start ("::") or anywhere in it ("##[") is
+// broken, and newlines stay line breaks. gradegate's own messages pass
+// unchanged. Each Write is handled as it comes, so nothing waits for a
+// flush.
+type Guard struct {
+	w     io.Writer
+	limit int
+	// The state of the line being written, which may span several Writes.
+	runes   int  // runes of the line so far
+	blank   bool // the line so far is only blanks
+	hashes  int  // trailing '#' of the line so far, for "##[" across Writes
+	colon   bool // the line so far is blanks and one ':'
+	started bool
+}
+
+// NewGuard returns a Guard writing to w, cutting lines at limit runes.
+func NewGuard(w io.Writer, limit int) *Guard {
+	return &Guard{w: w, limit: limit, blank: true}
+}
+
+// Write writes p through the guard. It reports len(p) on success, however
+// much the guard changed.
+func (g *Guard) Write(p []byte) (int, error) {
+	var b strings.Builder
+	s := string(p)
+	for len(s) > 0 {
+		// Invalid UTF-8 decodes as utf8.RuneError, which is escaped.
+		r, size := utf8.DecodeRuneInString(s)
+		s = s[size:]
+		if r == '\n' {
+			if g.runes > g.limit {
+				fmt.Fprintf(&b, "… (%d characters)", g.runes)
+			}
+			b.WriteByte('\n')
+			g.runes, g.blank, g.hashes, g.colon = 0, true, 0, false
+			continue
+		}
+		g.runes++
+		if g.runes > g.limit {
+			continue
+		}
+		switch {
+		case r == ':' && (g.blank || g.colon):
+			if g.colon {
+				// "::" opening the line: a workflow command.
+				b.WriteString(" :")
+				g.colon = false
+			} else {
+				b.WriteByte(':')
+				g.colon = true
+			}
+			g.blank, g.hashes = false, 0
+			continue
+		case r == '[' && g.hashes >= 2:
+			b.WriteString(" [")
+			g.hashes = 0
+			g.blank, g.colon = false, false
+			continue
+		}
+		if r == '#' {
+			g.hashes++
+		} else {
+			g.hashes = 0
+		}
+		if r == '\t' || r == ' ' {
+			b.WriteRune(r)
+			g.colon = false
+			continue
+		}
+		g.blank, g.colon = false, false
+		if r == '\r' {
+			b.WriteString(`\r`)
+			continue
+		}
+		writeEscaped(&b, r)
+	}
+	if _, err := io.WriteString(g.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // worstCases returns the cases worth a person's attention, most important

@@ -34,7 +34,9 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 // MarkdownCell escapes text for a markdown table cell or list item of the
 // compare, mutate and shadow reports: a | would end the cell, and the others
 // would start formatting or HTML. A line break becomes a space, and empty
-// text reads "-". (The results markdown escapes with md and cell instead.)
+// text reads "-". Like every printer of untrusted text it is cut and its
+// controls and workflow commands neutralised (oneLine). (The results
+// markdown escapes with md and cell instead.)
 func MarkdownCell(s string) string {
 	if s == "" {
 		return "-"
@@ -42,5 +44,5 @@ func MarkdownCell(s string) string {
 	return strings.NewReplacer(
 		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
 		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
-	).Replace(s)
+	).Replace(oneLine(s))
 }

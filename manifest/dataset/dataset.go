@@ -17,6 +17,7 @@ import (
 	"path"
 
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // Case is one dataset row with its sample joined in.
@@ -198,7 +199,7 @@ func (l *loader) findings(rows []row, schema *itemSchema) []manifest.Finding {
 // key that names the file (key, as in "dataset.path"), so the user sees which
 // line of the manifest to fix, and names the file as it was resolved.
 func readFile(fsys fs.FS, name string, m *manifest.Manifest, key string) ([]byte, error) {
-	data, err := fs.ReadFile(fsys, name)
+	data, err := input.ReadFile(fsys, name, input.ForKey(key), m.Limits.Of(input.ForKey(key)))
 	if err != nil {
 		cause := err
 		var pe *fs.PathError

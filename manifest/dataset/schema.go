@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // maxSchemaReasons bounds how many violations one finding lists; the rest
@@ -50,7 +51,7 @@ func (l fsSchemaLoader) Load(rawURL string) (any, error) {
 	if !ok || rel == "" {
 		return nil, fmt.Errorf("schema reference %q: only files next to the schema can be referenced", rawURL)
 	}
-	data, err := fs.ReadFile(l.fsys, path.Join(l.dir, rel))
+	data, err := input.ReadFile(l.fsys, path.Join(l.dir, rel), input.Schema, 0)
 	if err != nil {
 		return nil, fmt.Errorf("schema reference %q: %w", rawURL, err)
 	}
