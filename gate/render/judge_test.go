@@ -18,7 +18,7 @@ func TestJudgeLine(t *testing.T) {
 		{"recorded run", &gate.JudgeUsage{Type: "score_model", Model: "gpt-4o-2024-08-06", Endpoint: "chat_completions", Calls: 12, Retries: 1, InvalidReplies: 1, Tokens: gate.Tokens{Input: 4810, Output: 96}, WallMS: 2430},
 			"judge: score_model gpt-4o-2024-08-06 (chat_completions): 12 calls (1 retries), 0 cached, 1 invalid reply, tokens 4810 in / 96 out, 2.4 s"},
 		{"replay over budget", &gate.JudgeUsage{Type: "label_model", Model: "m\x1b[31m", Endpoint: "responses", Cached: 3, NotSent: 2, Needed: 2, MaxCalls: 1, CachedTokens: gate.Tokens{Input: 9, Output: 3}},
-			"judge: label_model m[31m (responses): 0 calls, 3 cached, 2 not sent (max_calls 1, needed 2), 0 invalid replies, tokens 0 in / 0 out (replayed 9 / 3), 0.0 s"},
+			"judge: label_model m\\x1b[31m (responses): 0 calls, 3 cached, 2 not sent (max_calls 1, needed 2), 0 invalid replies, tokens 0 in / 0 out (replayed 9 / 3), 0.0 s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
