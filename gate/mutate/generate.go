@@ -26,7 +26,25 @@ type Generated struct {
 	// Mutants are the mutants to test, in source order, ids m01, m02, …;
 	// Status and KilledBy are not set yet.
 	Mutants []Mutant
+	// Excluded lists every no-mutate pragma, in source order.
+	Excluded []Exclusion
 }
+
+// Exclusion is one line a "# gradegate: no-mutate: <why>" pragma keeps from
+// being mutated.
+type Exclusion struct {
+	Line int `json:"line"`
+	// Reason is the text after "no-mutate:"; empty when the pragma gives
+	// none, and then the line's mutants count as survivors.
+	Reason string `json:"reason"`
+	// Mutants is how many mutation sites the pragma hides.
+	Mutants int `json:"mutants"`
+	// Code is the excluded line, trimmed.
+	Code string `json:"code"`
+}
+
+// Unexcused reports whether the pragma gives no reason.
+func (e Exclusion) Unexcused() bool { return e.Reason == "" }
 
 // Generate lists the mutants of src with the interpreter python (an absolute
 // path), at most limit of them (MaxMutants when limit <= 0). It runs the
@@ -60,6 +78,7 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 			Mutated  string `json:"mutated"`
 			Source   []byte `json:"source"` // base64 in JSON
 		} `json:"mutants"`
+		Excluded []Exclusion `json:"excluded"`
 	}
 	if err := worker.RunScript(ctx, python, script, src, &out, string(config)); err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
@@ -68,7 +87,10 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 		return nil, &manifest.Error{File: sourceName, Line: out.Error.Line,
 			Msg: "the grader cannot be mutation-tested: " + out.Error.Message}
 	}
-	g := &Generated{Sites: out.Sites, Mutants: make([]Mutant, len(out.Mutants))}
+	g := &Generated{Sites: out.Sites, Mutants: make([]Mutant, len(out.Mutants)), Excluded: out.Excluded}
+	if g.Excluded == nil {
+		g.Excluded = []Exclusion{}
+	}
 	for i, m := range out.Mutants {
 		g.Mutants[i] = Mutant{
 			ID:       fmt.Sprintf("m%02d", i+1),
