@@ -76,12 +76,12 @@ func (s *suite) graderSource() ([]byte, error) {
 
 // lint reads the grader source without running it (grade signature, size,
 // imports outside the image tag, broad excepts returning credit, …).
-func (s *suite) lint(ctx context.Context) ([]manifest.Finding, error) {
+func (s *suite) lint(ctx context.Context, opts ...lint.Option) ([]manifest.Finding, error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
-	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader)
+	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("linting the grader: %w", err)
 	}
@@ -239,7 +239,11 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
-	findings, err := s.lint(ctx)
+	var lintOpts []lint.Option
+	if hostedOn {
+		lintOpts = append(lintOpts, lint.ForHosted())
+	}
+	findings, err := s.lint(ctx, lintOpts...)
 	if err != nil {
 		return a.fail(name, err)
 	}
