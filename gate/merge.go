@@ -86,6 +86,7 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 		Findings:         findings,
 		DigestMismatches: compareDigests(m, first.Digests, true),
 		MutationScore:    mutation,
+		Determinism:      mergeDeterminism(parts),
 		Shard:            Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
 	}
@@ -94,6 +95,7 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
 	res.Versions = first.Versions
+	res.Determinism = ev.Determinism
 	res.Manifest = first.Manifest
 	if m.File != "" {
 		res.Manifest.Path = m.File
