@@ -118,6 +118,9 @@ type graderEnv struct {
 	sb      *sandbox.Sandbox
 	py      worker.Python
 	workers int
+	// hashSeed is the grader processes' PYTHONHASHSEED; "" leaves Python's
+	// random seed per process.
+	hashSeed string
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
@@ -152,6 +155,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Workers:        e.workers,
 		Python:         e.py,
 		Sandbox:        e.sb,
+		HashSeed:       e.hashSeed,
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {
@@ -255,6 +259,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
+		return a.fail(name, err)
+	}
+	if err := a.checkDeterminism(ctx, s, set, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error
