@@ -96,6 +96,7 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
 	res.Versions = first.Versions
 	res.Determinism = ev.Determinism
+	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
 	res.Manifest = first.Manifest
 	if m.File != "" {
 		res.Manifest.Path = m.File

@@ -15,6 +15,7 @@ import (
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/lint"
+	"github.com/gradegate/gradegate/gate/mutate"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
@@ -251,15 +252,22 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
+	var mutation *mutate.Report
 	if !canariesOnly {
-		opts.MutationScore, err = a.measureMutation(ctx, s, set, f, opts.Shard)
+		mutation, err = a.measureMutation(ctx, s, set, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
+		}
+		if mutation != nil {
+			opts.MutationScore = &mutation.Score
 		}
 	}
 	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
 		return a.fail(name, err)
+	}
+	if mutation != nil {
+		res.MutationExcluded = mutation.Excluded
 	}
 	if err := a.checkDeterminism(ctx, s, set, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -31,20 +32,8 @@ type Generated struct {
 }
 
 // Exclusion is one line a "# gradegate: no-mutate: <why>" pragma keeps from
-// being mutated.
-type Exclusion struct {
-	Line int `json:"line"`
-	// Reason is the text after "no-mutate:"; empty when the pragma gives
-	// none, and then the line's mutants count as survivors.
-	Reason string `json:"reason"`
-	// Mutants is how many mutation sites the pragma hides.
-	Mutants int `json:"mutants"`
-	// Code is the excluded line, trimmed.
-	Code string `json:"code"`
-}
-
-// Unexcused reports whether the pragma gives no reason.
-func (e Exclusion) Unexcused() bool { return e.Reason == "" }
+// being mutated; the results of a gate run carry the same list.
+type Exclusion = gate.MutationExclusion
 
 // Generate lists the mutants of src with the interpreter python (an absolute
 // path), at most limit of them (MaxMutants when limit <= 0). It runs the

@@ -47,7 +47,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		rows := make([][]string, len(r.Excluded))
 		for i, e := range r.Excluded {
-			rows[i] = []string{fmt.Sprint(e.Line), fmt.Sprint(e.Mutants), e.reason(), e.Code}
+			rows[i] = []string{fmt.Sprint(e.Line), fmt.Sprint(e.Mutants), exclusionReason(e), e.Code}
 		}
 		if err := table(&b, []string{"line", "mutants", "reason", "code"}, rows); err != nil {
 			return err
@@ -99,7 +99,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	} else {
 		b.WriteString("| line | mutants | reason | code |\n|---|---|---|---|\n")
 		for _, e := range r.Excluded {
-			fmt.Fprintf(&b, "| %d | %d | %s | `%s` |\n", e.Line, e.Mutants, md(e.reason()), code(e.Code))
+			fmt.Fprintf(&b, "| %d | %d | %s | `%s` |\n", e.Line, e.Mutants, md(exclusionReason(e)), code(e.Code))
 		}
 	}
 	fmt.Fprintf(&b, "\n#### Killed (%d)\n\n", len(killed))
@@ -130,8 +130,8 @@ func (r *Report) counts() string {
 	return s
 }
 
-// reason is the pragma's reason, or what its absence means.
-func (e Exclusion) reason() string {
+// exclusionReason is the pragma's reason, or what its absence means.
+func exclusionReason(e Exclusion) string {
 	if e.Unexcused() {
 		return "(no reason given: counted as survived)"
 	}
