@@ -23,7 +23,7 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// Finding codes of the grader lint (SPEC section 8).
+// Finding codes of the grader lint.
 const (
 	CodeGradeSignature      = "grade_signature"
 	CodeSourceTooLarge      = "source_too_large"

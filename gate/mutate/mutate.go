@@ -1,6 +1,6 @@
 // Package mutate mutation-tests a grader against its canaries and labeled
-// cases (gradegate mutate, and gate.min_mutation_score; SPEC sections 7
-// and 8).
+// cases: the gradegate mutate command, and gate.min_mutation_score in a gate
+// run (reason mutants_survived).
 //
 // A mutant is the grader's source with one small, plausible defect: the
 // mistakes that make a grader pass what it should fail (isinstance where the
@@ -78,7 +78,7 @@ const (
 type RunnerFactory func(ctx context.Context, src []byte) (gate.Runner, func(), error)
 
 // Report is the result of mutation-testing one grader. Its JSON form is the
-// mutate document of SPEC section 8.
+// mutate document (schema gradegate.mutate/v1).
 type Report struct {
 	Schema string `json:"schema"`
 	// Score is Killed / (Killed + Survived + ExcludedWithoutReason),
@@ -95,8 +95,8 @@ type Report struct {
 	// no reason; the score counts them as survivors.
 	ExcludedWithoutReason int `json:"excluded_without_reason"`
 
-	// The fields below feed the text and markdown views only; the JSON shape
-	// is fixed by SPEC section 8.
+	// The fields below feed the text and markdown views only; the JSON
+	// document keeps the fields above, so its shape stays stable.
 
 	// Source names the grader file.
 	Source string `json:"-"`
