@@ -83,8 +83,10 @@ func cheats() []cheat {
 // mutation testing and the determinism check included) and wants a hold
 // with its reason.
 func TestCheatExamples(t *testing.T) {
+	t.Parallel()
 	for _, c := range cheats() {
 		t.Run(c.dir, func(t *testing.T) {
+			t.Parallel()
 			manifestPath := filepath.Join("..", "..", "testdata", "examples", "cheats", c.dir, "gradegate.yaml")
 			results := filepath.Join(t.TempDir(), "results.json")
 			env := map[string]string{"NO_COLOR": "1", "GRADEGATE_PYTHON": "/usr/bin/python3"}
