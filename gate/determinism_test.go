@@ -251,3 +251,34 @@ func TestAddAndMergeDeterminism(t *testing.T) {
 		t.Error("merging shards without a check made one up")
 	}
 }
+
+// TestMergeKeepsDeterminism checks that a difference one shard's check saw
+// holds the merged verdict, and that a clean check stays a pass.
+func TestMergeKeepsDeterminism(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	one := 1.0
+	for _, differ := range []bool{false, true} {
+		parts := runShards(t, s, 2, sameOutcomes)
+		base, err := Merge(s.m, parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, p := range parts {
+			d := &Determinism{Canaries: 3, Cases: 2, Differed: []Difference{}, Status: StatusPass}
+			if differ && k == 1 {
+				d.Differed = []Difference{{ID: "c9", First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassTimeout}}}
+				d.Status = VerdictHold
+			}
+			p.AddDeterminism(d)
+		}
+		merged, err := Merge(s.m, parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := slices.ContainsFunc(merged.Reasons, func(r Reason) bool { return r.Code == ReasonNondeterministicGrader })
+		if merged.Determinism == nil || merged.Determinism.Cases != 4 || held != differ || (merged.Verdict == VerdictHold) != (differ || base.Verdict == VerdictHold) {
+			t.Errorf("differ %v: verdict %s reasons %+v determinism %+v", differ, merged.Verdict, merged.Reasons, merged.Determinism)
+		}
+	}
+}
