@@ -126,7 +126,7 @@ func sampleCases(cases []dataset.Case, shard Shard, n int, rng *rand.Rand) []Tas
 	if n <= 0 {
 		return nil
 	}
-	var pool []int
+	pool := make([]int, 0, len(cases))
 	for i, c := range cases {
 		if c.Sample != nil && ShardOf(c.ID, shard.Count) == shard.Index {
 			pool = append(pool, i)

@@ -282,3 +282,20 @@ func TestMergeKeepsDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckDeterminism100k measures what the check adds beyond grading
+// at 100k cases: picking the sample of 200 and ordering the two passes, with
+// runners that grade instantly.
+//
+//	go test -run '^$' -bench CheckDeterminism -benchtime 20x ./gate/
+func BenchmarkCheckDeterminism100k(b *testing.B) {
+	m, cases := detSuite(100_000, 200, "")
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		s := &seededRunners{}
+		if _, err := CheckDeterminism(ctx, m, cases, Shard{}, uint64(i), s.start); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
