@@ -193,8 +193,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	p := &Pool{
 		cfg: cfg,
 		// -I: isolated mode (no PYTHON* variables, no user site, no script or
-		// working directory on sys.path); -B: no .pyc writes; -X utf8: UTF-8
-		// streams and file defaults whatever the locale.
+		// working directory on sys.path; see isolationFlags for a HashSeed);
+		// -B: no .pyc writes; -X utf8: UTF-8 streams and file defaults
+		// whatever the locale.
 		argv:   append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerSource),
 		init:   append(initMsg, '\n'),
 		tokens: make(chan struct{}, cfg.Workers),
