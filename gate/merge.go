@@ -88,6 +88,7 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 		Findings:         findings,
 		DigestMismatches: compareDigests(m, first.Digests, true),
 		MutationScore:    mutation,
+		Determinism:      mergeDeterminism(parts),
 		Shard:            Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
 	}
@@ -97,6 +98,8 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
 	res.AddJudge(mergeJudge(parts), judgeLint)
 	res.Versions = first.Versions
+	res.Determinism = ev.Determinism
+	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
 	res.Manifest = first.Manifest
 	if m.File != "" {
 		res.Manifest.Path = m.File

@@ -61,6 +61,11 @@ type Results struct {
 	// MutationScore is the grader's mutation score when the run measured it,
 	// kept so that merge can apply gate.min_mutation_score again.
 	MutationScore *float64 `json:"mutation_score,omitempty"`
+	// MutationExcluded lists the lines no-mutate pragmas kept from the
+	// mutation test that measured MutationScore, each with its reason.
+	MutationExcluded []MutationExclusion `json:"mutation_excluded,omitempty"`
+	// Determinism is the determinism check (gate.determinism), when one ran.
+	Determinism *Determinism `json:"determinism,omitempty"`
 	// Hosted is the local-versus-hosted parity of the canaries when `canary
 	// --hosted` ran them on OpenAI's hosted grader, with every attempt.
 	Hosted *hosted.Report `json:"hosted,omitempty"`

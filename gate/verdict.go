@@ -30,6 +30,8 @@ type Evidence struct {
 	DigestMismatches []DigestMismatch
 	// MutationScore is the grader's mutation score; nil when not measured.
 	MutationScore *float64
+	// Determinism is the determinism check; nil when none ran.
+	Determinism *Determinism
 	// Shard is the part of the cases graded; Count > 1 makes the verdict
 	// partial (see Decide).
 	Shard Shard
@@ -141,6 +143,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	d.canaries()
 	d.findings()
 	d.mutation()
+	d.determinism()
 
 	v := Verdict{Slices: []SliceResult{}}
 	if ev.CanariesOnly {

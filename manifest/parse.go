@@ -23,6 +23,7 @@ const (
 	DefaultIsolation              = "worker"
 	DefaultMinPassRate            = 1.0
 	DefaultAggregation            = "row"
+	DefaultDeterminismSample      = 200
 )
 
 // Bounds on grader resources. The memory bounds are there to catch a value
@@ -277,14 +278,15 @@ func (d *decoder) grader(top *section) Grader {
 }
 
 func (d *decoder) gate(top *section) Gate {
-	g := Gate{MinPassRate: DefaultMinPassRate, Aggregation: DefaultAggregation}
+	g := Gate{MinPassRate: DefaultMinPassRate, Aggregation: DefaultAggregation,
+		Determinism: Determinism{Sample: DefaultDeterminismSample}}
 	n := top.node("gate")
 	if n == nil {
 		return g
 	}
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
-		"calibration", "require_controls", "min_mutation_score")
+		"calibration", "require_controls", "min_mutation_score", "determinism")
 	if !ok {
 		return g
 	}
@@ -303,6 +305,13 @@ func (d *decoder) gate(top *section) Gate {
 	if n := s.node("calibration"); n != nil {
 		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"], "max_false_pass"); ok {
 			g.Calibration.MaxFalsePass, _ = c.integer("max_false_pass", 0, math.MaxInt)
+		}
+	}
+	if n := s.node("determinism"); n != nil {
+		if c, ok := d.mapping(n, "gate.determinism", d.lines["gate.determinism"], "sample"); ok {
+			if v, ok := c.integer("sample", 0, math.MaxInt); ok {
+				g.Determinism.Sample = v
+			}
 		}
 	}
 	if n := s.node("slices"); n != nil {

@@ -68,7 +68,7 @@ func TestParseDefaults(t *testing.T) {
 			{Name: "pos", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(1), File: "gradegate.yaml", Line: 11},
 			{Name: "neg", Sample: json.RawMessage(`{"output_text":"bad"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(0), File: "gradegate.yaml", Line: 15},
 		},
-		Gate: Gate{MinPassRate: 1.0, Aggregation: "row"},
+		Gate: Gate{MinPassRate: 1.0, Aggregation: "row", Determinism: Determinism{Sample: 200}},
 	}
 	if diff := cmp.Diff(want, m, rawJSON, cmpIgnoreLines); diff != "" {
 		t.Errorf("Parse(minimal) mismatch (-want +got):\n%s", diff)
@@ -152,6 +152,7 @@ gate:
     max_false_pass: 1
   require_controls: true
   min_mutation_score: 0.9
+  determinism: {sample: 50}
 `
 
 func TestParseSpecExample(t *testing.T) {
@@ -224,6 +225,7 @@ func TestParseSpecExample(t *testing.T) {
 			Calibration:      Calibration{MaxFalsePass: 1},
 			RequireControls:  true,
 			MinMutationScore: f64(0.9),
+			Determinism:      Determinism{Sample: 50},
 		},
 	}
 	if diff := cmp.Diff(want, m, rawJSON, cmpIgnoreLines); diff != "" {
@@ -472,6 +474,20 @@ func TestParseErrors(t *testing.T) {
 				{"gate.max_omitted", "max_omitted:", `must be an integer, got the string "many"`},
 				{"gate.require_controls", "require_controls:", "must be true or false, got the integer 1"},
 				{"gate.calibration.max_false_pass", "calibration:", "must be at least 0, got -2"},
+			},
+		},
+		{
+			name: "determinism sample must be a count",
+			yaml: minimal + "gate:\n  determinism: {sample: -1}\n",
+			want: []wantErr{
+				{"gate.determinism.sample", "determinism:", "must be at least 0, got -1"},
+			},
+		},
+		{
+			name: "determinism keys are strict",
+			yaml: minimal + "gate:\n  determinism:\n    samples: 10\n",
+			want: []wantErr{
+				{"gate.determinism.samples", "samples: 10", "did you mean sample?"},
 			},
 		},
 		{

@@ -138,6 +138,16 @@ type Gate struct {
 	Calibration      Calibration `json:"calibration"`
 	RequireControls  bool        `json:"require_controls"`
 	MinMutationScore *float64    `json:"min_mutation_score,omitempty"`
+	Determinism      Determinism `json:"determinism"`
+}
+
+// Determinism is gate.determinism: every canary and a sample of the cases
+// are graded a second time, in other processes, with another hash seed and
+// in another order; any score or class that differs holds the gate.
+type Determinism struct {
+	// Sample is how many cases are graded twice (all of them when there are
+	// fewer); 0 checks the canaries only. Default DefaultDeterminismSample.
+	Sample int `json:"sample"`
 }
 
 // SliceRule is one entry of gate.slices, with defaults resolved.

@@ -39,15 +39,22 @@ const (
 	redacted         = "[redacted]"
 )
 
-// RetryPolicy bounds how requests are retried. 429, 5xx and network errors
-// are retried; any other status is final.
+// RetryPolicy bounds how requests are retried. The rules are those of
+// OpenAI's own SDKs: a response with the header x-should-retry: true is
+// retried and one with false is not, whatever its status; otherwise 408, 409,
+// 429, 5xx and network errors are retried and any other status is final.
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts per request, first included (at least 1).
 	MaxAttempts int
 	// BaseDelay is the wait before the second attempt; it doubles for each later one.
 	BaseDelay time.Duration
-	// MaxDelay caps every wait, including one asked for by Retry-After.
+	// MaxDelay caps the doubling waits. A Retry-After (or retry-after-ms) of
+	// more than zero and at most a minute is waited out as asked; a longer or
+	// unreadable one falls back to the doubling wait, as the SDKs do.
 	MaxDelay time.Duration
+	// MaxElapsed bounds one request with all its retries: no retry starts
+	// when the attempts and waits so far, plus the next wait, would pass it.
+	MaxElapsed time.Duration
 	// AttemptTimeout bounds one attempt. The hosted grader may run for up to
 	// two minutes (OpenAI's grader guide), so the default leaves room above that.
 	AttemptTimeout time.Duration
@@ -55,17 +62,23 @@ type RetryPolicy struct {
 
 // DefaultRetryPolicy is the policy a Client uses unless WithRetryPolicy is given.
 func DefaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{MaxAttempts: 4, BaseDelay: time.Second, MaxDelay: 60 * time.Second, AttemptTimeout: 180 * time.Second}
+	return RetryPolicy{MaxAttempts: 4, BaseDelay: time.Second, MaxDelay: 8 * time.Second, MaxElapsed: 120 * time.Second, AttemptTimeout: 180 * time.Second}
 }
 
-// delay is the wait before attempt n+1 after attempt n (n >= 1) failed,
-// honouring the server's Retry-After when it asked for longer.
+// maxRetryAfter is the longest server-asked wait that is honoured as is.
+const maxRetryAfter = time.Minute
+
+// delay is the wait before attempt n+1 after attempt n (n >= 1) failed: the
+// server's Retry-After when it asked for one within maxRetryAfter, else the
+// doubling wait.
 func (p RetryPolicy) delay(n int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 && retryAfter <= maxRetryAfter {
+		return retryAfter
+	}
 	d := p.BaseDelay
-	for i := 1; i < n && d < p.MaxDelay; i++ {
+	for i := 1; i < n && (p.MaxDelay <= 0 || d < p.MaxDelay); i++ {
 		d *= 2
 	}
-	d = max(d, retryAfter)
 	if p.MaxDelay > 0 {
 		d = min(d, p.MaxDelay)
 	}
@@ -178,6 +191,8 @@ type Attempt struct {
 	Error     string        `json:"error,omitempty"`      // why the attempt failed; empty on success
 	Duration  time.Duration `json:"-"`                    // time from sending to the end of the body
 	RequestID string        `json:"request_id,omitempty"` // the x-request-id response header
+	// Param is the error body's param: the request field it is about.
+	Param string `json:"param,omitempty"`
 	// Wait is the pause taken after this attempt before the next one.
 	Wait time.Duration `json:"-"`
 }
@@ -200,8 +215,39 @@ type APIError struct {
 	StatusCode int
 	Type       string // error.type from the body, when it has one
 	Code       string // error.code from the body, when it has one
-	Message    string // error.message, or the start of the body
-	RequestID  string
+	// Param is error.param: the request field the error is about
+	// ("grader.source", "item"), when the body names one.
+	Param     string
+	Message   string // error.message, or the start of the body
+	RequestID string
+	// shouldRetry is the x-should-retry header: "true", "false" or "".
+	shouldRetry string
+}
+
+// ErrUnavailable marks a 404 from the graders endpoints: the hosted graders
+// are not there (OpenAI's graders guide announces their deprecation), which
+// is the service failing gradegate, not a verdict on the grader. Test with
+// errors.Is.
+var ErrUnavailable = errors.New("the hosted graders are unavailable")
+
+// Is makes a 404 match ErrUnavailable.
+func (e *APIError) Is(target error) bool {
+	return target == ErrUnavailable && e.StatusCode == http.StatusNotFound
+}
+
+// retryable applies OpenAI's SDK rules to a final response.
+func (e *APIError) retryable() bool {
+	switch e.shouldRetry {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	switch e.StatusCode {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return true
+	}
+	return e.StatusCode >= 500
 }
 
 func (e *APIError) Error() string {
@@ -220,6 +266,12 @@ func (e *APIError) detail() string {
 	if e.Message != "" {
 		b.WriteString(": " + e.Message)
 	}
+	if e.Param != "" {
+		b.WriteString(" [param " + e.Param + "]")
+	}
+	if e.StatusCode == http.StatusNotFound {
+		b.WriteString(" (" + ErrUnavailable.Error() + ": OpenAI's graders guide announces their deprecation)")
+	}
 	if e.RequestID != "" {
 		b.WriteString(" [request " + e.RequestID + "]")
 	}
@@ -227,28 +279,30 @@ func (e *APIError) detail() string {
 }
 
 // Rejected reports whether the API judged the request itself unacceptable
-// (400, 404, 422: bad grader, bad sample or item) rather than failing to
-// serve it (auth, rate limit, server or network failure).
+// (400, 422: bad grader, bad sample or item) rather than failing to serve it
+// (auth, a missing endpoint, rate limit, server or network failure).
 func (e *APIError) Rejected() bool {
 	switch e.StatusCode {
-	case http.StatusBadRequest, http.StatusNotFound, http.StatusUnprocessableEntity:
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
 		return true
 	}
 	return false
 }
 
-// ErrRetriesExhausted marks an error after every allowed attempt failed with
-// a retryable failure (429, 5xx or network). Test with errors.Is.
+// ErrRetriesExhausted marks an error after every allowed attempt, or the
+// whole time allowed (RetryPolicy.MaxElapsed), went to retryable failures.
+// Test with errors.Is.
 var ErrRetriesExhausted = errors.New("retries exhausted")
 
 type exhaustedError struct {
 	endpoint string
 	attempts int
+	why      string // "" when the attempts ran out
 	last     error
 }
 
 func (e *exhaustedError) Error() string {
-	return fmt.Sprintf("hosted %s: gave up after %d attempts: %v", e.endpoint, e.attempts, e.last)
+	return fmt.Sprintf("hosted %s: gave up after %d attempts%s: %v", e.endpoint, e.attempts, e.why, e.last)
 }
 func (e *exhaustedError) Unwrap() []error { return []error{ErrRetriesExhausted, e.last} }
 
@@ -268,6 +322,7 @@ func (c *Client) post(ctx context.Context, endpoint, path string, body []byte, o
 	}
 	target := c.base.JoinPath(path).String()
 	var attempts []Attempt
+	var spent time.Duration // attempts and waits so far
 	for n := 1; ; n++ {
 		a, respBody, retryAfter, err := c.attempt(ctx, endpoint, target, body)
 		if err == nil && out != nil {
@@ -285,7 +340,8 @@ func (c *Client) post(ctx context.Context, endpoint, path string, body []byte, o
 			return attempts, nil
 		}
 		var apiErr *APIError
-		retryable := !errors.As(err, &apiErr) || apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
+		retryable := !errors.As(err, &apiErr) || apiErr.retryable()
+		spent += a.Duration
 		if ctx.Err() != nil {
 			attempts = append(attempts, a)
 			return attempts, fmt.Errorf("hosted %s: %w", endpoint, ctx.Err())
@@ -298,7 +354,14 @@ func (c *Client) post(ctx context.Context, endpoint, path string, body []byte, o
 			attempts = append(attempts, a)
 			return attempts, &exhaustedError{endpoint: endpoint, attempts: n, last: err}
 		}
-		a.Wait = c.retry.delay(n, retryAfter)
+		wait := c.retry.delay(n, retryAfter)
+		if c.retry.MaxElapsed > 0 && spent+wait > c.retry.MaxElapsed {
+			attempts = append(attempts, a)
+			return attempts, &exhaustedError{endpoint: endpoint, attempts: n, last: err,
+				why: fmt.Sprintf(" (a retry after %s would pass %s in all)", wait, c.retry.MaxElapsed)}
+		}
+		a.Wait = wait
+		spent += wait
 		attempts = append(attempts, a)
 		if serr := c.sleep(ctx, a.Wait); serr != nil {
 			return attempts, fmt.Errorf("hosted %s: waiting to retry: %w", endpoint, serr)
@@ -353,26 +416,32 @@ func (c *Client) attempt(ctx context.Context, endpoint, target string, body []by
 	if a.Error == "" {
 		a.Error = http.StatusText(resp.StatusCode)
 	}
+	a.Param = apiErr.Param
 	return a, nil, c.retryAfter(resp.Header), apiErr
 }
 
 // apiError reads OpenAI's error body {"error": {"message", "type", "code"}},
 // falling back to the start of the body as text.
 func (c *Client) apiError(endpoint string, resp *http.Response, body []byte) *APIError {
-	e := &APIError{Endpoint: endpoint, StatusCode: resp.StatusCode, RequestID: c.redact(resp.Header.Get("x-request-id"))}
+	e := &APIError{Endpoint: endpoint, StatusCode: resp.StatusCode, RequestID: c.redact(resp.Header.Get("x-request-id")),
+		shouldRetry: strings.ToLower(strings.TrimSpace(resp.Header.Get("x-should-retry")))}
 	var env struct {
 		Error *struct {
 			Message string          `json:"message"`
 			Type    string          `json:"type"`
-			Code    json.RawMessage `json:"code"` // a string or null
+			Param   json.RawMessage `json:"param"` // a string or null
+			Code    json.RawMessage `json:"code"`  // a string or null
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &env) == nil && env.Error != nil {
 		e.Message = env.Error.Message
 		e.Type = env.Error.Type
-		var code string
+		var code, param string
 		if json.Unmarshal(env.Error.Code, &code) == nil {
 			e.Code = code
+		}
+		if json.Unmarshal(env.Error.Param, &param) == nil {
+			e.Param = truncate(c.redact(param), 200)
 		}
 	} else {
 		e.Message = strings.TrimSpace(string(body))
@@ -384,10 +453,11 @@ func (c *Client) apiError(endpoint string, resp *http.Response, body []byte) *AP
 }
 
 // retryAfter reads the wait a server asked for: retry-after-ms (sent by
-// OpenAI), else Retry-After in seconds or as an HTTP date (RFC 9110 10.2.3).
+// OpenAI), else Retry-After in seconds, which may be fractional ("1.5") as
+// OpenAI's SDKs read it, or as an HTTP date (RFC 9110 10.2.3).
 func (c *Client) retryAfter(h http.Header) time.Duration {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < float64(time.Hour/time.Millisecond) {
 			return time.Duration(f * float64(time.Millisecond))
 		}
 	}
@@ -395,9 +465,9 @@ func (c *Client) retryAfter(h http.Header) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil {
-		if s > 0 {
-			return time.Duration(s) * time.Second
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f > 0 && f < time.Hour.Seconds() {
+			return time.Duration(f * float64(time.Second))
 		}
 		return 0
 	}

@@ -155,6 +155,7 @@ func TestRetries(t *testing.T) {
 		wantStatus []int           // status of each attempt, in order
 		wantSleeps []time.Duration // waits between attempts
 		check      func(t *testing.T, err error)
+		policy     *RetryPolicy // testPolicy when nil
 	}{
 		{
 			name:       "500 then success keeps both attempts",
@@ -181,10 +182,83 @@ func TestRetries(t *testing.T) {
 			wantSleeps: []time.Duration{4 * time.Second},
 		},
 		{
-			name:       "Retry-After is capped by MaxDelay",
+			name:       "a Retry-After over a minute falls back to the doubling wait, as the SDKs do",
 			replies:    []reply{{status: 429, header: map[string]string{"Retry-After": "3600"}}, ok(1)},
 			wantStatus: []int{429, 200},
-			wantSleeps: []time.Duration{10 * time.Second},
+			wantSleeps: []time.Duration{time.Second},
+		},
+		{
+			name:       "fractional Retry-After",
+			replies:    []reply{{status: 429, header: map[string]string{"Retry-After": "1.5"}}, ok(1)},
+			wantStatus: []int{429, 200},
+			wantSleeps: []time.Duration{1500 * time.Millisecond},
+		},
+		{
+			name:       "fractional retry-after-ms",
+			replies:    []reply{{status: 503, header: map[string]string{"retry-after-ms": "250.5"}}, ok(1)},
+			wantStatus: []int{503, 200},
+			wantSleeps: []time.Duration{250500 * time.Microsecond},
+		},
+		{
+			name:       "408 is retried",
+			replies:    []reply{apiErr(408, "request timeout"), ok(1)},
+			wantStatus: []int{408, 200},
+			wantSleeps: []time.Duration{time.Second},
+		},
+		{
+			name:       "409 is retried",
+			replies:    []reply{apiErr(409, "conflict"), ok(1)},
+			wantStatus: []int{409, 200},
+			wantSleeps: []time.Duration{time.Second},
+		},
+		{
+			name:       "x-should-retry: false makes a 500 final",
+			replies:    []reply{withHeader(apiErr(500, "do not retry"), "x-should-retry", "false"), ok(1)},
+			wantErr:    true,
+			wantStatus: []int{500},
+		},
+		{
+			name:       "x-should-retry: true retries a 400",
+			replies:    []reply{withHeader(apiErr(400, "try again"), "x-should-retry", "true"), ok(1)},
+			wantStatus: []int{400, 200},
+			wantSleeps: []time.Duration{time.Second},
+		},
+		{
+			name:       "no retry past 120 s in all",
+			policy:     &RetryPolicy{MaxAttempts: 10, BaseDelay: time.Second, MaxDelay: 10 * time.Second, MaxElapsed: 120 * time.Second},
+			replies:    []reply{{status: 429, header: map[string]string{"Retry-After": "50"}}},
+			wantErr:    true,
+			wantStatus: []int{429, 429, 429},
+			wantSleeps: []time.Duration{50 * time.Second, 50 * time.Second},
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, ErrRetriesExhausted) || !strings.Contains(err.Error(), "would pass 2m0s") {
+					t.Errorf("err = %v, want retries exhausted by the 120 s bound", err)
+				}
+			},
+		},
+		{
+			name:       "404 says the hosted graders are unavailable",
+			replies:    []reply{apiErr(404, "Invalid URL (POST /v1/fine_tuning/alpha/graders/run)"), ok(1)},
+			wantErr:    true,
+			wantStatus: []int{404},
+			check: func(t *testing.T, err error) {
+				var apiErr *APIError
+				if !errors.Is(err, ErrUnavailable) || !errors.As(err, &apiErr) || apiErr.Rejected() || !strings.Contains(err.Error(), "deprecation") {
+					t.Errorf("err = %v, want ErrUnavailable and no rejection", err)
+				}
+			},
+		},
+		{
+			name:       "the error's param is kept",
+			replies:    []reply{apiErrParam(400, "Invalid value", "grader.image_tag")},
+			wantErr:    true,
+			wantStatus: []int{400},
+			check: func(t *testing.T, err error) {
+				var apiErr *APIError
+				if !errors.As(err, &apiErr) || apiErr.Param != "grader.image_tag" || !strings.Contains(err.Error(), "[param grader.image_tag]") {
+					t.Errorf("err = %v (%+v), want param grader.image_tag kept", err, apiErr)
+				}
+			},
 		},
 		{
 			name:       "network error is retried",
@@ -244,7 +318,11 @@ func TestRetries(t *testing.T) {
 			f := newFake(t)
 			f.onRun("s", tt.replies...)
 			s := &sleeps{}
-			c := newTestClient(f, s, WithClock(func() time.Time { return clock }))
+			opts := []Option{WithClock(func() time.Time { return clock })}
+			if tt.policy != nil {
+				opts = append(opts, WithRetryPolicy(*tt.policy))
+			}
+			c := newTestClient(f, s, opts...)
 			res, err := c.Run(context.Background(), Grader{Name: "g", Source: "x"}, "s", nil)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
@@ -252,6 +330,9 @@ func TestRetries(t *testing.T) {
 			var status []int
 			for i, a := range res.Attempts {
 				status = append(status, a.Status)
+				if tt.name == "the error's param is kept" && a.Param != "grader.image_tag" {
+					t.Errorf("attempt %d param = %q", i, a.Param)
+				}
 				if a.Endpoint != "run" {
 					t.Errorf("attempt %d endpoint = %q", i, a.Endpoint)
 				}

@@ -220,6 +220,23 @@ func apiErr(status int, msg string) reply {
 	return reply{status: status, body: string(b), header: map[string]string{"x-request-id": "req_fake"}}
 }
 
+// apiErrParam is apiErr with error.param set, as OpenAI names the
+// offending request field.
+func apiErrParam(status int, msg, param string) reply {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": param, "code": nil}})
+	return reply{status: status, body: string(b), header: map[string]string{"x-request-id": "req_fake"}}
+}
+
+// withHeader returns r with one more response header.
+func withHeader(r reply, k, v string) reply {
+	h := map[string]string{k: v}
+	for hk, hv := range r.header {
+		h[hk] = hv
+	}
+	r.header = h
+	return r
+}
+
 // sleeps records the waits a client asked for, without waiting.
 type sleeps struct {
 	mu sync.Mutex
@@ -241,7 +258,7 @@ func (s *sleeps) got() []time.Duration {
 
 // testPolicy retries quickly and predictably.
 func testPolicy() RetryPolicy {
-	return RetryPolicy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 10 * time.Second, AttemptTimeout: 10 * time.Second}
+	return RetryPolicy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 10 * time.Second, MaxElapsed: 120 * time.Second, AttemptTimeout: 10 * time.Second}
 }
 
 func newTestClient(f *fakeAPI, s *sleeps, opts ...Option) *Client {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -83,6 +84,9 @@ type RunResult struct {
 	ErrorFlags []string `json:"error_flags,omitempty"`
 	// RuntimeError is metadata.errors.python_grader_runtime_error: the grader raised.
 	RuntimeError bool `json:"runtime_error"`
+	// ServerError is metadata.errors.python_grader_server_error: the service
+	// failed to run the grader, which says nothing about the grader.
+	ServerError bool `json:"server_error"`
 	// ErrorDetails joins the *_details and *_type strings of metadata.errors
 	// (python_grader_runtime_error_details first).
 	ErrorDetails string `json:"error_details,omitempty"`
@@ -145,6 +149,7 @@ func (c *Client) Run(ctx context.Context, g Grader, modelSample string, item jso
 	res.Scores = resp.Metadata.Scores
 	res.SubRewards = resp.SubRewards
 	res.ErrorFlags, res.RuntimeError, res.ErrorDetails = c.readErrors(resp.Metadata.Errors)
+	res.ServerError = slices.Contains(res.ErrorFlags, FlagServerError)
 	return res, nil
 }
 

@@ -1,7 +1,6 @@
 package hosted
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -30,13 +32,60 @@ type Hosted struct {
 	Reward       float64  `json:"reward"`
 	Errored      bool     `json:"errored"`       // any metadata.errors flag was true
 	RuntimeError bool     `json:"runtime_error"` // python_grader_runtime_error: the grader raised
+	ServerError  bool     `json:"server_error"`  // python_grader_server_error: the service failed
 	ErrorFlags   []string `json:"error_flags,omitempty"`
 }
 
-// Sample sources: where a canary's model_sample came from.
+// The metadata.errors flags of graders/run that parity reads by name.
 const (
-	SampleOutputText = "output_text" // the sample's output_text string
-	SampleJSON       = "sample_json" // the whole sample, JSON-encoded
+	FlagRuntimeError      = "python_grader_runtime_error"
+	FlagServerError       = "python_grader_server_error"
+	FlagOtherError        = "other_error"
+	FlagUnresponsiveError = "unresponsive_reward_error"
+)
+
+// ErrServiceFailed marks a run the service itself failed
+// (python_grader_server_error): not a verdict on the grader, and not
+// something gradegate can compare. Test with errors.Is.
+var ErrServiceFailed = errors.New("the hosted grader service failed (python_grader_server_error)")
+
+// flagsFor says, for each local outcome class of an unevaluable case, which
+// metadata.errors flags a hosted run must raise (any one of them) to count
+// as the same outcome. The hosted grader reports a raise, an unusable return
+// and a grader out of memory as python_grader_runtime_error or other_error,
+// a grader that never answers as unresponsive_reward_error; a local timeout
+// does not agree with a hosted runtime error, nor a local raise with a
+// hosted timeout.
+func flagsFor(class string) []string {
+	switch class {
+	case "grader_exception", "sandbox_violation":
+		return []string{FlagRuntimeError}
+	case "invalid_return", "memory_exceeded":
+		return []string{FlagRuntimeError, FlagOtherError}
+	case "timeout":
+		return []string{FlagUnresponsiveError}
+	case "worker_crash":
+		return []string{FlagOtherError, FlagUnresponsiveError}
+	}
+	return nil
+}
+
+// Sample sources: what was sent as a canary's model_sample.
+const (
+	// SampleOutputText: the sample's output_text string, which is all the
+	// hosted grader's sample is built from.
+	SampleOutputText = "output_text"
+	// SampleNotComparable: the hosted grader cannot be given this sample,
+	// so the canary was not run there.
+	SampleNotComparable = "not_comparable"
+)
+
+// Row statuses.
+const (
+	RowAgree         = "agree"
+	RowDisagree      = "disagree"
+	RowNotComparable = "not_comparable"
+	RowError         = "error"
 )
 
 // Row is one canary's parity: its expectation, the local and hosted outcomes,
@@ -51,10 +100,17 @@ type Row struct {
 	// Hosted is nil when the service gave no answer (see Error).
 	Hosted             *Hosted `json:"hosted"`
 	HostedErrorDetails string  `json:"hosted_error_details,omitempty"`
-	// SampleFrom says what was sent as model_sample: SampleOutputText or SampleJSON.
-	SampleFrom  string `json:"sample_from"`
-	AgreeExpect bool   `json:"agree_expect"`
-	AgreeLocal  bool   `json:"agree_local"`
+	// SampleFrom says what was sent as model_sample: SampleOutputText, or
+	// SampleNotComparable when nothing could be.
+	SampleFrom string `json:"sample_from"`
+	// Comparable is false when the hosted grader cannot be given the
+	// canary's sample (see Parity); such a row is neither agreement nor
+	// disagreement.
+	Comparable  bool `json:"comparable"`
+	AgreeExpect bool `json:"agree_expect"`
+	AgreeLocal  bool `json:"agree_local"`
+	// Status is RowAgree, RowDisagree, RowNotComparable or RowError.
+	Status string `json:"status"`
 	// Error says why the canary got no hosted answer.
 	Error string `json:"error,omitempty"`
 	// Notes explain anything a reader should know about the row.
@@ -63,8 +119,8 @@ type Row struct {
 }
 
 // OK reports whether the hosted outcome agrees with both the expectation and
-// the local outcome.
-func (r Row) OK() bool { return r.AgreeExpect && r.AgreeLocal }
+// the local outcome. A row that is not comparable is not OK.
+func (r Row) OK() bool { return r.Comparable && r.AgreeExpect && r.AgreeLocal }
 
 // GraderInfo identifies the grader that was sent.
 type GraderInfo struct {
@@ -93,50 +149,72 @@ type Report struct {
 	Status string `json:"status"`
 	// Problems names each canary (or the validation) that failed parity, and why.
 	Problems []string `json:"problems"`
+	// NotComparable names the canaries the hosted grader could not be given.
+	NotComparable []string `json:"not_comparable"`
 }
 
-// OK reports whether the service accepted the grader and every canary agreed
-// with its expectation and with the local outcome.
+// OK reports whether the service accepted the grader, at least one canary
+// could be compared, and every comparable canary agreed with its expectation
+// and with the local outcome.
 func (r *Report) OK() bool {
-	if r == nil || !r.Validate.OK || len(r.Rows) == 0 {
+	if r == nil || !r.Validate.OK {
 		return false
 	}
+	compared := 0
 	for _, row := range r.Rows {
+		if !row.Comparable {
+			continue
+		}
+		compared++
 		if !row.OK() {
 			return false
 		}
 	}
-	return true
+	return compared > 0
 }
 
 // Parity validates g on the service, runs every canary there, and compares
 // each hosted outcome with the canary's expectation and with the local
 // outcome of the same name in local.
 //
+// The hosted grader builds its sample from the model_sample string alone:
+// output_text is that string and output_json its parse when it is JSON. A
+// canary is sent only when its sample says no more than that (a string
+// output_text, and an output_json, if any, equal to the text's parse);
+// any other canary is reported as not comparable and not run, since the two
+// sides would grade different samples and agree, if at all, by chance.
+//
+// A local unevaluable outcome agrees with a hosted one only through the
+// flags its class maps to (flagsFor): a local timeout does not agree with a
+// hosted runtime error.
+//
 // Disagreements, a grader the service rejects, and a request the service
-// rejects (400, 404, 422) are findings, recorded in the Report. The returned
-// error is non-nil when the service could not be used to answer (auth, rate
-// limits or server errors past every retry, network failure, a cancelled
-// context); the Report is then still returned with what was learned, and is
-// never OK.
+// rejects (400, 422) are findings, recorded in the Report. The returned
+// error is non-nil when the service could not be used to answer: auth, a 404
+// (ErrUnavailable: the hosted graders are gone), rate limits or server
+// errors past every retry, a run the service failed
+// (python_grader_server_error, ErrServiceFailed), network failure, a
+// cancelled context. The Report is then still returned with what was
+// learned, and is never OK.
 func Parity(ctx context.Context, c *Client, g Grader, canaries []manifest.Canary, local []Local, threshold float64) (*Report, error) {
 	if c == nil {
 		return nil, errors.New("hosted parity: no client")
 	}
 	// threshold is the grader's pass_threshold. A hosted reward within
 	// tolerance of the expectation can still fall on the other side of it; the
-	// polarity check below makes that a disagreement too (SPEC section 6).
+	// polarity check below makes that a disagreement too.
 	sum := sha256.Sum256([]byte(g.Source))
 	w := g
 	if w.Type == "" {
 		w.Type = "python"
 	}
 	rep := &Report{
-		Schema:   Schema,
-		BaseURL:  c.BaseURL(),
-		Grader:   GraderInfo{Type: w.Type, Name: w.Name, ImageTag: w.ImageTag, SHA256: hex.EncodeToString(sum[:])},
-		Rows:     make([]Row, 0, len(canaries)),
-		Problems: []string{},
+		Schema:        Schema,
+		BaseURL:       c.BaseURL(),
+		Grader:        GraderInfo{Type: w.Type, Name: w.Name, ImageTag: w.ImageTag, SHA256: hex.EncodeToString(sum[:])},
+		Rows:          make([]Row, 0, len(canaries)),
+		Problems:      []string{},
+		NotComparable: []string{},
 	}
 	byName := make(map[string]Local, len(local))
 	for _, l := range local {
@@ -159,16 +237,20 @@ func Parity(ctx context.Context, c *Client, g Grader, canaries []manifest.Canary
 		if l, ok := byName[cn.Name]; ok {
 			row.Local = &l
 		}
-		sample, from, err := modelSample(cn.Sample)
-		row.SampleFrom = from
-		switch {
-		case err != nil:
-			row.Error = err.Error()
-		case from == SampleJSON:
-			row.Notes = append(row.Notes, "sample has no output_text string: sent the whole sample JSON-encoded as model_sample")
+		sample, why := modelSample(cn.Sample)
+		if why != "" {
+			row.SampleFrom = SampleNotComparable
+			row.Status = RowNotComparable
+			row.Notes = append(row.Notes, "not comparable: "+why)
+			rep.NotComparable = append(rep.NotComparable, cn.Name)
+			rep.Rows = append(rep.Rows, row)
+			continue
 		}
+		row.SampleFrom = SampleOutputText
+		row.Comparable = true
 		switch {
-		case row.Error != "":
+		case verr != nil && errors.Is(verr, ErrUnavailable):
+			row.Error = "not run: " + ErrUnavailable.Error()
 		case verr != nil:
 			row.Error = "not run: the grader did not pass validation"
 		case ctx.Err() != nil:
@@ -176,32 +258,50 @@ func Parity(ctx context.Context, c *Client, g Grader, canaries []manifest.Canary
 		default:
 			res, rerr := c.Run(ctx, g, sample, cn.Item)
 			row.Attempts = nonNil(res.Attempts)
-			if rerr != nil {
+			switch {
+			case rerr != nil:
 				row.Error = c.redact(rerr.Error())
 				if !rejected(rerr) {
 					failures = append(failures, fmt.Errorf("canary %q: %w", cn.Name, rerr))
 				}
-			} else {
+			case res.ServerError:
+				// The service failing to run the grader says nothing about
+				// the grader: gradegate could not get an answer.
+				row.Error = ErrServiceFailed.Error()
+				row.HostedErrorDetails = res.ErrorDetails
+				failures = append(failures, fmt.Errorf("canary %q: %w", cn.Name, ErrServiceFailed))
+			default:
 				row.Hosted = &Hosted{Reward: res.Reward, Errored: res.Errored(), RuntimeError: res.RuntimeError, ErrorFlags: res.ErrorFlags}
 				row.HostedErrorDetails = res.ErrorDetails
 			}
 		}
-		var why []string
-		row.AgreeExpect, why = agreeExpect(cn, row.Hosted, threshold)
+		var why2 []string
+		row.AgreeExpect, why2 = agreeExpect(cn, row.Hosted, threshold)
 		var whyLocal []string
 		row.AgreeLocal, whyLocal = agreeLocal(cn, row.Local, row.Hosted)
-		why = append(why, whyLocal...)
-		row.Notes = append(row.Notes, why...)
+		why2 = append(why2, whyLocal...)
+		row.Notes = append(row.Notes, why2...)
 		if row.Error != "" {
-			why = append([]string{row.Error}, why...)
+			why2 = append([]string{row.Error}, why2...)
+		}
+		switch {
+		case row.OK():
+			row.Status = RowAgree
+		case row.Hosted == nil:
+			row.Status = RowError
+		default:
+			row.Status = RowDisagree
 		}
 		if !row.OK() {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("canary %q: %s", cn.Name, joinWhy(why)))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("canary %q: %s", cn.Name, joinWhy(why2)))
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
-	if len(canaries) == 0 {
+	switch {
+	case len(canaries) == 0:
 		rep.Problems = append(rep.Problems, "no canaries to compare")
+	case len(rep.NotComparable) == len(canaries):
+		rep.Problems = append(rep.Problems, "no canary could be compared: the hosted grader can only be given a sample's output_text string")
 	}
 	rep.Status = "fail"
 	if rep.OK() {
@@ -224,24 +324,43 @@ func rejected(err error) bool {
 	return errors.As(err, &apiErr) && apiErr.Rejected()
 }
 
-// modelSample derives the run endpoint's model_sample string from a canary
-// sample: its output_text when that is a string, else the whole sample as JSON.
-func modelSample(sample json.RawMessage) (string, string, error) {
-	if len(bytes.TrimSpace(sample)) == 0 {
-		return "", SampleJSON, errors.New("canary has no sample")
-	}
+// modelSample derives the run endpoint's model_sample from a canary sample:
+// its output_text string. why is set when the hosted grader cannot be given
+// the sample: it has no string output_text, or carries anything besides
+// output_text and an output_json equal to the text's parse, since the hosted
+// grader builds its sample from the string alone. A local sample with only
+// output_text is sent: the hosted side then also sees output_json when the
+// text is JSON, which a grader reading output_json may notice, and the README
+// says so.
+func modelSample(sample json.RawMessage) (text, why string) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(sample, &obj) == nil {
-		var text string
-		if raw, ok := obj["output_text"]; ok && json.Unmarshal(raw, &text) == nil {
-			return text, SampleOutputText, nil
+	if json.Unmarshal(sample, &obj) != nil || obj == nil {
+		return "", "the sample is not a JSON object"
+	}
+	raw, ok := obj["output_text"]
+	if !ok || json.Unmarshal(raw, &text) != nil {
+		return "", "the sample has no string output_text, and the hosted grader builds its sample from that string alone"
+	}
+	var parsed any
+	isJSON := json.Unmarshal([]byte(text), &parsed) == nil
+	var extra []string
+	for k, v := range obj {
+		switch k {
+		case "output_text":
+		case "output_json":
+			var local any
+			if !isJSON || json.Unmarshal(v, &local) != nil || !reflect.DeepEqual(local, parsed) {
+				return "", "the sample's output_json is not the parse of its output_text, and the hosted grader derives it from the text"
+			}
+		default:
+			extra = append(extra, k)
 		}
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, sample); err != nil {
-		return "", SampleJSON, fmt.Errorf("canary sample is not JSON: %w", err)
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return "", fmt.Sprintf("the sample carries %s, which the hosted grader cannot be given (it builds its sample from output_text alone)", strings.Join(extra, ", "))
 	}
-	return b.String(), SampleJSON, nil
+	return text, ""
 }
 
 // within reports whether a and b are equal within tol (exact when tol is 0).
@@ -279,18 +398,29 @@ func agreeExpect(cn manifest.Canary, h *Hosted, threshold float64) (bool, []stri
 	return true, nil
 }
 
-// agreeLocal compares the hosted outcome with the local one: both errored,
-// or both returned rewards equal within the canary's tolerance.
+// agreeLocal compares the hosted outcome with the local one: an unevaluable
+// local outcome agrees only with a hosted run that raised one of the flags
+// its class maps to (flagsFor), a score only with a reward equal within the
+// canary's tolerance.
 func agreeLocal(cn manifest.Canary, l *Local, h *Hosted) (bool, []string) {
 	switch {
 	case h == nil:
 		return false, nil
 	case l == nil:
 		return false, []string{"no local outcome to compare"}
-	case l.Errored && h.Errored:
-		return true, nil
-	case l.Errored:
+	case l.Errored && !h.Errored:
 		return false, []string{fmt.Sprintf("local errored (%s); hosted returned reward %s", orUnknown(l.Class), num(h.Reward))}
+	case l.Errored:
+		want := flagsFor(l.Class)
+		for _, f := range h.ErrorFlags {
+			if slices.Contains(want, f) {
+				return true, nil
+			}
+		}
+		if len(want) == 0 {
+			return false, []string{fmt.Sprintf("local errored (%s), which maps to no hosted error flag; hosted flagged %v", orUnknown(l.Class), h.ErrorFlags)}
+		}
+		return false, []string{fmt.Sprintf("local errored (%s), which agrees only with hosted %s; hosted flagged %v", l.Class, strings.Join(want, " or "), h.ErrorFlags)}
 	case h.Errored:
 		return false, []string{fmt.Sprintf("hosted flagged %v; local did not error", h.ErrorFlags)}
 	case l.Got == nil:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,7 @@ func TestParityRows(t *testing.T) {
 		wantNoteHas     string
 		wantHostedNil   bool
 		wantHostedError bool
+		wantServiceFail bool
 	}{
 		{
 			name:         "positive agrees everywhere",
@@ -97,16 +99,53 @@ func TestParityRows(t *testing.T) {
 			wantProblemHas: "expected the grader to raise; hosted returned reward 1; local errored (grader_exception); hosted returned reward 1",
 		},
 		{
-			name:            "expect_error but hosted had a server error, not a raise",
+			name:            "a hosted server error is the service failing, not a disagreement",
 			canary:          canary("corrupt-fixture", corruptText, `{}`, nil, true),
 			local:           []Local{{Name: "corrupt-fixture", Errored: true, Class: "grader_exception"}},
 			replies:         []reply{{status: 200, body: runBody(0, map[string]any{"python_grader_server_error": true, "python_grader_server_error_type": "oom"})}},
 			wantSample:      corruptText,
 			wantFrom:        SampleOutputText,
-			wantLocal:       true, // both errored
 			wantAttempts:    1,
 			wantDetails:     "python_grader_server_error_type: oom",
-			wantProblemHas:  "not python_grader_runtime_error",
+			wantProblemHas:  "the hosted grader service failed",
+			wantErr:         true,
+			wantHostedNil:   true,
+			wantServiceFail: true,
+		},
+		{
+			name:            "a local timeout does not agree with a hosted runtime error",
+			canary:          canary("slow", positiveText, `{}`, f64(1), false),
+			local:           []Local{{Name: "slow", Errored: true, Class: "timeout"}},
+			replies:         []reply{raised("MemoryError")},
+			wantSample:      positiveText,
+			wantFrom:        SampleOutputText,
+			wantAttempts:    1,
+			wantDetails:     "MemoryError",
+			wantProblemHas:  "local errored (timeout), which agrees only with hosted unresponsive_reward_error; hosted flagged [python_grader_runtime_error]",
+			wantHostedError: true,
+		},
+		{
+			name:            "a local timeout agrees with a hosted unresponsive grader",
+			canary:          canary("slow", positiveText, `{}`, nil, true),
+			local:           []Local{{Name: "slow", Errored: true, Class: "timeout"}},
+			replies:         []reply{{status: 200, body: runBody(0, map[string]any{"unresponsive_reward_error": true})}},
+			wantSample:      positiveText,
+			wantFrom:        SampleOutputText,
+			wantLocal:       true,
+			wantAttempts:    1,
+			wantProblemHas:  "expected the grader to raise",
+			wantHostedError: true,
+		},
+		{
+			name:            "a local invalid return agrees with a hosted other_error",
+			canary:          canary("bool-return", positiveText, `{}`, f64(1), false),
+			local:           []Local{{Name: "bool-return", Errored: true, Class: "invalid_return"}},
+			replies:         []reply{{status: 200, body: runBody(0, map[string]any{"other_error": true})}},
+			wantSample:      positiveText,
+			wantFrom:        SampleOutputText,
+			wantLocal:       true,
+			wantAttempts:    1,
+			wantProblemHas:  "expected reward 1; hosted flagged [other_error]",
 			wantHostedError: true,
 		},
 		{
@@ -122,16 +161,42 @@ func TestParityRows(t *testing.T) {
 			wantHostedError: true,
 		},
 		{
-			name:         "sample without output_text is sent JSON-encoded",
-			canary:       manifest.Canary{Name: "structured", Sample: json.RawMessage(`{"output_json": {"total_cents": 2599},  "choices": []}`), Item: json.RawMessage(`{}`), Expect: f64(1)},
-			local:        []Local{{Name: "structured", Got: f64(1), Class: "ok"}},
+			name:          "sample without output_text is not comparable and not sent",
+			canary:        manifest.Canary{Name: "structured", Sample: json.RawMessage(`{"output_json": {"total_cents": 2599},  "choices": []}`), Item: json.RawMessage(`{}`), Expect: f64(1)},
+			local:         []Local{{Name: "structured", Got: f64(1), Class: "ok"}},
+			wantSample:    `{"output_json":{"total_cents":2599},"choices":[]}`,
+			wantFrom:      SampleNotComparable,
+			wantNoteHas:   "not comparable: the sample has no string output_text",
+			wantHostedNil: true,
+		},
+		{
+			name:          "a sample with more than output_text is not comparable",
+			canary:        manifest.Canary{Name: "tools", Sample: json.RawMessage(`{"output_text": "ok", "output_tools": []}`), Item: json.RawMessage(`{}`), Expect: f64(1)},
+			local:         []Local{{Name: "tools", Got: f64(1), Class: "ok"}},
+			wantSample:    "ok",
+			wantFrom:      SampleNotComparable,
+			wantNoteHas:   "carries output_tools",
+			wantHostedNil: true,
+		},
+		{
+			name:          "an output_json that is not the text's parse is not comparable",
+			canary:        manifest.Canary{Name: "mismatch", Sample: json.RawMessage(`{"output_text": "{\"a\": 1}", "output_json": {"a": 2}}`), Item: json.RawMessage(`{}`), Expect: f64(1)},
+			local:         []Local{{Name: "mismatch", Got: f64(1), Class: "ok"}},
+			wantSample:    `{"a": 1}`,
+			wantFrom:      SampleNotComparable,
+			wantNoteHas:   "output_json is not the parse",
+			wantHostedNil: true,
+		},
+		{
+			name:         "an output_json that is the text's parse is what the hosted grader derives",
+			canary:       manifest.Canary{Name: "derived", Sample: json.RawMessage(`{"output_text": "{\"a\": 1}", "output_json": {"a": 1.0}}`), Item: json.RawMessage(`{}`), Expect: f64(1)},
+			local:        []Local{{Name: "derived", Got: f64(1), Class: "ok"}},
 			replies:      []reply{ok(1)},
-			wantSample:   `{"output_json":{"total_cents":2599},"choices":[]}`,
-			wantFrom:     SampleJSON,
+			wantSample:   `{"a": 1}`,
+			wantFrom:     SampleOutputText,
 			wantExpect:   true,
 			wantLocal:    true,
 			wantAttempts: 1,
-			wantNoteHas:  "sent the whole sample JSON-encoded",
 		},
 		{
 			name:         "tolerance applies to expect and local",
@@ -190,15 +255,27 @@ func TestParityRows(t *testing.T) {
 			wantProblemHas: "gave up after 3 attempts",
 		},
 		{
-			name:           "run rejected with 400 is a finding",
+			name:           "run rejected with 400 is a finding, and keeps the param",
 			canary:         canary("positive", positiveText, `{}`, f64(1), false),
 			local:          []Local{{Name: "positive", Got: f64(1), Class: "ok"}},
-			replies:        []reply{apiErr(400, "item is too large")},
+			replies:        []reply{apiErrParam(400, "item is too large", "item")},
 			wantSample:     positiveText,
 			wantFrom:       SampleOutputText,
 			wantAttempts:   1,
 			wantHostedNil:  true,
-			wantProblemHas: "item is too large",
+			wantProblemHas: "item is too large [param item]",
+		},
+		{
+			name:           "a 404 says the hosted graders are unavailable: a failure, not a finding",
+			canary:         canary("positive", positiveText, `{}`, f64(1), false),
+			local:          []Local{{Name: "positive", Got: f64(1), Class: "ok"}},
+			replies:        []reply{apiErr(404, "Invalid URL (POST /v1/fine_tuning/alpha/graders/run)")},
+			wantSample:     positiveText,
+			wantFrom:       SampleOutputText,
+			wantAttempts:   1,
+			wantHostedNil:  true,
+			wantErr:        true,
+			wantProblemHas: "the hosted graders are unavailable",
 		},
 	}
 	for _, tt := range tests {
@@ -211,6 +288,16 @@ func TestParityRows(t *testing.T) {
 			rep, err := Parity(context.Background(), c, g, []manifest.Canary{tt.canary}, tt.local, 1.0)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Parity err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if errors.Is(err, ErrServiceFailed) != tt.wantServiceFail {
+				t.Errorf("Parity err = %v; want ErrServiceFailed %v", err, tt.wantServiceFail)
+			}
+			if strings.Contains(tt.name, "404") && !errors.Is(err, ErrUnavailable) {
+				t.Errorf("Parity err = %v, want ErrUnavailable", err)
+			}
+			comparable := tt.wantFrom != SampleNotComparable
+			if rep.Rows[0].Comparable != comparable || slices.Contains(rep.NotComparable, tt.canary.Name) == comparable {
+				t.Errorf("comparable %v, not_comparable %v; want comparable %v", rep.Rows[0].Comparable, rep.NotComparable, comparable)
 			}
 			if len(rep.Rows) != 1 {
 				t.Fatalf("rows = %d", len(rep.Rows))
@@ -478,5 +565,50 @@ func TestWriteText(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("WriteText (-want +got):\n%s", diff)
+	}
+}
+
+// TestParityNotComparableIsNotAgreement checks that a canary the hosted
+// grader cannot be given counts neither way: beside an agreeing canary the
+// report passes and names it; alone it proves nothing and the report fails.
+func TestParityNotComparableIsNotAgreement(t *testing.T) {
+	tools := manifest.Canary{Name: "tools", Sample: json.RawMessage(`{"output_tools": []}`), Item: json.RawMessage(`{}`), Expect: f64(0)}
+	pos := canary("positive", positiveText, `{}`, f64(1), false)
+	local := []Local{{Name: "positive", Got: f64(1), Class: "ok"}, {Name: "tools", Got: f64(0), Class: "ok"}}
+
+	f := newFake(t)
+	f.onRun(positiveText, ok(1))
+	rep, err := Parity(context.Background(), newTestClient(f, &sleeps{}), Grader{Name: "g", Source: "x"}, []manifest.Canary{pos, tools}, local, 1)
+	if err != nil || !rep.OK() || !slices.Equal(rep.NotComparable, []string{"tools"}) || rep.Rows[1].Status != RowNotComparable {
+		t.Errorf("err %v OK %v not comparable %v rows %+v", err, rep.OK(), rep.NotComparable, rep.Rows)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "parity: pass (1 canary agree; 1 not comparable: tools)") {
+		t.Errorf("text does not name the canary that was not compared:\n%s", out.String())
+	}
+
+	rep, err = Parity(context.Background(), newTestClient(newFake(t), &sleeps{}), Grader{Name: "g", Source: "x"}, []manifest.Canary{tools}, local, 1)
+	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "no canary could be compared") {
+		t.Errorf("only incomparable canaries: err %v OK %v problems %q", err, rep.OK(), rep.Problems)
+	}
+}
+
+func TestParityValidate404IsUnavailable(t *testing.T) {
+	f := newFake(t)
+	f.onValidate(apiErr(404, "Invalid URL (POST /v1/fine_tuning/alpha/graders/validate)"))
+	rep, err := Parity(context.Background(), newTestClient(f, &sleeps{}), Grader{Name: "g", Source: "x"}, []manifest.Canary{canary("p", "x", `{}`, f64(1), false)}, nil, 1)
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable (exit 3), not a rejected grader", err)
+	}
+	if rep.OK() || !strings.Contains(rep.Rows[0].Error, "unavailable") {
+		t.Errorf("report %+v", rep.Rows)
+	}
+	for _, r := range f.recorded() {
+		if strings.HasSuffix(r.Path, "/run") {
+			t.Error("ran a canary against unavailable graders")
+		}
 	}
 }

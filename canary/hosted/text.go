@@ -55,7 +55,11 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	fmt.Fprintln(ew)
 	if r.OK() {
-		fmt.Fprintf(ew, "parity: pass (%s agree)\n", plural(len(r.Rows), "canary"))
+		fmt.Fprintf(ew, "parity: pass (%s agree", plural(len(r.Rows)-len(r.NotComparable), "canary"))
+		if n := len(r.NotComparable); n > 0 {
+			fmt.Fprintf(ew, "; %d not comparable: %s", n, strings.Join(r.NotComparable, ", "))
+		}
+		fmt.Fprintln(ew, ")")
 	} else {
 		fmt.Fprintf(ew, "parity: FAIL (%s)\n", plural(len(r.Problems), "problem"))
 		for _, p := range r.Problems {
@@ -92,6 +96,8 @@ func localText(l *Local) string {
 func hostedText(row Row) string {
 	h := row.Hosted
 	switch {
+	case !row.Comparable:
+		return "not sent"
 	case h == nil:
 		return "no answer"
 	case h.RuntimeError:
@@ -104,6 +110,8 @@ func hostedText(row Row) string {
 
 func parityText(row Row) string {
 	switch {
+	case !row.Comparable:
+		return "not comparable"
 	case row.OK():
 		return "ok"
 	case row.Hosted == nil:

@@ -15,6 +15,7 @@ import (
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/lint"
+	"github.com/gradegate/gradegate/gate/mutate"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
@@ -81,12 +82,12 @@ func (s *suite) graderSource() ([]byte, error) {
 
 // lint reads the grader source without running it (grade signature, size,
 // imports outside the image tag, broad excepts returning credit, …).
-func (s *suite) lint(ctx context.Context) ([]manifest.Finding, error) {
+func (s *suite) lint(ctx context.Context, opts ...lint.Option) ([]manifest.Finding, error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
-	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader)
+	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("linting the grader: %w", err)
 	}
@@ -123,6 +124,9 @@ type graderEnv struct {
 	sb      *sandbox.Sandbox
 	py      worker.Python
 	workers int
+	// hashSeed is the grader processes' PYTHONHASHSEED; "" leaves Python's
+	// random seed per process.
+	hashSeed string
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
@@ -157,6 +161,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Workers:        e.workers,
 		Python:         e.py,
 		Sandbox:        e.sb,
+		HashSeed:       e.hashSeed,
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {
@@ -254,18 +259,32 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
-	findings, err := s.lint(ctx)
+	var lintOpts []lint.Option
+	if hostedOn {
+		lintOpts = append(lintOpts, lint.ForHosted())
+	}
+	findings, err := s.lint(ctx, lintOpts...)
 	if err != nil {
 		return a.fail(name, err)
 	}
+	var mutation *mutate.Report
 	if !canariesOnly {
-		opts.MutationScore, err = a.measureMutation(ctx, s, set, f, opts.Shard)
+		mutation, err = a.measureMutation(ctx, s, set, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
+		}
+		if mutation != nil {
+			opts.MutationScore = &mutation.Score
 		}
 	}
 	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
+		return a.fail(name, err)
+	}
+	if mutation != nil {
+		res.MutationExcluded = mutation.Excluded
+	}
+	if err := a.checkDeterminism(ctx, s, set, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error

@@ -230,8 +230,9 @@ func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 
 // measureMutation runs mutation testing for `run` when the manifest asks for
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
-// merge carries its score to the one verdict.
-func (a *app) measureMutation(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, shard gate.Shard) (*float64, error) {
+// merge carries its score to the one verdict. The report is nil when no
+// test ran.
+func (a *app) measureMutation(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, shard gate.Shard) (*mutate.Report, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil
 	}
@@ -246,6 +247,5 @@ func (a *app) measureMutation(ctx context.Context, s *suite, set *dataset.Set, f
 	if err != nil {
 		return nil, fmt.Errorf("mutation testing (gate.min_mutation_score): %w", err)
 	}
-	score := rep.Score
-	return &score, nil
+	return rep, nil
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// Finding codes of the grader lint (SPEC section 8).
+// Finding codes of the grader lint.
 const (
 	CodeGradeSignature      = "grade_signature"
 	CodeSourceTooLarge      = "source_too_large"
@@ -32,7 +32,32 @@ const (
 	CodeImportNotInImage    = "import_not_in_image"
 	CodeReadsEnvironment    = "reads_environment"
 	CodeNetworkImport       = "network_import"
+	// CodePragmaWithoutReason: a "# gradegate: no-mutate" comment that does
+	// not say why (warn); the mutation score counts its mutants as survivors.
+	CodePragmaWithoutReason = "pragma_without_reason"
+	// CodeHostedLimit: a setting or a return the hosted Python grader would
+	// not honour the way gradegate does (warn).
+	CodeHostedLimit = "hosted_limit"
 )
+
+// The hosted Python grader's limits, from OpenAI's graders guide: a grader
+// runs for at most two minutes with at most 2 GB of memory, and its source
+// must be under 256 kB.
+const (
+	HostedTimeoutSeconds = 120
+	HostedMemoryMB       = 2048
+	HostedSourceBytes    = 256_000
+)
+
+// Option changes what Grader checks.
+type Option func(*options)
+
+type options struct{ hosted bool }
+
+// ForHosted adds the checks that only matter when the canaries also run on
+// the hosted grader (canary --hosted): a grade that returns an int or a dict,
+// where the hosted grader wants a float.
+func ForHosted() Option { return func(o *options) { o.hosted = true } }
 
 // MaxSourceBytes is the largest grader source the hosted Python grader
 // accepts: OpenAI's graders guide says uploaded code must be under 256 kB.
@@ -79,7 +104,17 @@ func networkModules() []string {
 //     because the grader runs as one source with nothing beside it;
 //   - imports are found anywhere in the source, not only at module level: an
 //     import inside grade fails just the same, only later.
-func Grader(ctx context.Context, python string, source []byte, file string, g manifest.Grader) ([]manifest.Finding, error) {
+//
+// hosted_limit warns where the grader would behave differently on the hosted
+// grader: timeout_seconds above 120, memory_mb above 2048, a source of
+// 256,000 bytes or more, the batch contract (the hosted grader calls
+// grade(sample, item) one sample at a time) and, with ForHosted, a grade that
+// returns an int or a dict.
+func Grader(ctx context.Context, python string, source []byte, file string, g manifest.Grader, opts ...Option) ([]manifest.Finding, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	contract := g.Contract
 	switch contract {
 	case "":
@@ -104,6 +139,9 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 		}
 		add(CodeSourceTooLarge, manifest.SeverityHold, 0, msg)
 	}
+	for _, f := range hostedLimits(len(source), contract, g) {
+		add(CodeHostedLimit, manifest.SeverityWarn, 0, f)
+	}
 	_, knownTag := ImagePackages(g.ImageTag)
 	if g.ImageTag != "" && !knownTag {
 		add(CodeImportNotInImage, manifest.SeverityWarn, 0, fmt.Sprintf(
@@ -115,7 +153,7 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 		return found, nil
 	}
 
-	out, err := runScript(ctx, python, source, contract)
+	out, err := runScript(ctx, python, source, contract, o.hosted)
 	if err != nil {
 		return nil, fmt.Errorf("lint %s: %w", file, err)
 	}
@@ -149,9 +187,28 @@ type pyImport struct {
 	Guard  string   `json:"guard"`  // "", "try" or "type_checking"
 }
 
+// hostedLimits says which of the grader's settings the hosted grader would
+// not honour.
+func hostedLimits(size int, contract string, g manifest.Grader) []string {
+	var out []string
+	if g.TimeoutSeconds > HostedTimeoutSeconds {
+		out = append(out, fmt.Sprintf("timeout_seconds is %d: the hosted grader stops a grader after %d seconds", g.TimeoutSeconds, HostedTimeoutSeconds))
+	}
+	if g.MemoryMB > HostedMemoryMB {
+		out = append(out, fmt.Sprintf("memory_mb is %d: the hosted grader gives a grader at most %d MB", g.MemoryMB, HostedMemoryMB))
+	}
+	if size >= HostedSourceBytes && size <= MaxSourceBytes {
+		out = append(out, fmt.Sprintf("the source is %d bytes: the hosted grader wants it under 256 kB (%d bytes)", size, HostedSourceBytes))
+	}
+	if contract == "batch" {
+		out = append(out, "contract batch: the hosted grader has no batch contract, it calls grade(sample, item) one sample at a time")
+	}
+	return out
+}
+
 // runScript runs lint.py on source with the interpreter python.
-func runScript(ctx context.Context, python string, source []byte, contract string) (*scriptOutput, error) {
-	config, err := json.Marshal(map[string]string{"contract": contract})
+func runScript(ctx context.Context, python string, source []byte, contract string, hosted bool) (*scriptOutput, error) {
+	config, err := json.Marshal(map[string]any{"contract": contract, "hosted": hosted})
 	if err != nil {
 		return nil, fmt.Errorf("encoding lint config: %w", err)
 	}

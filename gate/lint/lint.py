@@ -2,7 +2,8 @@
 #
 # Started by gate/lint (Go) as `python -I -B -c <this file> <config>`: the
 # grader's source bytes come on stdin, the config ({"contract": "sample" |
-# "batch"}) is argv[1], and one JSON object goes to stdout:
+# "batch", "hosted": true | false}) is argv[1], and one JSON object goes to
+# stdout:
 #
 #   {"python": "3.11.7",
 #    "findings": [{"code", "severity", "line", "message"}, ...],
@@ -19,8 +20,11 @@
 # grader must not turn into a RecursionError of the linter.
 
 import ast
+import io
 import json
+import re
 import sys
+import tokenize
 
 HOLD = "hold"
 WARN = "warn"
@@ -378,7 +382,73 @@ def collect_imports(tree):
     return out
 
 
-def lint(source, contract):
+# The mutation test's exclusion comment: "# gradegate: no-mutate: <why>".
+PRAGMA = re.compile(r"gradegate:\s*no-mutate\b(?:\s*:(.*))?")
+
+
+def check_pragmas(source):
+    """pragma_without_reason: a no-mutate pragma must say why the line's
+    mutants cannot be observed; without a reason they count as survivors."""
+    out = []
+    try:
+        for tok in tokenize.tokenize(io.BytesIO(source).readline):
+            if tok.type != tokenize.COMMENT:
+                continue
+            m = PRAGMA.search(tok.string)
+            if m and not (m.group(1) or "").strip():
+                out.append(finding(
+                    "pragma_without_reason", WARN, tok.start[0],
+                    "`# gradegate: no-mutate` without a reason: write `# gradegate: no-mutate: <why>`; "
+                    "until then the mutation score counts this line's mutants as survivors",
+                ))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
+    return out
+
+
+def returns_of(fn):
+    """The return statements of fn's own body, not of functions nested in it."""
+    out = []
+    stack = list(fn.body) if isinstance(fn.body, list) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SCOPES):
+            continue
+        if isinstance(node, ast.Return):
+            out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def non_float_return(value):
+    """What kind of non-float a returned expression plainly is, or None."""
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        return "the int %d" % value.value
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return "a dict"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        if value.func.id in ("int", "len"):
+            return "an int (%s(...))" % value.func.id
+        if value.func.id == "dict":
+            return "a dict"
+    return None
+
+
+def check_hosted_returns(fn):
+    """hosted_limit: the hosted Python grader wants grade to return a float."""
+    out = []
+    for ret in returns_of(fn):
+        kind = ret.value is not None and non_float_return(ret.value)
+        if kind:
+            out.append(finding(
+                "hosted_limit", WARN, ret.lineno,
+                "grade returns %s: the hosted Python grader wants a float, so the hosted run may "
+                "reject it or score it differently; return float(...)" % kind,
+            ))
+    return out
+
+
+def lint(source, contract, hosted=False):
     tree, bad = parse(source)
     if bad is not None:
         return [bad], []
@@ -387,8 +457,11 @@ def lint(source, contract):
     findings += sig
     if fn is not None:
         findings += check_sample_unused(fn, contract)
+        if hosted and contract == "sample" and not isinstance(fn, ast.Lambda):
+            findings += check_hosted_returns(fn)
     findings += check_broad_except(tree)
     findings += check_environment(tree)
+    findings += check_pragmas(source)
     return findings, collect_imports(tree)
 
 
@@ -398,7 +471,7 @@ def main():
         return 2
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     source = sys.stdin.buffer.read()
-    findings, imports = lint(source, config.get("contract") or "sample")
+    findings, imports = lint(source, config.get("contract") or "sample", bool(config.get("hosted")))
     json.dump({
         "python": "%d.%d.%d" % sys.version_info[:3],
         "findings": findings,

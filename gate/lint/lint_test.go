@@ -181,13 +181,13 @@ func TestGrader(t *testing.T) {
 			name:     "batch contract",
 			source:   "def grade_batch(samples):\n    return {'samples': [{'case_id': s['case_id'], 'scores': {'score': 1.0}} for s in samples]}\n",
 			contract: "batch",
-			want:     []short{},
+			want:     []short{{CodeHostedLimit, warn, 0}},
 		},
 		{
 			name:     "batch contract with only grade",
 			source:   "def grade(sample, item):\n    return sample['x']\n",
 			contract: "batch",
-			want:     []short{{CodeGradeSignature, hold, 0}},
+			want:     []short{{CodeGradeSignature, hold, 0}, {CodeHostedLimit, warn, 0}},
 			contains: "grader.contract: sample",
 		},
 		{
@@ -200,7 +200,7 @@ func TestGrader(t *testing.T) {
 			name:     "grade_batch with two parameters",
 			source:   "def grade_batch(samples, items):\n    return samples\n",
 			contract: "batch",
-			want:     []short{{CodeGradeSignature, hold, 1}},
+			want:     []short{{CodeHostedLimit, warn, 0}, {CodeGradeSignature, hold, 1}},
 		},
 
 		// sample_unused
@@ -229,7 +229,7 @@ func TestGrader(t *testing.T) {
 			name:     "grade_batch never reads samples",
 			source:   "def grade_batch(samples):\n    return {'samples': []}\n",
 			contract: "batch",
-			want:     []short{{CodeSampleUnused, warn, 1}},
+			want:     []short{{CodeHostedLimit, warn, 0}, {CodeSampleUnused, warn, 1}},
 		},
 
 		// broad_except_constant
@@ -489,7 +489,8 @@ func TestGraderSourceSize(t *testing.T) {
 		size int
 		want []short
 	}{
-		{name: "at the limit", size: MaxSourceBytes, want: []short{}},
+		// Over the hosted 256,000 bytes but within 256 KiB: a warning only.
+		{name: "at the limit", size: MaxSourceBytes, want: []short{{CodeHostedLimit, warn, 0}}},
 		{name: "one byte over", size: MaxSourceBytes + 1, want: []short{{CodeSourceTooLarge, hold, 0}}},
 		// Far over the limit Python is not asked at all: the padding below
 		// is not even valid Python, and no grade_signature shows up.
@@ -598,6 +599,86 @@ func TestExamples(t *testing.T) {
 				if tt.noHold && f.Severity == manifest.SeverityHold {
 					t.Errorf("unexpected hold finding: %+v", f)
 				}
+			}
+		})
+	}
+}
+
+func TestHostedLimit(t *testing.T) {
+	py := needPython(t)
+	intReturn := "def grade(sample, item):\n    if sample['x']:\n        return 1\n    return 0.0\n"
+	dictReturn := "def grade(sample, item):\n    return {'score': float(sample['x'] == item['x'])}\n"
+	tests := []struct {
+		name     string
+		source   string
+		grader   manifest.Grader
+		hosted   bool
+		want     []short
+		contains string
+	}{
+		{name: "the hosted limits themselves", source: clean, grader: manifest.Grader{TimeoutSeconds: 120, MemoryMB: 2048}, want: []short{}},
+		{name: "timeout above 120 s", source: clean, grader: manifest.Grader{TimeoutSeconds: 121},
+			want: []short{{CodeHostedLimit, warn, 0}}, contains: "timeout_seconds is 121"},
+		{name: "memory above 2048 MB", source: clean, grader: manifest.Grader{MemoryMB: 4096},
+			want: []short{{CodeHostedLimit, warn, 0}}, contains: "memory_mb is 4096"},
+		{name: "source of 256,000 bytes", source: clean + "#" + strings.Repeat("x", HostedSourceBytes-len(clean)-2) + "\n",
+			want: []short{{CodeHostedLimit, warn, 0}}, contains: "256000 bytes"},
+		{name: "source one byte under 256,000", source: clean + "#" + strings.Repeat("x", HostedSourceBytes-len(clean)-3) + "\n",
+			want: []short{}},
+		{name: "batch contract", source: "def grade_batch(samples):\n    return {'metrics': {}, 'samples': [s for s in samples]}\n",
+			grader: manifest.Grader{Contract: "batch"}, want: []short{{CodeHostedLimit, warn, 0}}, contains: "no batch contract"},
+		{name: "int return with hosted parity", source: intReturn, hosted: true,
+			want: []short{{CodeHostedLimit, warn, 3}}, contains: "the int 1"},
+		{name: "int return without hosted parity", source: intReturn, want: []short{}},
+		{name: "dict return with hosted parity", source: dictReturn, hosted: true,
+			want: []short{{CodeHostedLimit, warn, 2}}, contains: "a dict"},
+		{name: "a nested function's int return is not grade's", hosted: true,
+			source: "def grade(sample, item):\n    def n():\n        return 1\n    return float(n() == len(sample['x']))\n", want: []short{}},
+		{name: "float returns are what the hosted grader wants", source: clean, hosted: true, want: []short{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []Option
+			if tt.hosted {
+				opts = append(opts, ForHosted())
+			}
+			got, err := Grader(context.Background(), py, []byte(tt.source), "grader.py", tt.grader, opts...)
+			if err != nil {
+				t.Fatalf("Grader: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, shorten(got)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nall: %+v", diff, got)
+			}
+			for _, f := range got {
+				if tt.contains != "" && !strings.Contains(f.Message, tt.contains) {
+					t.Errorf("message %q does not say %q", f.Message, tt.contains)
+				}
+			}
+		})
+	}
+}
+
+func TestPragmaWithoutReason(t *testing.T) {
+	py := needPython(t)
+	tests := []struct {
+		name    string
+		comment string
+		want    []short
+	}{
+		{"with a reason", "# gradegate: no-mutate: JSON has no int subclass", []short{}},
+		{"without a reason", "# gradegate: no-mutate", []short{{CodePragmaWithoutReason, warn, 2}}},
+		{"an empty reason", "# gradegate: no-mutate:  ", []short{{CodePragmaWithoutReason, warn, 2}}},
+		{"no pragma", "# why not", []short{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "def grade(sample, item):\n    if type(sample['x']) is int:  " + tt.comment + "\n        return 0.0\n    return 1.0\n"
+			got, err := Grader(context.Background(), py, []byte(src), "grader.py", manifest.Grader{})
+			if err != nil {
+				t.Fatalf("Grader: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, shorten(got)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nall: %+v", diff, got)
 			}
 		})
 	}

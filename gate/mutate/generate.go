@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -26,7 +27,13 @@ type Generated struct {
 	// Mutants are the mutants to test, in source order, ids m01, m02, …;
 	// Status and KilledBy are not set yet.
 	Mutants []Mutant
+	// Excluded lists every no-mutate pragma, in source order.
+	Excluded []Exclusion
 }
+
+// Exclusion is one line a "# gradegate: no-mutate: <why>" pragma keeps from
+// being mutated; the results of a gate run carry the same list.
+type Exclusion = gate.MutationExclusion
 
 // Generate lists the mutants of src with the interpreter python (an absolute
 // path), at most limit of them (MaxMutants when limit <= 0). It runs the
@@ -60,6 +67,7 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 			Mutated  string `json:"mutated"`
 			Source   []byte `json:"source"` // base64 in JSON
 		} `json:"mutants"`
+		Excluded []Exclusion `json:"excluded"`
 	}
 	if err := worker.RunScript(ctx, python, script, src, &out, string(config)); err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
@@ -68,7 +76,10 @@ func Generate(ctx context.Context, python string, src []byte, sourceName string,
 		return nil, &manifest.Error{File: sourceName, Line: out.Error.Line,
 			Msg: "the grader cannot be mutation-tested: " + out.Error.Message}
 	}
-	g := &Generated{Sites: out.Sites, Mutants: make([]Mutant, len(out.Mutants))}
+	g := &Generated{Sites: out.Sites, Mutants: make([]Mutant, len(out.Mutants)), Excluded: out.Excluded}
+	if g.Excluded == nil {
+		g.Excluded = []Exclusion{}
+	}
 	for i, m := range out.Mutants {
 		g.Mutants[i] = Mutant{
 			ID:       fmt.Sprintf("m%02d", i+1),

@@ -267,6 +267,47 @@ func TestGenerateSkips(t *testing.T) {
 	}
 }
 
+func TestGenerateExclusions(t *testing.T) {
+	tests := []struct {
+		name    string
+		comment string
+		want    []Exclusion
+	}{
+		{"reason", "# gradegate: no-mutate: JSON has no int subclass",
+			[]Exclusion{{Line: 2, Reason: "JSON has no int subclass", Mutants: 2}}},
+		{"no reason", "# gradegate: no-mutate",
+			[]Exclusion{{Line: 2, Reason: "", Mutants: 2}}},
+		{"empty reason", "# gradegate: no-mutate:   ",
+			[]Exclusion{{Line: 2, Reason: "", Mutants: 2}}},
+		{"spacing", "#gradegate:no-mutate:why not",
+			[]Exclusion{{Line: 2, Reason: "why not", Mutants: 2}}},
+		{"no pragma", "# a comment", []Exclusion{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "def grade(sample, item):\n" +
+				"    if type(sample) is int:  " + tc.comment + "\n" +
+				"        return 0.5\n" +
+				"    return 0.25\n"
+			g := generate(t, src, 0)
+			for i := range g.Excluded {
+				if !strings.HasPrefix(g.Excluded[i].Code, "if type(sample) is int:") {
+					t.Errorf("code %q, want the excluded line", g.Excluded[i].Code)
+				}
+				g.Excluded[i].Code = ""
+			}
+			if !slices.Equal(g.Excluded, tc.want) {
+				t.Errorf("excluded %+v, want %+v", g.Excluded, tc.want)
+			}
+			for _, m := range g.Mutants {
+				if m.Line == 2 && len(tc.want) > 0 {
+					t.Errorf("%s mutates the excluded line: %s", m.ID, m.Diff)
+				}
+			}
+		})
+	}
+}
+
 func TestGenerateCap(t *testing.T) {
 	src := string(readFile(t, filepath.Join(exampleDir, "grader.py")))
 	all := generate(t, src, 1000)

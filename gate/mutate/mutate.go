@@ -1,6 +1,6 @@
 // Package mutate mutation-tests a grader against its canaries and labeled
-// cases (gradegate mutate, and gate.min_mutation_score; SPEC sections 7
-// and 8).
+// cases: the gradegate mutate command, and gate.min_mutation_score in a gate
+// run (reason mutants_survived).
 //
 // A mutant is the grader's source with one small, plausible defect: the
 // mistakes that make a grader pass what it should fail (isinstance where the
@@ -24,8 +24,10 @@
 // Some survivors are equivalent mutants: a change that makes no observable
 // difference (a raise dropped just before a line that raises anyway). No tool
 // can tell those apart in general; a line that carries the comment
-// "# gradegate: no-mutate" is not mutated, which is how a reviewed
-// equivalent mutant is silenced.
+// "# gradegate: no-mutate: <why>" is not mutated, which is how a reviewed
+// equivalent mutant is silenced. Every such line is listed in the report with
+// its reason, and a pragma without a reason hides nothing from the score: its
+// mutants count as survivors.
 package mutate
 
 import (
@@ -76,19 +78,25 @@ const (
 type RunnerFactory func(ctx context.Context, src []byte) (gate.Runner, func(), error)
 
 // Report is the result of mutation-testing one grader. Its JSON form is the
-// mutate document of SPEC section 8.
+// mutate document (schema gradegate.mutate/v1).
 type Report struct {
 	Schema string `json:"schema"`
-	// Score is Killed / (Killed + Survived), rounded to four decimals; 0
-	// when there is no mutant, because nothing then shows that the suite
-	// can catch anything.
+	// Score is Killed / (Killed + Survived + ExcludedWithoutReason),
+	// rounded to four decimals; 0 when there is no mutant, because nothing
+	// then shows that the suite can catch anything.
 	Score    float64  `json:"score"`
 	Killed   int      `json:"killed"`
 	Survived int      `json:"survived"`
 	Mutants  []Mutant `json:"mutants"`
+	// Excluded lists every line a no-mutate pragma keeps from being
+	// mutated, with its reason.
+	Excluded []Exclusion `json:"excluded"`
+	// ExcludedWithoutReason counts the mutants hidden by pragmas that give
+	// no reason; the score counts them as survivors.
+	ExcludedWithoutReason int `json:"excluded_without_reason"`
 
-	// The fields below feed the text and markdown views only; the JSON shape
-	// is fixed by SPEC section 8.
+	// The fields below feed the text and markdown views only; the JSON
+	// document keeps the fields above, so its shape stays stable.
 
 	// Source names the grader file.
 	Source string `json:"-"`
@@ -124,8 +132,9 @@ type Mutant struct {
 }
 
 // Passes reports whether the grader meets the bar: score >= min when
-// gate.min_mutation_score is set, otherwise every mutant killed. A grader
-// without a single mutant never passes, since nothing was shown.
+// gate.min_mutation_score is set, otherwise every mutant killed and no
+// pragma without a reason. A grader without a single mutant never passes,
+// since nothing was shown.
 func (r *Report) Passes(min *float64) bool {
 	if len(r.Mutants) == 0 {
 		return false
@@ -133,7 +142,28 @@ func (r *Report) Passes(min *float64) bool {
 	if min != nil {
 		return r.Score >= *min
 	}
-	return r.Survived == 0
+	return r.Survived == 0 && r.ExcludedWithoutReason == 0
+}
+
+// score is the mutation score: killed over every mutant tested plus every
+// mutant a pragma without a reason hid, rounded to four decimals.
+func (r *Report) score() float64 {
+	n := len(r.Mutants) + r.ExcludedWithoutReason
+	if len(r.Mutants) == 0 || n == 0 {
+		return 0
+	}
+	return math.Round(float64(r.Killed)/float64(n)*10000) / 10000
+}
+
+// unexcused counts the mutants hidden by pragmas without a reason.
+func unexcused(ex []Exclusion) int {
+	n := 0
+	for _, e := range ex {
+		if e.Unexcused() {
+			n += e.Mutants
+		}
+	}
+	return n
 }
 
 // Run mutation-tests the grader src (its file named sourceName, for
@@ -177,11 +207,14 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 	rep := &Report{
 		Schema:   Schema,
 		Mutants:  gen.Mutants,
+		Excluded: gen.Excluded,
 		Source:   sourceName,
-		Sites:    gen.Sites,
-		Canaries: s.liveCanaries(),
-		Cases:    s.liveCases(),
-		Blind:    s.blind(),
+
+		ExcludedWithoutReason: unexcused(gen.Excluded),
+		Sites:                 gen.Sites,
+		Canaries:              s.liveCanaries(),
+		Cases:                 s.liveCases(),
+		Blind:                 s.blind(),
 	}
 	for i := range rep.Mutants {
 		mu := &rep.Mutants[i]
@@ -207,9 +240,7 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 			rep.Survived++
 		}
 	}
-	if n := len(rep.Mutants); n > 0 {
-		rep.Score = math.Round(float64(rep.Killed)/float64(n)*10000) / 10000
-	}
+	rep.Score = rep.score()
 	return rep, nil
 }
 

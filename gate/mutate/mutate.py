@@ -4,6 +4,8 @@ Reads the grader's source bytes on stdin and a JSON config as argv[1]
 ({"limit": 60}). Prints one JSON document:
 
   {"python": "3.11.7", "sites": N,
+   "excluded": [{"line": 30, "reason": "the lookup below raises anyway",
+                 "mutants": 1, "code": "raise KeyError(...)  # gradegate: ..."}],
    "mutants": [{"line": 28, "operator": "type-is-to-isinstance",
                 "original": "if type(x) is not int:",
                 "mutated": "if not isinstance(x, int):",
@@ -30,8 +32,11 @@ import tokenize
 # way a grader that swallows a broken fixture scores it as a model failure.
 ENTRY = frozenset({"grade", "grade_batch"})
 
-# A line carrying this comment is not mutated (a known equivalent mutant).
-PRAGMA = "gradegate: no-mutate"
+# A line carrying this comment is not mutated (a reviewed equivalent
+# mutant): "# gradegate: no-mutate: <why>". The reason is what a reviewer
+# reads in the report; a pragma without one still excludes the line, but its
+# mutants count as survivors in the score.
+PRAGMA = re.compile(r"gradegate:\s*no-mutate\b(?:\s*:(.*))?")
 
 FLIP = {
     ast.Eq: ast.NotEq,
@@ -381,11 +386,15 @@ def at(source, p):
 
 
 def no_mutate_lines(data):
-    lines = set()
+    """{line: reason} of every no-mutate pragma; reason is "" when none is given."""
+    lines = {}
     try:
         for tok in tokenize.tokenize(io.BytesIO(data).readline):
-            if tok.type == tokenize.COMMENT and PRAGMA in tok.string:
-                lines.add(tok.start[0])
+            if tok.type != tokenize.COMMENT:
+                continue
+            m = PRAGMA.search(tok.string)
+            if m:
+                lines[tok.start[0]] = (m.group(1) or "").strip()
     except (tokenize.TokenError, SyntaxError):
         pass
     return lines
@@ -418,6 +427,17 @@ def main():
     finder.visit(tree)
     skip = no_mutate_lines(data)
     sites = [s for s in finder.sites if s.start[0] not in skip]
+    # Every pragma is reported with its reason and how many mutants it hid,
+    # so an exclusion is never silent.
+    hidden = {}
+    for s in finder.sites:
+        if s.start[0] in skip:
+            hidden[s.start[0]] = hidden.get(s.start[0], 0) + 1
+    excluded = [
+        {"line": line, "reason": reason, "mutants": hidden.get(line, 0), "code": source.span(line, line)}
+        for line, reason in sorted(skip.items())
+        if line <= len(source.lines)
+    ]
     order = {id(s): i for i, s in enumerate(sites)}
     sites.sort(key=lambda s: (s.start, order[id(s)]))
     total = len(sites)
@@ -438,7 +458,7 @@ def main():
             "mutated": mutated_line,
             "source": base64.b64encode(mutated).decode("ascii"),
         })
-    json.dump({"python": version, "sites": total, "mutants": mutants}, sys.stdout)
+    json.dump({"python": version, "sites": total, "mutants": mutants, "excluded": excluded}, sys.stdout)
 
 
 main()

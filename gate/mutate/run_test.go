@@ -152,6 +152,39 @@ func TestRunFake(t *testing.T) {
 			},
 		},
 		{
+			name: "a pragma without a reason counts its mutants as survivors",
+			// Every tested mutant is killed; the unexcused pragma alone keeps
+			// the score below 1.
+			src: bytes.Replace(src, []byte("# gradegate: no-mutate: JSON has no dict subclass"), []byte("# gradegate: no-mutate"), 1),
+			judge: func(s []byte, task gate.Task) gate.Outcome {
+				if !bytes.Equal(s, bytes.Replace(src, []byte("# gradegate: no-mutate: JSON has no dict subclass"), []byte("# gradegate: no-mutate"), 1)) && task.ID == "equivalent-serialization" {
+					return gate.Outcome{Class: gate.ClassOK, Score: fptr(0)}
+				}
+				return ok(s, task)
+			},
+			check: func(t *testing.T, r *Report) {
+				if r.Survived != 0 || r.Killed != len(r.Mutants) {
+					t.Fatalf("killed %d survived %d of %d; want every tested mutant killed", r.Killed, r.Survived, len(r.Mutants))
+				}
+				var bare []Exclusion
+				for _, e := range r.Excluded {
+					if e.Unexcused() {
+						bare = append(bare, e)
+					}
+				}
+				if len(r.Excluded) != 5 || len(bare) != 1 || bare[0].Mutants == 0 || r.ExcludedWithoutReason != bare[0].Mutants {
+					t.Fatalf("excluded %+v, without reason %d", r.Excluded, r.ExcludedWithoutReason)
+				}
+				want := float64(r.Killed) / float64(r.Killed+r.ExcludedWithoutReason)
+				if r.Score < want-0.0001 || r.Score > want+0.0001 || r.Score == 1 {
+					t.Errorf("score %v, want %v", r.Score, want)
+				}
+				if r.Passes(nil) || r.Passes(fptr(1)) {
+					t.Error("a report with an unexcused exclusion passes")
+				}
+			},
+		},
+		{
 			name: "a canary the unmutated grader fails cannot kill",
 			src:  src,
 			judge: func(s []byte, task gate.Task) gate.Outcome {
@@ -277,7 +310,12 @@ func TestReportJSON(t *testing.T) {
 			{ID: "m01", Line: 28, Operator: "type-is-to-isinstance", Diff: "- if type(x) is not int: / + if not isinstance(x, int):", Status: StatusSurvived, KilledBy: []string{}, Source: []byte("x")},
 			{ID: "m02", Line: 30, Operator: "return-constant-flip", Diff: "- return 0.0 / + return 1.0", Status: StatusKilled, KilledBy: []string{"boolean-total-one-cent"}},
 		},
-		Source: "grader.py",
+		Excluded: []Exclusion{
+			{Line: 12, Reason: "JSON has no str subclass", Mutants: 1, Code: "if type(s) is not str:  # gradegate: no-mutate: JSON has no str subclass"},
+			{Line: 14, Mutants: 2, Code: "if type(d) is not dict:  # gradegate: no-mutate"},
+		},
+		ExcludedWithoutReason: 2,
+		Source:                "grader.py",
 	}
 	got, err := json.Marshal(r)
 	if err != nil {
@@ -285,7 +323,9 @@ func TestReportJSON(t *testing.T) {
 	}
 	want := `{"schema":"gradegate.mutate/v1","score":0.5,"killed":1,"survived":1,"mutants":[` +
 		`{"id":"m01","line":28,"operator":"type-is-to-isinstance","diff":"- if type(x) is not int: / + if not isinstance(x, int):","status":"survived","killed_by":[]},` +
-		`{"id":"m02","line":30,"operator":"return-constant-flip","diff":"- return 0.0 / + return 1.0","status":"killed","killed_by":["boolean-total-one-cent"]}]}`
+		`{"id":"m02","line":30,"operator":"return-constant-flip","diff":"- return 0.0 / + return 1.0","status":"killed","killed_by":["boolean-total-one-cent"]}],` +
+		`"excluded":[{"line":12,"reason":"JSON has no str subclass","mutants":1,"code":"if type(s) is not str:  # gradegate: no-mutate: JSON has no str subclass"},` +
+		`{"line":14,"reason":"","mutants":2,"code":"if type(d) is not dict:  # gradegate: no-mutate"}],"excluded_without_reason":2}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
@@ -302,6 +342,11 @@ func TestReportJSON(t *testing.T) {
 		s, k := strings.Index(out, "Survived (1)"), strings.Index(out, "Killed (1)")
 		if s < 0 || k < 0 || s > k || !strings.Contains(out, "isinstance(x, int)") {
 			t.Errorf("%s: want survivors listed before the killed mutants:\n%s", name, out)
+		}
+		for _, want := range []string{"JSON has no str subclass", "no reason given: counted as survived", "2 excluded without a reason"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: want every exclusion with its reason (%q):\n%s", name, want, out)
+			}
 		}
 	}
 }

@@ -22,7 +22,7 @@ const maxMarkdownRows = 100
 func (r *Report) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gradegate mutate %s\n", r.Source)
-	fmt.Fprintf(&b, "mutation score %s  (%d killed, %d survived of %d mutants)\n", score(r.Score), r.Killed, r.Survived, len(r.Mutants))
+	fmt.Fprintf(&b, "mutation score %s  (%s)\n", score(r.Score), r.counts())
 	for _, n := range r.notes() {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
@@ -38,6 +38,18 @@ func (r *Report) WriteText(w io.Writer) error {
 			rows[i] = []string{m.ID, fmt.Sprint(m.Line), m.Operator, "- " + before, "+ " + after}
 		}
 		if err := table(&b, []string{"id", "line", "operator", "before", "after"}, rows); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(&b, "\nExcluded by no-mutate (%d lines)\n", len(r.Excluded))
+	if len(r.Excluded) == 0 {
+		b.WriteString("  none\n")
+	} else {
+		rows := make([][]string, len(r.Excluded))
+		for i, e := range r.Excluded {
+			rows[i] = []string{fmt.Sprint(e.Line), fmt.Sprint(e.Mutants), exclusionReason(e), e.Code}
+		}
+		if err := table(&b, []string{"line", "mutants", "reason", "code"}, rows); err != nil {
 			return err
 		}
 	}
@@ -64,7 +76,7 @@ func (r *Report) WriteText(w io.Writer) error {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "### gradegate mutate `%s`\n\n", code(r.Source))
-	fmt.Fprintf(&b, "**Mutation score %s**: %d killed, %d survived of %d mutants.\n\n", score(r.Score), r.Killed, r.Survived, len(r.Mutants))
+	fmt.Fprintf(&b, "**Mutation score %s**: %s.\n\n", score(r.Score), r.counts())
 	for _, n := range r.notes() {
 		fmt.Fprintf(&b, "> %s\n\n", md(n))
 	}
@@ -79,6 +91,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for _, m := range survivors {
 			before, after := m.lines()
 			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | `%s` |\n", m.ID, m.Line, md(m.Operator), code(before), code(after))
+		}
+	}
+	fmt.Fprintf(&b, "\n#### Excluded by `no-mutate` (%d lines)\n\n", len(r.Excluded))
+	if len(r.Excluded) == 0 {
+		b.WriteString("None.\n")
+	} else {
+		b.WriteString("| line | mutants | reason | code |\n|---|---|---|---|\n")
+		for _, e := range r.Excluded {
+			fmt.Fprintf(&b, "| %d | %d | %s | `%s` |\n", e.Line, e.Mutants, md(exclusionReason(e)), code(e.Code))
 		}
 	}
 	fmt.Fprintf(&b, "\n#### Killed (%d)\n\n", len(killed))
@@ -98,6 +119,23 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return fmt.Errorf("mutate: writing markdown: %w", err)
 	}
 	return nil
+}
+
+// counts says what the score is made of.
+func (r *Report) counts() string {
+	s := fmt.Sprintf("%d killed, %d survived of %d mutants", r.Killed, r.Survived, len(r.Mutants))
+	if r.ExcludedWithoutReason > 0 {
+		s += fmt.Sprintf(", and %d excluded without a reason, counted as survivors", r.ExcludedWithoutReason)
+	}
+	return s
+}
+
+// exclusionReason is the pragma's reason, or what its absence means.
+func exclusionReason(e Exclusion) string {
+	if e.Unexcused() {
+		return "(no reason given: counted as survived)"
+	}
+	return e.Reason
 }
 
 // lines returns the changed line(s) before and after, from the Diff when
@@ -136,7 +174,7 @@ func (r *Report) notes() []string {
 		out = append(out, fmt.Sprintf("left out because the unmutated grader already fails them: %s", list(r.Blind, 10)))
 	}
 	if r.Survived > 0 {
-		out = append(out, "a survivor may be an equivalent mutant (a change no input can observe); mark a reviewed line with `# gradegate: no-mutate`")
+		out = append(out, "a survivor may be an equivalent mutant (a change no input can observe); mark a reviewed line with `# gradegate: no-mutate: <why>`")
 	}
 	return out
 }

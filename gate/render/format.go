@@ -449,3 +449,22 @@ func plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// exclusionReason is a no-mutate pragma's reason, or what its absence means.
+func exclusionReason(e gate.MutationExclusion) string {
+	if e.Unexcused() {
+		return "no reason given: counted as survived"
+	}
+	return e.Reason
+}
+
+// determinismLine sums up the determinism check in one line; the reason
+// names what differed.
+func determinismLine(d *gate.Determinism) string {
+	s := fmt.Sprintf("determinism: %d canaries and %d cases graded twice (seed %d, PYTHONHASHSEED %d then %d): ",
+		d.Canaries, d.Cases, d.Seed, d.HashSeeds[0], d.HashSeeds[1])
+	if len(d.Differed) == 0 {
+		return s + "nothing differed"
+	}
+	return s + plural(len(d.Differed), "differed", "differed")
+}

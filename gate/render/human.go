@@ -239,6 +239,12 @@ func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
 	}})
 	if res.MutationScore != nil {
 		ew.printf("mutation score: %s\n", pct(res.MutationScore))
+		for _, e := range res.MutationExcluded {
+			ew.printf("  no-mutate line %d (%s): %s\n", e.Line, plural(e.Mutants, "mutant", "mutants"), oneLine(exclusionReason(e)))
+		}
+	}
+	if d := res.Determinism; d != nil {
+		ew.printf("%s\n", oneLine(determinismLine(d)))
 	}
 	return err
 }

@@ -290,12 +290,24 @@ func mdStatus(s string) string {
 	return md(s)
 }
 
-// mutationLine states the grader's mutation score when the run measured it.
+// mutationLine states the grader's mutation score when the run measured it,
+// with every line a no-mutate pragma excluded and why, and the determinism
+// check when one ran.
 func mutationLine(res *gate.Results) string {
-	if res.MutationScore == nil {
-		return ""
+	var b strings.Builder
+	if res.MutationScore != nil {
+		b.WriteString("\nMutation score: " + pct(res.MutationScore) + "\n")
+		if len(res.MutationExcluded) > 0 {
+			b.WriteString("\nExcluded from mutation testing (`# gradegate: no-mutate`):\n\n")
+			for _, e := range res.MutationExcluded {
+				b.WriteString(fmt.Sprintf("- line %d (%s): %s\n", e.Line, plural(e.Mutants, "mutant", "mutants"), md(exclusionReason(e))))
+			}
+		}
 	}
-	return "\nMutation score: " + pct(res.MutationScore) + "\n"
+	if d := res.Determinism; d != nil {
+		b.WriteString("\n" + md(determinismLine(d)) + "\n")
+	}
+	return b.String()
 }
 
 // tableRow writes cells as one markdown table row.

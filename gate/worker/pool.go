@@ -89,6 +89,11 @@ type Config struct {
 	// batch); 0 puts all tasks of one Grade call into one batch, so a caller
 	// that wants batches of one (canaries) calls Grade once per task.
 	BatchSize int
+	// HashSeed, when set, is the PYTHONHASHSEED of every grader process (a
+	// decimal in 0..4294967295): str and bytes hashes, and with them the
+	// order of sets, are then alike in every process. Empty leaves Python's
+	// own random seed per process (isolated mode ignores PYTHONHASHSEED).
+	HashSeed string
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says
@@ -188,9 +193,10 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	p := &Pool{
 		cfg: cfg,
 		// -I: isolated mode (no PYTHON* variables, no user site, no script or
-		// working directory on sys.path); -B: no .pyc writes; -X utf8: UTF-8
-		// streams and file defaults whatever the locale.
-		argv:   []string{cfg.Python.Executable, "-I", "-B", "-X", "utf8", "-c", workerSource},
+		// working directory on sys.path; see isolationFlags for a HashSeed);
+		// -B: no .pyc writes; -X utf8: UTF-8 streams and file defaults
+		// whatever the locale.
+		argv:   append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerSource),
 		init:   append(initMsg, '\n'),
 		tokens: make(chan struct{}, cfg.Workers),
 		live:   map[*proc]bool{},
@@ -447,7 +453,7 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 		CPUSeconds: p.cfg.TimeoutSeconds * (p.cfg.RecycleAfter + 1),
 		ReadPaths:  p.cfg.Python.readPaths(),
 	}
-	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir))
+	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir, p.cfg.HashSeed))
 	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup)
 	if err != nil {
 		if cerr := cleanup(); cerr != nil {
@@ -531,7 +537,10 @@ func (p *Pool) loadTimeout() time.Duration {
 // environment is the grader's whole environment, built from nothing: no
 // variable of gradegate's own environment (GITHUB_TOKEN, OPENAI_API_KEY,
 // ACTIONS_*, INPUT_*) can reach a grader.
-func environment(scratch string) []string {
+func environment(scratch, hashSeed string) []string {
+	if hashSeed == "" {
+		hashSeed = "0"
+	}
 	return []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"LANG=C.UTF-8",
@@ -542,9 +551,24 @@ func environment(scratch string) []string {
 		// do the same work); these make a Python subprocess the grader starts
 		// behave alike.
 		"PYTHONIOENCODING=utf-8",
-		"PYTHONHASHSEED=0",
+		"PYTHONHASHSEED=" + hashSeed,
 		"PYTHONDONTWRITEBYTECODE=1",
 	}
+}
+
+// isolationFlags are -I, or with a HashSeed what -I does except ignoring
+// PYTHON* variables, which would ignore PYTHONHASHSEED too: -s (no user
+// site) and, from Python 3.11, -P (no working directory on sys.path). The
+// environment is built from nothing either way.
+func isolationFlags(cfg Config) []string {
+	if cfg.HashSeed == "" {
+		return []string{"-I"}
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(cfg.Python.Version, "%d.%d", &major, &minor); err == nil && (major > 3 || major == 3 && minor >= 11) {
+		return []string{"-s", "-P"}
+	}
+	return []string{"-s"}
 }
 
 // Grade grades tasks and returns one Outcome per task, in order. The error is

@@ -27,16 +27,16 @@ def _expectations(item):
     ]
     if missing:
         # Equivalent mutant: without this raise, the lookup below raises KeyError.
-        raise KeyError("corrupt fixture: item has no " + ", ".join(missing))  # gradegate: no-mutate
+        raise KeyError("corrupt fixture: item has no " + ", ".join(missing))  # gradegate: no-mutate: the lookup below raises KeyError anyway
 
     status = item["expected_status"]
     currency = item["expected_currency"]
     total = item["expected_total_cents"]
     # JSON has no str or dict subclasses, so type-is and isinstance agree on
     # these two fields and the next two checks; only int has the bool trap.
-    if type(status) is not str or not status:  # gradegate: no-mutate
+    if type(status) is not str or not status:  # gradegate: no-mutate: JSON has no str subclass
         raise ValueError("corrupt fixture: expected_status must be a non-empty string")
-    if type(currency) is not str or not currency:  # gradegate: no-mutate
+    if type(currency) is not str or not currency:  # gradegate: no-mutate: JSON has no str subclass
         raise ValueError("corrupt fixture: expected_currency must be a non-empty string")
     # type(...) is int, not isinstance: True is an int in Python, and a fixture
     # written as `"expected_total_cents": true` must not pass as one cent.
@@ -49,14 +49,14 @@ def grade(sample, item):
     status, currency, total = _expectations(item)
 
     output_text = sample.get("output_text")
-    if type(output_text) is not str:  # gradegate: no-mutate
+    if type(output_text) is not str:  # gradegate: no-mutate: JSON has no str subclass
         return 0.0
     try:
         candidate = json.loads(output_text)
     except ValueError:
         return 0.0
 
-    if type(candidate) is not dict:  # gradegate: no-mutate
+    if type(candidate) is not dict:  # gradegate: no-mutate: JSON has no dict subclass
         return 0.0
     if set(candidate) != REQUIRED_KEYS:
         return 0.0

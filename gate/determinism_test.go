@@ -1,0 +1,301 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// detSuite is a manifest with three canaries and n cases with samples, plus
+// one case without a sample (never graded).
+func detSuite(n, sample int, contract string) (*manifest.Manifest, []dataset.Case) {
+	one, zero := 1.0, 0.0
+	m := &manifest.Manifest{
+		Grader: manifest.Grader{PassThreshold: 1, Contract: contract},
+		Canaries: []manifest.Canary{
+			{Name: "pos", Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`), Expect: &one},
+			{Name: "neg", Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`), Expect: &zero},
+			{Name: "corrupt", Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`), ExpectError: true},
+		},
+		Gate: manifest.Gate{Determinism: manifest.Determinism{Sample: sample}},
+	}
+	var cases []dataset.Case
+	for i := range n {
+		cases = append(cases, dataset.Case{ID: fmt.Sprintf("c%03d", i), Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`)})
+	}
+	cases = append(cases, dataset.Case{ID: "no-sample", Item: json.RawMessage(`{}`)})
+	return m, cases
+}
+
+// seededRunners starts a fakeRunner per grading; judge may make an outcome
+// depend on the hash seed, the way set order does in Python.
+type seededRunners struct {
+	judge   func(hashSeed uint32, id string) (Outcome, bool)
+	seeds   []uint32
+	runners []*fakeRunner
+	open    int
+}
+
+func (s *seededRunners) start(_ context.Context, hashSeed uint32) (Runner, func(), error) {
+	r := &fakeRunner{outcomes: map[string]Outcome{}}
+	s.seeds = append(s.seeds, hashSeed)
+	s.runners = append(s.runners, r)
+	s.open++
+	if s.judge != nil {
+		for _, id := range []string{"pos", "neg", "corrupt"} {
+			if o, ok := s.judge(hashSeed, id); ok {
+				r.outcomes[id] = o
+			}
+		}
+		for i := range 1000 {
+			id := fmt.Sprintf("c%03d", i)
+			if o, ok := s.judge(hashSeed, id); ok {
+				r.outcomes[id] = o
+			}
+		}
+	}
+	return r, func() { s.open-- }, nil
+}
+
+// ids is every task id a runner was asked to grade, in order.
+func (f *fakeRunner) ids() []string {
+	var out []string
+	for _, c := range f.calls {
+		out = append(out, c...)
+	}
+	return out
+}
+
+func TestCheckDeterminism(t *testing.T) {
+	tests := []struct {
+		name      string
+		cases     int
+		sample    int
+		contract  string
+		judge     func(hashSeed uint32, id string) (Outcome, bool)
+		wantCases int
+		wantDiff  []string
+	}{
+		{name: "a deterministic grader passes", cases: 50, sample: 20, wantCases: 20},
+		{name: "sample 0 checks the canaries only", cases: 50, sample: 0, wantCases: 0},
+		{name: "a sample larger than the dataset takes every case", cases: 5, sample: 200, wantCases: 5},
+		{
+			name: "a score that follows the hash seed differs", cases: 10, sample: 200, wantCases: 10,
+			judge: func(seed uint32, id string) (Outcome, bool) {
+				if id == "c003" {
+					return scored(float64(seed % 2)), true
+				}
+				return Outcome{}, false
+			},
+			wantDiff: []string{"c003"},
+		},
+		{
+			name: "a canary whose class changes differs", cases: 3, sample: 200, wantCases: 3,
+			judge: func(seed uint32, id string) (Outcome, bool) {
+				if id == "corrupt" && seed%2 == 0 {
+					return scored(0), true
+				}
+				if id == "corrupt" {
+					return raised("KeyError", "fixture", 3), true
+				}
+				return Outcome{}, false
+			},
+			wantDiff: []string{"corrupt"},
+		},
+		{name: "batch contract", cases: 10, sample: 4, contract: "batch", wantCases: 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, cases := detSuite(tc.cases, tc.sample, tc.contract)
+			// Pick a seed whose two hash seeds differ in parity, so a judge
+			// that follows the seed's parity changes its answer.
+			var seed uint64
+			for ; ; seed++ {
+				s := &seededRunners{}
+				d, err := CheckDeterminism(context.Background(), m, cases, Shard{}, seed, s.start)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.HashSeeds[0]%2 != d.HashSeeds[1]%2 {
+					break
+				}
+			}
+			s := &seededRunners{judge: tc.judge}
+			d, err := CheckDeterminism(context.Background(), m, cases, Shard{}, seed, s.start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Seed != seed || d.Canaries != 3 || d.Cases != tc.wantCases || d.Sample != tc.sample {
+				t.Errorf("seed %d canaries %d cases %d sample %d; want %d, 3, %d, %d", d.Seed, d.Canaries, d.Cases, d.Sample, seed, tc.wantCases, tc.sample)
+			}
+			// Two fresh runners, two distinct non-zero hash seeds, both released.
+			if len(s.runners) != 2 || s.open != 0 || s.seeds[0] != d.HashSeeds[0] || s.seeds[1] != d.HashSeeds[1] || d.HashSeeds[0] == d.HashSeeds[1] || d.HashSeeds[0] == 0 || d.HashSeeds[1] == 0 {
+				t.Errorf("runners %d open %d seeds %v hash seeds %v", len(s.runners), s.open, s.seeds, d.HashSeeds)
+			}
+			first, second := s.runners[0].ids(), s.runners[1].ids()
+			if len(first) != 3+tc.wantCases || slices.Contains(first, "no-sample") {
+				t.Errorf("first grading graded %v", first)
+			}
+			sortedFirst, sortedSecond := slices.Sorted(slices.Values(first)), slices.Sorted(slices.Values(second))
+			if !slices.Equal(sortedFirst, sortedSecond) {
+				t.Errorf("the gradings graded different tasks:\n%v\n%v", first, second)
+			}
+			if len(first) > 3 && slices.Equal(first, second) {
+				t.Errorf("the second grading kept the first order %v", first)
+			}
+			if tc.contract == "batch" {
+				for _, r := range s.runners {
+					for _, call := range r.calls {
+						if slices.ContainsFunc(call, func(id string) bool { return id == "pos" || id == "neg" || id == "corrupt" }) && len(call) != 1 {
+							t.Errorf("a canary shares a batch: %v", call)
+						}
+					}
+				}
+			}
+			var got []string
+			for _, x := range d.Differed {
+				got = append(got, x.ID)
+			}
+			if !slices.Equal(got, tc.wantDiff) {
+				t.Errorf("differed %v, want %v", got, tc.wantDiff)
+			}
+			r := determinismReason(d)
+			if (r != nil) != (len(tc.wantDiff) > 0) || (d.Status == VerdictHold) != (len(tc.wantDiff) > 0) {
+				t.Fatalf("reason %+v status %s for differences %v", r, d.Status, tc.wantDiff)
+			}
+			if r != nil {
+				if r.Code != ReasonNondeterministicGrader || !strings.Contains(r.Message, tc.wantDiff[0]) {
+					t.Errorf("reason %+v", r)
+				}
+				v := Decide(m.Gate, Evidence{Canaries: []CanaryResult{}, CanariesOnly: true, Determinism: d})
+				if v.Verdict != VerdictHold || !slices.ContainsFunc(v.Reasons, func(x Reason) bool { return x.Code == ReasonNondeterministicGrader }) {
+					t.Errorf("Decide with a nondeterministic grader: %s %+v", v.Verdict, v.Reasons)
+				}
+			}
+		})
+	}
+}
+
+func TestDeterminismSampleIsSeeded(t *testing.T) {
+	m, cases := detSuite(500, 30, "")
+	pick := func(seed uint64) []string {
+		s := &seededRunners{}
+		if _, err := CheckDeterminism(context.Background(), m, cases, Shard{}, seed, s.start); err != nil {
+			t.Fatal(err)
+		}
+		return s.runners[0].ids()
+	}
+	a, again, b := pick(7), pick(7), pick(8)
+	if !slices.Equal(a, again) {
+		t.Errorf("seed 7 picked %v, then %v", a, again)
+	}
+	if slices.Equal(a, b) {
+		t.Errorf("seeds 7 and 8 picked the same cases %v", a)
+	}
+	// Spread over the dataset, not its first rows.
+	if last := a[len(a)-1]; last < "c250" {
+		t.Errorf("the sample ends at %s of c000..c499", last)
+	}
+}
+
+func TestDeterminismShard(t *testing.T) {
+	m, cases := detSuite(100, 1000, "")
+	s := &seededRunners{}
+	shard := Shard{Index: 2, Count: 3}
+	d, err := CheckDeterminism(context.Background(), m, cases, shard, 1, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range s.runners[0].ids()[3:] {
+		if ShardOf(id, 3) != 2 {
+			t.Errorf("case %s is not in shard 2/3", id)
+		}
+	}
+	if d.Cases == 0 || d.Cases == 100 {
+		t.Errorf("shard 2/3 graded %d of 100 cases twice", d.Cases)
+	}
+}
+
+func TestAddAndMergeDeterminism(t *testing.T) {
+	one := 1.0
+	diff := Difference{ID: "c1", First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassTimeout}}
+	canary := Difference{ID: "pos", Canary: true, First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassOK, Score: new(float64)}}
+
+	res := &Results{Verdict: VerdictPass, Reasons: []Reason{}}
+	res.AddDeterminism(&Determinism{Canaries: 3, Cases: 2, Differed: []Difference{}, Status: StatusPass})
+	if res.Verdict != VerdictPass || res.Determinism == nil {
+		t.Errorf("a clean check: verdict %s, block %v", res.Verdict, res.Determinism)
+	}
+	res.AddDeterminism(&Determinism{Canaries: 3, Cases: 2, Differed: []Difference{diff}, Status: VerdictHold})
+	if res.Verdict != VerdictHold || len(res.Reasons) != 1 || !slices.Equal(res.Reasons[0].CaseIDs, []string{"c1"}) ||
+		!strings.Contains(res.Reasons[0].Message, "case c1: 1 then timeout") {
+		t.Errorf("a check with a difference: %s %+v", res.Verdict, res.Reasons)
+	}
+
+	parts := []*Results{
+		{Determinism: &Determinism{Canaries: 3, Cases: 2, Differed: []Difference{canary}}},
+		{Determinism: &Determinism{Canaries: 3, Cases: 4, Differed: []Difference{canary, diff}}},
+		{},
+	}
+	got := mergeDeterminism(parts)
+	if got == nil || got.Cases != 6 || got.Canaries != 3 || len(got.Differed) != 2 || got.Status != VerdictHold {
+		t.Errorf("merged %+v", got)
+	}
+	if mergeDeterminism([]*Results{{}, {}}) != nil {
+		t.Error("merging shards without a check made one up")
+	}
+}
+
+// TestMergeKeepsDeterminism checks that a difference one shard's check saw
+// holds the merged verdict, and that a clean check stays a pass.
+func TestMergeKeepsDeterminism(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	one := 1.0
+	for _, differ := range []bool{false, true} {
+		parts := runShards(t, s, 2, sameOutcomes)
+		base, err := Merge(s.m, parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, p := range parts {
+			d := &Determinism{Canaries: 3, Cases: 2, Differed: []Difference{}, Status: StatusPass}
+			if differ && k == 1 {
+				d.Differed = []Difference{{ID: "c9", First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassTimeout}}}
+				d.Status = VerdictHold
+			}
+			p.AddDeterminism(d)
+		}
+		merged, err := Merge(s.m, parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := slices.ContainsFunc(merged.Reasons, func(r Reason) bool { return r.Code == ReasonNondeterministicGrader })
+		if merged.Determinism == nil || merged.Determinism.Cases != 4 || held != differ || (merged.Verdict == VerdictHold) != (differ || base.Verdict == VerdictHold) {
+			t.Errorf("differ %v: verdict %s reasons %+v determinism %+v", differ, merged.Verdict, merged.Reasons, merged.Determinism)
+		}
+	}
+}
+
+// BenchmarkCheckDeterminism100k measures what the check adds beyond grading
+// at 100k cases: picking the sample of 200 and ordering the two passes, with
+// runners that grade instantly.
+//
+//	go test -run '^$' -bench CheckDeterminism -benchtime 20x ./gate/
+func BenchmarkCheckDeterminism100k(b *testing.B) {
+	m, cases := detSuite(100_000, 200, "")
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		s := &seededRunners{}
+		if _, err := CheckDeterminism(ctx, m, cases, Shard{}, uint64(i), s.start); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
