@@ -33,6 +33,10 @@ type launchSpec struct {
 	Limits    []rlimit  `json:"limits"`
 	Landlock  *fsPolicy `json:"landlock,omitempty"` // nil: no Landlock
 	Seccomp   bool      `json:"seccomp"`
+	// UnixSockets lets the grader create AF_UNIX sockets and connect
+	// them; only a Landlock ruleset of ABI 9 or later keeps them from
+	// reaching sockets outside the grader's own (see seccompFilter).
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Probe makes the launcher exec itself in probe mode instead of argv,
 	// to measure the layers from inside (see probe.go).
 	Probe bool `json:"probe,omitempty"`
@@ -194,7 +198,7 @@ func applyLayers(ls launchSpec) error {
 	}
 	var filter []unix.SockFilter
 	if ls.Seccomp {
-		f, err := seccompFilter()
+		f, err := seccompFilter(ls.UnixSockets)
 		if err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
@@ -253,8 +257,19 @@ func applyLayers(ls launchSpec) error {
 // switchCredentials drops to ls's uid and gid with no supplementary groups,
 // then re-arms the parent-death signal, which the kernel clears whenever
 // the effective uid changes (kernel/cred.c commit_creds).
+//
+// A launcher that keeps gradegate's uid still drops the supplementary
+// groups when it may (CAP_SETGID, as root of a rootless container has);
+// an unprivileged one cannot, and the doctor reports the groups graders
+// keep.
 func switchCredentials(ls launchSpec) error {
 	if ls.UID < 0 {
+		if eff, _, _, err := threadCaps(); err == nil && eff&(1<<unix.CAP_SETGID) != 0 {
+			// EPERM when the user namespace denies setgroups
+			// (/proc/self/setgroups "deny"): the groups stay, as for an
+			// unprivileged launcher.
+			_ = syscall.Setgroups(nil)
+		}
 		return nil
 	}
 	// Go's syscall.Setgroups, Setresgid and Setresuid change every thread
