@@ -2,12 +2,12 @@ package sandbox
 
 import (
 	"bytes"
-	"net"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"

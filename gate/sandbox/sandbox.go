@@ -102,8 +102,14 @@ const unixSocketsABI = 9
 type Spec struct {
 	Slot       int    // worker slot, 0 to Slots()-1; picks the uid when running as root
 	ScratchDir string // working directory, the only writable place
-	MemoryMB   int    // address-space limit; 0: none
-	CPUSeconds int    // CPU-time limit; 0: none
+	// MemoryMB bounds the address space of each process (RLIMIT_AS) and,
+	// through a Guard, the memory of all the grader's processes together;
+	// 0: none.
+	MemoryMB int
+	// ScratchBytes is the disk the scratch directory may hold, enforced
+	// by a Guard; 0: DefaultScratchBudget.
+	ScratchBytes int64
+	CPUSeconds   int // CPU-time limit; 0: none
 	// ReadPaths are readable (and executable) for the grader in addition
 	// to the interpreter's prefix and the system libraries: the grader
 	// source, the worker script, a virtual environment.
@@ -121,14 +127,14 @@ type Sandbox struct {
 	uidLockDir  string // "": DefaultUIDLockDir
 
 	// Layers found usable by New's probe; Command applies exactly these.
-	setUID      bool            // root: each slot gets its own uid
-	uids        *uidReservation // the reserved uids, when setUID
-	uidDetail   string          // why setUID is off although gradegate is root
-	landlockABI int
+	setUID         bool            // root: each slot gets its own uid
+	uids           *uidReservation // the reserved uids, when setUID
+	uidDetail      string          // why setUID is off although gradegate is root
+	landlockABI    int
 	landlockDetail string // why Landlock was dropped, when it was
-	nproc       uint64 // RLIMIT_NPROC for graders
-	status      gate.Sandbox
-	probe       *probeReport // what New's probe measured; nil when unsandboxed
+	nproc          uint64 // RLIMIT_NPROC for graders
+	status         gate.Sandbox
+	probe          *probeReport // what New's probe measured; nil when unsandboxed
 }
 
 // Option configures a Sandbox.

@@ -123,6 +123,9 @@ const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NE
 //   - clone3: ENOSYS, because its flags sit in a struct in memory that BPF
 //     cannot read; glibc then falls back to clone (sysdeps/unix/sysv/linux
 //     clone-internal.c), whose flags the filter can inspect;
+//   - fallocate: EOPNOTSUPP, so a grader cannot allocate gigabytes of
+//     disk between two checks of its scratch budget (see Guard); glibc's
+//     posix_fallocate then writes the blocks instead;
 //   - deniedSyscalls: EPERM;
 //   - everything else: allowed.
 //
@@ -150,6 +153,7 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	}
 	p.jump(unix.BPF_JEQ, unix.SYS_CLONE, "clone", "")
 	p.jump(unix.BPF_JEQ, unix.SYS_CLONE3, "enosys", "")
+	p.jump(unix.BPF_JEQ, unix.SYS_FALLOCATE, "eopnotsupp", "")
 	for _, d := range deniedSyscalls {
 		p.jump(unix.BPF_JEQ, d.nr, "eperm", "")
 	}
@@ -186,6 +190,8 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
 	p.label("enosys")
 	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	p.label("eopnotsupp")
+	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP))
 	p.label("kill")
 	p.ret(unix.SECCOMP_RET_KILL_PROCESS)
 	return p.assemble()
