@@ -249,7 +249,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 			return a.fail(name, err)
 		}
 	}
-	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
+	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: loadedFS{s}, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
