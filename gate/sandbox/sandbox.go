@@ -16,12 +16,18 @@
 //   - Landlock, at the highest ABI the kernel offers: read-only access to
 //     the interpreter and the system libraries, read-write access to the
 //     scratch directory only;
-//   - a seccomp filter: no socket but AF_UNIX, no namespaces, no ptrace, no
-//     io_uring, no leaving the process group.
+//   - a seccomp filter: no socket but AF_UNIX, and none that can reach a
+//     socket the grader did not make, no System V or POSIX message IPC, no
+//     namespaces, no ptrace, no io_uring, no leaving the process group.
+//
+// From outside, a Guard holds all of a grader's processes together to its
+// memory limit and its scratch directory to a disk budget.
 //
 // None of them needs namespaces or cgroups: inside Docker's default seccomp
 // profile unshare(2) and the namespace clone flags are refused and
 // /sys/fs/cgroup is mounted read-only, so gradegate must work without them.
+// The network boundary (seccomp) and the filesystem boundary (Landlock) are
+// required: New refuses without either.
 //
 // What is in force is measured, never assumed: New runs a probe through the
 // launcher and Status reports what the probe saw.
