@@ -401,7 +401,7 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 				if c.Error != nil {
 					msg = c.Error.Message
 				}
-				t.Errorf("status %s class %s (%s), want status %s class %s", c.Status, c.Class, msg, tt.status, tt.class)
+				t.Errorf("status %s class %s (%s), want status %s class %s; output:\n%s", c.Status, c.Class, msg, tt.status, tt.class, c.Output)
 			}
 		})
 	}

@@ -43,9 +43,17 @@ const DefaultScratchBudget = 1 << 30
 // count in both until either writes them; and a file deleted while still
 // open no longer counts (each still holds at most FileSizeLimit, for at
 // most OpenFilesLimit descriptors per process).
+//
+// Listing every process on the machine is the expensive part of a check
+// (milliseconds with a few hundred processes), so a Guard does it once a
+// second (fullScanInterval); in between it follows the group's known
+// processes and their children (/proc/<pid>/task/<tid>/children), which
+// finds every fork except a child orphaned within one interval, which the
+// next full scan finds.
 const (
-	memoryInterval = 50 * time.Millisecond
-	diskInterval   = 200 * time.Millisecond
+	memoryInterval   = 50 * time.Millisecond
+	diskInterval     = 200 * time.Millisecond
+	fullScanInterval = time.Second
 )
 
 // BudgetError is a budget a grader went past; gradegate killed its process
@@ -116,6 +124,8 @@ func (g *Guard) watch() {
 	t := time.NewTicker(memoryInterval)
 	defer t.Stop()
 	diskEvery := int(diskInterval / memoryInterval)
+	fullEvery := int(fullScanInterval / memoryInterval)
+	group := &processGroup{pgid: g.pgid, members: map[int]bool{g.pgid: true}, buf: make([]byte, 4096)}
 	for tick := 0; ; tick++ {
 		select {
 		case <-g.stop:
@@ -123,7 +133,12 @@ func (g *Guard) watch() {
 		case <-t.C:
 		}
 		if g.memory > 0 {
-			if used := groupAnonMemory(g.pgid); used > g.memory {
+			if tick%fullEvery == 0 {
+				group.scanAll()
+			} else {
+				group.follow()
+			}
+			if used := group.anonMemory(); used > g.memory {
 				g.kill(&BudgetError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf(
 					"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started); they were killed",
 					mib(used), g.memory>>20)})
@@ -150,31 +165,95 @@ func (g *Guard) kill(e *BudgetError) {
 	_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
 }
 
-// groupAnonMemory adds up the anonymous resident memory of every process
-// in process group pgid.
-func groupAnonMemory(pgid int) int64 {
+// processGroup is what a Guard knows of a process group: the pids found in
+// it so far.
+type processGroup struct {
+	pgid    int
+	members map[int]bool
+	buf     []byte
+}
+
+// scanAll finds every process of the group by listing /proc.
+func (pg *processGroup) scanAll() {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0
+		return
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	page := int64(os.Getpagesize())
-	var total int64
-	buf := make([]byte, 512)
+	clear(pg.members)
 	for _, name := range names {
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		if procGroup(name, buf) != pgid {
+		if procGroup(name, pg.buf) == pg.pgid {
+			if pid, err := strconv.Atoi(name); err == nil {
+				pg.members[pid] = true
+			}
+		}
+	}
+}
+
+// follow adds the children of the known processes (their threads'
+// /proc/<pid>/task/<tid>/children) that are in the group, repeatedly, so
+// grandchildren count too.
+func (pg *processGroup) follow() {
+	queue := make([]int, 0, len(pg.members))
+	for pid := range pg.members {
+		queue = append(queue, pid)
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		task := "/proc/" + strconv.Itoa(pid) + "/task"
+		d, err := os.Open(task)
+		if err != nil {
 			continue
 		}
-		total += anonPages(name, buf) * page
+		tids, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, tid := range tids {
+			for _, f := range bytes.Fields(readSmall(task+"/"+tid+"/children", pg.buf)) {
+				child, err := strconv.Atoi(string(f))
+				if err != nil || pg.members[child] {
+					continue
+				}
+				if procGroup(string(f), pg.buf) == pg.pgid {
+					pg.members[child] = true
+					queue = append(queue, child)
+				}
+			}
+		}
+	}
+}
+
+// anonMemory adds up the anonymous resident memory of the group's known
+// processes, forgetting those that have exited or left the group (a pid
+// may be reused).
+func (pg *processGroup) anonMemory() int64 {
+	page := int64(os.Getpagesize())
+	var total int64
+	for pid := range pg.members {
+		name := strconv.Itoa(pid)
+		if procGroup(name, pg.buf) != pg.pgid {
+			delete(pg.members, pid)
+			continue
+		}
+		total += anonPages(name, pg.buf) * page
 	}
 	return total
 }
 
-// readSmall reads a small /proc file into buf.
+// groupAnonMemory adds up the anonymous resident memory of every process
+// in process group pgid, listing /proc to find them.
+func groupAnonMemory(pgid int) int64 {
+	pg := &processGroup{pgid: pgid, members: map[int]bool{}, buf: make([]byte, 4096)}
+	pg.scanAll()
+	return pg.anonMemory()
+}
+
+// readSmall reads a small /proc file into buf (a children list longer
+// than buf is cut; the next full scan finds the rest).
 func readSmall(path string, buf []byte) []byte {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {

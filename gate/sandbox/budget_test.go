@@ -122,3 +122,25 @@ print("done")
 		t.Errorf("grader: %v, %q; Guard: %v", werr, out, ex)
 	}
 }
+
+// BenchmarkGuardScan compares a Guard's two memory checks of this test's
+// own process group: a pass over all of /proc (once a second) and
+// following the group's known processes (every 50 ms).
+//
+//	go test -run '^$' -bench GuardScan ./gate/sandbox/
+func BenchmarkGuardScan(b *testing.B) {
+	pgid := syscall.Getpgrp()
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			groupAnonMemory(pgid)
+		}
+	})
+	b.Run("follow", func(b *testing.B) {
+		pg := &processGroup{pgid: pgid, members: map[int]bool{}, buf: make([]byte, 4096)}
+		pg.scanAll()
+		for b.Loop() {
+			pg.follow()
+			pg.anonMemory()
+		}
+	})
+}
