@@ -215,12 +215,15 @@ func applyLayers(ls launchSpec) error {
 	if err := dropCapabilities(); err != nil {
 		return failLayer(ExitLaunchCredentials, "capabilities: %w", err)
 	}
-	// RLIMIT_AS comes last (see Launch); the others now.
-	var addressSpace []rlimit
+	// RLIMIT_AS comes last (see Launch), and so does RLIMIT_NPROC: the
+	// slot's uid may still be near it while the kernel reaps a previous
+	// grader's processes, and the Go runtime dies ("failed to create new
+	// OS thread", exit 2) if it needs a thread past it. The others now.
+	var late []rlimit
 	var others []rlimit
 	for _, l := range ls.Limits {
-		if l.Resource == rlimitAS {
-			addressSpace = append(addressSpace, l)
+		if l.Resource == rlimitAS || l.Resource == rlimitNPROC {
+			late = append(late, l)
 		} else {
 			others = append(others, l)
 		}
@@ -228,7 +231,7 @@ func applyLayers(ls launchSpec) error {
 	if err := setLimits(others); err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
-	asLimit, err := prepareLimits(addressSpace)
+	asLimit, err := prepareLimits(late)
 	if err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
