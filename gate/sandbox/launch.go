@@ -231,7 +231,7 @@ func applyLayers(ls launchSpec) error {
 	if err := setLimits(others); err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
-	asLimit, err := prepareLimits(late)
+	lateLimits, err := prepareLimits(late)
 	if err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
@@ -251,8 +251,8 @@ func applyLayers(ls launchSpec) error {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
 	}
-	if errno := asLimit.set(); errno != 0 {
-		return failLayer(ExitLaunchRlimit, "rlimit: setrlimit AS: %w", errno)
+	if errno := lateLimits.set(); errno != 0 {
+		return failLayer(ExitLaunchRlimit, "rlimit: setrlimit AS or NPROC: %w", errno)
 	}
 	return nil
 }
