@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"unsafe"
 
@@ -119,6 +120,11 @@ func Launch(args []string) int {
 	// state. Layers that are per process (uid, rlimits) or synchronised
 	// (seccomp TSYNC) cover all threads anyway.
 	runtime.LockOSThread()
+	// No garbage collection from here on: a cycle running in the
+	// background when RLIMIT_AS takes effect would need memory the limit
+	// no longer grants ("fatal error: runtime: cannot allocate memory").
+	// The launcher lives for milliseconds.
+	debug.SetGCPercent(-1)
 
 	// Everything execve needs is allocated now: once RLIMIT_AS is in
 	// force the Go heap may not grow (the runtime then dies with "out of
