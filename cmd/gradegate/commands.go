@@ -133,7 +133,7 @@ type graderEnv struct {
 func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, error) {
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
 	if err != nil {
-		if errors.Is(err, sandbox.ErrNoNetworkBoundary) {
+		if errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) {
 			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
 		}
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
@@ -277,7 +277,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 			opts.MutationScore = &mutation.Score
 		}
 	}
-	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
+	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: loadedFS{s}, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -485,6 +485,11 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	}
 	if !rep.NetworkBoundary {
 		fmt.Fprintln(a.stderr, "gradegate doctor: the network boundary cannot be established here: `gradegate run` refuses to grade (exit 3) unless --unsandboxed")
+	}
+	if !rep.FilesystemBoundary {
+		fmt.Fprintln(a.stderr, "gradegate doctor: the filesystem boundary (Landlock) cannot be established here: `gradegate run` refuses to grade (exit 3) unless --unsandboxed")
+	}
+	if !rep.NetworkBoundary || !rep.FilesystemBoundary {
 		return outcome{code: exitInternal}
 	}
 	return outcome{code: exitPass}

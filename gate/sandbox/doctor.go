@@ -50,6 +50,9 @@ type Report struct {
 	// ErrSecretsExposed). The doctor's exit code stays tied to the
 	// network boundary.
 	SecretsProtected bool `json:"secrets_protected"`
+	// FilesystemBoundary is false when no Landlock ruleset could be
+	// enforced: gradegate would refuse to grade (exit 3).
+	FilesystemBoundary bool `json:"filesystem_boundary"`
 }
 
 // Doctor tries every layer from inside a sandboxed child and reports each
@@ -92,6 +95,8 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	rep.Sandbox = d.status
 	rep.NetworkBoundary = p.networkBoundary()
 	rep.SecretsProtected = p.secretsProtected()
+	rep.FilesystemBoundary = d.status.LandlockABI > 0
+	unixSockets := d.landlockABI >= unixSocketsABI
 	add("launcher", "launch a sandboxed probe", CheckOK, "%s", StatusString(d.status))
 
 	// seccomp
@@ -103,10 +108,14 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	for _, sock := range p.Sockets {
 		name := sock.Name + " socket"
 		switch {
-		case sock.Name == "AF_UNIX" && sock.Err == "":
-			add("seccomp", name+" allowed", CheckOK, "created")
-		case sock.Name == "AF_UNIX":
+		case sock.Name == "AF_UNIX" && unixSockets && sock.Err == "":
+			add("seccomp", name+" allowed", CheckOK, "created; Landlock ABI %d confines it", d.landlockABI)
+		case sock.Name == "AF_UNIX" && unixSockets:
 			add("seccomp", name+" allowed", CheckFail, "%s", sock.Err)
+		case sock.Name == "AF_UNIX" && sock.Err != "":
+			add("seccomp", name+" refused", CheckOK, "%s: without Landlock ABI %d nothing would keep a UNIX socket from reaching sockets outside the grader's own; socketpair stays", sock.Err, unixSocketsABI)
+		case sock.Name == "AF_UNIX":
+			add("seccomp", name+" refused", CheckFail, "created without Landlock ABI %d", unixSocketsABI)
 		case sock.Err != "":
 			add("seccomp", name+" refused", CheckOK, "%s", sock.Err)
 		default:
@@ -125,10 +134,8 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	switch {
 	case p.LandlockABI > 0:
 		add("landlock", "ruleset enforced", CheckOK, "ABI %d (kernel ABI %d)", p.LandlockABI, p.KernelLandlockABI)
-	case p.KernelLandlockABI > 0:
-		add("landlock", "ruleset enforced", CheckFail, "kernel ABI %d, but enforcing failed: filesystem confinement by file permissions only", p.KernelLandlockABI)
 	default:
-		add("landlock", "ruleset enforced", CheckSkip, "Landlock unavailable on this kernel: filesystem confinement by file permissions only")
+		add("landlock", "ruleset enforced", CheckFail, "%s", p.filesystemDetail(d.landlockDetail))
 	}
 	if p.WriteInside == "" {
 		add("landlock", "write inside scratch", CheckOK, "created")
@@ -144,16 +151,14 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	}
 
 	for _, u := range p.UnixConnect {
-		const name = "connect to a UNIX socket outside scratch refused"
-		switch {
-		case u.Err != "":
+		name := "connect to a UNIX socket outside scratch refused"
+		if strings.HasPrefix(u.Name, "@") {
+			name = "connect to another process's abstract UNIX socket refused"
+		}
+		if u.Err != "" {
 			add("landlock", name, CheckOK, "%s", u.Err)
-		case p.LandlockABI >= 9:
-			add("landlock", name, CheckFail, "connected despite Landlock ABI %d", p.LandlockABI)
-		case p.UID == 0:
-			add("landlock", name, CheckFail, "connected: a grader of uid 0 reaches every socket root owns, such as /var/run/docker.sock; Landlock ABI 9 or the uid switch would refuse it")
-		default:
-			add("landlock", name, CheckSkip, "connected; without Landlock ABI 9 a grader reaches the sockets its uid may write")
+		} else {
+			add("landlock", name, CheckFail, "connected (Landlock ABI %d): a grader would reach sockets such as /var/run/docker.sock", p.LandlockABI)
 		}
 	}
 
@@ -167,6 +172,14 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		add("uid", "own uid per slot", CheckFail, "running as root but the uid switch is unavailable (%s): graders keep uid %d without capabilities", d.uidDetail, p.UID)
 	default:
 		add("uid", "own uid per slot", CheckSkip, "gradegate is not root: graders keep uid %d", p.UID)
+	}
+	switch {
+	case len(p.Groups) == 0:
+		add("uid", "no supplementary groups", CheckOK, "none")
+	case !reachesSockets(p):
+		add("uid", "no supplementary groups", CheckSkip, "graders keep the groups %v of gradegate's user, which only a privileged gradegate can drop; sockets they open (such as a docker group's /var/run/docker.sock) stay out of reach all the same", p.Groups)
+	default:
+		add("uid", "no supplementary groups", CheckFail, "graders keep the groups %v and can connect UNIX sockets outside their own", p.Groups)
 	}
 	if p.ParentEnviron != "" {
 		add("uid", "gradegate's /proc/<pid>/environ unreadable", CheckOK, "%s", p.ParentEnviron)
@@ -232,6 +245,7 @@ def attempt(name, f):
 attempt("AF_INET", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
 attempt("AF_INET6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close())
 attempt("AF_UNIX", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+attempt("socketpair", lambda: [s.close() for s in socket.socketpair()])
 def outside():
     p = os.path.join(os.path.dirname(os.getcwd()), "gradegate-doctor-%d" % os.getpid())
     open(p, "w").close()
@@ -284,7 +298,12 @@ func (d *Sandbox) pythonChecks(ctx context.Context, python string, add func(laye
 	refused("AF_INET", "AF_INET socket", true)
 	refused("AF_INET6", "AF_INET6 socket", true)
 	refused("write_outside", "write outside scratch", d.landlockABI > 0)
-	for _, k := range []struct{ key, name string }{{"AF_UNIX", "AF_UNIX socket works"}, {"write_inside", "write inside scratch works"}} {
+	if d.landlockABI >= unixSocketsABI {
+		refused("AF_UNIX", "AF_UNIX socket", false)
+	} else {
+		refused("AF_UNIX", "AF_UNIX socket", true)
+	}
+	for _, k := range []struct{ key, name string }{{"socketpair", "socketpair works"}, {"write_inside", "write inside scratch works"}} {
 		if v, _ := r[k.key].(string); v == "" {
 			add("python", k.name, CheckOK, "done")
 		} else {
@@ -311,6 +330,11 @@ func (r Report) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintln(&b, "\nnetwork boundary: NOT established; gradegate refuses to grade here unless --unsandboxed")
 	}
+	if r.FilesystemBoundary {
+		fmt.Fprintln(&b, "filesystem boundary: established")
+	} else {
+		fmt.Fprintln(&b, "filesystem boundary: NOT established (no Landlock); gradegate refuses to grade here unless --unsandboxed")
+	}
 	if r.SecretsProtected {
 		fmt.Fprintln(&b, "gradegate's environment: out of the graders' reach")
 	} else {
@@ -318,6 +342,17 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// reachesSockets reports whether the probe connected to a UNIX socket it
+// did not create.
+func reachesSockets(p *probeReport) bool {
+	for _, u := range p.UnixConnect {
+		if u.Err == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func oneLine(s string) string {

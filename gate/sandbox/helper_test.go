@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,8 @@ type secretsResult struct {
 	DoctorCheckFail bool   `json:"doctor_check_fail"` // the environ check failed before
 	FDScan          string `json:"fd_scan"`           // closeOnExecFromProc after ProtectSelf
 	After           string `json:"after"`             // New's error after ProtectSelf
+	AfterExposed    bool   `json:"after_exposed"`     // it wraps ErrSecretsExposed
+	AfterNoFS       bool   `json:"after_no_fs"`       // it wraps ErrNoFilesystemBoundary
 	DoctorAfter     bool   `json:"doctor_after"`
 	UID             int    `json:"uid"`
 }
@@ -76,7 +79,7 @@ func runHelper(name string, w io.Writer) error {
 		}
 		r.FDScan = fmt.Sprint(closeOnExecFromProc())
 		s, err := New(WithLauncher(launcher))
-		r.After = fmt.Sprint(err)
+		r.After, r.AfterExposed, r.AfterNoFS = fmt.Sprint(err), errors.Is(err, ErrSecretsExposed), errors.Is(err, ErrNoFilesystemBoundary)
 		if err == nil {
 			s.Close()
 		}
@@ -111,9 +114,140 @@ func runHelper(name string, w io.Writer) error {
 			}
 		}
 		return json.NewEncoder(w).Encode(r)
+	case "boundaries":
+		var r boundariesResult
+		r.KernelABI = kernelLandlockABI()
+		s, err := New(WithLauncher(launcher))
+		if err == nil {
+			s.Close()
+		}
+		r.Err = fmt.Sprint(err)
+		r.NoFilesystem, r.NoNetwork = errors.Is(err, ErrNoFilesystemBoundary), errors.Is(err, ErrNoNetworkBoundary)
+		un, err := New(WithLauncher(launcher), WithUnsandboxed(true))
+		if err != nil {
+			return err
+		}
+		r.Unsandboxed = un.Status().Unsandboxed
+		rep := Doctor(ctx, un, "")
+		r.DoctorFilesystem = rep.FilesystemBoundary
+		var text strings.Builder
+		if err := rep.WriteText(&text); err != nil {
+			return err
+		}
+		r.DoctorText = text.String()
+		return json.NewEncoder(w).Encode(r)
+	case "sockets":
+		// A grader of this helper's uid and groups tries the sockets the
+		// test left for it (see TestHostileSocketsNonRoot).
+		var r socketsResult
+		s, err := New(WithLauncher(launcher))
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		r.Groups, _ = os.Getgroups()
+		own, closeOwn, err := ownSocket()
+		if err != nil {
+			return err
+		}
+		defer closeOwn()
+		dir, cleanup, err := s.Scratch(1)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		argv := []string{"/usr/bin/python3", "-I", "-S", "-c", socketAttacks, os.Getenv("GRADEGATE_TEST_DOCKER_SOCK"), own, os.Getenv("GRADEGATE_TEST_ABSTRACT"), os.Getenv("GRADEGATE_TEST_DGRAM")}
+		cmd := s.Command(Spec{Slot: 1, ScratchDir: dir, MemoryMB: 1024}, argv, graderEnv(dir))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("grader: %w: %s", err, out)
+		}
+		r.Grader = string(out)
+		for _, c := range Doctor(ctx, s, "").Checks {
+			if c.Name == "no supplementary groups" {
+				r.GroupsCheck = string(c.Status) + ": " + c.Detail
+			}
+		}
+		return json.NewEncoder(w).Encode(r)
 	}
 	return fmt.Errorf("no helper %q", name)
 }
+
+// boundariesResult is what the "boundaries" helper found.
+type boundariesResult struct {
+	KernelABI        int    `json:"kernel_abi"`
+	Err              string `json:"err"`
+	NoFilesystem     bool   `json:"no_filesystem"`
+	NoNetwork        bool   `json:"no_network"`
+	Unsandboxed      bool   `json:"unsandboxed"`
+	DoctorFilesystem bool   `json:"doctor_filesystem"`
+	DoctorText       string `json:"doctor_text"`
+}
+
+// socketsResult is what the "sockets" helper found.
+type socketsResult struct {
+	Groups      []int  `json:"groups"`
+	Grader      string `json:"grader"`
+	GroupsCheck string `json:"groups_check"`
+}
+
+// ownSocket listens on a 0600 socket of the calling user, in a directory
+// only it can search: the user's own socket, such as an ssh-agent's.
+func ownSocket() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "gradegate-own-sock-")
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(dir, "agent.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err == nil {
+		err = os.Chmod(path, 0o600)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return path, func() { ln.Close(); os.RemoveAll(dir) }, nil
+}
+
+// socketAttacks tries every way to reach a socket the grader did not
+// create: argv[1] a stream socket of another owner (a docker.sock
+// stand-in), argv[2] one of the grader's own user, argv[3] an abstract
+// stream socket, argv[4] a datagram socket, reached by sendto from a fresh
+// socket and from a datagram socketpair. A socketpair of stream sockets
+// must keep working. Each line is "name result".
+const socketAttacks = `
+import errno, socket, sys
+def name(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
+def attempt(label, family, kind, addr, send=False):
+    try:
+        s = socket.socket(family, kind)
+    except OSError as e:
+        print(label, "socket", name(e))
+        return
+    try:
+        if send:
+            s.sendto(b"x", addr)
+        else:
+            s.connect(addr)
+        print(label, "REACHED")
+    except OSError as e:
+        print(label, name(e))
+attempt("docker.sock", socket.AF_UNIX, socket.SOCK_STREAM, sys.argv[1])
+attempt("own-0600", socket.AF_UNIX, socket.SOCK_STREAM, sys.argv[2])
+attempt("abstract", socket.AF_UNIX, socket.SOCK_STREAM, "\0" + sys.argv[3])
+attempt("dgram-sendto", socket.AF_UNIX, socket.SOCK_DGRAM, sys.argv[4], send=True)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"x", sys.argv[4])
+    print("dgram-pair-sendto REACHED")
+except OSError as e:
+    print("dgram-pair-sendto", name(e))
+a, b = socket.socketpair()
+a.send(b"ok")
+print("socketpair", b.recv(2).decode())
+`
 
 // helper runs the helper name in a copy of this test binary through
 // wrapper (e.g. unshare), as uid when uid >= 0 (which needs root), and
@@ -121,6 +255,26 @@ func runHelper(name string, w io.Writer) error {
 // and exit code of a fakeLauncherIn to use as the helper's launcher.
 func helper(t *testing.T, name string, wrapper []string, uid int, fake []any, out any) {
 	t.Helper()
+	runHelperAs(t, helperRun{name: name, wrapper: wrapper, uid: uid, fake: fake}, out)
+}
+
+// helperRun says how to run a helper: see helper; groups are the
+// supplementary groups of a helper run as uid, env is added to its
+// environment, and noLandlock makes Landlock unavailable to it and to every
+// process it starts.
+type helperRun struct {
+	name       string
+	wrapper    []string
+	uid        int
+	groups     []uint32
+	fake       []any
+	env        []string
+	noLandlock bool
+}
+
+func runHelperAs(t *testing.T, h helperRun, out any) {
+	t.Helper()
+	name, wrapper, uid, fake := h.name, h.wrapper, h.uid, h.fake
 	// The copy sits in a directory every uid can search: go test builds
 	// into a 0700 one.
 	dir, err := os.MkdirTemp("", "gradegate-sandbox-test-")
@@ -148,9 +302,12 @@ func helper(t *testing.T, name string, wrapper []string, uid int, fake []any, ou
 	}
 	argv := append(append([]string{}, wrapper...), bin)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = []string{helperEnv + "=" + name, launcherEnv + "=" + launcher, "PATH=/usr/bin:/bin", "TMPDIR=" + os.TempDir()}
+	cmd.Env = append([]string{helperEnv + "=" + name, launcherEnv + "=" + launcher, "PATH=/usr/bin:/bin", "TMPDIR=" + os.TempDir()}, h.env...)
+	if h.noLandlock {
+		cmd.Env = append(cmd.Env, noLandlockEnv+"=1")
+	}
 	if uid >= 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: h.groups}}
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -398,33 +398,3 @@ print(" ".join(map(str, out)))
 		t.Errorf("grader printed %q, want %q", r.stdout, want)
 	}
 }
-
-// TestHostileUnixSocketOutsideScratch connects to a pathname UNIX socket that
-// file permissions leave open to everyone, the way /var/run/docker.sock is
-// open to a grader running as its owner.
-func TestHostileUnixSocketOutsideScratch(t *testing.T) {
-	s := newSandbox(t)
-	if s.Status().LandlockABI < 9 {
-		t.Skipf("needs Landlock ABI 9 (LANDLOCK_ACCESS_FS_RESOLVE_UNIX), have %d", s.Status().LandlockABI)
-	}
-	sock, closeSock, err := probeSocket(os.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeSock()
-	r := runPython(t, s, Spec{Slot: 1, MemoryMB: 1024}, `
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-try:
-    s.connect(sys.argv[1])
-    print("connected")
-except PermissionError:
-    print("refused")
-`, sock)
-	if r.err != nil {
-		t.Fatalf("%v: %s", r.err, r.stderr)
-	}
-	if r.stdout != "refused\n" {
-		t.Errorf("grader printed %q, want refused", r.stdout)
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"unsafe"
 
@@ -33,6 +34,10 @@ type launchSpec struct {
 	Limits    []rlimit  `json:"limits"`
 	Landlock  *fsPolicy `json:"landlock,omitempty"` // nil: no Landlock
 	Seccomp   bool      `json:"seccomp"`
+	// UnixSockets lets the grader create AF_UNIX sockets and connect
+	// them; only a Landlock ruleset of ABI 9 or later keeps them from
+	// reaching sockets outside the grader's own (see seccompFilter).
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Probe makes the launcher exec itself in probe mode instead of argv,
 	// to measure the layers from inside (see probe.go).
 	Probe bool `json:"probe,omitempty"`
@@ -115,6 +120,11 @@ func Launch(args []string) int {
 	// state. Layers that are per process (uid, rlimits) or synchronised
 	// (seccomp TSYNC) cover all threads anyway.
 	runtime.LockOSThread()
+	// No garbage collection from here on: a cycle running in the
+	// background when RLIMIT_AS takes effect would need memory the limit
+	// no longer grants ("fatal error: runtime: cannot allocate memory").
+	// The launcher lives for milliseconds.
+	debug.SetGCPercent(-1)
 
 	// Everything execve needs is allocated now: once RLIMIT_AS is in
 	// force the Go heap may not grow (the runtime then dies with "out of
@@ -194,7 +204,7 @@ func applyLayers(ls launchSpec) error {
 	}
 	var filter []unix.SockFilter
 	if ls.Seccomp {
-		f, err := seccompFilter()
+		f, err := seccompFilter(ls.UnixSockets)
 		if err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
@@ -211,12 +221,15 @@ func applyLayers(ls launchSpec) error {
 	if err := dropCapabilities(); err != nil {
 		return failLayer(ExitLaunchCredentials, "capabilities: %w", err)
 	}
-	// RLIMIT_AS comes last (see Launch); the others now.
-	var addressSpace []rlimit
+	// RLIMIT_AS comes last (see Launch), and so does RLIMIT_NPROC: the
+	// slot's uid may still be near it while the kernel reaps a previous
+	// grader's processes, and the Go runtime dies ("failed to create new
+	// OS thread", exit 2) if it needs a thread past it. The others now.
+	var late []rlimit
 	var others []rlimit
 	for _, l := range ls.Limits {
-		if l.Resource == rlimitAS {
-			addressSpace = append(addressSpace, l)
+		if l.Resource == rlimitAS || l.Resource == rlimitNPROC {
+			late = append(late, l)
 		} else {
 			others = append(others, l)
 		}
@@ -224,7 +237,7 @@ func applyLayers(ls launchSpec) error {
 	if err := setLimits(others); err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
-	asLimit, err := prepareLimits(addressSpace)
+	lateLimits, err := prepareLimits(late)
 	if err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
@@ -244,8 +257,8 @@ func applyLayers(ls launchSpec) error {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
 	}
-	if errno := asLimit.set(); errno != 0 {
-		return failLayer(ExitLaunchRlimit, "rlimit: setrlimit AS: %w", errno)
+	if errno := lateLimits.set(); errno != 0 {
+		return failLayer(ExitLaunchRlimit, "rlimit: setrlimit AS or NPROC: %w", errno)
 	}
 	return nil
 }
@@ -253,8 +266,19 @@ func applyLayers(ls launchSpec) error {
 // switchCredentials drops to ls's uid and gid with no supplementary groups,
 // then re-arms the parent-death signal, which the kernel clears whenever
 // the effective uid changes (kernel/cred.c commit_creds).
+//
+// A launcher that keeps gradegate's uid still drops the supplementary
+// groups when it may (CAP_SETGID, as root of a rootless container has);
+// an unprivileged one cannot, and the doctor reports the groups graders
+// keep.
 func switchCredentials(ls launchSpec) error {
 	if ls.UID < 0 {
+		if eff, _, _, err := threadCaps(); err == nil && eff&(1<<unix.CAP_SETGID) != 0 {
+			// EPERM when the user namespace denies setgroups
+			// (/proc/self/setgroups "deny"): the groups stay, as for an
+			// unprivileged launcher.
+			_ = syscall.Setgroups(nil)
+		}
 		return nil
 	}
 	// Go's syscall.Setgroups, Setresgid and Setresuid change every thread

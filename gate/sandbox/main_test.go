@@ -15,6 +15,14 @@ const helperEnv = "GRADEGATE_SANDBOX_TEST_HELPER"
 // cmd/gradegate/main.go does: tests build Sandboxes WithLauncher(os.Args[0]).
 // Like gradegate it makes itself non-dumpable before anything else.
 func TestMain(m *testing.M) {
+	if os.Getenv(noLandlockEnv) == "1" {
+		// Before anything: every process this one starts, the launcher
+		// and the graders included, inherits the filter.
+		if err := denyLandlock(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
 		os.Exit(Launch(os.Args[2:]))
 	}

@@ -37,6 +37,9 @@ type probeExpect struct {
 	// scratch directory, writable by everyone, for the probe to try to
 	// connect to; "" for none.
 	UnixSocket string `json:"unix_socket,omitempty"`
+	// AbstractSocket is a listening abstract UNIX socket (without the
+	// leading NUL) the probe tries to connect to; "" for none.
+	AbstractSocket string `json:"abstract_socket,omitempty"`
 }
 
 // probeReport is what the probe measured from inside the sandbox.
@@ -64,7 +67,7 @@ type probeReport struct {
 	WriteInside   string        `json:"write_inside"`
 	WriteOutside  []namedResult `json:"write_outside"` // ENOENT entries: directory missing
 	ParentEnviron string        `json:"parent_environ"`
-	UnixConnect   []namedResult `json:"unix_connect"` // the socket of probeExpect.UnixSocket
+	UnixConnect   []namedResult `json:"unix_connect"` // the sockets of probeExpect.UnixSocket and AbstractSocket
 	Limits        []limitResult `json:"limits"`
 
 	LandlockABI       int `json:"landlock_abi"` // enforced by the launcher
@@ -113,6 +116,27 @@ func orCreated(err string) string {
 		return "created"
 	}
 	return err
+}
+
+// filesystemDetail says why no Landlock ruleset is in force; dropped is the
+// launcher's failure when enforcing one failed.
+func (r *probeReport) filesystemDetail(dropped string) string {
+	const risk = "without it graders can read every world-readable file (the workspace, its .git/config with the checkout token, the event payload) and write /tmp and /dev/shm"
+	switch {
+	case r.KernelLandlockABI == 0:
+		return "Landlock is unavailable on this kernel (landlock_create_ruleset failed): " + risk
+	case dropped != "":
+		return fmt.Sprintf("the kernel offers Landlock ABI %d but enforcing it failed (%s): %s", r.KernelLandlockABI, dropped, risk)
+	case r.LandlockABI > 0 && !r.fsConfined():
+		var open []string
+		for _, w := range r.WriteOutside {
+			if w.Err == "" {
+				open = append(open, w.Name)
+			}
+		}
+		return fmt.Sprintf("Landlock ABI %d is enforced but writes to %s were not refused", r.LandlockABI, strings.Join(open, ", "))
+	}
+	return "no Landlock ruleset is in force: " + risk
 }
 
 // secretsProtected reports whether the probe failed to read gradegate's
@@ -205,7 +229,12 @@ func (s *Sandbox) runProbe(ctx context.Context) (*probeReport, error) {
 		return nil, err
 	}
 	defer closeSock()
-	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI, UnixSocket: sock})
+	abstract, closeAbstract, err := abstractSocket()
+	if err != nil {
+		return nil, err
+	}
+	defer closeAbstract()
+	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI, UnixSocket: sock, AbstractSocket: abstract})
 	args := []string{LauncherArg, ls.encode(), "--", s.launcher, LauncherArg, probeArg, string(expect)}
 	cmd := exec.CommandContext(ctx, s.launcher, args...)
 	cmd.Env = probeEnv
@@ -264,6 +293,19 @@ func probeSocket(root string) (path string, closeFn func(), err error) {
 		return "", nil, fmt.Errorf("sandbox: probe socket: %w", err)
 	}
 	return path, closeFn, nil
+}
+
+// abstractSocket listens on an abstract UNIX socket, which no file
+// permission guards: the stand-in for the abstract sockets of other
+// processes (a container runtime's, an X server's), which only Landlock's
+// scoping (ABI 6) or the seccomp filter keeps a grader from.
+func abstractSocket() (name string, closeFn func(), err error) {
+	name = fmt.Sprintf("gradegate-probe-%d-%d", os.Getpid(), time.Now().UnixNano())
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + name, Net: "unix"})
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: probe abstract socket: %w", err)
+	}
+	return name, func() { ln.Close() }, nil
 }
 
 // limitedWriter keeps the first n bytes and discards the rest.
@@ -361,6 +403,15 @@ func probeMain(args []string, w io.Writer) int {
 		}
 		r.UnixConnect = append(r.UnixConnect, namedResult{exp.UnixSocket, errName(err)})
 	}
+	if exp.AbstractSocket != "" {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + exp.AbstractSocket})
+			unix.Close(fd)
+		}
+		r.UnixConnect = append(r.UnixConnect, namedResult{"@" + exp.AbstractSocket, errName(err)})
+	}
+	r.Syscalls = append(r.Syscalls, probeIPC()...)
 
 	for _, l := range []struct {
 		name string
@@ -379,6 +430,36 @@ func probeMain(args []string, w io.Writer) int {
 		return ExitLaunchUsage
 	}
 	return 0
+}
+
+// probeIPC tries to create a System V shared memory segment, semaphore set
+// and message queue, and a POSIX message queue, removing whatever it made.
+func probeIPC() []namedResult {
+	var out []namedResult
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err == nil {
+		_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	}
+	out = append(out, namedResult{"shmget", errName(err)})
+	const ipcRMID = 0
+	r1, _, e := unix.RawSyscall(unix.SYS_SEMGET, unix.IPC_PRIVATE, 1, unix.IPC_CREAT|0o600)
+	if e == 0 {
+		unix.RawSyscall6(unix.SYS_SEMCTL, r1, 0, ipcRMID, 0, 0, 0)
+	}
+	out = append(out, namedResult{"semget", errName(errnoErr(e))})
+	r1, _, e = unix.RawSyscall(unix.SYS_MSGGET, unix.IPC_PRIVATE, unix.IPC_CREAT|0o600, 0)
+	if e == 0 {
+		unix.RawSyscall(unix.SYS_MSGCTL, r1, ipcRMID, 0)
+	}
+	out = append(out, namedResult{"msgget", errName(errnoErr(e))})
+	name, _ := unix.BytePtrFromString(fmt.Sprintf("gradegate-probe-%d", os.Getpid()))
+	r1, _, e = unix.RawSyscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), unix.O_CREAT|unix.O_EXCL|unix.O_RDWR|unix.O_CLOEXEC, 0o600, 0, 0, 0)
+	if e == 0 {
+		unix.Close(int(r1))
+		unix.RawSyscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(name)), 0, 0)
+	}
+	out = append(out, namedResult{"mq_open", errName(errnoErr(e))})
+	return out
 }
 
 // openFDs lists the inherited descriptors below 1024: those open without

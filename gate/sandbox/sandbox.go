@@ -16,12 +16,18 @@
 //   - Landlock, at the highest ABI the kernel offers: read-only access to
 //     the interpreter and the system libraries, read-write access to the
 //     scratch directory only;
-//   - a seccomp filter: no socket but AF_UNIX, no namespaces, no ptrace, no
-//     io_uring, no leaving the process group.
+//   - a seccomp filter: no socket but AF_UNIX, and none that can reach a
+//     socket the grader did not make, no System V or POSIX message IPC, no
+//     namespaces, no ptrace, no io_uring, no leaving the process group.
+//
+// From outside, a Guard holds all of a grader's processes together to its
+// memory limit and its scratch directory to a disk budget.
 //
 // None of them needs namespaces or cgroups: inside Docker's default seccomp
 // profile unshare(2) and the namespace clone flags are refused and
 // /sys/fs/cgroup is mounted read-only, so gradegate must work without them.
+// The network boundary (seccomp) and the filesystem boundary (Landlock) are
+// required: New refuses without either.
 //
 // What is in force is measured, never assumed: New runs a probe through the
 // launcher and Status reports what the probe saw.
@@ -82,12 +88,34 @@ var ErrSecretsExposed = errors.New("sandbox: graders could read gradegate's envi
 // unless it runs unsandboxed.
 var ErrNoNetworkBoundary = errors.New("sandbox: the network boundary cannot be established")
 
+// ErrNoFilesystemBoundary means no Landlock ruleset could be enforced (the
+// kernel lacks Landlock, or refuses it), so nothing but file permissions
+// would stand between a grader and every world-readable file (the
+// workspace, the .git/config where actions/checkout leaves its token, the
+// event payload) and every world-writable directory (/tmp, /dev/shm); a
+// grader that keeps gradegate's uid could also read the environment of the
+// user's other processes and rewrite the user's files. gradegate must not
+// grade (the CLI exits 3) unless it runs unsandboxed.
+var ErrNoFilesystemBoundary = errors.New("sandbox: the filesystem boundary (Landlock) cannot be established")
+
+// unixSocketsABI is the first Landlock ABI under which graders may create
+// and connect AF_UNIX sockets: it confines path-named ones to the scratch
+// directory (LANDLOCK_ACCESS_FS_RESOLVE_UNIX), and ABI 6's scoping already
+// confines abstract ones to the grader's own domain.
+const unixSocketsABI = 9
+
 // Spec is what one grader process gets.
 type Spec struct {
 	Slot       int    // worker slot, 0 to Slots()-1; picks the uid when running as root
 	ScratchDir string // working directory, the only writable place
-	MemoryMB   int    // address-space limit; 0: none
-	CPUSeconds int    // CPU-time limit; 0: none
+	// MemoryMB bounds the address space of each process (RLIMIT_AS) and,
+	// through a Guard, the memory of all the grader's processes together;
+	// 0: none.
+	MemoryMB int
+	// ScratchBytes is the disk the scratch directory may hold, enforced
+	// by a Guard; 0: DefaultScratchBudget.
+	ScratchBytes int64
+	CPUSeconds   int // CPU-time limit; 0: none
 	// ReadPaths are readable (and executable) for the grader in addition
 	// to the interpreter's prefix and the system libraries: the grader
 	// source, the worker script, a virtual environment.
@@ -105,13 +133,14 @@ type Sandbox struct {
 	uidLockDir  string // "": DefaultUIDLockDir
 
 	// Layers found usable by New's probe; Command applies exactly these.
-	setUID      bool            // root: each slot gets its own uid
-	uids        *uidReservation // the reserved uids, when setUID
-	uidDetail   string          // why setUID is off although gradegate is root
-	landlockABI int
-	nproc       uint64 // RLIMIT_NPROC for graders
-	status      gate.Sandbox
-	probe       *probeReport // what New's probe measured; nil when unsandboxed
+	setUID         bool            // root: each slot gets its own uid
+	uids           *uidReservation // the reserved uids, when setUID
+	uidDetail      string          // why setUID is off although gradegate is root
+	landlockABI    int
+	landlockDetail string // why Landlock was dropped, when it was
+	nproc          uint64 // RLIMIT_NPROC for graders
+	status         gate.Sandbox
+	probe          *probeReport // what New's probe measured; nil when unsandboxed
 }
 
 // Option configures a Sandbox.
@@ -144,9 +173,11 @@ func WithScratchRoot(dir string) Option { return func(s *Sandbox) { s.scratchRoo
 // launcher with every layer the machine allows and records what the probe
 // measured (see Status). A layer that the kernel or container refuses (the
 // uid switch in a rootless container, Landlock) is dropped and reported,
-// except the seccomp network boundary: without it New returns an error
-// wrapping ErrNoNetworkBoundary; and when a grader could read gradegate's
-// environment it returns an error wrapping ErrSecretsExposed.
+// except the two boundaries: without the seccomp network boundary New
+// returns an error wrapping ErrNoNetworkBoundary, and without Landlock one
+// wrapping ErrNoFilesystemBoundary; when a grader could read gradegate's
+// environment it returns an error wrapping ErrSecretsExposed. The error
+// names every boundary that is missing.
 //
 // When gradegate runs as root, the Sandbox holds a block of uids until
 // Close or the end of the process.
@@ -185,13 +216,19 @@ func New(opts ...Option) (*Sandbox, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	var missing []error
 	if !s.status.Seccomp {
-		_ = s.Close()
-		return nil, fmt.Errorf("%w: %s", ErrNoNetworkBoundary, s.probe.networkDetail())
+		missing = append(missing, fmt.Errorf("%w: %s", ErrNoNetworkBoundary, s.probe.networkDetail()))
+	}
+	if s.status.LandlockABI == 0 {
+		missing = append(missing, fmt.Errorf("%w: %s", ErrNoFilesystemBoundary, s.probe.filesystemDetail(s.landlockDetail)))
 	}
 	if !s.probe.secretsProtected() {
+		missing = append(missing, fmt.Errorf("%w: %s", ErrSecretsExposed, s.probe.secretsDetail()))
+	}
+	if len(missing) > 0 {
 		_ = s.Close()
-		return nil, fmt.Errorf("%w: %s", ErrSecretsExposed, s.probe.secretsDetail())
+		return nil, errors.Join(missing...)
 	}
 	return s, nil
 }
@@ -271,6 +308,7 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 		case errors.As(err, &le) && le.code == ExitLaunchLandlock && s.landlockABI > 0:
 			dropped = append(dropped, err)
 			s.landlockABI = 0
+			s.landlockDetail = err.Error()
 		case errors.As(err, &le) && le.code == ExitLaunchSeccomp:
 			return dropped, fmt.Errorf("%w: %w", ErrNoNetworkBoundary, errors.Join(append(dropped, err)...))
 		default:
@@ -338,6 +376,9 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 		ParentPID: os.Getpid(),
 		Seccomp:   true,
 		Limits:    s.limits(spec),
+		// Landlock ABI 9 confines path-named UNIX sockets to scratch; with
+		// ABI 6's scoping it confines abstract ones to the grader's domain.
+		UnixSockets: s.landlockABI >= unixSocketsABI,
 	}
 	if uid := s.SlotUID(spec.Slot); uid >= 0 {
 		ls.UID, ls.GID = uid, uid

@@ -203,15 +203,17 @@ func TestReadPaths(t *testing.T) {
 }
 
 func TestSeccompFilterAssembles(t *testing.T) {
-	f, err := seccompFilter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(f) < len(deniedSyscalls) {
-		t.Errorf("filter has %d instructions, fewer than the %d denied syscalls", len(f), len(deniedSyscalls))
-	}
-	if last := f[len(f)-1]; last.K != unix.SECCOMP_RET_KILL_PROCESS {
-		t.Errorf("last instruction returns %#x, want kill", last.K)
+	for _, unixSockets := range []bool{false, true} {
+		f, err := seccompFilter(unixSockets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f) < len(deniedSyscalls) {
+			t.Errorf("filter has %d instructions, fewer than the %d denied syscalls", len(f), len(deniedSyscalls))
+		}
+		if last := f[len(f)-1]; last.K != unix.SECCOMP_RET_KILL_PROCESS {
+			t.Errorf("last instruction returns %#x, want kill", last.K)
+		}
 	}
 }
 
@@ -282,17 +284,21 @@ func TestNewRefusesWithoutNetworkBoundary(t *testing.T) {
 	}
 }
 
-func TestNewDropsRefusedLandlock(t *testing.T) {
+func TestNewRefusesWithoutLandlock(t *testing.T) {
 	if kernelLandlockABI() == 0 {
 		t.Skip("no Landlock on this kernel")
 	}
-	s, err := New(WithLauncher(fakeLauncher(t, `'"landlock":{'`, ExitLaunchLandlock)))
-	if err != nil {
-		t.Fatal(err)
+	launcher := fakeLauncher(t, `'"landlock":{'`, ExitLaunchLandlock)
+	_, err := New(WithLauncher(launcher))
+	if !errors.Is(err, ErrNoFilesystemBoundary) || errors.Is(err, ErrNoNetworkBoundary) || !strings.Contains(err.Error(), "enforcing it failed") {
+		t.Fatalf("New = %v, want ErrNoFilesystemBoundary saying enforcing failed", err)
 	}
-	defer s.Close()
-	if st := s.Status(); st.LandlockABI != 0 || !st.Seccomp {
-		t.Errorf("Status() = %+v, want seccomp without Landlock", st)
+	s, err := New(WithLauncher(launcher), WithUnsandboxed(true))
+	if err != nil || !s.Status().Unsandboxed {
+		t.Fatalf("New(unsandboxed) = %v, %v", s, err)
+	}
+	if rep := Doctor(context.Background(), s, ""); rep.FilesystemBoundary {
+		t.Errorf("Doctor reports a filesystem boundary: %+v", rep.Checks)
 	}
 }
 

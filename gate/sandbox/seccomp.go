@@ -76,6 +76,30 @@ var deniedSyscalls = []struct {
 	{"vhangup", unix.SYS_VHANGUP},
 	{"setsid", unix.SYS_SETSID},
 	{"setpgid", unix.SYS_SETPGID},
+	// System V IPC objects outlive the grader and are reachable by id
+	// from any process whose uid the object's mode admits (a 0666 segment
+	// is open to every later run), and POSIX message queues live in a
+	// kernel file system Landlock does not cover: graders get neither.
+	// The multiplexed ipc(2) exists only on 32-bit ABIs, whose calls the
+	// filter kills (see auditArch).
+	{"shmget", unix.SYS_SHMGET},
+	{"shmat", unix.SYS_SHMAT},
+	{"shmdt", unix.SYS_SHMDT},
+	{"shmctl", unix.SYS_SHMCTL},
+	{"semget", unix.SYS_SEMGET},
+	{"semop", unix.SYS_SEMOP},
+	{"semtimedop", unix.SYS_SEMTIMEDOP},
+	{"semctl", unix.SYS_SEMCTL},
+	{"msgget", unix.SYS_MSGGET},
+	{"msgsnd", unix.SYS_MSGSND},
+	{"msgrcv", unix.SYS_MSGRCV},
+	{"msgctl", unix.SYS_MSGCTL},
+	{"mq_open", unix.SYS_MQ_OPEN},
+	{"mq_unlink", unix.SYS_MQ_UNLINK},
+	{"mq_timedsend", unix.SYS_MQ_TIMEDSEND},
+	{"mq_timedreceive", unix.SYS_MQ_TIMEDRECEIVE},
+	{"mq_notify", unix.SYS_MQ_NOTIFY},
+	{"mq_getsetattr", unix.SYS_MQ_GETSETATTR},
 }
 
 // namespaceCloneFlags are the clone(2) flags that create namespaces.
@@ -86,17 +110,32 @@ const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NE
 // seccompFilter returns the grader's filter:
 //
 //   - a foreign architecture or the x32 ABI: kill the process;
-//   - socket and socketpair: EACCES for every family but AF_UNIX (the
-//     family is an int, so the argument's low 32 bits are all the kernel
-//     reads);
+//   - socket: EACCES for every family but AF_UNIX (the family is an int, so
+//     the argument's low 32 bits are all the kernel reads), and for AF_UNIX
+//     too unless unixSockets;
+//   - unless unixSockets, the calls that reach a socket by address:
+//     connect is EACCES, sendto with a destination address is EACCES, and
+//     socketpair is allowed for SOCK_STREAM only (a stream socket never
+//     sends to an address: unix_stream_sendmsg refuses msg_name, so
+//     sendmsg needs no rule);
 //   - clone with a namespace flag: EPERM (flags are clone's first argument
 //     on amd64 and arm64);
 //   - clone3: ENOSYS, because its flags sit in a struct in memory that BPF
 //     cannot read; glibc then falls back to clone (sysdeps/unix/sysv/linux
 //     clone-internal.c), whose flags the filter can inspect;
+//   - fallocate: EOPNOTSUPP, so a grader cannot allocate gigabytes of
+//     disk between two checks of its scratch budget (see Guard); glibc's
+//     posix_fallocate then writes the blocks instead;
 //   - deniedSyscalls: EPERM;
 //   - everything else: allowed.
-func seccompFilter() ([]unix.SockFilter, error) {
+//
+// unixSockets is for a grader under Landlock ABI 9 or later, whose ruleset
+// confines path-named UNIX sockets to its scratch directory and abstract
+// ones to its own domain. Without that, seccomp cannot tell a socket the
+// grader made from /var/run/docker.sock or an abstract socket of another
+// process (the address is in memory BPF cannot read), so the grader gets
+// no socket that can reach anything: only connected stream pairs.
+func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	var p bpfProgram
 	p.load(offArch)
 	p.jump(unix.BPF_JEQ, auditArch, "", "kill")
@@ -105,9 +144,16 @@ func seccompFilter() ([]unix.SockFilter, error) {
 		p.jump(unix.BPF_JGE, x32SyscallBit, "kill", "")
 	}
 	p.jump(unix.BPF_JEQ, unix.SYS_SOCKET, "socket", "")
-	p.jump(unix.BPF_JEQ, unix.SYS_SOCKETPAIR, "socket", "")
+	if unixSockets {
+		p.jump(unix.BPF_JEQ, unix.SYS_SOCKETPAIR, "socket", "")
+	} else {
+		p.jump(unix.BPF_JEQ, unix.SYS_SOCKETPAIR, "socketpair", "")
+		p.jump(unix.BPF_JEQ, unix.SYS_CONNECT, "eacces", "")
+		p.jump(unix.BPF_JEQ, unix.SYS_SENDTO, "sendto", "")
+	}
 	p.jump(unix.BPF_JEQ, unix.SYS_CLONE, "clone", "")
 	p.jump(unix.BPF_JEQ, unix.SYS_CLONE3, "enosys", "")
+	p.jump(unix.BPF_JEQ, unix.SYS_FALLOCATE, "eopnotsupp", "")
 	for _, d := range deniedSyscalls {
 		p.jump(unix.BPF_JEQ, d.nr, "eperm", "")
 	}
@@ -115,7 +161,24 @@ func seccompFilter() ([]unix.SockFilter, error) {
 
 	p.label("socket")
 	p.load(offArg0)
-	p.jump(unix.BPF_JEQ, unix.AF_UNIX, "allow", "eacces")
+	if unixSockets {
+		p.jump(unix.BPF_JEQ, unix.AF_UNIX, "allow", "eacces")
+	} else {
+		p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
+		p.label("socketpair")
+		p.load(offArg0)
+		p.jump(unix.BPF_JEQ, unix.AF_UNIX, "", "eacces")
+		// The type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+		p.load(offArg0 + 8)
+		p.and(0xf)
+		p.jump(unix.BPF_JEQ, unix.SOCK_STREAM, "allow", "eacces")
+		p.label("sendto")
+		// dest_addr, a 64-bit pointer: both halves must be zero.
+		p.load(offArg0 + 4*8)
+		p.jump(unix.BPF_JEQ, 0, "", "eacces")
+		p.load(offArg0 + 4*8 + 4)
+		p.jump(unix.BPF_JEQ, 0, "allow", "eacces")
+	}
 	p.label("clone")
 	p.load(offArg0)
 	p.jump(unix.BPF_JSET, namespaceCloneFlags, "eperm", "allow")
@@ -127,6 +190,8 @@ func seccompFilter() ([]unix.SockFilter, error) {
 	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
 	p.label("enosys")
 	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	p.label("eopnotsupp")
+	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP))
 	p.label("kill")
 	p.ret(unix.SECCOMP_RET_KILL_PROCESS)
 	return p.assemble()
@@ -167,6 +232,10 @@ type bpfJump struct {
 
 func (p *bpfProgram) load(off uint32) {
 	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off})
+}
+
+func (p *bpfProgram) and(k uint32) {
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: k})
 }
 
 func (p *bpfProgram) ret(k uint32) {

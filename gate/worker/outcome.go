@@ -184,6 +184,10 @@ func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, 
 	o := gate.Outcome{Output: output, DurationMS: ms(elapsed)}
 	var ce gate.CaseError
 	switch {
+	case pr.guard.Exceeded() != nil:
+		// The sandbox killed the group for its total memory or disk.
+		be := pr.guard.Exceeded()
+		ce = gate.CaseError{Class: be.Class, Message: be.Message}
 	case res == timedOut:
 		ce = gate.CaseError{Class: gate.ClassTimeout, Message: fmt.Sprintf("the grader ran past timeout_seconds=%d; its process was killed", p.cfg.TimeoutSeconds)}
 	case r != nil && r.Died != nil:

@@ -462,6 +462,7 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
 	}
 	pr.box = box
+	pr.guard = p.cfg.Sandbox.Guard(spec, pr.pid)
 	p.mu.Lock()
 	p.live[pr] = true
 	closed = p.closed

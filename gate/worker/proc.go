@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gradegate/gradegate/gate/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,6 +35,7 @@ type proc struct {
 	resp    int // read end of the worker's fd 4
 	out     int // read end of the worker's fd 1 and 2
 	cleanup func() error
+	guard   *sandbox.Guard // the group's total memory and scratch budgets; nil: none
 
 	respBuf []byte
 	readBuf []byte  // scratch for reads, allocated once per process
@@ -191,6 +193,9 @@ func (pr *proc) wasKilled() bool {
 // closes the parent's descriptors and removes the scratch directory.
 // It returns the scratch cleanup error, if any.
 func (pr *proc) stop() error {
+	// The guard goes first: it kills by process group, which must not
+	// outlive the reaping below.
+	pr.guard.Stop()
 	pr.kill()
 	// Reap under the lock, so a concurrent kill never signals a pid that
 	// was reaped and may have been reused.

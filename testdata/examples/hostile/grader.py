@@ -82,4 +82,68 @@ def grade(sample, item):
     if attack == "setsid":
         os.setsid()
         return 1.0
+    if attack == "read":
+        # A file outside the grader's reach: the checkout's .git/config
+        # (with the token actions/checkout leaves), the event payload, the
+        # workspace, the environment of another of the user's processes.
+        with open(item["path"], "rb") as f:
+            f.read()
+        return 1.0
+    if attack == "append":
+        # GITHUB_ENV (code execution in later steps), the grader's own file.
+        with open(item["path"], "a") as f:
+            f.write(item["text"])
+        return 1.0
+    if attack == "unix-connect":
+        # A socket the grader did not create: docker.sock, the user's own
+        # 0600 sockets, an abstract socket ("@name").
+        path = item["path"]
+        if path.startswith("@"):
+            path = "\0" + path[1:]
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.sendall(b"GET /containers/json HTTP/1.0\r\n\r\n")
+        return 1.0
+    if attack == "sysv-shm":
+        # A 0666 segment outlives the run and is open to every later one.
+        libc = ctypes.CDLL(None, use_errno=True)
+        shm = libc.shmget(0, 4096, 0o1000 | 0o666)
+        if shm == -1:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        libc.shmctl(shm, 0, None)  # IPC_RMID
+        return 1.0
+    if attack == "mq":
+        libc = ctypes.CDLL(None, use_errno=True)
+        q = libc.mq_open(b"/gradegate-hostile", 0o100 | 0o2, 0o666, None)
+        if q == -1:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        libc.mq_unlink(b"/gradegate-hostile")
+        return 1.0
+    if attack == "memory-total":
+        # Eight children under memory_mb each, far past it together.
+        pids = []
+        r, w = os.pipe()
+        for _ in range(8):
+            pid = os.fork()
+            if pid == 0:
+                block = b"x" * (150 << 20)
+                os.write(w, b".")
+                signal.pause()
+                os._exit(len(block) & 0)
+            pids.append(pid)
+        held = 0
+        while held < 8:
+            held += len(os.read(r, 8))
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        return 1.0
+    if attack == "disk":
+        # Past the scratch budget in files each under the file size limit.
+        chunk = b"x" * (64 << 20)
+        for name in ("part1.bin", "part2.bin"):
+            with open(name, "wb") as f:
+                for _ in range(9):
+                    f.write(chunk)
+        return 1.0
     raise ValueError("unknown attack %r" % attack)

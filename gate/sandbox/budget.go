@@ -1,0 +1,337 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultScratchBudget is how much disk one grader process and everything
+// it starts may hold in its scratch directory at once, over all files
+// together, when Spec.ScratchBytes is 0: 1 GiB, as OpenAI's hosted graders
+// have. (RLIMIT_FSIZE bounds each file to FileSizeLimit as well.)
+const DefaultScratchBudget = 1 << 30
+
+// Budgets are resource limits no rlimit can hold for a grader's processes
+// together. RLIMIT_AS bounds the address space of each process, and
+// RLIMIT_FSIZE each file; a grader that forks could still add both up
+// (eight children of a 256 MB grader held 1.5 GB). Without a delegated
+// cgroup (the action's container mounts /sys/fs/cgroup read-only, and a
+// CI runner's user owns none), gradegate measures from outside instead:
+// every memoryInterval it adds up the anonymous resident memory (RssAnon,
+// from the world-readable /proc/<pid>/statm) of every process in the
+// grader's process group, which the grader cannot leave (setsid and
+// setpgid are refused), and every diskInterval the blocks allocated to the
+// files in its scratch directory. Past either budget it kills the whole
+// group, and the grader's outcome is memory_exceeded or sandbox_violation.
+//
+// What measuring from outside leaves open: a grader may overshoot for up
+// to one interval (fallocate is refused, so disk fills no faster than it
+// is written); a forked child's pages shared copy-on-write with its parent
+// count in both until either writes them; and a file deleted while still
+// open no longer counts (each still holds at most FileSizeLimit, for at
+// most OpenFilesLimit descriptors per process).
+//
+// Listing every process on the machine is the expensive part of a check
+// (milliseconds with a few hundred processes), so a Guard does it once a
+// second (fullScanInterval); in between it follows the group's known
+// processes and their children (/proc/<pid>/task/<tid>/children), which
+// finds every fork except a child orphaned within one interval, which the
+// next full scan finds.
+const (
+	memoryInterval   = 50 * time.Millisecond
+	diskInterval     = 200 * time.Millisecond
+	fullScanInterval = time.Second
+)
+
+// BudgetError is a budget a grader went past; gradegate killed its process
+// group.
+type BudgetError struct {
+	Class   gate.Class // memory_exceeded or sandbox_violation
+	Message string
+}
+
+func (e *BudgetError) Error() string { return e.Message }
+
+// Guard holds a grader's process group to its Spec's total memory
+// (MemoryMB, over all its processes) and to its scratch budget.
+type Guard struct {
+	pgid    int
+	memory  int64 // bytes; 0: none
+	disk    int64 // bytes
+	scratch string
+
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
+	exceeded *BudgetError
+}
+
+// Guard starts guarding the process group of the grader spec describes,
+// whose leader is pid (a process Command started). Stop it when the
+// grader has ended. A nil Sandbox guards nothing.
+func (s *Sandbox) Guard(spec Spec, pid int) *Guard {
+	g := &Guard{pgid: pid, scratch: spec.ScratchDir, disk: spec.ScratchBytes, stop: make(chan struct{}), done: make(chan struct{})}
+	if s == nil || pid <= 0 {
+		close(g.done)
+		return g
+	}
+	if g.disk <= 0 {
+		g.disk = DefaultScratchBudget
+	}
+	if spec.MemoryMB > 0 {
+		g.memory = int64(spec.MemoryMB) << 20
+	}
+	go g.watch()
+	return g
+}
+
+// Stop ends the guarding; it is safe to call more than once, and on a nil
+// Guard.
+func (g *Guard) Stop() {
+	if g == nil {
+		return
+	}
+	g.stopOnce.Do(func() { close(g.stop) })
+	<-g.done
+}
+
+// Exceeded returns the budget the grader went past, or nil.
+func (g *Guard) Exceeded() *BudgetError {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.exceeded
+}
+
+func (g *Guard) watch() {
+	defer close(g.done)
+	t := time.NewTicker(memoryInterval)
+	defer t.Stop()
+	diskEvery := int(diskInterval / memoryInterval)
+	fullEvery := int(fullScanInterval / memoryInterval)
+	group := &processGroup{pgid: g.pgid, members: map[int]bool{g.pgid: true}, buf: make([]byte, 4096)}
+	for tick := 0; ; tick++ {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		if g.memory > 0 {
+			if tick%fullEvery == 0 {
+				group.scanAll()
+			} else {
+				group.follow()
+			}
+			if used := group.anonMemory(); used > g.memory {
+				g.kill(&BudgetError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf(
+					"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started); they were killed",
+					mib(used), g.memory>>20)})
+				return
+			}
+		}
+		if g.scratch != "" && tick%diskEvery == 0 {
+			if used := diskUsage(g.scratch); used > g.disk {
+				g.kill(&BudgetError{Class: gate.ClassSandboxViolation, Message: fmt.Sprintf(
+					"the grader's scratch directory held %.1f MiB, past its %.0f MiB disk budget; its processes were killed",
+					mib(used), mib(g.disk))})
+				return
+			}
+		}
+	}
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func (g *Guard) kill(e *BudgetError) {
+	g.mu.Lock()
+	g.exceeded = e
+	g.mu.Unlock()
+	_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
+}
+
+// processGroup is what a Guard knows of a process group: the pids found in
+// it so far.
+type processGroup struct {
+	pgid    int
+	members map[int]bool
+	buf     []byte
+}
+
+// scanAll finds every process of the group by listing /proc.
+func (pg *processGroup) scanAll() {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	clear(pg.members)
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		if procGroup(name, pg.buf) == pg.pgid {
+			if pid, err := strconv.Atoi(name); err == nil {
+				pg.members[pid] = true
+			}
+		}
+	}
+}
+
+// follow adds the children of the known processes (their threads'
+// /proc/<pid>/task/<tid>/children) that are in the group, repeatedly, so
+// grandchildren count too.
+func (pg *processGroup) follow() {
+	queue := make([]int, 0, len(pg.members))
+	for pid := range pg.members {
+		queue = append(queue, pid)
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		task := "/proc/" + strconv.Itoa(pid) + "/task"
+		d, err := os.Open(task)
+		if err != nil {
+			continue
+		}
+		tids, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, tid := range tids {
+			for _, f := range bytes.Fields(readSmall(task+"/"+tid+"/children", pg.buf)) {
+				child, err := strconv.Atoi(string(f))
+				if err != nil || pg.members[child] {
+					continue
+				}
+				if procGroup(string(f), pg.buf) == pg.pgid {
+					pg.members[child] = true
+					queue = append(queue, child)
+				}
+			}
+		}
+	}
+}
+
+// anonMemory adds up the anonymous resident memory of the group's known
+// processes, forgetting those that have exited or left the group (a pid
+// may be reused).
+func (pg *processGroup) anonMemory() int64 {
+	page := int64(os.Getpagesize())
+	var total int64
+	for pid := range pg.members {
+		name := strconv.Itoa(pid)
+		if procGroup(name, pg.buf) != pg.pgid {
+			delete(pg.members, pid)
+			continue
+		}
+		total += anonPages(name, pg.buf) * page
+	}
+	return total
+}
+
+// groupAnonMemory adds up the anonymous resident memory of every process
+// in process group pgid, listing /proc to find them.
+func groupAnonMemory(pgid int) int64 {
+	pg := &processGroup{pgid: pgid, members: map[int]bool{}, buf: make([]byte, 4096)}
+	pg.scanAll()
+	return pg.anonMemory()
+}
+
+// readSmall reads a small /proc file into buf (a children list longer
+// than buf is cut; the next full scan finds the rest).
+func readSmall(path string, buf []byte) []byte {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n <= 0 {
+		return nil
+	}
+	return buf[:n]
+}
+
+// procGroup returns the process group of /proc/<pid>/stat, or -1.
+func procGroup(pid string, buf []byte) int {
+	b := readSmall("/proc/"+pid+"/stat", buf)
+	// "pid (comm) state ppid pgrp ...": comm may hold spaces and
+	// parentheses, so the fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 {
+		return -1
+	}
+	g, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return -1
+	}
+	return g
+}
+
+// anonPages returns resident minus shared pages of /proc/<pid>/statm:
+// RssAnon, the process's own anonymous memory.
+func anonPages(pid string, buf []byte) int64 {
+	f := bytes.Fields(readSmall("/proc/"+pid+"/statm", buf))
+	if len(f) < 3 {
+		return 0
+	}
+	resident, err1 := strconv.ParseInt(string(f[1]), 10, 64)
+	shared, err2 := strconv.ParseInt(string(f[2]), 10, 64)
+	if err1 != nil || err2 != nil || resident < shared {
+		return 0
+	}
+	return resident - shared
+}
+
+// diskUsage adds up the blocks allocated to the files beneath dir, each
+// inode once. A directory the grader made unreadable is made readable
+// again (as removeAll does) so its files still count.
+func diskUsage(dir string) int64 {
+	type key struct{ dev, ino uint64 }
+	seen := map[key]bool{}
+	var total int64
+	var walk func(string, bool)
+	walk = func(root string, retry bool) {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if retry && d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) {
+					if os.Chmod(path, 0o700) == nil {
+						walk(path, false)
+					}
+				}
+				return nil
+			}
+			var st unix.Stat_t
+			if unix.Lstat(path, &st) != nil {
+				return nil
+			}
+			k := key{uint64(st.Dev), st.Ino}
+			if !seen[k] {
+				seen[k] = true
+				total += st.Blocks * 512
+			}
+			return nil
+		})
+	}
+	walk(dir, true)
+	return total
+}
