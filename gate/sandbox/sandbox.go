@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sandbox starts grader processes under gradegate's isolation layers.
 //
 // gradegate re-executes its own binary as a small launcher (LauncherArg) that
