@@ -235,7 +235,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		return a.fail(name, err)
 	}
 	defer stop()
-	opts := gate.Options{Version: version, CanariesOnly: canariesOnly}
+	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly}
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
