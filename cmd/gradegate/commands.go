@@ -76,12 +76,13 @@ func (s *suite) graderSource() ([]byte, error) {
 
 // lint reads the grader source without running it (grade signature, size,
 // imports outside the image tag, broad excepts returning credit, …).
-func (s *suite) lint(ctx context.Context) ([]manifest.Finding, error) {
+// image is the Action image gradegate runs in (GRADEGATE_IMAGE).
+func (s *suite) lint(ctx context.Context, image string) ([]manifest.Finding, error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
-	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader)
+	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader, lint.InImage(lint.ActionImage(image)))
 	if err != nil {
 		return nil, fmt.Errorf("linting the grader: %w", err)
 	}
@@ -239,7 +240,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
-	findings, err := s.lint(ctx)
+	findings, err := s.lint(ctx, a.getenv(imageEnv))
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -396,7 +397,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 		return a.fail("validate", fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err))
 	}
 	s.python = py
-	lintFindings, err := s.lint(ctx)
+	lintFindings, err := s.lint(ctx, a.getenv(imageEnv))
 	if err != nil {
 		return a.fail("validate", err)
 	}

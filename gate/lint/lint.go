@@ -79,7 +79,14 @@ func networkModules() []string {
 //     because the grader runs as one source with nothing beside it;
 //   - imports are found anywhere in the source, not only at module level: an
 //     import inside grade fails just the same, only later.
-func Grader(ctx context.Context, python string, source []byte, file string, g manifest.Grader) ([]manifest.Finding, error) {
+//
+// InImage names the Action image the grader will run in: an import its
+// image tag provides but the image does not install holds too.
+func Grader(ctx context.Context, python string, source []byte, file string, g manifest.Grader, opts ...Option) ([]manifest.Finding, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	contract := g.Contract
 	switch contract {
 	case "":
@@ -122,7 +129,7 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 	for _, f := range out.Findings {
 		add(f.Code, f.Severity, f.Line, f.Message)
 	}
-	found = append(found, importFindings(out.Imports, file, g.ImageTag)...)
+	found = append(found, importFindings(out.Imports, file, g.ImageTag, o.image)...)
 	sortFindings(found)
 	return found, nil
 }
@@ -164,7 +171,7 @@ func runScript(ctx context.Context, python string, source []byte, contract strin
 
 // importFindings applies the image and network rules to the imports lint.py
 // found.
-func importFindings(imports []pyImport, file, tag string) []manifest.Finding {
+func importFindings(imports []pyImport, file, tag string, image ActionImage) []manifest.Finding {
 	var out []manifest.Finding
 	seen := map[string]bool{}
 	add := func(code string, sev manifest.Severity, line int, key, msg string) {
@@ -195,7 +202,12 @@ func importFindings(imports []pyImport, file, tag string) []manifest.Finding {
 			continue
 		}
 		top, _, _ := strings.Cut(im.Module, ".")
-		if _, ok := importer(tag, top); ok {
+		if p, ok := importer(tag, top); ok {
+			if !image.Installs(p) {
+				add(CodeImportNotInImage, manifest.SeverityHold, im.Line, top, fmt.Sprintf(
+					"import of %s: image_tag %s provides it (%s), but the gradegate %s image has only the standard library; run the full image (Action input image: full)",
+					im.Module, tag, p.Requirement(), image))
+			}
 			continue
 		}
 		add(CodeImportNotInImage, manifest.SeverityHold, im.Line, top, notInImage(im.Module, top, tag))
