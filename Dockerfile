@@ -3,7 +3,7 @@
 #   slim  Python and its standard library only  (docker build --target slim .)
 #   full  slim plus the grader image tag's packages and NLTK data (the last
 #         stage, so the default of `docker build .` and of action.yml)
-# Dockerfile.slim repeats the build and slim stages for the slim action path
+# slim.Dockerfile repeats the build and slim stages for the slim action path
 # on a source checkout; a test holds the two files in step.
 #
 # Base images are pinned by digest so that the same commit builds the same

@@ -328,7 +328,7 @@ func TestDockerignoreLeavesOutBuildOutputs(t *testing.T) {
 			patterns = append(patterns, line)
 		}
 	}
-	for _, f := range []string{"gradegate", "gradegate.test", ".git/HEAD", "cmd/gradegate/testdata/script/usage.txtar", "gate/run_test.go", "README.md", "Dockerfile", "Dockerfile.slim"} {
+	for _, f := range []string{"gradegate", "gradegate.test", ".git/HEAD", "cmd/gradegate/testdata/script/usage.txtar", "gate/run_test.go", "README.md", "Dockerfile", "slim.Dockerfile"} {
 		if !dockerignored(patterns, f) {
 			t.Errorf(".dockerignore keeps %s in the build context", f)
 		}
@@ -379,7 +379,7 @@ func TestDockerfileBuildStampsTheVersion(t *testing.T) {
 	}
 }
 
-// TestDockerfileSlim checks that Dockerfile.slim, which the slim action path
+// TestDockerfileSlim checks that slim.Dockerfile, which the slim action path
 // builds on a source checkout, is the build and slim stages of Dockerfile.
 func TestDockerfileSlim(t *testing.T) {
 	var want []instruction
@@ -388,8 +388,8 @@ func TestDockerfileSlim(t *testing.T) {
 			want = append(want, in)
 		}
 	}
-	got := parseDockerfile(t, "../../Dockerfile.slim")
+	got := parseDockerfile(t, "../../slim.Dockerfile")
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(instruction{})); diff != "" {
-		t.Errorf("Dockerfile.slim is not the first two stages of Dockerfile (-Dockerfile +Dockerfile.slim):\n%s", diff)
+		t.Errorf("slim.Dockerfile is not the first two stages of Dockerfile (-Dockerfile +slim.Dockerfile):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -41,13 +42,18 @@ type actionMetadata struct {
 
 func readActionMetadata(t *testing.T) actionMetadata {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	return readActionFile(t, filepath.Join(repoRoot, "action.yml"))
+}
+
+func readActionFile(t *testing.T, path string) actionMetadata {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m actionMetadata
 	if err := yaml.Unmarshal(data, &m); err != nil {
-		t.Fatalf("action.yml: %v", err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return m
 }
@@ -57,9 +63,10 @@ func TestActionMetadata(t *testing.T) {
 	if m.Name == "" || m.Description == "" || m.Author == "" || m.Branding.Icon == "" || m.Branding.Color == "" {
 		t.Errorf("action.yml needs name, description, author and branding: %+v", m)
 	}
-	// A Docker action whose entrypoint reads INPUT_*: no args.
-	if diff := cmp.Diff(map[string]any{"using": "docker", "image": "Dockerfile"}, m.Runs); diff != "" {
-		t.Errorf("runs (-want +got):\n%s", diff)
+	// A Docker action whose entrypoint reads INPUT_*: no args. The image
+	// is checked by TestActionImage.
+	if m.Runs["using"] != "docker" || len(m.Runs) != 2 || m.Runs["image"] == nil {
+		t.Errorf("runs: %v, want using: docker and an image, nothing else", m.Runs)
 	}
 	defaults := map[string]string{}
 	for name, in := range m.Inputs {
@@ -315,5 +322,146 @@ func TestYAMLBlocks(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got, func(b mdBlock) bool { return strings.Contains(b.text, "jobs:") }) {
 		t.Error("no block with jobs")
+	}
+}
+
+// imageRepository is where the release workflow publishes the images.
+const imageRepository = "ghcr.io/gradegate/gradegate"
+
+// The runs.image lines of action.yml and slim/action.yml: on a source
+// checkout they build the Dockerfiles; on a release commit they name the
+// published images by digest, with the tag pushed beside it.
+var (
+	sourceImages = [2]string{"Dockerfile", "../slim.Dockerfile"}
+	pinnedImage  = regexp.MustCompile(`^docker://` + regexp.QuoteMeta(imageRepository) + `@(sha256:[0-9a-f]{64}) # ` + regexp.QuoteMeta(imageRepository) + `:(\S+)$`)
+)
+
+// imageLine returns the text after `  image: ` in an action.yml: the
+// value with its comment, which yaml drops.
+func imageLine(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "  image: "); ok {
+			found = append(found, strings.TrimSpace(v))
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("%s: %d runs.image lines, want 1", path, len(found))
+	}
+	return found[0], nil
+}
+
+// checkActionImages reports whether action.yml, slim/action.yml and
+// cmd/gradegate/VERSION under root agree: both build from source, or both
+// run the images published as VERSION and VERSION-slim.
+func checkActionImages(root string) error {
+	full, err := imageLine(filepath.Join(root, "action.yml"))
+	if err != nil {
+		return err
+	}
+	slim, err := imageLine(filepath.Join(root, "slim", "action.yml"))
+	if err != nil {
+		return err
+	}
+	if full == sourceImages[0] && slim == sourceImages[1] {
+		return nil
+	}
+	v, err := os.ReadFile(filepath.Join(root, "cmd", "gradegate", "VERSION"))
+	if err != nil {
+		return err
+	}
+	version := strings.TrimSpace(string(v))
+	fm, sm := pinnedImage.FindStringSubmatch(full), pinnedImage.FindStringSubmatch(slim)
+	switch {
+	case fm == nil || sm == nil:
+		return fmt.Errorf("images %q and %q: want %q and %q (source), or both %s@sha256:… # %s:<version>", full, slim, sourceImages[0], sourceImages[1], imageRepository, imageRepository)
+	case fm[2] != version || sm[2] != version+"-slim":
+		return fmt.Errorf("action.yml runs %s:%s and slim/action.yml %s:%s, but VERSION says %s", imageRepository, fm[2], imageRepository, sm[2], version)
+	case fm[1] == sm[1]:
+		return fmt.Errorf("action.yml and slim/action.yml run the same image %s", fm[1])
+	}
+	return nil
+}
+
+// TestActionImage holds action.yml, slim/action.yml and VERSION in step.
+func TestActionImage(t *testing.T) {
+	if err := checkActionImages(repoRoot); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSlimActionMatches checks that the slim action path takes and gives
+// exactly what the full one does.
+func TestSlimActionMatches(t *testing.T) {
+	full := readActionMetadata(t)
+	slim := readActionFile(t, filepath.Join(repoRoot, "slim", "action.yml"))
+	if diff := cmp.Diff(full.Inputs, slim.Inputs); diff != "" {
+		t.Errorf("slim/action.yml inputs (-action.yml +slim):\n%s", diff)
+	}
+	if diff := cmp.Diff(full.Outputs, slim.Outputs); diff != "" {
+		t.Errorf("slim/action.yml outputs (-action.yml +slim):\n%s", diff)
+	}
+	if diff := cmp.Diff(full.Runs["using"], slim.Runs["using"]); diff != "" || full.Branding != slim.Branding {
+		t.Errorf("slim/action.yml runs or branding differ: %v %v / %v %v", full.Runs, full.Branding, slim.Runs, slim.Branding)
+	}
+}
+
+// TestReleasePinsTheActionImages is a dry run of the release step that
+// writes the published digests into the action files: on copies of them,
+// with made-up digests, the result must pass checkActionImages, and a
+// VERSION that differs from the tag must not.
+func TestReleasePinsTheActionImages(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	root := t.TempDir()
+	for _, f := range []string{"action.yml", "slim/action.yml", "cmd/gradegate/VERSION"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := strings.TrimSpace(embeddedVersion)
+	full, slim := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+	script := filepath.Join(repoRoot, ".github", "release", "pin-action-image.sh")
+	if out, err := exec.Command(bash, script, version, full, slim, root).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	if err := checkActionImages(root); err != nil {
+		t.Errorf("after pinning: %v", err)
+	}
+	got, err := imageLine(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "docker://" + imageRepository + "@" + full + " # " + imageRepository + ":" + version; got != want {
+		t.Errorf("action.yml image: %q, want %q", got, want)
+	}
+	m := readActionFile(t, filepath.Join(root, "action.yml"))
+	if m.Runs["image"] != "docker://"+imageRepository+"@"+full {
+		t.Errorf("action.yml runs.image as the runner reads it: %v", m.Runs["image"])
+	}
+	if err := os.WriteFile(filepath.Join(root, "cmd/gradegate/VERSION"), []byte("v9.9.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkActionImages(root); err == nil {
+		t.Error("checkActionImages accepted images tagged " + version + " with VERSION v9.9.9")
+	}
+	// A digest that is not one, and the same image twice, are refused.
+	for _, args := range [][]string{{version, "sha256:abc", slim}, {version, full, full}, {"1.2.3", full, slim}} {
+		if out, err := exec.Command(bash, append([]string{script}, append(args, root)...)...).CombinedOutput(); err == nil {
+			t.Errorf("pin-action-image.sh %v succeeded:\n%s", args, out)
+		}
 	}
 }
