@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -215,6 +218,14 @@ func lintWorkflow(t *testing.T, linter *actionlint.Linter, project *actionlint.P
 	}
 	var problems []string
 	for _, e := range errs {
+		if e.Kind == "action" && strings.Contains(e.Message, `"`+sourceImages[1]+`"`) && strings.Contains(e.Message, `must be named "Dockerfile"`) {
+			// slim/action.yml builds ../slim.Dockerfile on a source
+			// checkout. actionlint wants the file named Dockerfile; the
+			// runner builds any image path ending in "Dockerfile", with
+			// the file's directory (here the repository root) as the
+			// context (actions/runner, ContainerActionHandler.cs).
+			continue
+		}
 		problems = append(problems, fmt.Sprintf("%s:%d:%d: %s [%s]", wf.name, e.Line, e.Column, e.Message, e.Kind))
 	}
 	parsed, _ := actionlint.Parse(wf.content)
@@ -463,5 +474,53 @@ func TestReleasePinsTheActionImages(t *testing.T) {
 		if out, err := exec.Command(bash, append([]string{script}, append(args, root)...)...).CombinedOutput(); err == nil {
 			t.Errorf("pin-action-image.sh %v succeeded:\n%s", args, out)
 		}
+	}
+}
+
+// TestReleaseBinaries is a dry run of the release step that builds the
+// binaries, for this machine's target only: the binary says the release's
+// version and commit, and SHA256SUMS holds its digest.
+func TestReleaseBinaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gradegate from scratch")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		t.Skip("no sha256sum")
+	}
+	out := t.TempDir()
+	const version, commit = "v9.8.7", "0123456789abcdef0123456789abcdef01234567"
+	cmd := exec.Command(bash, filepath.Join(".github", "release", "build-binaries.sh"), version, commit, out)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "TARGETS="+runtime.GOOS+"/"+runtime.GOARCH)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build-binaries.sh: %v\n%s", err, b)
+	}
+	name := "gradegate-" + version + "-" + runtime.GOOS + "-" + runtime.GOARCH
+	bin := filepath.Join(out, name)
+	stdout, err := exec.Command(bin, "version", "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", bin, err)
+	}
+	var got buildVersion
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != version || got.Commit != commit || got.Source != "release" {
+		t.Errorf("the release binary says %+v, want version %s, commit %s, source release", got, version, commit)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%x  %s\n", sha256.Sum256(data), name); string(sums) != want {
+		t.Errorf("SHA256SUMS:\n%s\nwant:\n%s", sums, want)
 	}
 }
