@@ -297,7 +297,7 @@ func TestExampleWorkflowsUseTheAction(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"pull-request.yml", []string{"uses: gradegate/gradegate@v1", "pull_request:", "checks: write", "contents: read"}},
+		{"pull-request.yml", []string{"uses: gradegate/gradegate@", "pull_request:", "checks: write", "contents: read"}},
 		{"hosted-canary.yml", []string{"workflow_dispatch:", "command: canary", "hosted: true", "OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}"}},
 		{"release-protection.yml", []string{`- "release/**"`, "check-name: gradegate / release"}},
 		{"sharded.yml", []string{"matrix:", "shard: ${{ matrix.shard }}/4", "actions/upload-artifact@", "actions/download-artifact@", "command: merge"}},
@@ -522,5 +522,46 @@ func TestReleaseBinaries(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%x  %s\n", sha256.Sum256(data), name); string(sums) != want {
 		t.Errorf("SHA256SUMS:\n%s\nwant:\n%s", sums, want)
+	}
+}
+
+// publishedUse is a step that runs the published Action: gradegate/gradegate
+// or gradegate/gradegate/slim, at a ref, with what follows on the line.
+var publishedUse = regexp.MustCompile(`uses: gradegate/gradegate(/slim)?@(\S+)(.*)$`)
+
+// TestWorkflowsUseWhatTheReleasePublishes checks every use of the published
+// Action in the example workflows and the README against what the release
+// workflow publishes for cmd/gradegate/VERSION: the moving major tag (v0
+// for v0.1.0), or a release commit pinned by its full SHA with the version
+// in a comment. Third-party actions are pinned by SHA too.
+func TestWorkflowsUseWhatTheReleasePublishes(t *testing.T) {
+	version := strings.TrimSpace(embeddedVersion)
+	major, _, _ := strings.Cut(version, ".")
+	sha := regexp.MustCompile(`^[0-9a-f]{40}$`)
+	pinnedComment := regexp.MustCompile(`^ # v\d+\.\d+\.\d+`)
+	thirdParty := regexp.MustCompile(`uses: ([\w.-]+/[\w./-]+)@(\S+)(.*)$`)
+	uses := 0
+	for _, wf := range workflowsToLint(t) {
+		if strings.Contains(wf.name, ".github/workflows") {
+			continue // the repository's own workflows use ./
+		}
+		for i, line := range strings.Split(string(wf.content), "\n") {
+			if m := publishedUse.FindStringSubmatch(line); m != nil {
+				uses++
+				switch ref, rest := m[2], m[3]; {
+				case ref == major:
+				case sha.MatchString(ref) && pinnedComment.MatchString(rest):
+				default:
+					t.Errorf("%s:%d: uses gradegate/gradegate@%s: want @%s (the major tag the release of %s moves) or @<release commit SHA> # vX.Y.Z", wf.name, i+1, ref, major, version)
+				}
+				continue
+			}
+			if m := thirdParty.FindStringSubmatch(line); m != nil && !sha.MatchString(m[2]) {
+				t.Errorf("%s:%d: %s@%s: pin third-party actions by commit SHA, the version in a comment", wf.name, i+1, m[1], m[2])
+			}
+		}
+	}
+	if uses == 0 {
+		t.Error("no example uses the published Action")
 	}
 }
