@@ -49,9 +49,10 @@ type buildVersion struct {
 }
 
 // pseudoVersion matches the versions the go command makes up for a commit
-// that is not a tagged release (v0.0.0-20260101120000-abcdef123456, and the
-// +dirty it appends for a modified checkout): those are source builds.
-var pseudoVersion = regexp.MustCompile(`-(0\.)?\d{14}-[0-9a-f]{12}(\+dirty)?$|\+dirty$`)
+// that is not a tagged release (v0.0.0-20260101120000-abcdef123456,
+// v1.2.4-0.20260101120000-abcdef123456, v1.2.3-rc.1.0.20260101120000-…,
+// and the +dirty it appends for a modified checkout): those are source builds.
+var pseudoVersion = regexp.MustCompile(`[-.]\d{14}-[0-9a-f]{12}(\+dirty)?$|\+dirty$`)
 
 // resolveVersion works out the running binary's version: the release
 // build's stamp first, then the module version of `go install …@vX`, then

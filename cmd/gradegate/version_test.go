@@ -47,6 +47,20 @@ func TestResolveVersion(t *testing.T) {
 			wantString: "v1.2.3",
 		},
 		{
+			name:       "go install at a commit after a pre-release",
+			file:       "v1.2.3\n",
+			info:       &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3-rc.1.0.20260101120000-0123456789ab"}},
+			want:       buildVersion{Version: "v1.2.3", Source: "source"},
+			wantString: "v1.2.3",
+		},
+		{
+			name:       "go install at a pre-release tag",
+			file:       "v1.2.3\n",
+			info:       &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3-rc.1"}},
+			want:       buildVersion{Version: "v1.2.3-rc.1", Source: "module"},
+			wantString: "v1.2.3-rc.1",
+		},
+		{
 			name:       "modified checkout",
 			file:       "v0.1.0\n",
 			info:       &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261130182845-0123456789ab+dirty"}, Settings: vcs(rev, "true")},
