@@ -111,7 +111,7 @@ func TestGraderInActionImage(t *testing.T) {
 			if diff := cmp.Diff(tt.want, shorten(got)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nall: %+v", diff, got)
 			}
-			if tt.image == ImageSlim && tt.tag != "" && (len(got) != 1 || !strings.Contains(got[0].Message, "image: full")) {
+			if tt.image == ImageSlim && tt.tag != "" && (len(got) != 1 || !strings.Contains(got[0].Message, "uses: gradegate/gradegate,")) {
 				t.Errorf("the finding should say how to get the package: %+v", got)
 			}
 		})

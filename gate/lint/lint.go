@@ -205,7 +205,7 @@ func importFindings(imports []pyImport, file, tag string, image ActionImage) []m
 		if p, ok := importer(tag, top); ok {
 			if !image.Installs(p) {
 				add(CodeImportNotInImage, manifest.SeverityHold, im.Line, top, fmt.Sprintf(
-					"import of %s: image_tag %s provides it (%s), but the gradegate %s image has only the standard library; run the full image (Action input image: full)",
+					"import of %s: image_tag %s provides it (%s), but the gradegate %s image has only the standard library; grade in the full image (uses: gradegate/gradegate, not gradegate/gradegate/slim)",
 					im.Module, tag, p.Requirement(), image))
 			}
 			continue
