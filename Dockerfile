@@ -1,8 +1,28 @@
-# The gradegate GitHub Action: the static gradegate binary on top of Python
-# with the package set of the supported grader image tags (SPEC section 10).
+# The gradegate GitHub Action: the static gradegate binary on top of Python.
+# Two images come from this file:
+#   slim  Python and its standard library only  (docker build --target slim .)
+#   full  slim plus the grader image tag's packages and NLTK data (the last
+#         stage, so the default of `docker build .` and of action.yml)
+# slim.Dockerfile repeats the build and slim stages for the slim action path
+# on a source checkout; a test holds the two files in step.
+#
+# Base images are pinned by digest so that the same commit builds the same
+# bytes; the tag beside the digest says what it was. To bump one, resolve the
+# tag's current multi-platform index digest and replace both:
+#   docker buildx imagetools inspect golang:1.26       (the "Digest:" line)
+#   docker buildx imagetools inspect python:3.12-slim
+# Dependabot (.github/dependabot.yml) proposes the same bump weekly. The
+# release workflow checks that each digest is an index with linux/amd64 and
+# linux/arm64 before it builds.
 
 # ---- build: a static binary, no cgo, so the runtime image needs no Go.
-FROM golang:1.26 AS build
+# It runs on the builder's own platform and cross-compiles for the target
+# one: Go needs no emulation to build for arm64.
+FROM --platform=$BUILDPLATFORM golang:1.26@sha256:3aff6657219a4d9c14e27fb1d8976c49c29fddb70ba835014f477e1c70636647 AS build
+# Set by BuildKit for every build (empty under the legacy builder, where Go
+# then builds for the machine it runs on).
+ARG TARGETOS
+ARG TARGETARCH
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -10,14 +30,30 @@ COPY . .
 # The version comes from a file in the build context, not a build argument:
 # `image: Dockerfile` in action.yml gives no way to pass one, and every
 # results document records it as versions.gradegate.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(cat cmd/gradegate/VERSION)" -o /out/gradegate ./cmd/gradegate
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags "-s -w -X main.version=$(cat cmd/gradegate/VERSION)" -o /out/gradegate ./cmd/gradegate
 
-# ---- runtime: Python for the graders.
-FROM python:3.12-slim
+# ---- slim: Python for graders that import nothing but the standard library.
+FROM python:3.12-slim@sha256:2fe5997d249a808b8eeea52c58a1dbffbba28754dc11699ef5c029f2d818ce79 AS slim
 
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+# GRADEGATE_IMAGE tells gradegate which image it runs in: the grader lint
+# holds an import this image does not install.
+ENV GRADEGATE_IMAGE=slim \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PYTHONUNBUFFERED=1
+
+COPY --from=build /out/gradegate /usr/local/bin/gradegate
+
+# No USER line on purpose: GitHub runs container actions as root (the
+# workspace and file-command mounts belong to the runner), and gradegate's
+# sandbox drops every grader to its own unprivileged uid, which it can do
+# only when started as root.
+ENTRYPOINT ["/usr/local/bin/gradegate"]
+
+# ---- full: the packages of the grader image tags.
+FROM slim AS full
+
+ENV GRADEGATE_IMAGE=full
 
 # Image tag 2025-05-08: the packages a grader may import, pinned in the
 # requirements file (which says what is and is not pinned). Wheels only, so
@@ -38,10 +74,4 @@ RUN python -m nltk.downloader -d /usr/local/share/nltk_data \
         punkt punkt_tab stopwords wordnet omw-1.4 names \
     && chmod -R a+rX /usr/local/share/nltk_data
 
-COPY --from=build /out/gradegate /usr/local/bin/gradegate
-
-# No USER line on purpose: GitHub runs container actions as root (the
-# workspace and file-command mounts belong to the runner), and gradegate's
-# sandbox drops every grader to its own unprivileged uid, which it can do
-# only when started as root.
 ENTRYPOINT ["/usr/local/bin/gradegate"]

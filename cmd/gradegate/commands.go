@@ -82,11 +82,13 @@ func (s *suite) graderSource() ([]byte, error) {
 
 // lint reads the grader source without running it (grade signature, size,
 // imports outside the image tag, broad excepts returning credit, …).
-func (s *suite) lint(ctx context.Context, opts ...lint.Option) ([]manifest.Finding, error) {
+// image is the Action image gradegate runs in (GRADEGATE_IMAGE).
+func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]manifest.Finding, error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
+	opts = append(opts, lint.InImage(lint.ActionImage(image)))
 	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("linting the grader: %w", err)
@@ -255,7 +257,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		return a.fail(name, err)
 	}
 	defer stop()
-	opts := gate.Options{Version: version, CanariesOnly: canariesOnly}
+	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly}
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
@@ -263,7 +265,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if hostedOn {
 		lintOpts = append(lintOpts, lint.ForHosted())
 	}
-	findings, err := s.lint(ctx, lintOpts...)
+	findings, err := s.lint(ctx, a.getenv(imageEnv), lintOpts...)
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -414,7 +416,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 			return a.fail("validate", fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err))
 		}
 		s.python = py
-		if lintFindings, err = s.lint(ctx); err != nil {
+		if lintFindings, err = s.lint(ctx, a.getenv(imageEnv)); err != nil {
 			return a.fail("validate", err)
 		}
 	}

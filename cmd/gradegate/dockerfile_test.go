@@ -74,14 +74,27 @@ func parseDockerfile(t *testing.T, path string) []instruction {
 	return out
 }
 
+// Base images are pinned by a sha256 digest beside the tag it was resolved
+// from; the build stage runs on the builder's platform and cross-compiles.
+var wantStages = []*regexp.Regexp{
+	regexp.MustCompile(`^--platform=\$BUILDPLATFORM golang:1\.26@sha256:[0-9a-f]{64} AS build$`),
+	regexp.MustCompile(`^python:3\.12-slim@sha256:[0-9a-f]{64} AS slim$`),
+	regexp.MustCompile(`^slim AS full$`),
+}
+
+// Stages of the Dockerfile, by index.
+const (
+	stageBuild = iota
+	stageSlim
+	stageFull
+)
+
 func TestDockerfile(t *testing.T) {
 	ins := parseDockerfile(t, "../../Dockerfile")
 	var froms []string
-	last := 0
 	for _, in := range ins {
 		if in.cmd == "FROM" {
 			froms = append(froms, in.args)
-			last = in.stage
 		}
 		if in.cmd == "USER" {
 			// Container actions run as root; the sandbox drops graders to
@@ -89,48 +102,77 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("USER %s: the image must run gradegate as root", in.args)
 		}
 	}
-	if diff := cmp.Diff([]string{"golang:1.26 AS build", "python:3.12-slim"}, froms); diff != "" {
-		t.Errorf("stages (-want +got):\n%s", diff)
+	if len(froms) != len(wantStages) {
+		t.Fatalf("stages %q, want %d: build, slim and full (the last, which action.yml builds)", froms, len(wantStages))
+	}
+	for i, re := range wantStages {
+		if !re.MatchString(froms[i]) {
+			t.Errorf("stage %d is FROM %s, want it to match %s", i, froms[i], re)
+		}
 	}
 
-	var build, entrypoint, pip, nltk, copyBinary string
+	var build, pip, nltk, copyBinary string
+	entrypoints := map[int]string{}
+	images := map[int]string{}
 	for _, in := range ins {
 		switch {
 		case in.cmd == "RUN" && strings.Contains(in.args, "go build"):
 			build = in.args
-		case in.cmd == "ENTRYPOINT" && in.stage == last:
-			entrypoint = in.args
+		case in.cmd == "ENTRYPOINT":
+			entrypoints[in.stage] = in.args
+		case in.cmd == "ENV" && strings.Contains(in.args, imageEnv+"="):
+			for _, kv := range strings.Fields(in.args) {
+				if v, ok := strings.CutPrefix(kv, imageEnv+"="); ok {
+					images[in.stage] = v
+				}
+			}
 		case in.cmd == "RUN" && strings.HasPrefix(in.args, "pip install"):
-			if pip != "" {
-				t.Error("more than one pip install: keep the image tag's set in one place")
+			if pip != "" || in.stage != stageFull {
+				t.Error("one pip install, in the full stage: keep the image tag's set in one place, and the slim image bare")
 			}
 			pip = in.args
 		case in.cmd == "RUN" && strings.Contains(in.args, "nltk.downloader"):
 			nltk = in.args
-		case in.cmd == "COPY" && in.stage == last && strings.HasPrefix(in.args, "--from=build"):
+			if in.stage != stageFull {
+				t.Error("the NLTK data belongs to the full image only")
+			}
+		case in.cmd == "COPY" && strings.HasPrefix(in.args, "--from=build"):
+			if in.stage != stageSlim {
+				t.Errorf("COPY %s in stage %d: the binary goes into the slim stage, which full builds on", in.args, in.stage)
+			}
 			copyBinary = in.args
 		}
 	}
 
+	// The images say which they are, with the names lint checks imports
+	// against.
+	if diff := cmp.Diff(map[int]string{stageSlim: string(lint.ImageSlim), stageFull: string(lint.ImageFull)}, images); diff != "" {
+		t.Errorf("ENV %s per stage (-want +got):\n%s", imageEnv, diff)
+	}
+
 	// The version is read from a file in the build context: `image:
 	// Dockerfile` cannot pass a build argument, so ARG VERSION would leave
-	// every action result saying "dev".
-	for _, want := range []string{"CGO_ENABLED=0 go build", "-trimpath", `-ldflags "-s -w -X main.version=$(cat ` + versionFile + `)"`, "./cmd/gradegate"} {
+	// every action result without the release's version.
+	for _, want := range []string{"CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build", "-trimpath", `-ldflags "-s -w -X main.version=$(cat ` + versionFile + `)"`, "./cmd/gradegate"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("build step %q lacks %q", build, want)
 		}
 	}
 	for _, in := range ins {
-		if in.cmd == "ARG" {
+		// Only the platform arguments BuildKit sets itself.
+		if in.cmd == "ARG" && in.args != "TARGETOS" && in.args != "TARGETARCH" {
 			t.Errorf("ARG %s: the action cannot pass build arguments (runs.image: Dockerfile)", in.args)
 		}
 	}
-	if entrypoint != `["/usr/local/bin/gradegate"]` {
-		t.Errorf("ENTRYPOINT %s, want the gradegate binary in exec form", entrypoint)
+	for _, stage := range []int{stageSlim, stageFull} {
+		if entrypoints[stage] != `["/usr/local/bin/gradegate"]` {
+			t.Errorf("stage %d: ENTRYPOINT %s, want the gradegate binary in exec form", stage, entrypoints[stage])
+		}
 	}
 	if !strings.HasSuffix(copyBinary, " /usr/local/bin/gradegate") {
 		t.Errorf("COPY %q does not install the binary at /usr/local/bin/gradegate", copyBinary)
 	}
+	last := stageFull
 
 	// pip installs the requirements file and nothing else, from wheels
 	// only but for the packages that have none.
@@ -286,7 +328,7 @@ func TestDockerignoreLeavesOutBuildOutputs(t *testing.T) {
 			patterns = append(patterns, line)
 		}
 	}
-	for _, f := range []string{"gradegate", "gradegate.test", ".git/HEAD", "cmd/gradegate/testdata/script/usage.txtar", "gate/run_test.go", "README.md"} {
+	for _, f := range []string{"gradegate", "gradegate.test", ".git/HEAD", "cmd/gradegate/testdata/script/usage.txtar", "gate/run_test.go", "README.md", "Dockerfile", "slim.Dockerfile"} {
 		if !dockerignored(patterns, f) {
 			t.Errorf(".dockerignore keeps %s in the build context", f)
 		}
@@ -334,5 +376,20 @@ func TestDockerfileBuildStampsTheVersion(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != "gradegate "+strings.TrimSpace(string(want)) {
 		t.Errorf("gradegate version printed %q, want the version file's %q", got, want)
+	}
+}
+
+// TestDockerfileSlim checks that slim.Dockerfile, which the slim action path
+// builds on a source checkout, is the build and slim stages of Dockerfile.
+func TestDockerfileSlim(t *testing.T) {
+	var want []instruction
+	for _, in := range parseDockerfile(t, "../../Dockerfile") {
+		if in.stage <= stageSlim {
+			want = append(want, in)
+		}
+	}
+	got := parseDockerfile(t, "../../slim.Dockerfile")
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(instruction{})); diff != "" {
+		t.Errorf("slim.Dockerfile is not the first two stages of Dockerfile (-Dockerfile +slim.Dockerfile):\n%s", diff)
 	}
 }

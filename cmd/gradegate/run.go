@@ -12,9 +12,6 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// version is stamped at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // outcome is what one command produced: its exit code and, for the commands
 // that grade, the results the action reports.
 type outcome struct {
@@ -59,7 +56,7 @@ func commands() []command {
 		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
 		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py|BASE_MANIFEST [--format F] [--results FILE]", "grade the cases with the old and the new grader", (*app).cmdShadow},
 		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
-		{"version", "version", "print the version", (*app).cmdVersion},
+		{"version", "version [--format F]", "print the version (also: gradegate --version)", (*app).cmdVersion},
 	}
 }
 
@@ -83,6 +80,9 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 			return outcome{code: exitInput}
 		}
 		return outcome{code: exitPass}
+	}
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -108,11 +108,6 @@ func (a *app) usage(w io.Writer) {
 		fmt.Fprintf(w, "  gradegate %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.")
-}
-
-func (a *app) cmdVersion(ctx context.Context, args []string) outcome {
-	fmt.Fprintf(a.stdout, "gradegate %s\n", version)
-	return outcome{code: exitPass}
 }
 
 // fail reports err and returns the exit code it deserves: 2 for input the

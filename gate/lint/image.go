@@ -77,3 +77,31 @@ func providers(module string) []string {
 	}
 	return tags
 }
+
+// ActionImage is the gradegate Action image a grader runs in, as the image
+// declares it in GRADEGATE_IMAGE; "" outside them (the user's own Python,
+// whose packages lint takes on trust from image_tag).
+type ActionImage string
+
+// The Action images the release publishes.
+const (
+	// ImageFull installs the package set of every image tag ImageTags
+	// lists, pinned as ImagePackages says.
+	ImageFull ActionImage = "full"
+	// ImageSlim is Python and its standard library alone: a fraction of
+	// the size, for graders that import nothing else.
+	ImageSlim ActionImage = "slim"
+)
+
+// ActionImages returns the Action images, the default first.
+func ActionImages() []ActionImage { return []ActionImage{ImageFull, ImageSlim} }
+
+// Installs reports whether the image has p installed. The full image and a
+// Python outside the Action images are taken to have every package of the
+// grader's image tag; the slim image, and an image name gradegate does not
+// know, have none.
+func (im ActionImage) Installs(p Package) bool { return im == "" || im == ImageFull }
+
+// InImage tells Grader the Action image the grader will run in (default
+// "": not an Action image).
+func InImage(im ActionImage) Option { return func(o *options) { o.image = im } }

@@ -1,9 +1,13 @@
 package lint
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gradegate/gradegate/manifest"
 )
 
 func TestImagePackages(t *testing.T) {
@@ -76,3 +80,40 @@ func TestImporter(t *testing.T) {
 
 // The Dockerfile installs exactly these pins: cmd/gradegate checks that
 // (TestImageRequirementsMatchTheImageTag), where the image is built.
+
+// TestGraderInActionImage checks imports against the Action image chosen:
+// the slim image has only the standard library, whatever the image tag
+// documents; the full image and a Python outside the images have the tag's
+// packages.
+func TestGraderInActionImage(t *testing.T) {
+	py := needPython(t)
+	const source = "import json\nimport numpy as np\n\ndef grade(sample, item):\n    return float(np.isclose(json.loads(sample['x']), 1))\n"
+	hold := manifest.SeverityHold
+	tests := []struct {
+		name  string
+		tag   string
+		image ActionImage
+		want  []short
+	}{
+		{name: "full image", tag: "2025-05-08", image: ImageFull, want: []short{}},
+		{name: "no Action image", tag: "2025-05-08", image: "", want: []short{}},
+		{name: "slim image", tag: "2025-05-08", image: ImageSlim, want: []short{{CodeImportNotInImage, hold, 2}}},
+		{name: "an image gradegate does not know", tag: "2025-05-08", image: "huge", want: []short{{CodeImportNotInImage, hold, 2}}},
+		{name: "slim image, no tag: one finding, not two", tag: "", image: ImageSlim, want: []short{{CodeImportNotInImage, hold, 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := manifest.Grader{ImageTag: tt.tag}
+			got, err := Grader(context.Background(), py, []byte(source), "grader.py", g, InImage(tt.image))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, shorten(got)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nall: %+v", diff, got)
+			}
+			if tt.image == ImageSlim && tt.tag != "" && (len(got) != 1 || !strings.Contains(got[0].Message, "uses: gradegate/gradegate,")) {
+				t.Errorf("the finding should say how to get the package: %+v", got)
+			}
+		})
+	}
+}

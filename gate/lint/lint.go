@@ -52,7 +52,10 @@ const (
 // Option changes what Grader checks.
 type Option func(*options)
 
-type options struct{ hosted bool }
+type options struct {
+	hosted bool
+	image  ActionImage
+}
 
 // ForHosted adds the checks that only matter when the canaries also run on
 // the hosted grader (canary --hosted): a grade that returns an int or a dict,
@@ -110,6 +113,9 @@ func networkModules() []string {
 // 256,000 bytes or more, the batch contract (the hosted grader calls
 // grade(sample, item) one sample at a time) and, with ForHosted, a grade that
 // returns an int or a dict.
+//
+// InImage names the Action image the grader will run in: an import its
+// image tag provides but the image does not install holds too.
 func Grader(ctx context.Context, python string, source []byte, file string, g manifest.Grader, opts ...Option) ([]manifest.Finding, error) {
 	var o options
 	for _, opt := range opts {
@@ -160,7 +166,7 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 	for _, f := range out.Findings {
 		add(f.Code, f.Severity, f.Line, f.Message)
 	}
-	found = append(found, importFindings(out.Imports, file, g.ImageTag)...)
+	found = append(found, importFindings(out.Imports, file, g.ImageTag, o.image)...)
 	sortFindings(found)
 	return found, nil
 }
@@ -221,7 +227,7 @@ func runScript(ctx context.Context, python string, source []byte, contract strin
 
 // importFindings applies the image and network rules to the imports lint.py
 // found.
-func importFindings(imports []pyImport, file, tag string) []manifest.Finding {
+func importFindings(imports []pyImport, file, tag string, image ActionImage) []manifest.Finding {
 	var out []manifest.Finding
 	seen := map[string]bool{}
 	add := func(code string, sev manifest.Severity, line int, key, msg string) {
@@ -252,7 +258,12 @@ func importFindings(imports []pyImport, file, tag string) []manifest.Finding {
 			continue
 		}
 		top, _, _ := strings.Cut(im.Module, ".")
-		if _, ok := importer(tag, top); ok {
+		if p, ok := importer(tag, top); ok {
+			if !image.Installs(p) {
+				add(CodeImportNotInImage, manifest.SeverityHold, im.Line, top, fmt.Sprintf(
+					"import of %s: image_tag %s provides it (%s), but the gradegate %s image has only the standard library; grade in the full image (uses: gradegate/gradegate, not gradegate/gradegate/slim)",
+					im.Module, tag, p.Requirement(), image))
+			}
 			continue
 		}
 		add(CodeImportNotInImage, manifest.SeverityHold, im.Line, top, notInImage(im.Module, top, tag))

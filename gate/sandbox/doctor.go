@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -17,43 +19,6 @@ import (
 	"github.com/gradegate/gradegate/gate"
 	"golang.org/x/sys/unix"
 )
-
-// CheckStatus is the outcome of one doctor check.
-type CheckStatus string
-
-// The outcomes of a doctor check.
-const (
-	CheckOK   CheckStatus = "ok"
-	CheckFail CheckStatus = "fail"
-	CheckSkip CheckStatus = "skip" // not applicable on this machine, or not asked for
-)
-
-// Check is one thing `gradegate doctor` tried from inside the sandbox.
-type Check struct {
-	Name   string      `json:"name"`
-	Layer  string      `json:"layer"` // launcher, seccomp, landlock, uid, capabilities, rlimits, environment, python
-	Status CheckStatus `json:"status"`
-	Detail string      `json:"detail"`
-}
-
-// Report is what `gradegate doctor` found.
-type Report struct {
-	Schema  string       `json:"schema"` // gradegate.doctor/v1
-	Kernel  string       `json:"kernel"`
-	Sandbox gate.Sandbox `json:"sandbox"` // the layers a run would have in force
-	Checks  []Check      `json:"checks"`
-	// NetworkBoundary is false when internet sockets could not be
-	// refused: gradegate would refuse to grade (exit 3).
-	NetworkBoundary bool `json:"network_boundary"`
-	// SecretsProtected is false when a grader could read gradegate's
-	// /proc/<pid>/environ: gradegate would refuse to grade (New returns
-	// ErrSecretsExposed). The doctor's exit code stays tied to the
-	// network boundary.
-	SecretsProtected bool `json:"secrets_protected"`
-	// FilesystemBoundary is false when no Landlock ruleset could be
-	// enforced: gradegate would refuse to grade (exit 3).
-	FilesystemBoundary bool `json:"filesystem_boundary"`
-}
 
 // Doctor tries every layer from inside a sandboxed child and reports each
 // check. It always applies every layer the machine allows, also when s was

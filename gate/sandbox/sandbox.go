@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sandbox starts grader processes under gradegate's isolation layers.
 //
 // gradegate re-executes its own binary as a small launcher (LauncherArg) that
@@ -75,28 +77,6 @@ const (
 	// thread per CPU, so the limit grows with the CPU count.
 	processHeadroom = 64
 )
-
-// ErrSecretsExposed means a grader could read gradegate's own
-// /proc/<pid>/environ (and so GITHUB_TOKEN and other secrets): graders keep
-// gradegate's uid, Landlock is unavailable and gradegate is still dumpable.
-// Calling ProtectSelf first closes that hole; otherwise gradegate must not
-// grade (the CLI exits 3) unless it runs unsandboxed.
-var ErrSecretsExposed = errors.New("sandbox: graders could read gradegate's environment")
-
-// ErrNoNetworkBoundary means the seccomp filter that refuses internet sockets
-// could not be installed, so gradegate must not grade (the CLI exits 3)
-// unless it runs unsandboxed.
-var ErrNoNetworkBoundary = errors.New("sandbox: the network boundary cannot be established")
-
-// ErrNoFilesystemBoundary means no Landlock ruleset could be enforced (the
-// kernel lacks Landlock, or refuses it), so nothing but file permissions
-// would stand between a grader and every world-readable file (the
-// workspace, the .git/config where actions/checkout leaves its token, the
-// event payload) and every world-writable directory (/tmp, /dev/shm); a
-// grader that keeps gradegate's uid could also read the environment of the
-// user's other processes and rewrite the user's files. gradegate must not
-// grade (the CLI exits 3) unless it runs unsandboxed.
-var ErrNoFilesystemBoundary = errors.New("sandbox: the filesystem boundary (Landlock) cannot be established")
 
 // unixSocketsABI is the first Landlock ABI under which graders may create
 // and connect AF_UNIX sockets: it confines path-named ones to the scratch

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -28,11 +30,6 @@ const maxUIDBlocks = 512
 // block. /run is a tmpfs writable only by root on systemd and Debian
 // systems, so no other user can plant files there.
 const DefaultUIDLockDir = "/run/gradegate/uids"
-
-// ErrUIDsUnmapped means the uids graders would run as do not exist in
-// gradegate's user namespace (a rootless container maps only uid 0), so the
-// uid switch is unavailable; the other layers still apply.
-var ErrUIDsUnmapped = errors.New("sandbox: the grader uids are not mapped in this user namespace")
 
 // uidReservation is a block of uids held through flock(2) locks, which the
 // kernel releases when the descriptors close, at the latest when the

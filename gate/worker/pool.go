@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package worker runs Python graders: a pool of interpreter processes that
 // implements gate.Runner.
 //
