@@ -1,0 +1,358 @@
+package dataset
+
+import (
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// minTextWords is the fewest words a string needs to count as text when
+// near_duplicates.fields is not set: "USD" or "approved" is a category,
+// not content that a duplicate would repeat.
+const minTextWords = 5
+
+// pathStep is one step of the path to the value being read: an object key
+// (raw bytes of the item) or a list position.
+type pathStep struct {
+	key   []byte
+	index int // -1 for an object key
+}
+
+// leaf is one compared string of an item.
+type leaf struct {
+	tag   uint64 // hash of the path without list positions
+	exact uint64 // hash of the concrete path and the normalised text
+	text  uint64 // hash of the normalised text alone
+	words int
+	// shingles is the leaf's shingle hashes, in text order, with repeats.
+	shingles []uint64
+}
+
+// extractor finds the texts an item's rows are compared on, and hashes
+// them. One extractor serves one screen; its buffers are reused row after
+// row, so reading an item allocates nothing in the common case.
+type extractor struct {
+	skip     map[string]bool      // top-level fields never compared by default
+	patterns []manifest.FieldPath // near_duplicates.fields; nil: the default rule
+	seen     []bool               // seen[i]: some item has a value at patterns[i]
+	// boiler holds the leaf texts (tag and text hash) left out as context.
+	boiler map[[2]uint64]bool
+	// all passes on every string outside the skipped fields, short or
+	// context, to learn the context texts.
+	all bool
+
+	path   []pathStep
+	words  []uint64
+	strBuf []byte
+	keyBuf []byte
+
+	// onLeaf receives each compared string; path is valid during the call.
+	onLeaf func(l *leaf, path []pathStep)
+	cur    leaf
+}
+
+// item walks one item object and calls onLeaf for each compared string.
+// It reports false when the bytes are not a JSON object after all.
+func (e *extractor) item(data []byte) bool {
+	e.path = e.path[:0]
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	return e.value(data, i) >= 0
+}
+
+// value reads the value at data[i] (the current path) and returns its end.
+func (e *extractor) value(data []byte, i int) int {
+	compared := len(e.path) > 0
+	if e.patterns != nil {
+		compared = false
+		below := false
+		for k, p := range e.patterns {
+			switch matchPath(p, e.path) {
+			case matchExact:
+				e.seen[k] = true
+				compared = true
+			case matchInside:
+				compared = true
+			case matchPrefix:
+				below = true
+			}
+		}
+		if !compared && !below {
+			return skipValue(data, i)
+		}
+	} else if len(e.path) == 1 && e.skip[string(e.path[0].key)] {
+		return skipValue(data, i)
+	}
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		end, esc := scanString(data, i)
+		if end < 0 {
+			return -1
+		}
+		if compared {
+			text := data[i+1 : end-1]
+			if esc {
+				e.strBuf = unquote(data[i:end], true, e.strBuf[:0])
+				text = e.strBuf
+			}
+			e.text(text)
+		}
+		return end
+	case '{':
+		i = skipSpace(data, i+1)
+		for i < len(data) && data[i] == '"' {
+			end, esc := scanString(data, i)
+			if end < 0 {
+				return -1
+			}
+			key := data[i+1 : end-1]
+			if esc {
+				e.keyBuf = unquote(data[i:end], true, e.keyBuf[:0])
+				key = append([]byte(nil), e.keyBuf...)
+			}
+			i = skipSpace(data, end)
+			if i >= len(data) || data[i] != ':' {
+				return -1
+			}
+			e.path = append(e.path, pathStep{key: key, index: -1})
+			i = e.value(data, skipSpace(data, i+1))
+			e.path = e.path[:len(e.path)-1]
+			if i < 0 {
+				return -1
+			}
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+			}
+		}
+		if i >= len(data) || data[i] != '}' {
+			return -1
+		}
+		return i + 1
+	case '[':
+		i = skipSpace(data, i+1)
+		for n := 0; i < len(data) && data[i] != ']'; n++ {
+			e.path = append(e.path, pathStep{index: n})
+			i = e.value(data, i)
+			e.path = e.path[:len(e.path)-1]
+			if i < 0 {
+				return -1
+			}
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+			}
+		}
+		if i >= len(data) {
+			return -1
+		}
+		return i + 1
+	default:
+		return skipValue(data, i)
+	}
+}
+
+// How a pattern relates to the path of a value.
+const (
+	matchNone   = iota
+	matchPrefix // the path leads towards the pattern: read on
+	matchExact  // the path is the pattern
+	matchInside // the path is inside the value the pattern names
+)
+
+func matchPath(p manifest.FieldPath, path []pathStep) int {
+	n := min(len(p), len(path))
+	for k := range n {
+		st, ps := p[k], path[k]
+		if st.IsList() {
+			if ps.index < 0 || (st.Index != manifest.AnyIndex && st.Index != ps.index) {
+				return matchNone
+			}
+		} else if ps.index >= 0 || st.Key != string(ps.key) {
+			return matchNone
+		}
+	}
+	switch {
+	case len(path) < len(p):
+		return matchPrefix
+	case len(path) == len(p):
+		return matchExact
+	default:
+		return matchInside
+	}
+}
+
+// text hashes one string value at the current path and passes it on when
+// it is compared.
+func (e *extractor) text(s []byte) {
+	words, exact := e.splitWords(s)
+	if len(words) == 0 {
+		return
+	}
+	if e.patterns == nil && len(words) < minTextWords && !e.all {
+		return
+	}
+	tag := pathTag(e.path)
+	if e.boiler[[2]uint64{tag, exact}] && !e.all {
+		return
+	}
+	l := &e.cur
+	l.tag, l.text, l.words = tag, exact, len(words)
+	l.exact = mix64(concretePathHash(e.path) ^ mix64(exact))
+	l.shingles = l.shingles[:0]
+	n := max(1, len(words)-shingleWords+1)
+	for i := range n {
+		h := tag
+		for k, w := range words[i:min(i+shingleWords, len(words))] {
+			h += w * shinglePrimes[k]
+		}
+		l.shingles = append(l.shingles, mix64(h))
+	}
+	e.onLeaf(l, e.path)
+}
+
+var shinglePrimes = [shingleWords]uint64{0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f, 0x165667b19e3779f9, 0xd6e8feb86659fd93, 0xff51afd7ed558ccd}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// splitWords hashes the words of s (runs of letters and digits, lower
+// case) into e.words, and returns with them the hash of s in lower case
+// with each run of white space made one space and the ends trimmed.
+func (e *extractor) splitWords(s []byte) (words []uint64, exact uint64) {
+	words = e.words[:0]
+	exact = fnvOffset
+	var (
+		w       uint64 = fnvOffset
+		inWord  bool
+		started bool
+		space   bool
+		enc     [utf8.UTFMax]byte
+	)
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRune(s[i:])
+			r = unicode.ToLower(r)
+		}
+		i += size
+		isSpace := r < utf8.RuneSelf && (r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f') ||
+			r >= utf8.RuneSelf && unicode.IsSpace(r)
+		if isSpace {
+			space = started
+		} else {
+			if space {
+				exact = (exact ^ ' ') * fnvPrime
+				space = false
+			}
+			started = true
+		}
+		var b []byte
+		if r < utf8.RuneSelf {
+			enc[0] = byte(r)
+			b = enc[:1]
+		} else {
+			b = enc[:utf8.EncodeRune(enc[:], r)]
+		}
+		if !isSpace {
+			for _, x := range b {
+				exact = (exact ^ uint64(x)) * fnvPrime
+			}
+		}
+		wordRune := r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9') ||
+			r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+		if wordRune {
+			for _, x := range b {
+				w = (w ^ uint64(x)) * fnvPrime
+			}
+			inWord = true
+		} else if inWord {
+			words = append(words, w)
+			w, inWord = fnvOffset, false
+		}
+	}
+	if inWord {
+		words = append(words, w)
+	}
+	e.words = words
+	return words, exact
+}
+
+// pathTag hashes a path without its list positions, so the same text in
+// another message of a conversation still matches, while words never join
+// across fields and a text never matches the same words in another field.
+func pathTag(path []pathStep) uint64 {
+	h := uint64(fnvOffset)
+	for _, st := range path {
+		if st.index >= 0 {
+			h = (h ^ '[') * fnvPrime
+			continue
+		}
+		h = (h ^ '.') * fnvPrime
+		for _, c := range st.key {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+	}
+	return mix64(h)
+}
+
+// concretePathHash hashes a path with its list positions.
+func concretePathHash(path []pathStep) uint64 {
+	h := uint64(fnvOffset)
+	for _, st := range path {
+		if st.index >= 0 {
+			h = (h ^ '[') * fnvPrime
+			h = (h ^ uint64(st.index)) * fnvPrime
+			continue
+		}
+		h = (h ^ '.') * fnvPrime
+		for _, c := range st.key {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+	}
+	return h
+}
+
+// pathString writes a path as findings name it: messages[1].content.
+func pathString(path []pathStep) string {
+	var b []byte
+	for i, st := range path {
+		if st.index >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(st.index), 10)
+			b = append(b, ']')
+			continue
+		}
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, st.key...)
+	}
+	return string(b)
+}
+
+// mix64 is the splitmix64 finaliser: every input bit moves every output bit.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
