@@ -1,0 +1,302 @@
+package dataset
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+func TestNearDuplicates(t *testing.T) {
+	off := false
+	tests := []struct {
+		name      string
+		lines     []string
+		fields    []string
+		threshold float64
+		enabled   *bool
+		want      []wantFinding
+	}{
+		{
+			name: "default fields: texts of five words or more, never the id, slice or family",
+			lines: []string{
+				`{"item": {"case_id": "d-1", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the blue teapot today", "note": "x"}}`,
+				`{"item": {"case_id": "d-2", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the blue teapot today!", "note": "x"}}`,
+				`{"item": {"case_id": "d-3", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the green kettle now", "note": "x"}}`,
+			},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "d-2",
+				`2 cases are near duplicates (similarity 1.00 of 5-word shingles over request): "d-1" (line 1), "d-2" (line 2)`}},
+		},
+		{
+			name: "a short categorical value is not text",
+			lines: []string{
+				`{"item": {"case_id": "c-1", "currency": "USD", "status": "approved", "request": "refund the blue teapot to my card please"}}`,
+				`{"item": {"case_id": "c-2", "currency": "USD", "status": "approved", "request": "ship the green kettle to the office on monday"}}`,
+				`{"item": {"case_id": "c-3", "currency": "USD", "status": "approved"}}`,
+				`{"item": {"case_id": "c-4", "currency": "USD", "status": "approved"}}`,
+			},
+		},
+		{
+			name: "ids alone do not make near duplicates",
+			lines: []string{
+				`{"item": {"case_id": "one two three four five six", "request": "alpha"}}`,
+				`{"item": {"case_id": "one two three four five six seven", "request": "beta"}}`,
+			},
+		},
+		{
+			name: "the label field is never compared",
+			lines: []string{
+				`{"item": {"case_id": "l-1", "human_score": "one two three four five six"}}`,
+				`{"item": {"case_id": "l-2", "human_score": "one two three four five six"}}`,
+			},
+			want: []wantFinding{
+				{CodeLabelDomain, manifest.SeverityHold, "cases.jsonl", 1, "l-1", "item.human_score must be 0 or 1"},
+				{CodeLabelDomain, manifest.SeverityHold, "cases.jsonl", 2, "l-2", "item.human_score must be 0 or 1"},
+			},
+		},
+		{
+			name: "a text under five words is one shingle",
+			lines: []string{
+				`{"item": {"case_id": "s-1", "request": "status order 50330"}}`,
+				`{"item": {"case_id": "s-2", "request": "Status, order 50330?"}}`,
+				`{"item": {"case_id": "s-3", "request": "status order 50331"}}`,
+			},
+			fields: []string{"request"},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "s-2",
+				`2 cases are near duplicates (similarity 1.00 of 5-word shingles over request): "s-1" (line 1), "s-2" (line 2)`}},
+		},
+		{
+			name: "exact duplicates of short strings, after case and white space",
+			lines: []string{
+				`{"item": {"case_id": "e-1", "answer": "Yes"}}`,
+				`{"item": {"case_id": "e-2", "answer": "no"}}`,
+				`{"item": {"case_id": "e-3", "answer": " YES "}}`,
+				`{"item": {"case_id": "e-4", "answer": "yes"}}`,
+			},
+			fields: []string{"answer"},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "e-3",
+				`3 cases have the same text over answer, ignoring case and white space: "e-1" (line 1), "e-3" (line 3), "e-4" (line 4)`}},
+		},
+		{
+			name: "below the threshold",
+			lines: []string{
+				// 10 words: 6 shingles each, 5 shared: 5/7 = 0.71.
+				`{"item": {"case_id": "t-1", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"}}`,
+				`{"item": {"case_id": "t-2", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 other"}}`,
+			},
+			fields: []string{"request"},
+		},
+		{
+			name: "at a lower threshold",
+			lines: []string{
+				`{"item": {"case_id": "t-1", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"}}`,
+				`{"item": {"case_id": "t-2", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 other"}}`,
+			},
+			fields:    []string{"request"},
+			threshold: 0.7,
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "t-2",
+				`similarity 0.71 of 5-word shingles over request`}},
+		},
+		{
+			name: "words never join across fields",
+			lines: []string{
+				`{"item": {"case_id": "x-1", "a": "one two three", "b": "four five six"}}`,
+				`{"item": {"case_id": "x-2", "a": "one two three four", "b": "five six"}}`,
+			},
+			fields: []string{"a", "b"},
+		},
+		{
+			name: "a field no item has",
+			lines: []string{
+				`{"item": {"case_id": "u-1", "request": "alpha beta"}}`,
+				`{"item": {"case_id": "u-2", "request": "gamma delta", "prompt": 3}}`,
+			},
+			fields: []string{"request", "prompt", "question", "request.text"},
+			want: []wantFinding{
+				{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 12, "", `dataset.near_duplicates.fields names "question", which no item has`},
+				{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 12, "", `dataset.near_duplicates.fields names "request.text", which no item has`},
+			},
+		},
+		{
+			name: "a duplicated id is not also a near duplicate",
+			lines: []string{
+				`{"item": {"case_id": "r-1", "request": "the very same request text here"}}`,
+				`{"item": {"case_id": "r-1", "request": "the very same request text here"}}`,
+			},
+			want: []wantFinding{{CodeDuplicateCaseID, manifest.SeverityHold, "cases.jsonl", 1, "r-1", "is on 2 lines: 1, 2"}},
+		},
+		{
+			name: "one finding per cluster",
+			lines: []string{
+				`{"item": {"case_id": "k-1", "request": "please cancel the order for the blue teapot today"}}`,
+				`{"item": {"case_id": "k-2", "request": "we ship parcels to the office every monday morning"}}`,
+				`{"item": {"case_id": "k-3", "request": "Please cancel the order for the blue teapot today."}}`,
+				`{"item": {"case_id": "k-4", "request": "please cancel the order for the blue teapot today"}}`,
+				`{"item": {"case_id": "k-5", "request": "we ship parcels to the office every monday morning!"}}`,
+				`{"item": {"case_id": "k-6", "request": "a refund goes back to the card it came from"}}`,
+			},
+			want: []wantFinding{
+				{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "k-3",
+					`3 cases are near duplicates (similarity 1.00 of 5-word shingles over request): "k-1" (line 1), "k-3" (line 3), "k-4" (line 4)`},
+				{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 5, "k-5",
+					`2 cases are near duplicates (similarity 1.00 of 5-word shingles over request): "k-2" (line 2), "k-5" (line 5)`},
+			},
+		},
+		{
+			name: "a cluster names its first five cases and counts the rest",
+			lines: func() []string {
+				var out []string
+				for i := range 7 {
+					out = append(out, fmt.Sprintf(`{"item": {"case_id": "m-%d", "request": "one and the same request text"}}`, i+1))
+				}
+				return out
+			}(),
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "m-2",
+				`7 cases have the same text over request, ignoring case and white space: "m-1" (line 1), "m-2" (line 2), "m-3" (line 3), "m-4" (line 4), "m-5" (line 5) and 2 more`}},
+		},
+		{
+			name: "conversations: the text inside messages, named by its path",
+			lines: []string{
+				`{"item": {"case_id": "o-1", "messages": [{"role": "system", "content": "You are a support agent for a teapot shop."}, {"role": "user", "content": "Where is my order 50330, it was due on monday?"}]}}`,
+				`{"item": {"case_id": "o-2", "messages": [{"role": "system", "content": "You are a support agent for a teapot shop."}, {"role": "user", "content": "Can I pay for the green kettle with a gift card?"}]}}`,
+				`{"item": {"case_id": "o-3", "messages": [{"role": "system", "content": "You are a support agent for a teapot shop."}, {"role": "user", "content": "where is my order 50330 it was due on Monday"}]}}`,
+				`{"item": {"case_id": "o-4", "messages": [{"role": "system", "content": "You are a support agent for a teapot shop."}, {"role": "user", "content": "Please close my account and delete my address."}]}}`,
+				`{"item": {"case_id": "o-5", "messages": [{"role": "system", "content": "You are a support agent for a teapot shop."}, {"role": "user", "content": "Do you ship the blue teapot to Norway this winter?"}]}}`,
+				`{"item": {"case_id": "o-6", "messages": [{"role": "system", "content": "You are a support agent for a teapot shop."}, {"role": "user", "content": "My lid arrived cracked, can you send another one?"}]}}`,
+			},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "o-3",
+				`2 cases are near duplicates (similarity 1.00 of 5-word shingles over messages[1].content): "o-1" (line 1), "o-3" (line 3)`}},
+		},
+		{
+			name: "a long system prompt that every row shares is context, not content",
+			lines: func() []string {
+				prompt := strings.Repeat("You answer questions about orders, refunds and parcels for the teapot shop, politely and briefly. ", 4)
+				asks := []string{"Where is my order 50330, it was due on monday?", "Can I pay for the green kettle with a gift card?",
+					"Please close my account and delete my address.", "Do you ship the blue teapot to Norway this winter?",
+					"My lid arrived cracked, can you send another one?", "Is the copper kettle safe on an induction hob?"}
+				var out []string
+				for i, ask := range asks {
+					out = append(out, fmt.Sprintf(`{"item": {"case_id": "g-%d", "messages": [{"role": "system", "content": %q}, {"role": "user", "content": %q}]}}`, i+1, prompt, ask))
+				}
+				return out
+			}(),
+		},
+		{
+			name: "references in nested objects are compared; a short shared answer is not",
+			lines: []string{
+				`{"item": {"case_id": "n-1", "reference_answer": "42", "reference": {"answer": "The parcel left the warehouse on the third of May."}}}`,
+				`{"item": {"case_id": "n-2", "reference_answer": "42", "reference": {"answer": "Refunds reach the card within five working days."}}}`,
+				`{"item": {"case_id": "n-3", "reference_answer": "42", "reference": {"answer": "the parcel left the warehouse on the third of may"}}}`,
+			},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "n-3",
+				`2 cases are near duplicates (similarity 1.00 of 5-word shingles over reference.answer): "n-1" (line 1), "n-3" (line 3)`}},
+		},
+		{
+			name: "fields may name a path into lists and objects",
+			lines: []string{
+				`{"item": {"case_id": "p-1", "messages": [{"role": "system", "content": "one shared system prompt for all"}, {"role": "user", "content": "short a"}]}}`,
+				`{"item": {"case_id": "p-2", "messages": [{"role": "system", "content": "one shared system prompt for all"}, {"role": "user", "content": "Short  A"}]}}`,
+				`{"item": {"case_id": "p-3", "messages": [{"role": "system", "content": "one shared system prompt for all"}, {"role": "user", "content": "short b"}]}}`,
+			},
+			fields: []string{"messages[1].content"},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "p-2",
+				`2 cases have the same text over messages[1].content, ignoring case and white space: "p-1" (line 1), "p-2" (line 2)`}},
+		},
+		{
+			name: "a field path with [] covers every element",
+			lines: []string{
+				`{"item": {"case_id": "q-1", "messages": [{"content": "hello there"}, {"content": "first question"}]}}`,
+				`{"item": {"case_id": "q-2", "messages": [{"content": "hello there"}, {"content": "second question"}]}}`,
+				`{"item": {"case_id": "q-3", "messages": [{"content": "hello there"}, {"content": "first question"}]}}`,
+			},
+			fields: []string{"messages[].content"},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "q-3",
+				`2 cases have the same text over messages[0].content and messages[1].content, ignoring case and white space: "q-1" (line 1), "q-3" (line 3)`}},
+		},
+		{
+			name: "the fields override compares what it names, short or not",
+			lines: []string{
+				`{"item": {"case_id": "f-1", "request": "please cancel the order for the blue teapot today", "sku": "TP-1"}}`,
+				`{"item": {"case_id": "f-2", "request": "please cancel the order for the blue teapot today", "sku": "TP-2"}}`,
+				`{"item": {"case_id": "f-3", "request": "ship it", "sku": "TP-1"}}`,
+			},
+			fields: []string{"sku"},
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "f-3",
+				`2 cases have the same text over sku, ignoring case and white space: "f-1" (line 1), "f-3" (line 3)`}},
+		},
+		{
+			name: "enabled: false switches the screen off",
+			lines: []string{
+				`{"item": {"case_id": "z-1", "request": "the very same request text here"}}`,
+				`{"item": {"case_id": "z-2", "request": "the very same request text here"}}`,
+			},
+			fields:  []string{"question"},
+			enabled: &off,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testManifest(".")
+			m.Lines = map[string]int{"dataset.near_duplicates.fields": 12}
+			m.Dataset.NearDuplicates.Fields = tt.fields
+			m.Dataset.NearDuplicates.Enabled = tt.enabled
+			if tt.threshold != 0 {
+				m.Dataset.NearDuplicates.Threshold = tt.threshold
+			}
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n"))}}
+			set, err := Load(files, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFindings(t, set.Findings, tt.want)
+		})
+	}
+}
+
+// TestNearDuplicatesCapped: at most 20 clusters are listed, then one
+// finding counts the rest.
+func TestNearDuplicatesCapped(t *testing.T) {
+	var lines []string
+	for i := range 25 {
+		text := fmt.Sprintf("request number %d asks for something of its own", i)
+		for k := range 2 {
+			lines = append(lines, fmt.Sprintf(`{"item": {"case_id": "n-%d-%d", "request": %q}}`, i, k, text))
+		}
+	}
+	set, err := Load(fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(lines, "\n"))}}, testManifest("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(set.Findings); got != maxClusterFindings+1 {
+		t.Fatalf("got %d findings, want %d", got, maxClusterFindings+1)
+	}
+	if first := set.Findings[0]; first.Line != 2 || first.CaseID != "n-0-1" {
+		t.Errorf("first finding = %+v, want the cluster of line 1 and 2", first)
+	}
+	if last := set.Findings[maxClusterFindings]; last.Message != "5 more clusters of near duplicates (10 cases) are not listed" {
+		t.Errorf("last finding = %q", last.Message)
+	}
+}
+
+// TestScreenFileChanged: the rows read again must be the rows read first.
+func TestScreenFileChanged(t *testing.T) {
+	rows := []string{
+		`{"item": {"case_id": "a", "request": "please cancel the order for the blue teapot today"}}`,
+		`{"item": {"case_id": "b", "request": "please cancel the order for the blue teapot today"}}`,
+	}
+	files := fstest.MapFS{"cases.jsonl": {Data: []byte(`{"item": {"case_id": "a", "request": "something else"}}` + "\n" + rows[1] + "\n")}}
+	s := NewScreen(ScreenConfig{Manifest: testManifest("."), FS: files, File: "cases.jsonl"})
+	for i, r := range rows {
+		var line struct{ Item json.RawMessage }
+		if err := json.Unmarshal([]byte(r), &line); err != nil {
+			t.Fatal(err)
+		}
+		s.Add(i+1, string(rune('a'+i)), line.Item)
+	}
+	if _, err := s.Findings(); err == nil || !strings.Contains(err.Error(), "cases.jsonl line 1 is not what it was on the first read") {
+		t.Errorf("err = %v, want a changed-file error", err)
+	}
+}
