@@ -173,7 +173,10 @@ func TestNearDuplicates(t *testing.T) {
 		{
 			name: "a long system prompt that every row shares is context, not content",
 			lines: func() []string {
-				prompt := strings.Repeat("You answer questions about orders, refunds and parcels for the teapot shop, politely and briefly. ", 4)
+				prompt := "You answer questions about orders, refunds and parcels for the teapot shop, politely and briefly. " +
+					"Never promise a delivery date that the tracking page does not show. Refunds go back to the card that paid, " +
+					"within five working days, and a gift card is refunded as a new gift card. Parcels to Norway, Iceland and " +
+					"Switzerland pay customs on arrival. If a customer is angry, apologise once and then solve the problem."
 				asks := []string{"Where is my order 50330, it was due on monday?", "Can I pay for the green kettle with a gift card?",
 					"Please close my account and delete my address.", "Do you ship the blue teapot to Norway this winter?",
 					"My lid arrived cracked, can you send another one?", "Is the copper kettle safe on an induction hob?"}
