@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -27,16 +28,23 @@ func skipSpace(data []byte, i int) int {
 // scanString returns the end of the string starting at data[i] == '"', and
 // whether it holds an escape.
 func scanString(data []byte, i int) (end int, escaped bool) {
+	rest := data[i+1:]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 {
+		return -1, false
+	}
+	if bytes.IndexByte(rest[:q], '\\') < 0 {
+		return i + 1 + q + 1, false
+	}
 	for j := i + 1; j < len(data); j++ {
 		switch data[j] {
 		case '"':
-			return j + 1, escaped
+			return j + 1, true
 		case '\\':
-			escaped = true
 			j++
 		}
 	}
-	return -1, escaped
+	return -1, true
 }
 
 // skipValue returns the end of the value starting at data[i].

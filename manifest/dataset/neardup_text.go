@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -225,66 +226,95 @@ const (
 	fnvPrime  = 1099511628211
 )
 
+// Byte classes for the ASCII fast path of splitWords.
+const (
+	classOther = iota
+	classWord
+	classSpace
+)
+
+// asciiClass classifies each ASCII byte; it is never written after
+// initialisation.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			t[c] = classWord
+		case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
+			t[c] = classSpace
+		}
+	}
+	return t
+}()
+
 // splitWords hashes the words of s (runs of letters and digits, lower
-// case) into e.words, and returns with them the hash of s in lower case
-// with each run of white space made one space and the ends trimmed.
+// case) into e.words, and returns with them a hash of s in lower case with
+// each run of white space made one space and the ends trimmed. ASCII runs
+// are hashed eight bytes at a time; other runes one by one.
 func (e *extractor) splitWords(s []byte) (words []uint64, exact uint64) {
 	words = e.words[:0]
 	exact = fnvOffset
 	var (
-		w       uint64 = fnvOffset
+		w       uint64
 		inWord  bool
 		started bool
 		space   bool
-		enc     [utf8.UTFMax]byte
 	)
 	for i := 0; i < len(s); {
 		c := s[i]
-		var r rune
-		size := 1
+		var (
+			chunk  uint64
+			isWord bool
+		)
 		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+			switch asciiClass[c] {
+			case classWord:
+				j := i + 1
+				for j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]] == classWord {
+					j++
+				}
+				chunk, isWord = hashLowerASCII(s[i:j]), true
+				i = j
+			case classSpace:
+				i++
+				space = started
+				if inWord {
+					words = append(words, w)
+					inWord = false
+				}
+				continue
+			default:
+				i++
+				chunk = uint64(c) | punctMark
 			}
-			r = rune(c)
 		} else {
-			r, size = utf8.DecodeRune(s[i:])
+			r, size := utf8.DecodeRune(s[i:])
+			i += size
+			if unicode.IsSpace(r) {
+				space = started
+				if inWord {
+					words = append(words, w)
+					inWord = false
+				}
+				continue
+			}
 			r = unicode.ToLower(r)
+			chunk, isWord = mix64(uint64(r)|runeMark), unicode.IsLetter(r) || unicode.IsDigit(r)
 		}
-		i += size
-		isSpace := r < utf8.RuneSelf && (r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f') ||
-			r >= utf8.RuneSelf && unicode.IsSpace(r)
-		if isSpace {
-			space = started
-		} else {
-			if space {
-				exact = (exact ^ ' ') * fnvPrime
-				space = false
-			}
-			started = true
+		if space {
+			exact = (exact ^ spaceMark) * fnvPrime
+			space = false
 		}
-		var b []byte
-		if r < utf8.RuneSelf {
-			enc[0] = byte(r)
-			b = enc[:1]
-		} else {
-			b = enc[:utf8.EncodeRune(enc[:], r)]
-		}
-		if !isSpace {
-			for _, x := range b {
-				exact = (exact ^ uint64(x)) * fnvPrime
-			}
-		}
-		wordRune := r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9') ||
-			r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
-		if wordRune {
-			for _, x := range b {
-				w = (w ^ uint64(x)) * fnvPrime
-			}
-			inWord = true
-		} else if inWord {
+		started = true
+		exact = (exact ^ chunk) * fnvPrime
+		switch {
+		case isWord && inWord:
+			w = (w ^ chunk) * fnvPrime
+		case isWord:
+			w, inWord = chunk, true
+		case inWord:
 			words = append(words, w)
-			w, inWord = fnvOffset, false
+			inWord = false
 		}
 	}
 	if inWord {
@@ -292,6 +322,32 @@ func (e *extractor) splitWords(s []byte) (words []uint64, exact uint64) {
 	}
 	e.words = words
 	return words, exact
+}
+
+// Marks keep a punctuation byte, a rune and a space from hashing like a
+// word.
+const (
+	punctMark = 1 << 62
+	runeMark  = 1 << 61
+	spaceMark = 1<<60 | ' '
+)
+
+// hashLowerASCII hashes a run of ASCII letters and digits in lower case:
+// setting bit 0x20 lowers a letter and leaves a digit as it is.
+func hashLowerASCII(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		v := binary.LittleEndian.Uint64(b) | 0x2020202020202020
+		h = (h ^ v) * 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+		b = b[8:]
+	}
+	var v uint64
+	for k, c := range b {
+		v |= uint64(c|0x20) << (8 * k)
+	}
+	h = (h ^ v) * 0x94d049bb133111eb
+	return h ^ h>>29
 }
 
 // pathTag hashes a path without its list positions, so the same text in
