@@ -3,6 +3,7 @@ package dataset
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"slices"
 
@@ -187,7 +188,8 @@ func (s *Screen) endHead() {
 		}
 		if n >= contextMinRows && n*contextShare >= len(head) && len(wholes)*2 >= n {
 			if s.ext.boiler == nil {
-				s.ext.boiler = map[key]bool{}
+				s.ext.boiler, s.ext.boilerRaw = map[key]bool{}, map[uint64]bool{}
+				s.ext.rawSeed = maphash.MakeSeed()
 			}
 			s.ext.boiler[k] = true
 		}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -13,6 +14,9 @@ import (
 // near_duplicates.fields is not set: "USD" or "approved" is a category,
 // not content that a duplicate would repeat.
 const minTextWords = 5
+
+// maxBoilerRaw bounds the spellings of context texts known by their bytes.
+const maxBoilerRaw = 4096
 
 // pathStep is one step of the path to the value being read: an object key
 // (raw bytes of the item) or a list position.
@@ -40,6 +44,9 @@ type extractor struct {
 	seen     []bool               // seen[i]: some item has a value at patterns[i]
 	// boiler holds the leaf texts (tag and text hash) left out as context.
 	boiler map[[2]uint64]bool
+	// boilerRaw knows context texts again by their bytes (see text).
+	boilerRaw map[uint64]bool
+	rawSeed   maphash.Seed
 	// all passes on every string outside the skipped fields, short or
 	// context, to learn the context texts.
 	all bool
@@ -193,6 +200,16 @@ func matchPath(p manifest.FieldPath, path []pathStep) int {
 // text hashes one string value at the current path and passes it on when
 // it is compared.
 func (e *extractor) text(s []byte) {
+	tag := pathTag(e.path)
+	var raw uint64
+	if len(e.boiler) > 0 && !e.all {
+		// A context text recurs byte for byte in most rows: know it
+		// again by a fast hash of its bytes rather than reading its words.
+		raw = maphash.Bytes(e.rawSeed, s) ^ tag
+		if e.boilerRaw[raw] {
+			return
+		}
+	}
 	words, exact := e.splitWords(s)
 	if len(words) == 0 {
 		return
@@ -200,8 +217,10 @@ func (e *extractor) text(s []byte) {
 	if e.patterns == nil && len(words) < minTextWords && !e.all {
 		return
 	}
-	tag := pathTag(e.path)
 	if e.boiler[[2]uint64{tag, exact}] && !e.all {
+		if len(e.boilerRaw) < maxBoilerRaw {
+			e.boilerRaw[raw] = true
+		}
 		return
 	}
 	l := &e.cur
