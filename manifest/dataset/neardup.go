@@ -84,7 +84,6 @@ type Screen struct {
 	// once they are (or when near_duplicates.fields is set).
 	head      []headRow
 	headSize  int
-	sortedIns bool // rows came in increasing line order
 
 	// per-row scratch
 	sig      [sigBins]uint32
@@ -111,7 +110,6 @@ func NewScreen(cfg ScreenConfig) *Screen {
 		m:         m,
 		idField:   f.ID,
 		fields:    nd.Fields,
-		sortedIns: true,
 	}
 	if s.threshold <= 0 {
 		s.threshold = defaultNearDuplicateThreshold
@@ -226,9 +224,6 @@ func (s *Screen) add(line int, caseID string, item []byte) {
 	s.rowExact, s.rowAny = 0, false
 	if !s.ext.item(item) || !s.rowAny {
 		return // nothing to compare
-	}
-	if n := s.rows.len(); n > 0 && s.rows.at(n-1).line >= uint32(line) {
-		s.sortedIns = false
 	}
 	r := s.rows.push()
 	r.line = uint32(line)
