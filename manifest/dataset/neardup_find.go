@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -69,27 +70,38 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	dup := newBitset(n)
 	var groupFirsts []int32
 	{
-		type ex struct {
-			h uint64
-			i int32
-		}
-		keys := make([]ex, n)
+		// Sort the exact hashes with the row index in their low bits (8
+		// bytes a row, not 16); rows whose high bits agree are then told
+		// apart on the whole hash.
+		shift := uint(bits.Len(uint(n)))
+		keys := make([]uint64, n)
 		for i := range n {
-			keys[i] = ex{s.rows.at(i).exact, int32(i)}
+			keys[i] = s.rows.at(i).exact>>shift<<shift | uint64(i)
 		}
-		slices.SortFunc(keys, func(a, b ex) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.i, b.i)) })
+		slices.Sort(keys)
+		mask := uint64(1)<<shift - 1
+		var firsts []int32 // one row per distinct hash in the run
+		grouped := newBitset(n)
 		for lo := 0; lo < n; {
 			hi := lo + 1
-			for hi < n && keys[hi].h == keys[lo].h {
+			for hi < n && keys[hi]>>shift == keys[lo]>>shift {
 				hi++
 			}
-			if hi-lo > 1 {
-				first := keys[lo].i
-				groupFirsts = append(groupFirsts, first)
-				for _, k := range keys[lo+1 : hi] {
-					uf.union(first, k.i)
-					dup.set(int(k.i))
+			firsts = firsts[:0]
+			for _, k := range keys[lo:hi] {
+				i := int32(k & mask)
+				exact := s.rows.at(int(i)).exact
+				f := slices.IndexFunc(firsts, func(f int32) bool { return s.rows.at(int(f)).exact == exact })
+				if f < 0 {
+					firsts = append(firsts, i)
+					continue
 				}
+				if !grouped.has(int(firsts[f])) {
+					grouped.set(int(firsts[f]))
+					groupFirsts = append(groupFirsts, firsts[f])
+				}
+				uf.union(firsts[f], i)
+				dup.set(int(i))
 			}
 			lo = hi
 		}
