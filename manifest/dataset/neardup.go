@@ -54,8 +54,7 @@ type ScreenConfig struct {
 }
 
 // Screen finds near-duplicate and duplicate rows of a dataset in one pass,
-// in memory linear in the rows with a small constant (about 80 bytes a
-// row): rows are fed one at a time with Add, and Findings reports clusters.
+// in memory linear in the rows with a small constant (64 bytes a row): rows are fed one at a time with Add, and Findings reports clusters.
 //
 // Each row's compared texts are cut into 5-word shingles (a text under
 // five words is one shingle) tagged with their field's path, so words
@@ -78,12 +77,14 @@ type Screen struct {
 
 	ext  extractor
 	rows rowStore
-	ids  idArena
+	// idSeed hashes case ids: a row keeps its id's hash, and the ids a
+	// finding shows are read again with the rows.
+	idSeed maphash.Seed
 
 	// head holds the first rows until the context texts are known; nil
 	// once they are (or when near_duplicates.fields is set).
-	head      []headRow
-	headSize  int
+	head     []headRow
+	headSize int
 
 	// per-row scratch
 	sig      [sigBins]uint32
@@ -110,6 +111,7 @@ func NewScreen(cfg ScreenConfig) *Screen {
 		m:         m,
 		idField:   f.ID,
 		fields:    nd.Fields,
+		idSeed:    maphash.MakeSeed(),
 	}
 	if s.threshold <= 0 {
 		s.threshold = defaultNearDuplicateThreshold
@@ -228,7 +230,7 @@ func (s *Screen) add(line int, caseID string, item []byte) {
 	r := s.rows.push()
 	r.line = uint32(line)
 	r.exact = s.rowExact | 1 // never 0
-	r.id = s.ids.add(caseID)
+	r.id = uint32(maphash.String(s.idSeed, caseID))
 	densify(&s.sig)
 	r.bands = bandsOf(&s.sig)
 }

@@ -22,14 +22,21 @@ const maxReps = 6
 // rowText is a candidate row as read again: its shingle set, and each
 // compared text's path and shingles, to name the fields in a finding.
 type rowText struct {
+	id     string
 	set    []uint32 // sorted, without repeats
 	leaves []leafText
 }
 
+// leafText is one compared text of a candidate row: its path, and its
+// least shingle hashes, enough to tell whether it shares text with another
+// row.
 type leafText struct {
 	path string
-	set  []uint32 // sorted, without repeats
+	mins [leafMins]uint32
+	n    int
 }
+
+const leafMins = 4
 
 type edge struct {
 	a, b int32
@@ -68,33 +75,41 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// Rows with the same normalised text join at once; only the first of
 	// them goes on to the bands.
 	dup := newBitset(n)
+	named := newBitset(n) // rows a finding may name, read again for their ids
 	var groupFirsts []int32
+	keys := make([]uint64, n) // sort buffer, for the exact hashes then each band
 	{
 		// Sort the exact hashes with the row index in their low bits (8
 		// bytes a row, not 16); rows whose high bits agree are then told
 		// apart on the whole hash.
 		shift := uint(bits.Len(uint(n)))
-		keys := make([]uint64, n)
+		keys = keys[:n]
 		for i := range n {
 			keys[i] = s.rows.at(i).exact>>shift<<shift | uint64(i)
 		}
 		slices.Sort(keys)
 		mask := uint64(1)<<shift - 1
-		var firsts []int32 // one row per distinct hash in the run
+		var (
+			firsts []int32 // one row per distinct hash in the run
+			counts []int   // rows of each
+		)
 		grouped := newBitset(n)
 		for lo := 0; lo < n; {
 			hi := lo + 1
 			for hi < n && keys[hi]>>shift == keys[lo]>>shift {
 				hi++
 			}
-			firsts = firsts[:0]
+			firsts, counts = firsts[:0], counts[:0]
 			for _, k := range keys[lo:hi] {
 				i := int32(k & mask)
 				exact := s.rows.at(int(i)).exact
 				f := slices.IndexFunc(firsts, func(f int32) bool { return s.rows.at(int(f)).exact == exact })
 				if f < 0 {
-					firsts = append(firsts, i)
+					firsts, counts = append(firsts, i), append(counts, 1)
 					continue
+				}
+				if counts[f]++; counts[f] <= clusterCasesShown {
+					named.set(int(i)) // read again for its case id
 				}
 				if !grouped.has(int(firsts[f])) {
 					grouped.set(int(firsts[f]))
@@ -111,7 +126,6 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	cand := newBitset(n)
 	var members, ends []int32
 	{
-		keys := make([]uint64, 0, n)
 		for b := range numBands {
 			keys = keys[:0]
 			for i := range n {
@@ -138,11 +152,11 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	}
 
 	for _, g := range groupFirsts {
-		cand.set(int(g)) // read again to name its fields
+		named.set(int(g)) // and its fields
 	}
 	var wanted []int32
 	for i := range n {
-		if cand.has(i) {
+		if cand.has(i) || named.has(i) {
 			wanted = append(wanted, int32(i))
 		}
 	}
@@ -167,7 +181,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 					joined = true
 					continue
 				}
-				if s.ids.same(s.rows.at(int(x)).id, s.rows.at(int(y)).id) {
+				if s.rows.at(int(x)).id == s.rows.at(int(y)).id {
 					continue // the same case twice: a duplicate_case_id
 				}
 				ty := texts[y]
@@ -229,7 +243,7 @@ func (s *Screen) clusters(uf unionFind, edges []edge, groupFirsts []int32) []*cl
 		if len(c.members) < clusterCasesShown {
 			c.members = append(c.members, i)
 		}
-		if !c.distinct && !s.ids.same(s.rows.at(int(r)).id, s.rows.at(int(i)).id) {
+		if !c.distinct && s.rows.at(int(r)).id != s.rows.at(int(i)).id {
 			c.distinct = true
 		}
 	}
@@ -258,7 +272,7 @@ func (s *Screen) clusterFinding(c *cluster, texts map[int32]*rowText) manifest.F
 	var cases []string
 	for _, i := range c.members {
 		r := s.rows.at(int(i))
-		cases = append(cases, fmt.Sprintf("%q (line %d)", s.ids.get(r.id), r.line))
+		cases = append(cases, fmt.Sprintf("%q (line %d)", texts[i].id, r.line))
 	}
 	list := strings.Join(cases, ", ")
 	if c.size > len(c.members) {
@@ -279,10 +293,10 @@ func (s *Screen) clusterFinding(c *cluster, texts map[int32]*rowText) manifest.F
 	} else {
 		msg = fmt.Sprintf("%d cases have the same text over %s, ignoring case and white space: %s", c.size, over, list)
 	}
-	second := s.rows.at(int(c.members[1]))
+	second := c.members[1]
 	return manifest.Finding{
 		Code: CodeNearDuplicate, Severity: manifest.SeverityWarn,
-		File: s.file, Line: int(second.line), CaseID: s.ids.get(second.id),
+		File: s.file, Line: int(s.rows.at(int(second)).line), CaseID: texts[second].id,
 		Message: msg,
 	}
 }
@@ -301,7 +315,7 @@ func (s *Screen) matchedPaths(c *cluster, texts map[int32]*rowText) string {
 	}
 	var paths []string
 	for _, l := range root.leaves {
-		if other != nil && !intersects(l.set, other) {
+		if other != nil && !sharesAny(l.mins[:l.n], other) {
 			continue
 		}
 		if !slices.Contains(paths, l.path) {
@@ -345,22 +359,28 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 		sum  uint64
 		line []byte
 	)
+	var (
+		leafSet, rowSet []uint32 // reused row after row
+		pathBuf         []byte
+	)
 	s.ext.onLeaf = func(l *leaf, path []pathStep) {
 		sum += l.exact
-		set := make([]uint32, len(l.shingles))
-		for k, h := range l.shingles {
-			set[k] = uint32(h ^ h>>32)
+		leafSet = leafSet[:0]
+		for _, h := range l.shingles {
+			leafSet = append(leafSet, uint32(h^h>>32))
 		}
-		slices.Sort(set)
-		set = slices.Compact(set)
-		p := pathString(path)
-		if q, ok := interned[p]; ok {
-			p = q
-		} else {
+		slices.Sort(leafSet)
+		leafSet = slices.Compact(leafSet)
+		pathBuf = appendPath(pathBuf[:0], path)
+		p, ok := interned[string(pathBuf)]
+		if !ok {
+			p = string(pathBuf)
 			interned[p] = p
 		}
-		cur.leaves = append(cur.leaves, leafText{path: p, set: set})
-		cur.set = append(cur.set, set...)
+		lt := leafText{path: p, n: min(len(leafSet), leafMins)}
+		copy(lt.mins[:], leafSet)
+		cur.leaves = append(cur.leaves, lt)
+		rowSet = append(rowSet, leafSet...)
 	}
 	defer func() { s.ext.onLeaf = s.signLeaf }()
 
@@ -379,15 +399,27 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 		}
 		lineNo++
 		data := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
-		cur, sum = &rowText{}, 0
-		if !s.ext.item(objectField(data, "item")) || sum|1 != rec.exact {
+		cur, sum, rowSet = &rowText{}, 0, rowSet[:0]
+		item := objectField(data, "item")
+		if !s.ext.item(item) || sum|1 != rec.exact {
 			return nil, s.changed(rec.line, nil)
 		}
-		slices.Sort(cur.set)
-		cur.set = slices.Compact(cur.set)
+		cur.id = s.caseID(item, rec.line)
+		slices.Sort(rowSet)
+		cur.set = slices.Clone(slices.Compact(rowSet))
 		texts[w] = cur
 	}
 	return texts, nil
+}
+
+// caseID reads a row's case id as the dataset reader does: the id field
+// when it is a non-empty string, else "<file>:<line>".
+func (s *Screen) caseID(item []byte, line uint32) string {
+	if raw := objectField(item, s.idField); len(raw) > 2 && raw[0] == '"' {
+		_, esc := scanString(raw, 0)
+		return string(unquote(raw, esc, nil))
+	}
+	return fmt.Sprintf("%s:%d", s.file, line)
 }
 
 func (s *Screen) changed(line uint32, err error) error {
@@ -437,15 +469,11 @@ func jaccard(a, b []uint32) float64 {
 	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
-func intersects(a, b []uint32) bool {
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
+// sharesAny reports whether any of hs is in the sorted set.
+func sharesAny(hs, set []uint32) bool {
+	for _, h := range hs {
+		if _, ok := slices.BinarySearch(set, h); ok {
 			return true
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
 		}
 	}
 	return false

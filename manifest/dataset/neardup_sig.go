@@ -1,7 +1,5 @@
 package dataset
 
-import "encoding/binary"
-
 // The signature: one permutation hashing (Li, Owen and Zhang, "One
 // Permutation Hashing", NIPS 2012) puts each shingle hash in one of sigBins
 // bins by its high bits and keeps the least low bits per bin; empty bins
@@ -72,7 +70,7 @@ func bandsOf(sig *[sigBins]uint32) [numBands]uint32 {
 type rowRec struct {
 	exact uint64 // sum of the leaves' exact hashes; never 0
 	line  uint32
-	id    uint32 // in the idArena
+	id    uint32 // hash of the case id
 	bands [numBands]uint32
 }
 
@@ -95,48 +93,6 @@ func (s *rowStore) push() *rowRec {
 	}
 	s.n++
 	return s.at(s.n - 1)
-}
-
-// idArena holds case ids back to back in 1 MiB chunks, each behind its
-// length; an id is named by its offset. Ids longer than maxIDBytes are cut
-// (they are only shown and compared).
-type idArena struct {
-	chunks [][]byte
-}
-
-const (
-	arenaChunk = 1 << 20
-	maxIDBytes = 1024
-)
-
-func (a *idArena) add(id string) uint32 {
-	if len(id) > maxIDBytes {
-		id = id[:maxIDBytes]
-	}
-	need := binary.MaxVarintLen16 + len(id)
-	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+need > arenaChunk {
-		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
-	}
-	k := len(a.chunks) - 1
-	c := a.chunks[k]
-	ref := uint32(k*arenaChunk + len(c))
-	c = binary.AppendUvarint(c, uint64(len(id)))
-	a.chunks[k] = append(c, id...)
-	return ref
-}
-
-func (a *idArena) get(ref uint32) string {
-	c := a.chunks[ref/arenaChunk][ref%arenaChunk:]
-	n, w := binary.Uvarint(c)
-	return string(c[w : w+int(n)])
-}
-
-func (a *idArena) same(x, y uint32) bool {
-	cx := a.chunks[x/arenaChunk][x%arenaChunk:]
-	cy := a.chunks[y/arenaChunk][y%arenaChunk:]
-	nx, wx := binary.Uvarint(cx)
-	ny, wy := binary.Uvarint(cy)
-	return nx == ny && string(cx[wx:wx+int(nx)]) == string(cy[wy:wy+int(ny)])
 }
 
 // unionFind joins rows into clusters; a cluster's root is its first row.

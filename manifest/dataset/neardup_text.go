@@ -404,9 +404,8 @@ func concretePathHash(path []pathStep) uint64 {
 	return h
 }
 
-// pathString writes a path as findings name it: messages[1].content.
-func pathString(path []pathStep) string {
-	var b []byte
+// appendPath writes a path as findings name it, messages[1].content, to b.
+func appendPath(b []byte, path []pathStep) []byte {
 	for i, st := range path {
 		if st.index >= 0 {
 			b = append(b, '[')
@@ -419,7 +418,7 @@ func pathString(path []pathStep) string {
 		}
 		b = append(b, st.key...)
 	}
-	return string(b)
+	return b
 }
 
 // mix64 is the splitmix64 finaliser: every input bit moves every output bit.
