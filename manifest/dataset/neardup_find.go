@@ -76,51 +76,8 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// them goes on to the bands.
 	dup := newBitset(n)
 	named := newBitset(n) // rows a finding may name, read again for their ids
-	var groupFirsts []int32
 	keys := make([]uint64, n) // sort buffer, for the exact hashes then each band
-	{
-		// Sort the exact hashes with the row index in their low bits (8
-		// bytes a row, not 16); rows whose high bits agree are then told
-		// apart on the whole hash.
-		shift := uint(bits.Len(uint(n)))
-		keys = keys[:n]
-		for i := range n {
-			keys[i] = s.rows.at(i).exact>>shift<<shift | uint64(i)
-		}
-		slices.Sort(keys)
-		mask := uint64(1)<<shift - 1
-		var (
-			firsts []int32 // one row per distinct hash in the run
-			counts []int   // rows of each
-		)
-		grouped := newBitset(n)
-		for lo := 0; lo < n; {
-			hi := lo + 1
-			for hi < n && keys[hi]>>shift == keys[lo]>>shift {
-				hi++
-			}
-			firsts, counts = firsts[:0], counts[:0]
-			for _, k := range keys[lo:hi] {
-				i := int32(k & mask)
-				exact := s.rows.at(int(i)).exact
-				f := slices.IndexFunc(firsts, func(f int32) bool { return s.rows.at(int(f)).exact == exact })
-				if f < 0 {
-					firsts, counts = append(firsts, i), append(counts, 1)
-					continue
-				}
-				if counts[f]++; counts[f] <= clusterCasesShown {
-					named.set(int(i)) // read again for its case id
-				}
-				if !grouped.has(int(firsts[f])) {
-					grouped.set(int(firsts[f]))
-					groupFirsts = append(groupFirsts, firsts[f])
-				}
-				uf.union(firsts[f], i)
-				dup.set(int(i))
-			}
-			lo = hi
-		}
-	}
+	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, uf, dup, named)
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
 	cand := newBitset(n)
@@ -151,9 +108,6 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		}
 	}
 
-	for _, g := range groupFirsts {
-		named.set(int(g)) // and its fields
-	}
 	var wanted []int32
 	for i := range n {
 		if cand.has(i) || named.has(i) {
@@ -221,6 +175,57 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		})
 	}
 	return out, nil
+}
+
+// exactGroups joins the rows (0..n-1) whose exact hashes are equal, marks
+// every row but the first of each group in dup and the first
+// clusterCasesShown in named, and returns the first rows. keys is a sort
+// buffer of n.
+//
+// The hashes are sorted with the row index in their low bits (8 bytes a
+// row, not 16); rows whose high bits agree are then told apart on the
+// whole hash.
+func exactGroups(n int, exact func(int) uint64, keys []uint64, uf unionFind, dup, named bitset) []int32 {
+	shift := uint(bits.Len(uint(n)))
+	mask := uint64(1)<<shift - 1
+	for i := range n {
+		keys[i] = exact(i)>>shift<<shift | uint64(i)
+	}
+	slices.Sort(keys)
+	var (
+		groupFirsts []int32
+		firsts      []int32 // one row per distinct hash in the run
+		counts      []int   // rows of each
+	)
+	grouped := newBitset(n)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && keys[hi]>>shift == keys[lo]>>shift {
+			hi++
+		}
+		firsts, counts = firsts[:0], counts[:0]
+		for _, k := range keys[lo:hi] {
+			i := int32(k & mask)
+			h := exact(int(i))
+			f := slices.IndexFunc(firsts, func(f int32) bool { return exact(int(f)) == h })
+			if f < 0 {
+				firsts, counts = append(firsts, i), append(counts, 1)
+				continue
+			}
+			if counts[f]++; counts[f] <= clusterCasesShown {
+				named.set(int(i))
+			}
+			if !grouped.has(int(firsts[f])) {
+				grouped.set(int(firsts[f]))
+				named.set(int(firsts[f]))
+				groupFirsts = append(groupFirsts, firsts[f])
+			}
+			uf.union(firsts[f], i)
+			dup.set(int(i))
+		}
+		lo = hi
+	}
+	return groupFirsts
 }
 
 // clusters gathers the rows of every cluster that holds two case ids, in

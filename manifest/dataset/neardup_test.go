@@ -3,6 +3,7 @@ package dataset
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -301,5 +302,74 @@ func TestScreenFileChanged(t *testing.T) {
 	}
 	if _, err := s.Findings(); err == nil || !strings.Contains(err.Error(), "cases.jsonl line 1 is not what it was on the first read") {
 		t.Errorf("err = %v, want a changed-file error", err)
+	}
+}
+
+// TestExactGroups checks the grouping of equal exact hashes, including
+// hashes that agree in every bit the sort looks at first but differ in the
+// low bits that the row index replaces.
+func TestExactGroups(t *testing.T) {
+	tests := []struct {
+		name       string
+		exact      []uint64
+		wantFirsts []int32
+		wantDup    []int
+		wantNamed  []int
+	}{
+		{
+			name:  "no repeats",
+			exact: []uint64{0x10, 0x20, 0x30},
+		},
+		{
+			name:       "a group of three",
+			exact:      []uint64{0x70, 0x20, 0x70, 0x70},
+			wantFirsts: []int32{0},
+			wantDup:    []int{2, 3},
+			wantNamed:  []int{0, 2, 3},
+		},
+		{
+			// With 4 rows the low 3 bits hold the index: 0x101 and 0x102
+			// agree above them, yet differ.
+			name:       "same high bits, different hashes",
+			exact:      []uint64{0x101, 0x102, 0x101, 0x102},
+			wantFirsts: []int32{0, 1},
+			wantDup:    []int{2, 3},
+			wantNamed:  []int{0, 1, 2, 3},
+		},
+		{
+			name:       "the first five are named",
+			exact:      []uint64{9 << 8, 9 << 8, 9 << 8, 9 << 8, 9 << 8, 9 << 8, 9 << 8},
+			wantFirsts: []int32{0},
+			wantDup:    []int{1, 2, 3, 4, 5, 6},
+			wantNamed:  []int{0, 1, 2, 3, 4},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := len(tt.exact)
+			uf, dup, named := newUnionFind(n), newBitset(n), newBitset(n)
+			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), uf, dup, named)
+			slices.Sort(firsts)
+			if !slices.Equal(firsts, tt.wantFirsts) {
+				t.Errorf("firsts = %v, want %v", firsts, tt.wantFirsts)
+			}
+			var gotDup, gotNamed []int
+			for i := range n {
+				if dup.has(i) {
+					gotDup = append(gotDup, i)
+				}
+				if named.has(i) {
+					gotNamed = append(gotNamed, i)
+				}
+				for j := range n {
+					if same := uf.find(int32(i)) == uf.find(int32(j)); same != (tt.exact[i] == tt.exact[j]) {
+						t.Errorf("rows %d and %d joined = %v, want %v", i, j, same, !same)
+					}
+				}
+			}
+			if !slices.Equal(gotDup, tt.wantDup) || !slices.Equal(gotNamed, tt.wantNamed) {
+				t.Errorf("dup = %v, named = %v; want %v, %v", gotDup, gotNamed, tt.wantDup, tt.wantNamed)
+			}
+		})
 	}
 }
