@@ -75,7 +75,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// Rows with the same normalised text join at once; only the first of
 	// them goes on to the bands.
 	dup := newBitset(n)
-	named := newBitset(n) // rows a finding may name, read again for their ids
+	named := newBitset(n)     // rows a finding may name, read again for their ids
 	keys := make([]uint64, n) // sort buffer, for the exact hashes then each band
 	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, uf, dup, named)
 
