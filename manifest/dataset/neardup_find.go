@@ -75,9 +75,10 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// Rows with the same normalised text join at once; only the first of
 	// them goes on to the bands.
 	dup := newBitset(n)
-	named := newBitset(n)     // rows a finding may name, read again for their ids
-	keys := make([]uint64, n) // sort buffer, for the exact hashes then each band
-	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, uf, dup, named)
+	named := newBitset(n) // rows a finding may name, read again for their ids
+	// Sort buffers, for the exact hashes then each band.
+	keys, tmp, count := make([]uint64, n), make([]uint64, n), make([]int, 1<<16)
+	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, tmp, count, uf, dup, named)
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
 	cand := newBitset(n)
@@ -90,7 +91,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 					keys = append(keys, uint64(s.rows.at(i).bands[b])<<32|uint64(i))
 				}
 			}
-			slices.Sort(keys)
+			sortFrom(keys, tmp[:len(keys)], count, 32)
 			for lo := 0; lo < len(keys); {
 				hi := lo + 1
 				for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
@@ -177,6 +178,37 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	return out, nil
 }
 
+// sortFrom sorts keys by their bits from bit low up, keeping the order of
+// keys that agree in those: a radix sort in passes of 16 bits, with tmp (as
+// long as keys) and count (1<<16) as scratch. The screen builds its keys in
+// row order with the row in the low bits, so they come out sorted by hash,
+// then row, in linear time.
+func sortFrom(keys, tmp []uint64, count []int, low uint) {
+	src, dst := keys, tmp
+	passes := 0
+	for shift := low; shift < 64; shift += 16 {
+		clear(count)
+		for _, k := range src {
+			count[k>>shift&0xffff]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := k >> shift & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+		passes++
+	}
+	if passes%2 == 1 {
+		copy(keys, tmp)
+	}
+}
+
 // exactGroups joins the rows (0..n-1) whose exact hashes are equal, marks
 // every row but the first of each group in dup and the first
 // clusterCasesShown in named, and returns the first rows. keys is a sort
@@ -185,13 +217,13 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 // The hashes are sorted with the row index in their low bits (8 bytes a
 // row, not 16); rows whose high bits agree are then told apart on the
 // whole hash.
-func exactGroups(n int, exact func(int) uint64, keys []uint64, uf unionFind, dup, named bitset) []int32 {
+func exactGroups(n int, exact func(int) uint64, keys, tmp []uint64, count []int, uf unionFind, dup, named bitset) []int32 {
 	shift := uint(bits.Len(uint(n)))
 	mask := uint64(1)<<shift - 1
 	for i := range n {
 		keys[i] = exact(i)>>shift<<shift | uint64(i)
 	}
-	slices.Sort(keys)
+	sortFrom(keys, tmp, count, shift)
 	var (
 		groupFirsts []int32
 		firsts      []int32 // one row per distinct hash in the run

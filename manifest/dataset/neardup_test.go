@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -348,7 +350,7 @@ func TestExactGroups(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := len(tt.exact)
 			uf, dup, named := newUnionFind(n), newBitset(n), newBitset(n)
-			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), uf, dup, named)
+			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), make([]uint64, n), make([]int, 1<<16), uf, dup, named)
 			slices.Sort(firsts)
 			if !slices.Equal(firsts, tt.wantFirsts) {
 				t.Errorf("firsts = %v, want %v", firsts, tt.wantFirsts)
@@ -371,5 +373,25 @@ func TestExactGroups(t *testing.T) {
 				t.Errorf("dup = %v, named = %v; want %v, %v", gotDup, gotNamed, tt.wantDup, tt.wantNamed)
 			}
 		})
+	}
+}
+
+// TestSortFrom checks the radix sort against the standard one: by the bits
+// from low up, and stable.
+func TestSortFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, low := range []uint{0, 7, 20, 32} {
+		keys := make([]uint64, 5000)
+		for i := range keys {
+			// Few distinct parts above low, spread over two passes, so
+			// that ties are many; the row below low shows the order kept.
+			keys[i] = uint64(r.IntN(4))<<(low+30) | uint64(r.IntN(8))<<low | uint64(i)&(1<<low-1)
+		}
+		want := slices.Clone(keys)
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>low, b>>low) })
+		sortFrom(keys, make([]uint64, len(keys)), make([]int, 1<<16), low)
+		if !slices.Equal(keys, want) {
+			t.Errorf("low %d: radix order differs from a stable sort", low)
+		}
 	}
 }
