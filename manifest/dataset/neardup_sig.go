@@ -42,7 +42,10 @@ func densify(sig *[sigBins]uint32) {
 	}
 	next, dist := sig[first], uint64(0)
 	for step := 1; step < sigBins; step++ {
-		j := (first - step + sigBins) % sigBins
+		j := first - step
+		if j < 0 {
+			j += sigBins
+		}
 		if sig[j] != emptyBin {
 			next, dist = sig[j], 0
 			continue
