@@ -395,3 +395,60 @@ func TestSortFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureEstimatesJaccard: over many pairs of sets with a known
+// Jaccard similarity, the share of signature bins on which the two agree
+// is that similarity, and pairs at 0.9 share a band.
+func TestSignatureEstimatesJaccard(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 13))
+	sign := func(set []uint64) ([sigBins]uint32, [numBands]uint32) {
+		var sig [sigBins]uint32
+		for k := range sig {
+			sig[k] = emptyBin
+		}
+		for _, h := range set {
+			if bin, v := binOf(h); v < sig[bin] {
+				sig[bin] = v
+			}
+		}
+		densify(&sig)
+		return sig, bandsOf(&sig)
+	}
+	for _, tt := range []struct {
+		shared, own int // |A∩B| and |A\B| = |B\A|
+	}{{90, 5}, {60, 20}, {8, 1}, {1, 0}} {
+		want := float64(tt.shared) / float64(tt.shared+2*tt.own)
+		const pairs = 400
+		agree, banded := 0, 0
+		for range pairs {
+			var a, b []uint64
+			for range tt.shared {
+				h := mix64(r.Uint64())
+				a, b = append(a, h), append(b, h)
+			}
+			for range tt.own {
+				a, b = append(a, mix64(r.Uint64())), append(b, mix64(r.Uint64()))
+			}
+			sa, ba := sign(a)
+			sb, bb := sign(b)
+			for k := range sa {
+				if sa[k] == sb[k] {
+					agree++
+				}
+			}
+			for k := range ba {
+				if ba[k] == bb[k] {
+					banded++
+					break
+				}
+			}
+		}
+		got := float64(agree) / float64(pairs*sigBins)
+		if got < want-0.03 || got > want+0.03 {
+			t.Errorf("J = %.3f: bins agree %.3f of the time", want, got)
+		}
+		if want >= 0.9 && banded < pairs*99/100 {
+			t.Errorf("J = %.3f: %d of %d pairs share a band", want, banded, pairs)
+		}
+	}
+}
