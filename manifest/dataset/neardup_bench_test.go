@@ -22,11 +22,12 @@ import (
 // templatedSuite writes n dataset rows shaped like a real export: a short
 // shared currency and status, a conversation whose system prompt every row
 // shares, and a long templated request (a fixed opening and closing around
-// 60 words of its own). One row in 100 is planted as a near duplicate of an
-// earlier row, in turn: the same text in other case and spacing (an exact
-// duplicate), the last word changed (similarity 0.96), one word in the
-// middle changed (similarity 0.88), or a third member of an earlier
-// cluster. It returns the clusters planted and their rows.
+// 60 words of its own). One row in 100 is planted as a near duplicate of
+// the row before it, in turn: the same text in other case and spacing (an
+// exact duplicate), the last of its own words changed, a word in the middle
+// changed (similarity 0.87 for both), or a third member of the cluster
+// planted before, another word changed. It returns the clusters planted and
+// their rows.
 func templatedSuite(w io.Writer, n int, seed uint64) (clusters, rows int) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	syll := strings.Fields("ka lo mi ne ro su ta ve bi do fa gu he ji ku la mo ni pa qu ri se ti vo wa xe yo za")
@@ -179,7 +180,7 @@ func TestScreenPlanted(t *testing.T) {
 	runtime.ReadMemStats(&after)
 
 	gotClusters, gotRows := clustersFound(t, findings)
-	// Banding finds a pair at similarity 0.88 with probability 0.998: all
+	// Banding finds a pair at similarity 0.87 with probability 0.997: all
 	// planted clusters are expected, and nothing that was not planted.
 	if gotClusters != wantClusters || gotRows != wantRows {
 		t.Errorf("found %d clusters of %d rows, planted %d of %d", gotClusters, gotRows, wantClusters, wantRows)
@@ -272,7 +273,7 @@ func heapPeak() (stop func() uint64) {
 }
 
 // BenchmarkScreen runs the screen over templated suites of 20k, 100k and 1M
-// rows written to a temporary folder (the 1M one is about 800 MB; skip it
+// rows written to a temporary folder (the 1M one is 1.1 GB; skip it
 // with -bench 'Screen/rows=(20k|100k)'), reporting rows per second and the
 // peak live heap of the whole run, reading the file included.
 //
