@@ -137,8 +137,9 @@ func NewScreen(cfg ScreenConfig) *Screen {
 	return s
 }
 
-// Add feeds one dataset row: its line in the file, its case id and its
-// item object as read. item is not kept after Add returns.
+// Add feeds one dataset row, in file order: its line in the file (1-based,
+// blank lines counted), its case id and its item object as read. item is
+// not kept after Add returns.
 func (s *Screen) Add(line int, caseID string, item json.RawMessage) {
 	if !s.on {
 		return

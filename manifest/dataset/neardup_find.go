@@ -383,6 +383,9 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	slices.SortFunc(wanted, func(a, b int32) int {
 		return cmp.Compare(s.rows.at(int(a)).line, s.rows.at(int(b)).line)
 	})
+	if s.fsys == nil {
+		return nil, errors.New("near-duplicate screen: no file system to read the dataset again from")
+	}
 	f, err := s.fsys.Open(s.file)
 	if err != nil {
 		return nil, fmt.Errorf("near-duplicate screen: %w", err)

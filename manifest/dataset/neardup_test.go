@@ -149,6 +149,24 @@ func TestNearDuplicates(t *testing.T) {
 			},
 		},
 		{
+			name: "a cluster of near and exact duplicates gives its range of similarity",
+			lines: func() []string {
+				var words []string
+				for i := range 60 {
+					words = append(words, fmt.Sprintf("w%d", i))
+				}
+				text := strings.Join(words, " ")
+				return []string{
+					fmt.Sprintf(`{"item": {"case_id": "v-1", "request": %q}}`, text),
+					fmt.Sprintf(`{"item": {"case_id": "v-2", "request": %q}}`, strings.ToUpper(text)),
+					// The last word changed: 55 of 57 shingles shared.
+					fmt.Sprintf(`{"item": {"case_id": "v-3", "request": %q}}`, strings.Join(words[:59], " ")+" other"),
+				}
+			}(),
+			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "v-2",
+				`3 cases are near duplicates (similarity 0.96 to 1.00 of 5-word shingles over request): "v-1" (line 1), "v-2" (line 2), "v-3" (line 3)`}},
+		},
+		{
 			name: "a cluster names its first five cases and counts the rest",
 			lines: func() []string {
 				var out []string
