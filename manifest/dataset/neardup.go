@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -54,7 +55,8 @@ type ScreenConfig struct {
 }
 
 // Screen finds near-duplicate and duplicate rows of a dataset in one pass,
-// in memory linear in the rows with a small constant (64 bytes a row): rows are fed one at a time with Add, and Findings reports clusters.
+// in memory linear in the rows with a small constant (64 bytes a row):
+// rows are fed one at a time with Add, and Findings reports clusters.
 //
 // Each row's compared texts are cut into 5-word shingles (a text under
 // five words is one shingle) tagged with their field's path, so words
@@ -125,7 +127,7 @@ func NewScreen(cfg ScreenConfig) *Screen {
 		if err != nil {
 			// The manifest parser rejects such a path; a hand-built
 			// manifest gets the field compared by its whole name.
-			p = manifest.FieldPath{{Key: name, Index: -1}}
+			p = manifest.FieldPath{{Key: name}}
 		}
 		s.ext.patterns = append(s.ext.patterns, p)
 	}
@@ -174,7 +176,7 @@ func (s *Screen) endHead() {
 	for _, r := range head {
 		inRow, whole = inRow[:0], 0
 		s.ext.item(r.item)
-		slices.SortFunc(inRow, cmpPair)
+		slices.SortFunc(inRow, func(a, b key) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
 		for _, k := range slices.Compact(inRow) {
 			if rowsWith[k] == nil {
 				rowsWith[k] = map[uint64]int{}
@@ -200,23 +202,6 @@ func (s *Screen) endHead() {
 	for _, r := range head {
 		s.add(r.line, r.id, r.item)
 	}
-}
-
-func cmpPair(a, b [2]uint64) int {
-	if c := cmpU64(a[0], b[0]); c != 0 {
-		return c
-	}
-	return cmpU64(a[1], b[1])
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // add signs one row and stores what the end of the screen needs.
