@@ -260,8 +260,7 @@ func exactGroups(n int, exact func(int) uint64, keys, tmp []uint64, count []int,
 	return groupFirsts
 }
 
-// clusters gathers the rows of every cluster that holds two case ids, in
-// the order of their first rows.
+// clusters gathers the rows of every cluster that holds two case ids.
 func (s *Screen) clusters(uf unionFind, edges []edge, groupFirsts []int32) []*cluster {
 	byRoot := map[int32]*cluster{}
 	var all []*cluster
@@ -298,7 +297,9 @@ func (s *Screen) clusters(uf unionFind, edges []edge, groupFirsts []int32) []*cl
 		}
 	}
 	all = slices.DeleteFunc(all, func(c *cluster) bool { return !c.distinct })
-	slices.SortFunc(all, func(a, b *cluster) int { return cmp.Compare(a.root, b.root) })
+	// In the order a reader of the file meets them: by the row that first
+	// repeats an earlier one, the row the finding points at.
+	slices.SortFunc(all, func(a, b *cluster) int { return cmp.Compare(a.members[1], b.members[1]) })
 	return all
 }
 

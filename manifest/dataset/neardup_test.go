@@ -149,6 +149,19 @@ func TestNearDuplicates(t *testing.T) {
 			},
 		},
 		{
+			name: "clusters in the order their first repeats come",
+			lines: []string{
+				`{"item": {"case_id": "j-1", "request": "please cancel the order for the blue teapot today"}}`,
+				`{"item": {"case_id": "j-2", "request": "we ship parcels to the office every monday morning"}}`,
+				`{"item": {"case_id": "j-3", "request": "we ship parcels to the office every monday morning"}}`,
+				`{"item": {"case_id": "j-4", "request": "please cancel the order for the blue teapot today"}}`,
+			},
+			want: []wantFinding{
+				{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 3, "j-3", `"j-2" (line 2), "j-3" (line 3)`},
+				{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 4, "j-4", `"j-1" (line 1), "j-4" (line 4)`},
+			},
+		},
+		{
 			name: "a cluster of near and exact duplicates gives its range of similarity",
 			lines: func() []string {
 				var words []string
