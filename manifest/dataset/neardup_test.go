@@ -483,3 +483,50 @@ func TestSignatureEstimatesJaccard(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitWords: words are runs of letters and digits in any case, the
+// same wherever they stand in the text; the exact hash ignores case and
+// runs of white space but not punctuation.
+func TestSplitWords(t *testing.T) {
+	tests := []struct {
+		a, b       string
+		sameWords  bool
+		sameExact  bool
+		wantWordsA int
+	}{
+		{"Hello world", "hello   WORLD", true, true, 2},
+		{"  hello world ", "hello world", true, true, 2},
+		{"hello, world", "hello world", true, false, 2},
+		{"a longwordofmanyletters9 b", "A LONGWORDOFMANYLETTERS9 B", true, true, 3},
+		// The same word at the very end and followed by more text.
+		{"x abcdefghijk", "x ABCDEFGHIJK", true, true, 2},
+		{"Crème brûlée", "crème BRÛLÉE", true, true, 2},
+		{"hello world", "hello word", false, false, 2},
+		{"ab cd", "abcd", false, false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+"|"+tt.b, func(t *testing.T) {
+			var e extractor
+			wa, xa := e.splitWords([]byte(tt.a))
+			wa = slices.Clone(wa)
+			wb, xb := e.splitWords([]byte(tt.b))
+			if len(wa) != tt.wantWordsA {
+				t.Errorf("%q: %d words, want %d", tt.a, len(wa), tt.wantWordsA)
+			}
+			if got := slices.Equal(wa, wb); got != tt.sameWords {
+				t.Errorf("same words = %v, want %v", got, tt.sameWords)
+			}
+			if got := xa == xb; got != tt.sameExact {
+				t.Errorf("same exact hash = %v, want %v", got, tt.sameExact)
+			}
+		})
+	}
+	// A word hashes the same whether eight bytes follow it or not.
+	var e extractor
+	short, _ := e.splitWords([]byte("teapot"))
+	short = slices.Clone(short)
+	long, _ := e.splitWords([]byte("teapot and a long tail of words"))
+	if short[0] != long[0] {
+		t.Error(`"teapot" hashes differently at the end of a text`)
+	}
+}

@@ -250,13 +250,15 @@ const (
 	classOther = iota
 	classWord
 	classSpace
+	classMulti // the first byte of a multi-byte rune, or a byte inside one
 )
 
-// asciiClass classifies each ASCII byte; it is never written after
-// initialisation.
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+// byteClass classifies each byte; it is never written after initialisation.
+var byteClass = func() (t [256]uint8) {
 	for c := range t {
 		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = classMulti
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 			t[c] = classWord
 		case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
@@ -285,14 +287,14 @@ func (e *extractor) splitWords(s []byte) (words []uint64, exact uint64) {
 			chunk  uint64
 			isWord bool
 		)
-		if c < utf8.RuneSelf {
-			switch asciiClass[c] {
+		if class := byteClass[c]; class != classMulti {
+			switch class {
 			case classWord:
 				j := i + 1
-				for j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]] == classWord {
+				for j < len(s) && byteClass[s[j]] == classWord {
 					j++
 				}
-				chunk, isWord = hashLowerASCII(s[i:j]), true
+				chunk, isWord = hashLowerASCII(s, i, j), true
 				i = j
 			case classSpace:
 				i++
@@ -351,19 +353,28 @@ const (
 	spaceMark = 1<<60 | ' '
 )
 
-// hashLowerASCII hashes a run of ASCII letters and digits in lower case:
-// setting bit 0x20 lowers a letter and leaves a digit as it is.
-func hashLowerASCII(b []byte) uint64 {
-	h := uint64(len(b)) * 0x9e3779b97f4a7c15
-	for len(b) >= 8 {
-		v := binary.LittleEndian.Uint64(b) | 0x2020202020202020
+// hashLowerASCII hashes s[i:j], a run of ASCII letters and digits, in lower
+// case: setting bit 0x20 lowers a letter and leaves a digit as it is. A
+// run of up to eight bytes is one load when s has eight bytes from i.
+func hashLowerASCII(s []byte, i, j int) uint64 {
+	n := j - i
+	h := uint64(n) * 0x9e3779b97f4a7c15
+	for j-i >= 8 {
+		v := binary.LittleEndian.Uint64(s[i:]) | 0x2020202020202020
 		h = (h ^ v) * 0xbf58476d1ce4e5b9
 		h ^= h >> 31
-		b = b[8:]
+		i += 8
 	}
 	var v uint64
-	for k, c := range b {
-		v |= uint64(c|0x20) << (8 * k)
+	if rest := j - i; rest > 0 {
+		if len(s)-i >= 8 {
+			mask := uint64(1)<<(8*rest) - 1
+			v = (binary.LittleEndian.Uint64(s[i:]) | 0x2020202020202020) & mask
+		} else {
+			for k, c := range s[i:j] {
+				v |= uint64(c|0x20) << (8 * k)
+			}
+		}
 	}
 	h = (h ^ v) * 0x94d049bb133111eb
 	return h ^ h>>29
