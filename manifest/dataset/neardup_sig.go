@@ -27,8 +27,8 @@ func binOf(h uint64) (int, uint32) {
 }
 
 // densify fills every empty bin from the nearest filled bin to its right,
-// mixed with the distance so that borrowed values differ from the bin they
-// came from. A signature with no filled bin stays as it is.
+// mixed with the distance (two odd multipliers) so that borrowed values
+// differ from the bin they came from. A signature with no filled bin stays as it is.
 func densify(sig *[sigBins]uint32) {
 	first := -1
 	for k, v := range sig {
@@ -40,7 +40,7 @@ func densify(sig *[sigBins]uint32) {
 	if first < 0 {
 		return
 	}
-	next, dist := sig[first], uint64(0)
+	next, dist := sig[first], uint32(0)
 	for step := 1; step < sigBins; step++ {
 		j := first - step
 		if j < 0 {
@@ -51,7 +51,7 @@ func densify(sig *[sigBins]uint32) {
 			continue
 		}
 		dist++
-		sig[j] = uint32(mix64(uint64(next)<<8 | dist))
+		sig[j] = next*0x9e3779b1 ^ dist*0x85ebca77
 	}
 }
 
