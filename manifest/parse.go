@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"path"
@@ -171,11 +172,20 @@ func (d *decoder) dataset(top *section) Dataset {
 		}
 	}
 	if n := s.node("near_duplicates"); n != nil {
-		if nd, ok := d.mapping(n, "dataset.near_duplicates", d.lines["dataset.near_duplicates"], "threshold", "fields"); ok {
+		if nd, ok := d.mapping(n, "dataset.near_duplicates", d.lines["dataset.near_duplicates"], "enabled", "threshold", "fields"); ok {
+			if v, ok := nd.boolean("enabled"); ok {
+				ds.NearDuplicates.Enabled = &v
+			}
 			if v, ok := nd.fraction("threshold"); ok {
 				ds.NearDuplicates.Threshold = v
 			}
-			ds.NearDuplicates.Fields, _ = nd.strings("fields")
+			var all bool
+			ds.NearDuplicates.Fields, all = nd.strings("fields")
+			for i, f := range ds.NearDuplicates.Fields {
+				if _, err := ParseFieldPath(f); err != nil && all {
+					d.fail(resolve(nd.node("fields").Content[i]).Line, fmt.Sprintf("dataset.near_duplicates.fields.%d", i), "%v", err)
+				}
+			}
 		}
 	}
 	return ds

@@ -460,6 +460,16 @@ func TestParseErrors(t *testing.T) {
 			want: []wantErr{{"dataset.near_duplicates.fields", "fields:", "must be a list of strings"}},
 		},
 		{
+			name: "near duplicate screen switch not a boolean",
+			yaml: strings.Replace(minimal, "path: cases.jsonl", "path: cases.jsonl\n  near_duplicates: {enabled: \"no\"}", 1),
+			want: []wantErr{{"dataset.near_duplicates.enabled", "near_duplicates:", "must be true or false"}},
+		},
+		{
+			name: "near duplicate field path",
+			yaml: strings.Replace(minimal, "path: cases.jsonl", "path: cases.jsonl\n  near_duplicates:\n    fields:\n      - request\n      - messages[x].content", 1),
+			want: []wantErr{{"dataset.near_duplicates.fields.1", "messages[x]", `"messages[x].content" has [x]; a list position is [] or a number from 0`}},
+		},
+		{
 			name: "intended cases zero",
 			yaml: strings.Replace(minimal, "path: cases.jsonl", "path: cases.jsonl\n  intended_cases: 0", 1),
 			want: []wantErr{{"dataset.intended_cases", "intended_cases:", "must be at least 1, got 0"}},
@@ -731,4 +741,27 @@ func lineOf(t *testing.T, text, at string) int {
 		t.Fatalf("test bug: %q not in the manifest", at)
 	}
 	return strings.Count(text[:i+len(at)], "\n") + 1 - strings.Count(at[strings.LastIndex(at, "\n")+1:], "\n")
+}
+
+func TestParseNearDuplicatesEnabled(t *testing.T) {
+	tests := []struct {
+		name string
+		nd   string
+		want bool
+	}{
+		{"absent: on", "", true},
+		{"enabled: true", "\n  near_duplicates: {enabled: true}", true},
+		{"enabled: false", "\n  near_duplicates: {enabled: false}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Parse([]byte(strings.Replace(minimal, "path: cases.jsonl", "path: cases.jsonl"+tt.nd, 1)), "gradegate.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Dataset.NearDuplicates.On(); got != tt.want {
+				t.Errorf("On() = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

@@ -66,9 +66,14 @@ type Fields struct {
 
 // NearDuplicates configures the near-duplicate screen.
 type NearDuplicates struct {
-	Threshold float64  `json:"threshold"` // default 0.85
-	Fields    []string `json:"fields,omitempty"`
+	// Enabled is nil when the manifest leaves it out: the screen runs.
+	Enabled   *bool    `json:"enabled,omitempty"`
+	Threshold float64  `json:"threshold"`        // default 0.85
+	Fields    []string `json:"fields,omitempty"` // field paths (see FieldPath)
 }
+
+// On reports whether the screen runs: unless enabled is false.
+func (n NearDuplicates) On() bool { return n.Enabled == nil || *n.Enabled }
 
 // FileRef is a file pinned by an optional digest.
 type FileRef struct {

@@ -148,7 +148,10 @@ func Load(fsys fs.FS, m *manifest.Manifest) (*Set, error) {
 	if set.Intended == 0 {
 		set.Intended = len(set.Cases)
 	}
-	set.Findings = l.findings(rows, schema)
+	set.Findings, err = l.findings(rows, schema)
+	if err != nil {
+		return nil, err
+	}
 	return set, nil
 }
 
@@ -179,9 +182,11 @@ type loader struct {
 }
 
 // findings runs every contract check over the loaded rows.
-func (l *loader) findings(rows []row, schema *itemSchema) []manifest.Finding {
+func (l *loader) findings(rows []row, schema *itemSchema) ([]manifest.Finding, error) {
 	var out []manifest.Finding
+	screen := NewScreen(ScreenConfig{Manifest: l.m, FS: l.fsys, File: l.file})
 	for _, r := range rows {
+		screen.Add(r.Line, r.ID, r.Item)
 		out = append(out, r.findings...)
 		if schema != nil {
 			if f, ok := schema.check(r); ok {
@@ -191,8 +196,8 @@ func (l *loader) findings(rows []row, schema *itemSchema) []manifest.Finding {
 	}
 	out = append(out, duplicateIDs(rows)...)
 	out = append(out, l.missingControls(rows)...)
-	out = append(out, l.nearDuplicates(rows)...)
-	return out
+	nd, err := screen.Findings()
+	return append(out, nd...), err
 }
 
 // readFile reads name from fsys. A failure is an input error at the manifest

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	pathpkg "path"
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -352,7 +350,7 @@ func TestLoadContract(t *testing.T) {
 		{CodeMissingControls, warn, mf, 30, "", `mandatory slice "ineligible_shipped" has only positive labels (2 labeled 1)`},
 		{CodeMissingControls, warn, mf, 31, "", `mandatory slice "instruction_conflict" has only negative labels (1 labeled 0)`},
 		{CodeMissingControls, warn, mf, 33, "", `mandatory slice "tone" has no cases`},
-		{CodeNearDuplicate, warn, f, 7, "c-7", `case "c-7" (line 7) is a near duplicate of case "c-1" (line 1): similarity 1.00 of 5-word shingles over request`},
+		{CodeNearDuplicate, warn, f, 7, "c-7", `2 cases are near duplicates (similarity 1.00 of 5-word shingles over request): "c-1" (line 1), "c-7" (line 7)`},
 	})
 
 	// Rows with findings are kept, and still carry what could be read.
@@ -408,125 +406,6 @@ func TestMissingControlsSeverity(t *testing.T) {
 	}
 }
 
-func TestNearDuplicates(t *testing.T) {
-	tests := []struct {
-		name      string
-		lines     []string
-		fields    []string
-		threshold float64
-		want      []wantFinding
-	}{
-		{
-			name: "default fields: every string field but id, slice and family",
-			lines: []string{
-				`{"item": {"case_id": "d-1", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the blue teapot today", "note": "x"}}`,
-				`{"item": {"case_id": "d-2", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the blue teapot today!", "note": "x"}}`,
-				`{"item": {"case_id": "d-3", "slice": "same slice text for all", "family": "f", "request": "please cancel the order for the green kettle now", "note": "x"}}`,
-			},
-			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "d-2",
-				`case "d-2" (line 2) is a near duplicate of case "d-1" (line 1): similarity 1.00 of 5-word shingles over every string field`}},
-		},
-		{
-			name: "ids alone do not make near duplicates",
-			lines: []string{
-				`{"item": {"case_id": "one two three four five six", "request": "alpha"}}`,
-				`{"item": {"case_id": "one two three four five six seven", "request": "beta"}}`,
-			},
-		},
-		{
-			name: "a text under five words is one shingle",
-			lines: []string{
-				`{"item": {"case_id": "s-1", "request": "status order 50330"}}`,
-				`{"item": {"case_id": "s-2", "request": "Status, order 50330?"}}`,
-				`{"item": {"case_id": "s-3", "request": "status order 50331"}}`,
-			},
-			fields: []string{"request"},
-			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "s-2",
-				`"s-2" (line 2) is a near duplicate of case "s-1" (line 1): similarity 1.00`}},
-		},
-		{
-			name: "below the threshold",
-			lines: []string{
-				// 10 words: 6 shingles each, 5 shared: 5/7 = 0.71.
-				`{"item": {"case_id": "t-1", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"}}`,
-				`{"item": {"case_id": "t-2", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 other"}}`,
-			},
-			fields: []string{"request"},
-		},
-		{
-			name: "at a lower threshold",
-			lines: []string{
-				`{"item": {"case_id": "t-1", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"}}`,
-				`{"item": {"case_id": "t-2", "request": "w1 w2 w3 w4 w5 w6 w7 w8 w9 other"}}`,
-			},
-			fields:    []string{"request"},
-			threshold: 0.7,
-			want: []wantFinding{{CodeNearDuplicate, manifest.SeverityWarn, "cases.jsonl", 2, "t-2",
-				`similarity 0.71 of 5-word shingles over request`}},
-		},
-		{
-			name: "words never join across fields",
-			lines: []string{
-				`{"item": {"case_id": "x-1", "a": "one two three", "b": "four five six"}}`,
-				`{"item": {"case_id": "x-2", "a": "one two three four", "b": "five six"}}`,
-			},
-			fields: []string{"a", "b"},
-		},
-		{
-			name: "a field no item has",
-			lines: []string{
-				`{"item": {"case_id": "u-1", "request": "alpha beta"}}`,
-				`{"item": {"case_id": "u-2", "request": "gamma delta", "prompt": 3}}`,
-			},
-			fields: []string{"request", "prompt", "question"},
-			want: []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 12, "",
-				`dataset.near_duplicates.fields names "question", which no item has`}},
-		},
-		{
-			name: "a duplicated id is not also a near duplicate",
-			lines: []string{
-				`{"item": {"case_id": "r-1", "request": "the very same request text here"}}`,
-				`{"item": {"case_id": "r-1", "request": "the very same request text here"}}`,
-			},
-			want: []wantFinding{{CodeDuplicateCaseID, manifest.SeverityHold, "cases.jsonl", 1, "r-1", "is on 2 lines: 1, 2"}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := testManifest(".")
-			m.Lines = map[string]int{"dataset.near_duplicates.fields": 12}
-			m.Dataset.NearDuplicates.Fields = tt.fields
-			if tt.threshold != 0 {
-				m.Dataset.NearDuplicates.Threshold = tt.threshold
-			}
-			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n"))}}
-			set, err := Load(files, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkFindings(t, set.Findings, tt.want)
-		})
-	}
-}
-
-func TestNearDuplicatesCapped(t *testing.T) {
-	var lines []string
-	for i := range 20 {
-		lines = append(lines, `{"item": {"case_id": "n-`+string(rune('a'+i))+`", "request": "one and the same request text"}}`)
-	}
-	set, err := Load(fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(lines, "\n"))}}, testManifest("."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 20 identical texts make 190 pairs: 100 listed, then one count.
-	if got := len(set.Findings); got != maxNearDuplicateFindings+1 {
-		t.Fatalf("got %d findings, want %d", got, maxNearDuplicateFindings+1)
-	}
-	if last := set.Findings[maxNearDuplicateFindings]; last.Message != "90 more near-duplicate pairs are not listed" {
-		t.Errorf("last finding = %q", last.Message)
-	}
-}
-
 func TestLoadFieldNames(t *testing.T) {
 	files := fstest.MapFS{"s/cases.jsonl": {Data: []byte(
 		`{"item": {"id": "f-1", "group": ["g"], "origin": "o", "gold": 0, "case_id": 5, "slice": 3, "human_score": 7}}` + "\n")}}
@@ -573,48 +452,5 @@ func TestSampleDigest(t *testing.T) {
 				t.Errorf("digests %s and %s: same = %v, want %v", da, db, da == db, tt.same)
 			}
 		})
-	}
-}
-
-// TestCandidatePairsComplete checks the prefix filter against comparing
-// every pair: it must never drop a pair at or above the threshold.
-func TestCandidatePairsComplete(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 11))
-	vocab := strings.Fields("order cancel refund ship parcel teapot total cents status please now card yen euro the of to and my")
-	var sets []shingled
-	for i := range 300 {
-		n := 1 + r.IntN(14)
-		words := make([]string, n)
-		for k := range words {
-			words[k] = vocab[r.IntN(len(vocab))]
-		}
-		var set []uint64
-		for k := range max(1, n-shingleWords+1) {
-			set = append(set, shingleHash("request", words[k:min(k+shingleWords, n)]))
-		}
-		slices.Sort(set)
-		sets = append(sets, shingled{row: i, shingles: slices.Compact(set)})
-	}
-	for _, threshold := range []float64{0.3, 0.5, 0.85, 1} {
-		want := map[[2]int]bool{}
-		for i := range sets {
-			for j := i + 1; j < len(sets); j++ {
-				if jaccard(sets[i].shingles, sets[j].shingles) >= threshold {
-					want[[2]int{i, j}] = true
-				}
-			}
-		}
-		got := map[[2]int]bool{}
-		for _, c := range candidatePairs(sets, threshold) {
-			if jaccard(sets[c[0]].shingles, sets[c[1]].shingles) >= threshold {
-				got[c] = true
-			}
-		}
-		if len(want) == 0 {
-			t.Fatalf("threshold %v: no similar pairs; the test data is too sparse", threshold)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("threshold %v: pairs (-brute force +prefix filter):\n%s", threshold, diff)
-		}
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"math"
+	"hash/maphash"
+	"io/fs"
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -19,203 +17,235 @@ const (
 	// defaultNearDuplicateThreshold applies when the manifest leaves
 	// dataset.near_duplicates.threshold at 0.
 	defaultNearDuplicateThreshold = 0.85
-	// maxNearDuplicateFindings bounds the findings one dataset produces;
-	// beyond it a single finding counts the pairs left out.
-	maxNearDuplicateFindings = 100
+	// maxClusterFindings bounds the clusters listed one finding each;
+	// beyond it a single finding counts the clusters left out.
+	maxClusterFindings = 20
+	// clusterCasesShown is how many cases a cluster finding names.
+	clusterCasesShown = 5
 )
 
-// shingled is one case's shingle set: sorted, without repeats.
-type shingled struct {
-	row      int
-	shingles []uint64
+// Context texts: when near_duplicates.fields is not set, a text that
+// recurs in many rows that otherwise differ (a system prompt, a fixed
+// instruction) is context, not content, and comparing it would make every
+// pair of rows look alike. A text counts as context when it is in at least
+// one in contextShare of the first headRows rows, in at least
+// contextMinRows of them, and the rows that hold it differ elsewhere (in
+// any string, short ones too) in at least half the cases. The screen holds
+// those first rows (at most headBytes of items) until it knows.
+const (
+	headRows       = 1000
+	headBytes      = 4 << 20
+	contextShare   = 4
+	contextMinRows = 5
+)
+
+// ScreenConfig is what a near-duplicate screen needs to know.
+type ScreenConfig struct {
+	// Manifest gives dataset.near_duplicates and dataset.fields, and is
+	// where findings about the manifest itself point.
+	Manifest *manifest.Manifest
+	// FS and File locate the dataset. The screen reads the file again, at
+	// the end and only for the rows that may be near duplicates, to check
+	// them on their exact shingles rather than hold every row's text.
+	FS   fs.FS
+	File string
+	// Hidden names more top-level item fields that are never compared
+	// unless near_duplicates.fields names them.
+	Hidden []string
 }
 
-// nearDuplicates screens every pair of cases for near-duplicate text
-// (Jaccard similarity of 5-word shingles at or above the threshold) and
-// reports fields named in near_duplicates.fields that no item has.
+// Screen finds near-duplicate and duplicate rows of a dataset in one pass,
+// in memory linear in the rows with a small constant (64 bytes a row):
+// rows are fed one at a time with Add, and Findings reports clusters.
 //
-// Shingles are taken per field and tagged with the field's name, so words
-// never join across two fields. A text with fewer than five words is one
-// shingle. Only candidate pairs (see candidatePairs) are compared; the
-// worst case stays O(n²), but a few thousand cases take milliseconds.
-func (l *loader) nearDuplicates(rows []row) []manifest.Finding {
-	nd := l.m.Dataset.NearDuplicates
-	threshold := nd.Threshold
-	if threshold <= 0 {
-		threshold = defaultNearDuplicateThreshold
-	}
+// Each row's compared texts are cut into 5-word shingles (a text under
+// five words is one shingle) tagged with their field's path, so words
+// never join across fields. A MinHash signature of the shingle set (one
+// permutation hashing, densified by rotation) is cut into bands; two rows
+// that agree on a whole band are candidates, which finds a pair at
+// similarity 0.85 with probability above 0.99 and never lists all pairs.
+// Candidates are checked on the exact Jaccard similarity of their shingle
+// sets, and rows at or above the threshold are joined into clusters
+// (union-find). Rows whose texts are equal after case and white-space
+// normalisation are joined directly, whatever their length.
+type Screen struct {
+	on        bool
+	threshold float64
+	fsys      fs.FS
+	file      string
+	m         *manifest.Manifest
+	idField   string
+	fields    []string // near_duplicates.fields as written
 
-	var out []manifest.Finding
+	ext  extractor
+	rows rowStore
+	// idSeed hashes case ids: a row keeps its id's hash, and the ids a
+	// finding shows are read again with the rows.
+	idSeed maphash.Seed
+
+	// head holds the first rows until the context texts are known; nil
+	// once they are (or when near_duplicates.fields is set).
+	head     []headRow
+	headSize int
+
+	// per-row scratch
+	sig      [sigBins]uint32
+	rowExact uint64
+	rowAny   bool
+}
+
+type headRow struct {
+	line int
+	id   string
+	item []byte
+}
+
+// NewScreen returns a screen for one dataset, ready for Add.
+func NewScreen(cfg ScreenConfig) *Screen {
+	m := cfg.Manifest
+	nd := m.Dataset.NearDuplicates
+	f := fieldNames(m.Dataset.Fields)
+	s := &Screen{
+		on:        nd.On(),
+		threshold: nd.Threshold,
+		fsys:      cfg.FS,
+		file:      cfg.File,
+		m:         m,
+		idField:   f.ID,
+		fields:    nd.Fields,
+		idSeed:    maphash.MakeSeed(),
+	}
+	if s.threshold <= 0 {
+		s.threshold = defaultNearDuplicateThreshold
+	}
+	s.ext.skip = map[string]bool{f.ID: true, f.Slice: true, f.Family: true, f.Label: true}
+	for _, h := range cfg.Hidden {
+		s.ext.skip[h] = true
+	}
 	for _, name := range nd.Fields {
-		if !slices.ContainsFunc(rows, func(r row) bool { _, ok := r.fields[name]; return ok }) {
+		p, err := manifest.ParseFieldPath(name)
+		if err != nil {
+			// The manifest parser rejects such a path; a hand-built
+			// manifest gets the field compared by its whole name.
+			p = manifest.FieldPath{{Key: name}}
+		}
+		s.ext.patterns = append(s.ext.patterns, p)
+	}
+	s.ext.seen = make([]bool, len(s.ext.patterns))
+	if s.ext.patterns == nil {
+		s.head = []headRow{}
+	}
+	s.ext.onLeaf = s.signLeaf
+	return s
+}
+
+// Add feeds one dataset row, in file order: its line in the file (1-based,
+// blank lines counted), its case id and its item object as read. item is
+// not kept after Add returns.
+func (s *Screen) Add(line int, caseID string, item json.RawMessage) {
+	if !s.on {
+		return
+	}
+	if s.head != nil {
+		s.head = append(s.head, headRow{line: line, id: caseID, item: append([]byte(nil), item...)})
+		s.headSize += len(item)
+		if len(s.head) >= headRows || s.headSize >= headBytes {
+			s.endHead()
+		}
+		return
+	}
+	s.add(line, caseID, item)
+}
+
+// endHead learns the context texts from the rows held so far, then adds
+// them.
+func (s *Screen) endHead() {
+	head := s.head
+	s.head = nil
+	type key = [2]uint64 // path tag, text
+	rowsWith := map[key]map[uint64]int{}
+	var inRow []key
+	var whole uint64
+	s.ext.all = true
+	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
+		whole += l.exact
+		if l.words >= minTextWords {
+			inRow = append(inRow, key{l.tag, l.text})
+		}
+	}
+	for _, r := range head {
+		inRow, whole = inRow[:0], 0
+		s.ext.item(r.item)
+		slices.SortFunc(inRow, func(a, b key) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+		for _, k := range slices.Compact(inRow) {
+			if rowsWith[k] == nil {
+				rowsWith[k] = map[uint64]int{}
+			}
+			rowsWith[k][whole]++
+		}
+	}
+	for k, wholes := range rowsWith {
+		n := 0
+		for _, c := range wholes {
+			n += c
+		}
+		if n >= contextMinRows && n*contextShare >= len(head) && len(wholes)*2 >= n {
+			if s.ext.boiler == nil {
+				s.ext.boiler, s.ext.boilerRaw = map[key]bool{}, map[uint64]bool{}
+				s.ext.rawSeed = maphash.MakeSeed()
+			}
+			s.ext.boiler[k] = true
+		}
+	}
+	s.ext.all = false
+	s.ext.onLeaf = s.signLeaf
+	for _, r := range head {
+		s.add(r.line, r.id, r.item)
+	}
+}
+
+// add signs one row and stores what the end of the screen needs.
+func (s *Screen) add(line int, caseID string, item []byte) {
+	for k := range s.sig {
+		s.sig[k] = emptyBin
+	}
+	s.rowExact, s.rowAny = 0, false
+	if !s.ext.item(item) || !s.rowAny {
+		return // nothing to compare
+	}
+	r := s.rows.push()
+	r.line = uint32(line)
+	r.exact = s.rowExact | 1 // never 0
+	r.id = uint32(maphash.String(s.idSeed, caseID))
+	densify(&s.sig)
+	r.bands = bandsOf(&s.sig)
+}
+
+// signLeaf folds one compared text into the row's signature and exact
+// hash.
+func (s *Screen) signLeaf(l *leaf, _ []pathStep) {
+	s.rowAny = true
+	s.rowExact += l.exact
+	for _, h := range l.shingles {
+		bin, v := binOf(h)
+		if v < s.sig[bin] {
+			s.sig[bin] = v
+		}
+	}
+}
+
+// unknownFields warns about near_duplicates.fields entries that no item
+// has.
+func (s *Screen) unknownFields() []manifest.Finding {
+	var out []manifest.Finding
+	for k, name := range s.fields {
+		if !s.ext.seen[k] {
 			out = append(out, manifest.Finding{
 				Code: CodeUnknownField, Severity: manifest.SeverityWarn,
-				File: l.m.File, Line: l.m.Line("dataset.near_duplicates.fields"),
+				File: s.m.File, Line: s.m.Line("dataset.near_duplicates.fields"),
 				Message: fmt.Sprintf("dataset.near_duplicates.fields names %q, which no item has", name),
 			})
 		}
 	}
-
-	sets := make([]shingled, 0, len(rows))
-	for i, r := range rows {
-		if s := l.shingles(r); len(s) > 0 {
-			sets = append(sets, shingled{row: i, shingles: s})
-		}
-	}
-
-	type pair struct {
-		a, b int // row indexes, a < b
-		sim  float64
-	}
-	var pairs []pair
-	for _, c := range candidatePairs(sets, threshold) {
-		a, b := sets[c[0]], sets[c[1]]
-		ra, rb := rows[a.row], rows[b.row]
-		if ra.hasID && rb.hasID && ra.ID == rb.ID {
-			continue // already a duplicate_case_id
-		}
-		if sim := jaccard(a.shingles, b.shingles); sim >= threshold {
-			pairs = append(pairs, pair{min(a.row, b.row), max(a.row, b.row), sim})
-		}
-	}
-	slices.SortFunc(pairs, func(x, y pair) int {
-		return cmp.Or(cmp.Compare(x.b, y.b), cmp.Compare(x.a, y.a))
-	})
-
-	over := "every string field"
-	if len(nd.Fields) > 0 {
-		over = strings.Join(nd.Fields, ", ")
-	}
-	for i, p := range pairs {
-		if i == maxNearDuplicateFindings {
-			out = append(out, manifest.Finding{
-				Code: CodeNearDuplicate, Severity: manifest.SeverityWarn, File: l.file,
-				Message: fmt.Sprintf("%d more near-duplicate pairs are not listed", len(pairs)-i),
-			})
-			break
-		}
-		a, b := rows[p.a], rows[p.b]
-		out = append(out, manifest.Finding{
-			Code: CodeNearDuplicate, Severity: manifest.SeverityWarn,
-			File: b.File, Line: b.Line, CaseID: b.ID,
-			Message: fmt.Sprintf("case %q (line %d) is a near duplicate of case %q (line %d): similarity %.2f of %d-word shingles over %s",
-				b.ID, b.Line, a.ID, a.Line, p.sim, shingleWords, over),
-		})
-	}
 	return out
-}
-
-// candidatePairs returns every pair of sets (indexes into sets) that can
-// reach the threshold, by prefix filtering: with shingles ranked rarest
-// first, two sets with Jaccard similarity ≥ t share at least one shingle
-// among the first |A| - ⌈t·|A|⌉ + 1 of each (Chaudhuri et al., "A Primitive
-// Operator for Similarity Joins", ICDE 2006). Only those prefixes are
-// indexed, so a shingle every item shares (a fixed status, say) does not
-// make every pair a candidate. Pairs whose sizes alone rule the threshold
-// out (|A∩B|/|A∪B| ≤ |A|/|B|) are dropped here too.
-func candidatePairs(sets []shingled, threshold float64) [][2]int {
-	df := map[uint64]int{}
-	for _, s := range sets {
-		for _, h := range s.shingles {
-			df[h]++
-		}
-	}
-	index := map[uint64][]int{}
-	seen := make([]int, len(sets)) // seen[j] == i+1: pair (j, i) already listed
-	var out [][2]int
-	for i, s := range sets {
-		ranked := slices.Clone(s.shingles)
-		slices.SortFunc(ranked, func(x, y uint64) int { return cmp.Or(cmp.Compare(df[x], df[y]), cmp.Compare(x, y)) })
-		// The epsilon keeps t·|A| = 17.000000000000004 from costing a
-		// prefix shingle; a longer prefix only adds candidates.
-		need := int(math.Ceil(threshold*float64(len(ranked)) - 1e-9))
-		prefix := ranked[:min(len(ranked), max(1, len(ranked)-need+1))]
-		for _, h := range prefix {
-			for _, j := range index[h] {
-				if seen[j] == i+1 {
-					continue
-				}
-				seen[j] = i + 1
-				small, large := float64(len(sets[j].shingles)), float64(len(s.shingles))
-				if small > large {
-					small, large = large, small
-				}
-				if small >= threshold*large {
-					out = append(out, [2]int{j, i})
-				}
-			}
-			index[h] = append(index[h], i)
-		}
-	}
-	return out
-}
-
-// shingles returns a case's hashed shingle set over the compared fields:
-// the manifest's list, or else every string field but the id, slice,
-// family and label.
-func (l *loader) shingles(r row) []uint64 {
-	var names []string
-	if cfg := l.m.Dataset.NearDuplicates.Fields; len(cfg) > 0 {
-		names = cfg
-	} else {
-		for _, k := range sortedKeys(r.fields) {
-			switch k {
-			case l.fields.ID, l.fields.Slice, l.fields.Family, l.fields.Label:
-				continue
-			}
-			names = append(names, k)
-		}
-	}
-	var set []uint64
-	for _, name := range names {
-		raw, ok := r.fields[name]
-		if !ok {
-			continue
-		}
-		var text string
-		if json.Unmarshal(raw, &text) != nil {
-			continue // not a string: not compared
-		}
-		words := strings.FieldsFunc(strings.ToLower(text), func(c rune) bool {
-			return !unicode.IsLetter(c) && !unicode.IsDigit(c)
-		})
-		if len(words) == 0 {
-			continue
-		}
-		n := max(1, len(words)-shingleWords+1)
-		for i := range n {
-			set = append(set, shingleHash(name, words[i:min(i+shingleWords, len(words))]))
-		}
-	}
-	slices.Sort(set)
-	return slices.Compact(set)
-}
-
-// shingleHash hashes a field-tagged shingle.
-func shingleHash(field string, words []string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(field))
-	for _, w := range words {
-		h.Write([]byte{0})
-		h.Write([]byte(w))
-	}
-	return h.Sum64()
-}
-
-// jaccard is |A∩B| / |A∪B| for two sorted sets without repeats.
-func jaccard(a, b []uint64) float64 {
-	inter := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
-			inter++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
 }

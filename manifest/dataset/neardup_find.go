@@ -1,0 +1,521 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// maxReps bounds the rows one band bucket keeps to compare newcomers with,
+// one per cluster seen in it: a bucket that many unrelated rows share (a
+// common template) costs at most maxReps checks per row, not one per pair.
+const maxReps = 6
+
+// rowText is a candidate row as read again: its shingle set, and each
+// compared text's path and shingles, to name the fields in a finding.
+type rowText struct {
+	id     string
+	set    []uint32 // sorted, without repeats
+	leaves []leafText
+}
+
+// leafText is one compared text of a candidate row: its path, and its
+// least shingle hashes, enough to tell whether it shares text with another
+// row.
+type leafText struct {
+	path string
+	mins [leafMins]uint32
+	n    int
+}
+
+const leafMins = 4
+
+type edge struct {
+	a, b int32
+	sim  float64
+}
+
+type cluster struct {
+	root     int32
+	size     int
+	members  []int32 // the first clusterCasesShown rows
+	distinct bool    // two case ids differ
+	exact    bool    // holds rows with the same normalised text
+	near     bool    // holds a pair checked on shingles
+	lo, hi   float64 // similarity of the checked pairs
+	partner  int32   // a row checked against the root; -1: none
+}
+
+// Findings reports the clusters of near-duplicate rows, one finding per
+// cluster (at most maxClusterFindings, then one that counts the rest), and
+// the near_duplicates.fields entries that no item has. The error is a
+// failure to read the dataset again.
+func (s *Screen) Findings() ([]manifest.Finding, error) {
+	if !s.on {
+		return nil, nil
+	}
+	if s.head != nil {
+		s.endHead()
+	}
+	out := s.unknownFields()
+	n := s.rows.len()
+	if n < 2 {
+		return out, nil
+	}
+	uf := newUnionFind(n)
+
+	// Rows with the same normalised text join at once; only the first of
+	// them goes on to the bands.
+	dup := newBitset(n)
+	named := newBitset(n) // rows a finding may name, read again for their ids
+	// Sort buffers, for the exact hashes then each band.
+	keys, tmp, count := make([]uint64, n), make([]uint64, n), make([]int, 1<<16)
+	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, tmp, count, uf, dup, named)
+
+	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
+	cand := newBitset(n)
+	var members, ends []int32
+	{
+		for b := range numBands {
+			keys = keys[:0]
+			for i := range n {
+				if !dup.has(i) {
+					keys = append(keys, uint64(s.rows.at(i).bands[b])<<32|uint64(i))
+				}
+			}
+			sortFrom(keys, tmp[:len(keys)], count, 32)
+			for lo := 0; lo < len(keys); {
+				hi := lo + 1
+				for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
+					hi++
+				}
+				if hi-lo > 1 {
+					for _, k := range keys[lo:hi] {
+						members = append(members, int32(uint32(k)))
+						cand.set(int(uint32(k)))
+					}
+					ends = append(ends, int32(len(members)))
+				}
+				lo = hi
+			}
+		}
+	}
+
+	var wanted []int32
+	for i := range n {
+		if cand.has(i) || named.has(i) {
+			wanted = append(wanted, int32(i))
+		}
+	}
+	texts, err := s.reread(wanted)
+	if err != nil {
+		return nil, err
+	}
+
+	var edges []edge
+	reps := make([]int32, 0, maxReps)
+	start := int32(0)
+	for _, end := range ends {
+		reps = reps[:0]
+		for _, x := range members[start:end] {
+			tx := texts[x]
+			if tx == nil {
+				continue
+			}
+			joined := false
+			for _, y := range reps {
+				if uf.find(x) == uf.find(y) {
+					joined = true
+					continue
+				}
+				if s.rows.at(int(x)).id == s.rows.at(int(y)).id {
+					continue // the same case twice: a duplicate_case_id
+				}
+				ty := texts[y]
+				small, large := float64(min(len(tx.set), len(ty.set))), float64(max(len(tx.set), len(ty.set)))
+				if small < s.threshold*large {
+					continue
+				}
+				if sim := jaccard(tx.set, ty.set); sim >= s.threshold {
+					uf.union(x, y)
+					edges = append(edges, edge{y, x, sim})
+					joined = true
+				}
+			}
+			if !joined && len(reps) < maxReps {
+				reps = append(reps, x)
+			}
+		}
+		start = end
+	}
+
+	clusters := s.clusters(uf, edges, groupFirsts)
+	shown := 0
+	left, leftCases := 0, 0
+	for _, c := range clusters {
+		if shown == maxClusterFindings {
+			left++
+			leftCases += c.size
+			continue
+		}
+		shown++
+		out = append(out, s.clusterFinding(c, texts))
+	}
+	if left > 0 {
+		out = append(out, manifest.Finding{
+			Code: CodeNearDuplicate, Severity: manifest.SeverityWarn, File: s.file,
+			Message: fmt.Sprintf("%d more clusters of near duplicates (%d cases) are not listed", left, leftCases),
+		})
+	}
+	return out, nil
+}
+
+// sortFrom sorts keys by their bits from bit low up, keeping the order of
+// keys that agree in those: a radix sort in passes of 16 bits, with tmp (as
+// long as keys) and count (1<<16) as scratch. The screen builds its keys in
+// row order with the row in the low bits, so they come out sorted by hash,
+// then row, in linear time.
+func sortFrom(keys, tmp []uint64, count []int, low uint) {
+	src, dst := keys, tmp
+	passes := 0
+	for shift := low; shift < 64; shift += 16 {
+		clear(count)
+		for _, k := range src {
+			count[k>>shift&0xffff]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := k >> shift & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+		passes++
+	}
+	if passes%2 == 1 {
+		copy(keys, tmp)
+	}
+}
+
+// exactGroups joins the rows (0..n-1) whose exact hashes are equal, marks
+// every row but the first of each group in dup and the first
+// clusterCasesShown in named, and returns the first rows. keys is a sort
+// buffer of n.
+//
+// The hashes are sorted with the row index in their low bits (8 bytes a
+// row, not 16); rows whose high bits agree are then told apart on the
+// whole hash.
+func exactGroups(n int, exact func(int) uint64, keys, tmp []uint64, count []int, uf unionFind, dup, named bitset) []int32 {
+	shift := uint(bits.Len(uint(n)))
+	mask := uint64(1)<<shift - 1
+	for i := range n {
+		keys[i] = exact(i)>>shift<<shift | uint64(i)
+	}
+	sortFrom(keys, tmp, count, shift)
+	var (
+		groupFirsts []int32
+		firsts      []int32 // one row per distinct hash in the run
+		counts      []int   // rows of each
+	)
+	grouped := newBitset(n)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && keys[hi]>>shift == keys[lo]>>shift {
+			hi++
+		}
+		firsts, counts = firsts[:0], counts[:0]
+		for _, k := range keys[lo:hi] {
+			i := int32(k & mask)
+			h := exact(int(i))
+			f := slices.IndexFunc(firsts, func(f int32) bool { return exact(int(f)) == h })
+			if f < 0 {
+				firsts, counts = append(firsts, i), append(counts, 1)
+				continue
+			}
+			if counts[f]++; counts[f] <= clusterCasesShown {
+				named.set(int(i))
+			}
+			if !grouped.has(int(firsts[f])) {
+				grouped.set(int(firsts[f]))
+				named.set(int(firsts[f]))
+				groupFirsts = append(groupFirsts, firsts[f])
+			}
+			uf.union(firsts[f], i)
+			dup.set(int(i))
+		}
+		lo = hi
+	}
+	return groupFirsts
+}
+
+// clusters gathers the rows of every cluster that holds two case ids.
+func (s *Screen) clusters(uf unionFind, edges []edge, groupFirsts []int32) []*cluster {
+	byRoot := map[int32]*cluster{}
+	var all []*cluster
+	for i := range int32(s.rows.len()) {
+		r := uf.find(i)
+		if r == i {
+			continue
+		}
+		c := byRoot[r]
+		if c == nil {
+			c = &cluster{root: r, size: 1, members: []int32{r}, partner: -1, lo: 1, hi: 0}
+			byRoot[r] = c
+			all = append(all, c)
+		}
+		c.size++
+		if len(c.members) < clusterCasesShown {
+			c.members = append(c.members, i)
+		}
+		if !c.distinct && s.rows.at(int(r)).id != s.rows.at(int(i)).id {
+			c.distinct = true
+		}
+	}
+	for _, e := range edges {
+		c := byRoot[uf.find(e.a)]
+		c.near = true
+		c.lo, c.hi = min(c.lo, e.sim), max(c.hi, e.sim)
+		if c.partner < 0 && (e.a == c.root || e.b == c.root) {
+			c.partner = e.a + e.b - c.root
+		}
+	}
+	for _, g := range groupFirsts {
+		if c := byRoot[uf.find(g)]; c != nil {
+			c.exact = true
+		}
+	}
+	all = slices.DeleteFunc(all, func(c *cluster) bool { return !c.distinct })
+	// In the order a reader of the file meets them: by the row that first
+	// repeats an earlier one, the row the finding points at.
+	slices.SortFunc(all, func(a, b *cluster) int { return cmp.Compare(a.members[1], b.members[1]) })
+	return all
+}
+
+// clusterFinding writes one cluster: its size, the fields its texts match
+// on, its similarity and its first cases. It points at the cluster's second
+// row, the first that repeats an earlier one.
+func (s *Screen) clusterFinding(c *cluster, texts map[int32]*rowText) manifest.Finding {
+	var cases []string
+	for _, i := range c.members {
+		r := s.rows.at(int(i))
+		cases = append(cases, fmt.Sprintf("%q (line %d)", texts[i].id, r.line))
+	}
+	list := strings.Join(cases, ", ")
+	if c.size > len(c.members) {
+		list += fmt.Sprintf(" and %d more", c.size-len(c.members))
+	}
+	over := s.matchedPaths(c, texts)
+	var msg string
+	if c.near {
+		hi := c.hi
+		if c.exact {
+			hi = 1
+		}
+		sim := fmt.Sprintf("%.2f", c.lo)
+		if hs := fmt.Sprintf("%.2f", hi); hs != sim {
+			sim += " to " + hs
+		}
+		msg = fmt.Sprintf("%d cases are near duplicates (similarity %s of %d-word shingles over %s): %s", c.size, sim, shingleWords, over, list)
+	} else {
+		msg = fmt.Sprintf("%d cases have the same text over %s, ignoring case and white space: %s", c.size, over, list)
+	}
+	second := c.members[1]
+	return manifest.Finding{
+		Code: CodeNearDuplicate, Severity: manifest.SeverityWarn,
+		File: s.file, Line: int(s.rows.at(int(second)).line), CaseID: texts[second].id,
+		Message: msg,
+	}
+}
+
+// matchedPaths names the fields of the cluster's first row whose texts
+// share shingles with the row it was checked against (all its compared
+// fields for rows with the same text).
+func (s *Screen) matchedPaths(c *cluster, texts map[int32]*rowText) string {
+	root := texts[c.root]
+	if root == nil {
+		return "the compared fields"
+	}
+	var other []uint32
+	if p := texts[c.partner]; c.partner >= 0 && p != nil {
+		other = p.set
+	}
+	var paths []string
+	for _, l := range root.leaves {
+		if other != nil && !sharesAny(l.mins[:l.n], other) {
+			continue
+		}
+		if !slices.Contains(paths, l.path) {
+			paths = append(paths, l.path)
+		}
+	}
+	const shown = 3
+	switch {
+	case len(paths) == 0:
+		return "the compared fields"
+	case len(paths) == 1:
+		return paths[0]
+	case len(paths) <= shown:
+		return strings.Join(paths[:len(paths)-1], ", ") + " and " + paths[len(paths)-1]
+	default:
+		return fmt.Sprintf("%s and %d more fields", strings.Join(paths[:shown], ", "), len(paths)-shown)
+	}
+}
+
+// reread reads the dataset again and returns the texts of the wanted rows
+// (indexes into s.rows). A row whose texts no longer hash as they did is
+// an error: the file changed while it was read.
+func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
+	texts := make(map[int32]*rowText, len(wanted))
+	if len(wanted) == 0 {
+		return texts, nil
+	}
+	slices.SortFunc(wanted, func(a, b int32) int {
+		return cmp.Compare(s.rows.at(int(a)).line, s.rows.at(int(b)).line)
+	})
+	if s.fsys == nil {
+		return nil, errors.New("near-duplicate screen: no file system to read the dataset again from")
+	}
+	f, err := s.fsys.Open(s.file)
+	if err != nil {
+		return nil, fmt.Errorf("near-duplicate screen: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+
+	interned := map[string]string{}
+	var (
+		cur  *rowText
+		sum  uint64
+		line []byte
+	)
+	var (
+		leafSet, rowSet []uint32 // reused row after row
+		pathBuf         []byte
+	)
+	s.ext.onLeaf = func(l *leaf, path []pathStep) {
+		sum += l.exact
+		leafSet = leafSet[:0]
+		for _, h := range l.shingles {
+			leafSet = append(leafSet, uint32(h^h>>32))
+		}
+		slices.Sort(leafSet)
+		leafSet = slices.Compact(leafSet)
+		pathBuf = appendPath(pathBuf[:0], path)
+		p, ok := interned[string(pathBuf)]
+		if !ok {
+			p = string(pathBuf)
+			interned[p] = p
+		}
+		lt := leafText{path: p, n: min(len(leafSet), leafMins)}
+		copy(lt.mins[:], leafSet)
+		cur.leaves = append(cur.leaves, lt)
+		rowSet = append(rowSet, leafSet...)
+	}
+	defer func() { s.ext.onLeaf = s.signLeaf }()
+
+	lineNo := 1
+	for _, w := range wanted {
+		rec := s.rows.at(int(w))
+		for lineNo < int(rec.line) {
+			if err := skipLine(br); err != nil {
+				return nil, s.changed(rec.line, err)
+			}
+			lineNo++
+		}
+		line, err = readLine(br, line[:0])
+		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+			return nil, s.changed(rec.line, err)
+		}
+		lineNo++
+		data := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
+		cur, sum, rowSet = &rowText{}, 0, rowSet[:0]
+		item := objectField(data, "item")
+		if !s.ext.item(item) || sum|1 != rec.exact {
+			return nil, s.changed(rec.line, nil)
+		}
+		cur.id = s.caseID(item, rec.line)
+		slices.Sort(rowSet)
+		cur.set = slices.Clone(slices.Compact(rowSet))
+		texts[w] = cur
+	}
+	return texts, nil
+}
+
+// caseID reads a row's case id as the dataset reader does: the id field
+// when it is a non-empty string, else "<file>:<line>".
+func (s *Screen) caseID(item []byte, line uint32) string {
+	if raw := objectField(item, s.idField); len(raw) > 2 && raw[0] == '"' {
+		_, esc := scanString(raw, 0)
+		return string(unquote(raw, esc, nil))
+	}
+	return fmt.Sprintf("%s:%d", s.file, line)
+}
+
+func (s *Screen) changed(line uint32, err error) error {
+	msg := fmt.Sprintf("near-duplicate screen: %s line %d is not what it was on the first read; the file changed", s.file, line)
+	if err != nil {
+		return fmt.Errorf("%s: %w", msg, err)
+	}
+	return errors.New(msg)
+}
+
+// skipLine reads past the next '\n'.
+func skipLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+	}
+}
+
+// readLine appends the next line, without its '\n', to buf.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		b, err := br.ReadSlice('\n')
+		buf = append(buf, b...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return bytes.TrimSuffix(buf, []byte("\n")), err
+		}
+	}
+}
+
+// jaccard is |A∩B| / |A∪B| for two sorted sets without repeats.
+func jaccard(a, b []uint32) float64 {
+	inter := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// sharesAny reports whether any of hs is in the sorted set.
+func sharesAny(hs, set []uint32) bool {
+	for _, h := range hs {
+		if _, ok := slices.BinarySearch(set, h); ok {
+			return true
+		}
+	}
+	return false
+}
