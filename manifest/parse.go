@@ -138,7 +138,7 @@ func (d *decoder) dataset(top *section) Dataset {
 		return ds
 	}
 	s, ok := d.mapping(n, "dataset", d.lines["dataset"],
-		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates")
+		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates", "hidden_fields")
 	if !ok {
 		return ds
 	}
@@ -162,6 +162,7 @@ func (d *decoder) dataset(top *section) Dataset {
 			}
 		}
 	}
+	ds.HiddenFields, _ = s.strings("hidden_fields")
 	if n := s.node("near_duplicates"); n != nil {
 		if nd, ok := d.mapping(n, "dataset.near_duplicates", d.lines["dataset.near_duplicates"], "threshold", "fields"); ok {
 			if v, ok := nd.fraction("threshold"); ok {
