@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -60,7 +61,7 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 	var errs []error
 	for _, f := range pinnedFiles(m, withDataset) {
 		file := path.Join(m.Dir, f.path)
-		data, err := fs.ReadFile(fsys, file)
+		sum, err := fileDigest(fsys, file)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, &manifest.Error{File: file, Key: f.name, Msg: "file does not exist"})
@@ -69,13 +70,27 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 			}
 			continue
 		}
-		sum := sha256.Sum256(data)
-		d.set(f.name, "sha256:"+hex.EncodeToString(sum[:]))
+		d.set(f.name, sum)
 	}
 	if len(errs) > 0 {
 		return Digests{}, nil, errors.Join(errs...)
 	}
 	return d, compareDigests(m, d, withDataset), nil
+}
+
+// fileDigest hashes a file as a stream: a dataset of any size costs a
+// buffer, not its size.
+func fileDigest(fsys fs.FS, name string) (string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // compareDigests compares recorded digests with the manifest's pins.

@@ -3,6 +3,8 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
@@ -64,6 +66,42 @@ type Results struct {
 	// Hosted is the local-versus-hosted parity of the canaries when `canary
 	// --hosted` ran them on OpenAI's hosted grader, with every attempt.
 	Hosted *hosted.Report `json:"hosted,omitempty"`
+
+	// CasesNotKept counts the case rows that are not in Cases because a
+	// streamed run kept in memory only those the reports show; WriteJSON
+	// writes every row. 0 when Cases holds every row.
+	CasesNotKept int `json:"-"`
+	// Rows holds every case row of a streamed run on disk; nil when Cases
+	// holds them all.
+	Rows *CaseRows `json:"-"`
+}
+
+// CaseRows are the case rows of a streamed run, on disk.
+type CaseRows struct {
+	spool *caseSpool
+}
+
+// WriteJSON writes the results document, every case row included, indented
+// and with HTML characters as they are.
+func (r *Results) WriteJSON(w io.Writer) error {
+	if r.Rows == nil {
+		return writeResults(w, r, nil)
+	}
+	if r.Rows.spool == nil {
+		return errors.New("writing results: the case rows were released (Results.Close)")
+	}
+	return writeResults(w, r, r.Rows.spool)
+}
+
+// Close releases the disk space of a streamed run's case rows; the results
+// can then no longer be written whole.
+func (r *Results) Close() error {
+	if r.Rows == nil || r.Rows.spool == nil {
+		return nil
+	}
+	err := r.Rows.spool.close()
+	r.Rows.spool = nil
+	return err
 }
 
 // AddHosted records a hosted parity report; any disagreement, or a hosted

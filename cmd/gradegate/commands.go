@@ -220,12 +220,16 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	var set *dataset.Set
+	var src *dataset.Reader
 	if !canariesOnly {
-		set, err = dataset.Load(s.fsys, s.m)
-		if err != nil {
+		// The dataset streams while it is graded; files that cannot be
+		// opened are reported now, with every other problem of the dataset.
+		src = dataset.Open(s.fsys, s.m)
+		if src.Err() != nil {
+			_, err := src.Close()
 			return a.fail(name, err)
 		}
+		defer src.Close()
 	}
 	if hostedOn && a.getenv("OPENAI_API_KEY") == "" {
 		return a.fail(name, fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput))
@@ -244,15 +248,21 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		return a.fail(name, err)
 	}
 	if !canariesOnly {
-		opts.MutationScore, err = a.measureMutation(ctx, s, set, f, opts.Shard)
+		opts.MutationScore, err = a.measureMutation(ctx, s, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
 		}
+		opts.SpoolDir = os.TempDir()
 	}
-	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
+	in := gate.Inputs{Manifest: s.m, FS: s.fsys, Findings: findings}
+	if src != nil {
+		in.Source = src
+	}
+	res, err := gate.Run(ctx, in, r, opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
+	defer res.Close()
 	var hostedErr error
 	if hostedOn {
 		// Every attempt is kept in the results; a disagreement, or a hosted
@@ -308,7 +318,7 @@ func (a *app) failWith(name string, o outcome, err error) outcome {
 func (a *app) render(res *gate.Results, f format) error {
 	switch f {
 	case formatJSON:
-		return render.JSON(a.stdout, res)
+		return res.WriteJSON(a.stdout)
 	case formatMarkdown:
 		return render.Markdown(a.stdout, res, render.MarkdownOptions{})
 	}
@@ -321,6 +331,8 @@ func (a *app) colorOptions() render.Options {
 	return render.Options{Color: ok && render.ColorEnabled(a.getenv, file)}
 }
 
+// writeJSONFile writes v as indented JSON to path; a document that writes
+// itself as a stream (streamed results) does.
 func writeJSONFile(path string, v any) error {
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -331,7 +343,11 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
-	if err := render.JSON(file, v); err != nil {
+	write := func(w io.Writer) error { return render.JSON(w, v) }
+	if sw, ok := v.(interface{ WriteJSON(io.Writer) error }); ok {
+		write = sw.WriteJSON
+	}
+	if err := write(file); err != nil {
 		file.Close()
 		return fmt.Errorf("writing results %s: %w", path, err)
 	}
@@ -376,7 +392,18 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	set, err := dataset.Load(s.fsys, s.m)
+	// One pass over the dataset: the contract checks and what a run would
+	// omit, without keeping the rows.
+	src := dataset.Open(s.fsys, s.m)
+	cov := newCoverage(s.m)
+	for {
+		c, ok := src.Next()
+		if !ok {
+			break
+		}
+		cov.add(c)
+	}
+	sum, err := src.Close()
 	if err != nil {
 		return a.fail("validate", err)
 	}
@@ -400,7 +427,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	for _, fd := range append(append(set.Findings, lintFindings...), coverageFindings(s.m, set)...) {
+	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {
@@ -590,38 +617,51 @@ func defaultPython(getenv func(string) string) string {
 	return "python3"
 }
 
-// coverageFindings are what validate can tell, without grading, about the
-// cases a run would omit or the mandatory slices it could not fill: a case
-// without a sample, intended cases missing from the file, a mandatory slice
-// with fewer rows than min_cases (or none). Each holds when the run would
-// hold for it (SPEC section 7: omitted_cases, slice_too_small).
-func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding {
-	var out []manifest.Finding
-	mandatory := map[string]bool{}
+// coverage is what validate can tell, without grading, about the cases a
+// run would omit or the mandatory slices it could not fill: a case without
+// a sample, intended cases missing from the file, a mandatory slice with
+// fewer rows than min_cases (or none). Each holds when the run would hold
+// for it (omitted_cases, slice_too_small). It folds the rows one at a time.
+type coverage struct {
+	m         *manifest.Manifest
+	mandatory map[string]bool
+	missing   []dataset.Case // rows without a sample, their bytes dropped
+	rows      map[string]int // mandatory slice -> rows with a sample
+}
+
+func newCoverage(m *manifest.Manifest) *coverage {
+	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}}
 	for _, r := range m.Gate.Slices {
 		if r.Mandatory {
-			mandatory[r.Name] = true
+			c.mandatory[r.Name] = true
 		}
 	}
-	var missing []dataset.Case
-	rows := map[string]int{} // mandatory slice -> rows with a sample
-	for _, c := range set.Cases {
-		if c.Sample == nil {
-			missing = append(missing, c)
-			continue
-		}
-		for _, sl := range c.Slices {
-			rows[sl]++
+	return c
+}
+
+func (cv *coverage) add(c dataset.Case) {
+	if c.Sample == nil {
+		cv.missing = append(cv.missing, dataset.Case{ID: c.ID, Slices: c.Slices, File: c.File, Line: c.Line})
+		return
+	}
+	for _, sl := range c.Slices {
+		if cv.mandatory[sl] {
+			cv.rows[sl]++
 		}
 	}
-	notInDataset := max(set.Intended-len(set.Cases), 0)
-	omitted := len(missing) + notInDataset
+}
+
+func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
+	m := cv.m
+	var out []manifest.Finding
+	notInDataset := max(sum.Intended-sum.Rows, 0)
+	omitted := len(cv.missing) + notInDataset
 	over := omitted > m.Gate.MaxOmitted
-	for _, c := range missing {
+	for _, c := range cv.missing {
 		sev := manifest.SeverityWarn
 		inMandatory := false
 		for _, sl := range c.Slices {
-			inMandatory = inMandatory || mandatory[sl]
+			inMandatory = inMandatory || cv.mandatory[sl]
 		}
 		if over || inMandatory {
 			sev = manifest.SeverityHold
@@ -635,14 +675,14 @@ func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding
 			sev = manifest.SeverityHold
 		}
 		out = append(out, manifest.Finding{Code: gate.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
-			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", set.Intended, m.Dataset.Path, len(set.Cases), notInDataset)})
+			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", sum.Intended, m.Dataset.Path, sum.Rows, notInDataset)})
 	}
 	for _, r := range m.Gate.Slices {
-		if !r.Mandatory || rows[r.Name] >= max(r.MinCases, 1) {
+		if !r.Mandatory || cv.rows[r.Name] >= max(r.MinCases, 1) {
 			continue
 		}
-		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, rows[r.Name], r.MinCases)
-		if rows[r.Name] == 0 {
+		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, cv.rows[r.Name], r.MinCases)
+		if cv.rows[r.Name] == 0 {
 			msg = fmt.Sprintf("mandatory slice %s has no case with a sample in the dataset (it may have vanished in a join or a rename)", r.Name)
 		}
 		out = append(out, manifest.Finding{Code: gate.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})

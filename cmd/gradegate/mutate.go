@@ -207,9 +207,14 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 // measureMutation runs mutation testing for `run` when the manifest asks for
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict.
-func (a *app) measureMutation(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, shard gate.Shard) (*float64, error) {
+func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard gate.Shard) (*float64, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil
+	}
+	// Mutants are judged on the labeled cases, read into memory here.
+	set, err := dataset.Load(s.fsys, s.m)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := a.mutationScore(ctx, s, set, f)
 	if errors.Is(err, manifest.ErrInput) {

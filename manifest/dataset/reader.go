@@ -135,6 +135,12 @@ func (r *Reader) Err() error {
 	return errors.Join(errs...)
 }
 
+// Failed reports whether an input error has been found already, so that
+// Close will return an error: a caller can stop early.
+func (r *Reader) Failed() bool {
+	return len(r.caseErrs) > 0 || r.schemaErr != nil || (r.samples != nil && len(r.samples.errs) > 0)
+}
+
 // Next returns the next dataset row with its sample joined in; ok is false
 // once the file is read.
 func (r *Reader) Next() (c Case, ok bool) {
