@@ -37,7 +37,7 @@ func newNearScreen(r *Reader) *nearScreen {
 func (s *nearScreen) add(c *caseRow) {
 	cfg := s.l.m.Dataset.NearDuplicates.Fields
 	f := s.l.fields
-	fields := map[string]json.RawMessage{}
+	var fields map[string]json.RawMessage
 	for _, mb := range c.fields {
 		switch {
 		case len(cfg) > 0:
@@ -49,7 +49,13 @@ func (s *nearScreen) add(c *caseRow) {
 		case len(mb.val) == 0 || mb.val[0] != '"':
 			continue
 		}
+		if fields == nil {
+			fields = map[string]json.RawMessage{}
+		}
 		fields[mb.key] = append(json.RawMessage(nil), mb.val...)
+	}
+	if fields == nil {
+		return // nothing to compare, and no field to find
 	}
 	s.rows = append(s.rows, row{
 		Case:   Case{ID: c.ID, File: c.File, Line: c.Line},
