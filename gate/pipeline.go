@@ -225,7 +225,8 @@ func (p *pipeline) flush() {
 		}
 		p.done++
 		if p.progress != nil {
-			p.progress.Graded(p.done)
+			// Rows of other shards are settled as soon as they are read.
+			p.progress.Graded(p.readRows - (len(p.queue) - p.head))
 		}
 	}
 	// Reuse the queue's memory once its head has moved far enough.

@@ -253,6 +253,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 			return a.fail(name, err)
 		}
 		opts.SpoolDir = os.TempDir()
+		if opts.Progress = a.progress(f.format); opts.Progress != nil {
+			opts.Rows = countRows(s.fsys, s.m.Path(s.m.Dataset.Path))
+		}
 	}
 	in := gate.Inputs{Manifest: s.m, FS: s.fsys, Findings: findings}
 	if src != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/manifest"
@@ -31,6 +32,7 @@ type app struct {
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
+	now    func() time.Time
 
 	pythonNoted bool // the interpreter fallback was reported once already
 }
@@ -68,7 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // execute runs one command line (without the program name).
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) outcome {
-	a := &app{getenv: getenv, stdout: stdout, stderr: stderr}
+	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, now: time.Now}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		a.usage(stdout)
 		if len(args) == 0 {
