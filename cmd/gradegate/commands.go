@@ -541,24 +541,63 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("merge", err)
 	}
-	var parts []*gate.Results
+	// Each shard is read twice as a stream: once for its header, once for
+	// its rows, which the merge takes one at a time.
+	var parts []gate.ShardPart
 	var errs []error
 	for _, name := range files {
-		r, err := readResults(name)
+		p, closeFile, err := openShard(name)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		parts = append(parts, r)
+		defer closeFile()
+		parts = append(parts, p)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return a.fail("merge", err)
 	}
-	res, err := gate.Merge(s.m, parts)
+	res, err := gate.MergeStream(s.m, parts, gate.MergeOptions{SpoolDir: os.TempDir()})
 	if err != nil {
 		return a.fail("merge", err)
 	}
+	defer res.Close()
 	return a.finish("merge", res, f)
+}
+
+// openShard reads a results file's header and opens its rows as a stream.
+func openShard(name string) (gate.ShardPart, func(), error) {
+	hf, err := os.Open(name)
+	if err != nil {
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Msg: "cannot read results", Err: err}
+	}
+	r, err := gate.ReadResultsHeader(hf)
+	hf.Close()
+	if err != nil {
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Msg: "not a results JSON document", Err: err}
+	}
+	if r.Schema != gate.ResultsSchema {
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", gate.ResultsSchema, r.Schema)}
+	}
+	cf, err := os.Open(name)
+	if err != nil {
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Msg: "cannot read results", Err: err}
+	}
+	return gate.ShardPart{Results: r, Cases: shardRows{name: name, r: gate.NewCaseReader(cf)}}, func() { cf.Close() }, nil
+}
+
+// shardRows names the shard file in a row's decoding error: an input error.
+type shardRows struct {
+	name string
+	r    *gate.CaseReader
+}
+
+func (s shardRows) Next() (gate.CaseResult, bool, error) {
+	c, ok, err := s.r.Next()
+	if err != nil {
+		return c, ok, &manifest.Error{File: s.name, Msg: "not a results JSON document", Err: err}
+	}
+	return c, ok, nil
 }
 
 // readResults reads one results JSON file.
