@@ -151,3 +151,34 @@ func (d Digests) get(name string) string {
 	}
 	return ""
 }
+
+// CountRows counts the non-blank lines of a JSON Lines file, without
+// decoding them: the number of rows a stream will yield (0 when the file
+// cannot be read).
+func CountRows(fsys fs.FS, name string) int {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	rows, inLine := 0, false
+	for {
+		n, err := f.Read(buf)
+		for _, c := range buf[:n] {
+			switch c {
+			case '\n':
+				inLine = false
+			case ' ', '\t', '\r':
+			default:
+				if !inLine {
+					rows++
+					inLine = true
+				}
+			}
+		}
+		if err != nil {
+			return rows
+		}
+	}
+}

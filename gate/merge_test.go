@@ -21,7 +21,7 @@ func runShards(t *testing.T, s suite, n int, outcomes func(k int) map[string]Out
 	var parts []*Results
 	for k := 1; k <= n; k++ {
 		r := &fakeRunner{outcomes: outcomes(k), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
-		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}, Version: "1.2.3"})
+		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}, Version: "1.2.3", CanarySeed: testSeed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 			s := newSuite()
 			tt.change(&s)
 			r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
-			whole, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3"})
+			whole, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3", CanarySeed: testSeed})
 			if err != nil {
 				t.Fatal(err)
 			}

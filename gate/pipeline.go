@@ -133,7 +133,7 @@ func (p *pipeline) next() (Task, bool, error) {
 		return Task{}, false, p.sinkErr
 	}
 	for {
-		if t, i, ok := p.canaries.due(p.readRows); ok {
+		if t, i, ok := p.canaries.due(p.readRows, false); ok {
 			p.refs[p.tasks] = taskRef{row: -1, canary: i}
 			p.tasks++
 			p.inFlight++
@@ -145,7 +145,7 @@ func (p *pipeline) next() (Task, bool, error) {
 		}
 		c, ok := p.src.Next()
 		if !ok {
-			if t, i, ok := p.canaries.due(-1); ok {
+			if t, i, ok := p.canaries.due(p.readRows, true); ok {
 				p.refs[p.tasks] = taskRef{row: -1, canary: i}
 				p.tasks++
 				p.inFlight++

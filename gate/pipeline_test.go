@@ -100,7 +100,7 @@ func bigOutcomes(n int) map[string]Outcome {
 func TestRunStreamedEqualsInMemory(t *testing.T) {
 	const n = 3000
 	s := bigSuite(n)
-	mem, err := Run(context.Background(), s.inputs(), &fakeRunner{outcomes: bigOutcomes(n)}, Options{Version: "1"})
+	mem, err := Run(context.Background(), s.inputs(), &fakeRunner{outcomes: bigOutcomes(n)}, Options{Version: "1", CanarySeed: testSeed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRunStreamedEqualsInMemory(t *testing.T) {
 	}
 	s = bigSuite(n)
 	r := shuffledStream{&fakeRunner{outcomes: bigOutcomes(n)}, 97}
-	streamed, err := Run(context.Background(), s.inputs(), r, Options{Version: "1", SpoolDir: t.TempDir()})
+	streamed, err := Run(context.Background(), s.inputs(), r, Options{Version: "1", SpoolDir: t.TempDir(), CanarySeed: testSeed})
 	if err != nil {
 		t.Fatal(err)
 	}

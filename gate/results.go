@@ -216,6 +216,9 @@ type CanaryResult struct {
 	Message     string     `json:"message,omitempty"`
 	Error       *CaseError `json:"error,omitempty"`
 	Output      string     `json:"output,omitempty"`
+	// Placement says where the canary travelled among the cases; nil when
+	// canaries were graded alone (the canary command).
+	Placement *CanaryPlacement `json:"placement,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.

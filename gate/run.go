@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"path"
 	"slices"
 	"strings"
@@ -57,6 +58,10 @@ type Options struct {
 	// Batch is how many tasks a batch Runner is given per Grade call; 0 is
 	// DefaultBatch. A Runner that streams takes tasks as it needs them.
 	Batch int
+	// CanarySeed places the canaries among the cases; 0 draws a seed. The
+	// seed is in the results (canaries[].placement) so that a run's order
+	// can be reproduced.
+	CanarySeed uint64
 	// Progress hears how far grading is; nil for none.
 	Progress Progress
 	// Rows is the number of dataset rows when the caller knows it (for
@@ -121,12 +126,11 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		return nil, fmt.Errorf("checking digests: %w", err)
 	}
 
-	canaries, err := runCanaries(ctx, m, r)
-	if err != nil {
-		if src != nil {
-			src.Close()
+	var canaries []CanaryResult
+	if opts.CanariesOnly {
+		if canaries, err = runCanaries(ctx, m, r); err != nil {
+			return nil, err
 		}
-		return nil, err
 	}
 
 	sandbox := r.Sandbox()
@@ -143,9 +147,34 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		return assemble(m, digests, sandbox, opts.Version, ev), nil
 	}
 
-	g, err := gradeStream(ctx, m, src, shard, r, opts)
+	rows := opts.Rows
+	if rows <= 0 {
+		if in.Dataset != nil {
+			rows = len(in.Dataset.Cases)
+		} else {
+			rows = CountRows(in.FS, path.Join(m.Dir, m.Dataset.Path))
+		}
+		opts.Rows = rows
+	}
+	seed := opts.CanarySeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	blind := newBlindCanaries(m, rows, seed)
+	g, err := gradeStream(ctx, m, src, shard, r, opts, blind)
 	if err != nil {
 		return nil, err
+	}
+	if blind != nil {
+		for _, i := range blind.alone() {
+			t := blind.task(i)
+			o, err := GradeTasks(ctx, r, []Task{t})
+			if err != nil {
+				return nil, fmt.Errorf("grading canary %s: %w", m.Canaries[i].Name, err)
+			}
+			blind.record(i, o[0])
+		}
+		ev.Canaries = blind.results()
 	}
 	ev.Tally = g.tally
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
@@ -174,7 +203,7 @@ type graded struct {
 // gradeStream grades the shard's rows of src as a stream and folds each
 // result, in dataset order, into the tally and the case rows; src is
 // closed. A dataset that turns out unusable is the error of src.Close.
-func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shard Shard, r Runner, opts Options) (*graded, error) {
+func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shard Shard, r Runner, opts Options, blind *blindCanaries) (*graded, error) {
 	g := &graded{tally: NewTally(m.Gate), cases: []CaseResult{}}
 	var keep *keeper
 	var err error
@@ -203,7 +232,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 	if opts.Progress != nil {
 		opts.Progress.Start(opts.Rows)
 	}
-	p := newPipeline(m, shard, src, sink, opts.Progress, nil)
+	p := newPipeline(m, shard, src, sink, opts.Progress, blind)
 	runErr := p.run(ctx, StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
 	if opts.Progress != nil {
 		opts.Progress.Finish()
@@ -299,25 +328,29 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 		}
 	}
 	for i, c := range m.Canaries {
-		o := outcomes[i]
-		res := EvaluateCanary(c, m.Grader.PassThreshold, o)
-		cr := CanaryResult{
-			Name:        c.Name,
-			Expect:      c.Expect,
-			ExpectError: c.ExpectError,
-			Class:       o.Class,
-			Status:      res.Status,
-			Message:     res.Message,
-			Output:      o.Output,
-		}
-		if o.Class == ClassOK {
-			cr.Got = o.Score
-		} else {
-			cr.Error = caseError(o)
-		}
-		out = append(out, cr)
+		out = append(out, canaryResult(c, m.Grader.PassThreshold, outcomes[i]))
 	}
 	return out, nil
+}
+
+// canaryResult judges one canary's outcome.
+func canaryResult(c manifest.Canary, threshold float64, o Outcome) CanaryResult {
+	res := EvaluateCanary(c, threshold, o)
+	cr := CanaryResult{
+		Name:        c.Name,
+		Expect:      c.Expect,
+		ExpectError: c.ExpectError,
+		Class:       o.Class,
+		Status:      res.Status,
+		Message:     res.Message,
+		Output:      o.Output,
+	}
+	if o.Class == ClassOK {
+		cr.Got = o.Score
+	} else {
+		cr.Error = caseError(o)
+	}
+	return cr
 }
 
 // caseError is the outcome's error, with its class always set.

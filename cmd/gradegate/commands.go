@@ -30,6 +30,7 @@ type gradeFlags struct {
 	workers     int
 	unsandboxed bool
 	python      string
+	canarySeed  uint64
 }
 
 func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -40,6 +41,7 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Var(positive{&g.workers}, "workers", "grader processes; default: the number of CPUs")
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
+	fs.Uint64Var(&g.canarySeed, "canary-seed", 0, "place the canaries among the cases as a past run did (its canaries[].placement.seed); default: a fresh seed")
 }
 
 // suite is a loaded manifest with the bytes its digests were checked against.
@@ -239,7 +241,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		return a.fail(name, err)
 	}
 	defer stop()
-	opts := gate.Options{Version: version, CanariesOnly: canariesOnly}
+	opts := gate.Options{Version: version, CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
@@ -254,7 +256,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		}
 		opts.SpoolDir = os.TempDir()
 		if opts.Progress = a.progress(f.format); opts.Progress != nil {
-			opts.Rows = countRows(s.fsys, s.m.Path(s.m.Dataset.Path))
+			opts.Rows = gate.CountRows(s.fsys, s.m.Path(s.m.Dataset.Path))
 		}
 	}
 	in := gate.Inputs{Manifest: s.m, FS: s.fsys, Findings: findings}

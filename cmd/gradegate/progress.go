@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 
@@ -120,35 +119,4 @@ func (l *lineProgress) line(now time.Time) {
 		msg += fmt.Sprintf(", about %s left", left)
 	}
 	fmt.Fprintln(l.w, msg+")")
-}
-
-// countRows counts the non-blank lines of the dataset, for the progress
-// total: a read of the file, without decoding it.
-func countRows(fsys fs.FS, name string) int {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	rows, inLine := 0, false
-	for {
-		n, err := f.Read(buf)
-		for _, c := range buf[:n] {
-			switch c {
-			case '\n':
-				inLine = false
-			case ' ', '\t', '\r':
-			default:
-				if !inLine {
-					rows++
-					inLine = true
-				}
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	return rows
 }
