@@ -15,6 +15,9 @@ type CaseIter interface {
 	Next() (CaseResult, bool, error)
 }
 
+// RowsOf yields rows held in memory.
+func RowsOf(rows []CaseResult) CaseIter { return &sliceIter{rows: rows} }
+
 // sliceIter yields rows held in memory.
 type sliceIter struct {
 	rows []CaseResult

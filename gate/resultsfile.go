@@ -45,6 +45,9 @@ func ReadResultsHeader(r io.Reader) (*Results, error) {
 	if err := expectDelim(dec, '}'); err != nil {
 		return nil, err
 	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("data after the results document")
+	}
 	doc.WriteByte('}')
 	var res Results
 	if err := json.Unmarshal(doc.Bytes(), &res); err != nil {
