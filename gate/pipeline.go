@@ -107,6 +107,16 @@ func newPipeline(m *manifest.Manifest, shard Shard, src CaseSource, sink func(Ca
 
 // run grades every row through s.
 func (p *pipeline) run(ctx context.Context, s StreamRunner) error {
+	// A next waiting for room must not outlive the run: ctx ending wakes it.
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		if p.sinkErr == nil {
+			p.sinkErr = ctx.Err()
+		}
+		p.drained.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
 	if err := s.Stream(ctx, p.next, p.emit); err != nil {
 		return err
 	}
