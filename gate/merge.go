@@ -8,7 +8,7 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// Merge combines the results of the shards of one run (SPEC section 11) into
+// Merge combines the results of the shards of one run (`gradegate merge`) into
 // the results of the whole run, and decides its verdict again.
 //
 // Results files hold outcomes, not rules, so Merge takes the manifest too

@@ -1,10 +1,10 @@
-// Package gate grades a suite and decides its verdict (SPEC sections 6, 7, 9
-// and 11).
+// Package gate grades a suite and decides its verdict.
 //
-// Run does one gate run: it checks the pinned digests, runs the canaries, then
-// grades the cases through a Runner and assembles the results. Decide holds
-// the verdict rules and is pure, and Merge combines the results of a sharded
-// run with the same rules.
+// Run does one gate run: it checks the pinned digests, then grades the cases
+// as a stream through a StreamRunner, with the canaries among them, folding
+// every result into the verdict as it comes. Decide holds the verdict rules
+// and is pure, and Merge combines the results of a sharded run with the same
+// rules.
 package gate
 
 import (
@@ -76,13 +76,18 @@ const DefaultBatch = 1024
 
 // Run does one gate run and returns its results; the verdict is in them.
 //
-// The order is the one SPEC section 6 asks for: digests, then the canaries,
-// then the cases in one Runner.Grade call (the Runner parallelises). Grading
-// goes on after a digest mismatch or a failed canary: the verdict holds
-// either way, and a user fixing a pin or a grader wants to see in the same
-// run what every case does with the bytes that are there. The digests are
-// computed from the same fsys the Runner was built from, so what was graded
-// is what was hashed.
+// The digests come first; then the dataset streams: each row is read once,
+// a task is built for it as the runner asks, and its result is folded, in
+// dataset order, into the tally, the kept rows and (with SpoolDir) the rows
+// on disk. The canaries travel among the cases (see blindCanaries); under
+// the batch contract an expect_error canary is graded alone after them.
+// Grading goes on after a digest mismatch: the verdict holds either way, and
+// a user fixing a pin wants to see in the same run what every case does with
+// the bytes that are there. The digests are computed from the same fsys the
+// Runner was built from, so what was graded is what was hashed.
+//
+// A dataset that turns out unusable (a line that is not a case) stops the
+// feeding of tasks, and every problem of the file is the error.
 //
 // A case without a sample is omitted (missing_sample). Intended cases beyond
 // the dataset's rows (dataset.intended_cases > rows) are omitted as
@@ -310,9 +315,9 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 	}
 	var outcomes []Outcome
 	if m.Grader.Contract == "batch" {
-		// SPEC section 4: under the batch contract canaries run as batches of
-		// one, so an expect_error canary's raise is its own and not its
-		// neighbours'.
+		// Under the batch contract the canary command grades canaries as
+		// batches of one, so an expect_error canary's raise is its own and
+		// not its neighbours'.
 		for _, t := range tasks {
 			o, err := GradeTasks(ctx, r, []Task{t})
 			if err != nil {

@@ -98,7 +98,7 @@ func isGraderLint(code string) bool {
 // of exactly 19/20 is not "below" a min_pass_rate written as 0.95.
 const rateEpsilon = 1e-9
 
-// Decide applies the gate rules of SPEC section 7 to the evidence.
+// Decide applies the gate rules to the evidence.
 //
 // Pass rates are over graded (ok) cases. With aggregation "family", every
 // family's score is the mean pass (0 or 1) of its graded rows, a case without
@@ -177,7 +177,8 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	return v
 }
 
-// reasonRank orders reasons as SPEC section 7 lists them.
+// reasonRank orders reasons from the run's integrity (digests, canaries,
+// data) to its measures (rates, calibration, mutants, lint).
 func reasonRank(code string) int {
 	order := []string{
 		ReasonDigestMismatch, ReasonCanaryFailed, ReasonDatasetInvalid, ReasonOmittedCases,

@@ -524,7 +524,7 @@ func digestMessage(mm gate.DigestMismatch) string {
 	return fmt.Sprintf("%s %s has %s but %s pins %s (gradegate pin records the new digest after an intended change)", mm.Name, mm.File, mm.Got, mm.Key, mm.Want)
 }
 
-// cmdMerge combines shard results into one verdict (SPEC section 11).
+// cmdMerge combines shard results into one verdict.
 func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("merge", a.stderr)
 	f := gradeFlags{format: formatHuman}

@@ -1,7 +1,8 @@
-// Package dataset reads a suite's cases and stored samples (SPEC section 2)
-// and checks the dataset contract (SPEC section 8, dataset finding codes).
+// Package dataset reads a suite's cases and stored samples as streams and
+// checks the dataset contract.
 //
-// Load separates two kinds of problem. A line that cannot be read as a case or
+// The reader (Open, and Load on top of it) separates two kinds of problem. A
+// line that cannot be read as a case or
 // a sample at all (bad JSON, a missing "item", an unknown top-level key, a
 // sample for a case that does not exist) is an input error: the suite cannot
 // be used and the caller exits 2. A row that reads fine but breaks the
@@ -65,7 +66,7 @@ type Set struct {
 	Findings []manifest.Finding
 }
 
-// Dataset finding codes (SPEC section 8).
+// Dataset finding codes.
 const (
 	CodeDuplicateCaseID = "duplicate_case_id"
 	CodeSchemaViolation = "schema_violation"
@@ -113,7 +114,7 @@ func Load(fsys fs.FS, m *manifest.Manifest) (*Set, error) {
 	return &Set{Cases: cases, Intended: sum.Intended, Findings: sum.Findings}, nil
 }
 
-// fieldNames fills in the SPEC defaults for any field name left empty, so a
+// fieldNames fills in the default names for any field name left empty, so a
 // hand-built manifest behaves like a parsed one.
 func fieldNames(f manifest.Fields) manifest.Fields {
 	if f.ID == "" {
