@@ -41,8 +41,10 @@ WORDS = ("order refund parcel invoice shipped delayed customer account billing "
          "receipt tracking number package box damaged missing replacement").split()
 
 
-def manifest(near_dup):
-    nd = "" if near_dup else "  near_duplicates:\n    enabled: false\n"
+def manifest(kind):
+    # The templated suite's screen compares the long text; "currency": "USD"
+    # is a category, not text.
+    nd = "  near_duplicates:\n    fields: [request]\n" if kind == "templated" else ""
     return f'''version: 1
 name: scale
 dataset:
@@ -77,7 +79,7 @@ canaries:
 '''
 
 
-def generate(path, n, kind, near_dup=True):
+def generate(path, n, kind):
     os.makedirs(path, exist_ok=True)
     done = os.path.join(path, ".done")
     if os.path.exists(done):
@@ -111,7 +113,7 @@ def generate(path, n, kind, near_dup=True):
     with open(os.path.join(path, "grader.py"), "w") as f:
         f.write(GRADER)
     with open(os.path.join(path, "gradegate.yaml"), "w") as f:
-        f.write(manifest(near_dup))
+        f.write(manifest(kind))
     open(done, "w").close()
 
 

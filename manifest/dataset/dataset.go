@@ -1,11 +1,11 @@
 // Package dataset reads a suite's cases and stored samples as streams and
 // checks the dataset contract.
 //
-// The reader (Open, and Load on top of it) separates two kinds of problem. A
-// line that cannot be read as a case or
-// a sample at all (bad JSON, a missing "item", an unknown top-level key, a
-// sample for a case that does not exist) is an input error: the suite cannot
-// be used and the caller exits 2. A row that reads fine but breaks the
+// The reader (Open, and Load on top of it) separates two kinds of problem.
+// A line that cannot be read as a case or a sample at all (bad JSON, a
+// missing "item", an unknown top-level key, a sample for a case that does
+// not exist) is an input error: the suite cannot be used and the caller
+// exits 2. A row that reads fine but breaks the
 // contract (a duplicate case_id, a schema violation, a label outside {0, 1})
 // is a Finding: the row is kept, and the gate decides what the finding does.
 package dataset
