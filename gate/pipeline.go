@@ -94,7 +94,6 @@ type pipeline struct {
 	tasks    int // tasks handed out
 	inFlight int
 	refs     map[int]taskRef
-	done     int
 	readRows int // dataset rows read, in any shard
 	sinkErr  error
 }
@@ -233,7 +232,6 @@ func (p *pipeline) flush() {
 			p.sinkErr = err
 			p.drained.Broadcast()
 		}
-		p.done++
 		if p.progress != nil {
 			// Rows of other shards are settled as soon as they are read.
 			p.progress.Graded(p.readRows - (len(p.queue) - p.head))
