@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -157,5 +158,30 @@ func TestWriteResultsShapes(t *testing.T) {
 	res.Close()
 	if err := res.WriteJSON(&b); err == nil || !strings.Contains(err.Error(), "released") {
 		t.Errorf("WriteJSON after Close = %v, want an error", err)
+	}
+}
+
+// A row Python would refuse is never sent to the grader: it is omitted with
+// reason dataset_invalid, and counted.
+func TestRunOmitsUnreadableRows(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 5
+	s.set.Cases[3].Unreadable = true
+	r := &fakeRunner{outcomes: suiteOutcomes()}
+	res, err := Run(context.Background(), s.inputs(), r, Options{CanarySeed: testSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range r.calls {
+		if slices.Contains(call, "case-04") {
+			t.Errorf("the unreadable row was sent to the grader: %v", call)
+		}
+	}
+	c := res.Cases[3]
+	if c.CaseID != "case-04" || c.Status != StatusOmitted || c.Reason != OmittedDatasetInvalid {
+		t.Errorf("row = %s %s %s, want case-04 omitted as dataset_invalid", c.CaseID, c.Status, c.Reason)
+	}
+	if res.Counts.Omitted != 2 || res.Counts.Intended != 12 {
+		t.Errorf("counts = %+v", res.Counts)
 	}
 }
