@@ -3,9 +3,9 @@
 
 Generates suites (plain, and templated: a shared short field such as
 "currency": "USD" plus a long text field with planted near duplicates) of
-the sizes asked for, then measures, for each, the wall time and the peak
-resident memory of the whole process tree (the sum over gradegate and every
-process it starts, sampled every 20 ms) of:
+the sizes asked for, then measures, for each, the wall time, the CPU time and
+the peak memory of the whole process tree (the sum over gradegate and every
+process it starts, sampled every 20 ms, as RSS and as PSS) of:
 
   loop      a plain in-process Python loop that reads the same two files,
             decodes each line and calls grade (no isolation)
@@ -135,40 +135,56 @@ print(passed)
 '''
 
 
-def tree_rss(root):
-    """Sum of VmRSS (kB) over root and its descendants."""
+def tree_memory(root):
+    """(RSS, PSS) in kB summed over root and its descendants.
+
+    RSS counts a page shared by two processes twice; PSS splits it among
+    its sharers. A child that gradegate has cloned to start a worker shares
+    gradegate's whole address space until it execs (neither RSS nor PSS can
+    tell): such a child still has gradegate's command line, and is skipped.
+    """
     parent = {}
-    rss = {}
+    cmdline = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open(f"/proc/{pid}/stat") as f:
                 stat = f.read()
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-            with open(f"/proc/{pid}/statm") as f:
-                pages = int(f.read().split()[1])
+            parent[int(pid)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline[int(pid)] = f.read()
         except (OSError, ValueError, IndexError):
             continue
-        parent[int(pid)] = ppid
-        rss[int(pid)] = pages * 4
-    total = 0
-    for pid, kb in rss.items():
+    rss = pss = 0
+    for pid in parent:
         p = pid
         while p in parent and p != root and p > 1:
             p = parent[p]
-        if p == root:
-            total += kb
-    return total
+        if p != root:
+            continue
+        if pid != root and cmdline.get(pid) == cmdline.get(root):
+            continue  # cloned, not yet exec'd: gradegate's own pages
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            continue
+    return rss, pss
 
 
 def measure(cmd, env=None):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    peak = 0
+    peak_rss = peak_pss = 0
     while proc.poll() is None:
-        peak = max(peak, tree_rss(proc.pid))
+        rss, pss = tree_memory(proc.pid)
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
         time.sleep(0.02)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -176,7 +192,7 @@ def measure(cmd, env=None):
     # the wall time says more about the neighbours than about gradegate.
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     err = proc.stderr.read().decode(errors="replace")
-    return wall, cpu, peak / 1024, proc.returncode, err
+    return wall, cpu, peak_rss / 1024, peak_pss / 1024, proc.returncode, err
 
 
 def main():
@@ -191,8 +207,8 @@ def main():
     ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
     ap.add_argument("--near-dup", action="store_true", help="keep the near-duplicate screen on in run")
     args = ap.parse_args()
-    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | exit |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | exit |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
     for kind in args.kinds.split(","):
         for n in [int(s) for s in args.sizes.split(",")]:
             path = os.path.join(args.dir, f"{kind}-{n}")
@@ -212,10 +228,10 @@ def main():
                     cmd = [args.gradegate, "validate", man, "--format", "json"]
                 else:
                     sys.exit(f"unknown --what {what}")
-                wall, cpu, peak, code, err = measure(cmd, env)
+                wall, cpu, peak, pss, code, err = measure(cmd, env)
                 if what == "run" and args.run_args:
                     what += " " + args.run_args
-                print(f"| {kind} | {n} | {what} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |", flush=True)
+                print(f"| {kind} | {n} | {what} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {pss:.0f} | {code} |", flush=True)
                 if code not in (0, 1):
                     print(err[-2000:], file=sys.stderr)
 
