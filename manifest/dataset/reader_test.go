@@ -130,3 +130,23 @@ func TestScanAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// Lines longer than the read buffer keep their offsets: a sample read back
+// from the samples file is the one written there.
+func TestReaderLongLines(t *testing.T) {
+	long := strings.Repeat("x", 700<<10)
+	cases := `{"item": {"case_id": "b"}}` + "\n" + `{"item": {"case_id": "a", "text": "` + long + `"}}` + "\n"
+	samples := `{"case_id": "a", "sample": {"output_text": "` + long + `"}}` + "\r\n" + `{"case_id": "b", "sample": {"output_text": "short"}}` + "\n"
+	m := testManifest(".")
+	m.Samples = &manifest.FileRef{Path: "samples.jsonl"}
+	set, err := Load(fstest.MapFS{"cases.jsonl": {Data: []byte(cases)}, "samples.jsonl": {Data: []byte(samples)}}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(set.Cases[0].Sample); got != `{"output_text": "short"}` {
+		t.Errorf("b's sample = %.60s", got)
+	}
+	if got := string(set.Cases[1].Sample); got != `{"output_text": "`+long+`"}` {
+		t.Errorf("a's sample = %.60s… (%d bytes)", got, len(got))
+	}
+}
