@@ -53,7 +53,8 @@ func newBlindCanaries(m *manifest.Manifest, rows int, seed uint64) *blindCanarie
 	f := m.Dataset.Fields
 	b := &blindCanaries{
 		m: m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		fields:   manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family")},
+		fields: manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family"),
+			Label: cmpOr(f.Label, "human_score")},
 		after:    make([]int, len(m.Canaries)),
 		ids:      make([]string, len(m.Canaries)),
 		outcomes: make([]Outcome, len(m.Canaries)),
@@ -156,7 +157,8 @@ func (b *blindCanaries) fakeID() string {
 
 // item is the canary's item with the dataset's id field, and the slice and
 // family fields of the template row where the dataset has them and the
-// canary does not.
+// canary does not; without the label field and the hidden fields, like a
+// case's.
 func (b *blindCanaries) item(raw json.RawMessage, id string) json.RawMessage {
 	fields := map[string]json.RawMessage{}
 	if len(raw) > 0 && json.Unmarshal(raw, &fields) != nil {
@@ -169,6 +171,11 @@ func (b *blindCanaries) item(raw json.RawMessage, id string) json.RawMessage {
 		if data, err := json.Marshal(v); err == nil {
 			fields[k] = data
 		}
+	}
+	// What a case's item never carries, a canary's does not either.
+	delete(fields, b.fields.Label)
+	for _, h := range b.m.Dataset.HiddenFields {
+		delete(fields, h)
 	}
 	set(b.fields.ID, id)
 	if t := b.template; t != nil {
