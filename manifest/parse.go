@@ -147,7 +147,7 @@ func (d *decoder) dataset(top *section) Dataset {
 		return ds
 	}
 	s, ok := d.mapping(n, "dataset", d.lines["dataset"],
-		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates")
+		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates", "hidden_fields")
 	if !ok {
 		return ds
 	}
@@ -171,6 +171,7 @@ func (d *decoder) dataset(top *section) Dataset {
 			}
 		}
 	}
+	ds.HiddenFields, _ = s.strings("hidden_fields")
 	if n := s.node("near_duplicates"); n != nil {
 		if nd, ok := d.mapping(n, "dataset.near_duplicates", d.lines["dataset.near_duplicates"], "enabled", "threshold", "fields"); ok {
 			if v, ok := nd.boolean("enabled"); ok {

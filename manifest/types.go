@@ -54,6 +54,10 @@ type Dataset struct {
 	Fields         Fields         `json:"fields"`
 	IntendedCases  int            `json:"intended_cases,omitempty"` // 0: the number of rows
 	NearDuplicates NearDuplicates `json:"near_duplicates"`
+	// HiddenFields are item fields removed from the item the grader
+	// receives, besides the label field, which is always removed; the
+	// results keep them.
+	HiddenFields []string `json:"hidden_fields,omitempty"`
 }
 
 // Fields names the item fields gradegate reads.

@@ -232,9 +232,14 @@ func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict. The report is nil when no
 // test ran.
-func (a *app) measureMutation(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, shard gate.Shard) (*mutate.Report, error) {
+func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard gate.Shard) (*mutate.Report, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil
+	}
+	// Mutants are judged on the labeled cases, read into memory here.
+	set, err := dataset.Load(s.fsys, s.m)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := a.mutationScore(ctx, s, set, f)
 	if errors.Is(err, manifest.ErrInput) {

@@ -261,10 +261,10 @@ func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 		s.canaries = append(s.canaries, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	for _, c := range cases {
-		if c.Label == nil || c.Sample == nil {
+		if c.Label == nil || c.Sample == nil || c.Unreadable {
 			continue
 		}
-		s.cases = append(s.cases, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		s.cases = append(s.cases, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 		s.labels = append(s.labels, *c.Label)
 	}
 	return s
