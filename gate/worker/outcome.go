@@ -16,7 +16,7 @@ import (
 
 // response is one line from the worker's fd 4.
 type response struct {
-	Op        string             `json:"op"` // init answers: ready | load_error
+	Op        string             `json:"op"` // init answers: ready | load_error; bad_request
 	ID        int64              `json:"id"`
 	Class     string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
 	Scores    map[string]float64 `json:"scores"`
@@ -27,6 +27,11 @@ type response struct {
 	Output    string             `json:"output"`
 	OutputCut int                `json:"output_cut"`
 	Results   []response         `json:"results"` // batch: one per case, in order
+	// T is how long the request took in the worker, in milliseconds.
+	T float64 `json:"t"`
+	// Replace is set when the worker asks to be replaced after this
+	// request: its memory grew, or its CPU time nears the limit.
+	Replace string `json:"replace"`
 	// Leftover is set when a child process of the grader was still running
 	// after the case: the process group is then killed with the worker.
 	Leftover bool `json:"leftover"`
@@ -56,22 +61,24 @@ func (r *response) class() gate.Class {
 	return gate.ClassWorkerCrash
 }
 
-// recycle says whether the process must be replaced after this response:
-// after anything but ok and a plain exception its state is not trusted
-// (a MemoryError may leave a fragmented heap, a dead child a broken parent).
+// recycle says whether the process must be replaced after this response.
+// Results the grader returned (ok, invalid_return) and plain exceptions
+// leave it trusted; a memory error (a fragmented heap), a sandbox refusal,
+// a dead child (isolation case), a child process left running, or the
+// worker's own request (memory growth, CPU time) do not.
 func (r *response) recycle() bool {
-	if r.Leftover {
+	if r.Leftover || r.Replace != "" {
 		return true
 	}
 	switch r.Class {
 	case "ok":
 		for _, res := range r.Results {
-			if res.Class != "ok" && res.Class != "grader_exception" {
+			if res.recycle() {
 				return true
 			}
 		}
 		return false
-	case "grader_exception":
+	case "grader_exception", "invalid_return":
 		return false
 	}
 	return true
@@ -110,24 +117,24 @@ func (r *response) output(fd bounded, limit int) string {
 }
 
 // outcomes turns a well-formed response into one Outcome per task of j.
-func (p *Pool) outcomes(pr *proc, r *response, j *job, elapsed time.Duration) []gate.Outcome {
+func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration) []gate.Outcome {
 	out := r.output(pr.output, p.cfg.OutputLimit)
 	dur := ms(elapsed)
 	if r.Class == "died" {
 		o := p.deadOutcome(pr, garbled, elapsed, r)
-		return repeat(o, len(j.idx))
+		return repeat(o, len(j.seqs))
 	}
 	if !j.batch {
 		return []gate.Outcome{p.caseOutcome(r, out, dur)}
 	}
-	if r.Class != "ok" || len(r.Results) != len(j.idx) {
+	if r.Class != "ok" || len(r.Results) != len(j.seqs) {
 		if r.Class == "ok" {
 			r = &response{Class: "died", Message: "worker answered a batch with the wrong number of results"}
 		}
-		return repeat(p.caseOutcome(r, out, dur), len(j.idx))
+		return repeat(p.caseOutcome(r, out, dur), len(j.seqs))
 	}
 	// The batch ran as one call: its output and time belong to every case.
-	outs := make([]gate.Outcome, len(j.idx))
+	outs := make([]gate.Outcome, len(j.seqs))
 	for k := range r.Results {
 		outs[k] = p.caseOutcome(&r.Results[k], out, dur)
 	}

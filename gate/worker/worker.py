@@ -9,10 +9,20 @@
 # The first request is {"op": "init", ...} carrying the grader's exact bytes;
 # the worker answers {"op": "ready"} or {"op": "load_error", ...}. Every later
 # request is one task ({"id", "sample", "item"}) or one batch ({"id", "batch"}),
-# answered by exactly one response with the same id. Whatever the grader prints
-# goes to a bounded in-memory capture and comes back inside the response, so
-# nothing it prints can be taken for a result. Writes below Python (C code,
-# faulthandler) reach fd 1/2, which Go drains with its own bound.
+# answered by exactly one response with the same id, in request order. Go keeps
+# a window of requests queued ahead, so the worker never waits for the gate:
+# it takes the next request as soon as it wrote the previous response.
+#
+# Whatever the grader prints goes to a bounded in-memory capture and comes back
+# inside the response, so nothing it prints can be taken for a result. Writes
+# below Python (C code, faulthandler) reach fd 1/2, which Go drains with its
+# own bound; after each request the worker writes an end marker carrying the
+# request id to fd 2, before the response, so Go splits that stream between
+# pipelined cases exactly.
+#
+# A request the worker cannot decode is answered with {"op": "bad_request"}
+# and the worker stops: Go sent something its own worker cannot read, which is
+# a tool failure, never a grader's outcome.
 #
 # The worker only classifies what Python alone can see (bool versus int, NaN,
 # exception type and grader line). Timeouts, crashes and memory kills are
@@ -23,6 +33,7 @@ import binascii
 import builtins
 import errno
 import faulthandler
+import gc
 import io
 import json
 import math
@@ -33,12 +44,21 @@ import select
 import signal
 import struct
 import sys
+import time
 import types
 
 REQ_FD = 3
 RESP_FD = 4
 MESSAGE_LIMIT = 2000
 JUDGE_LIMIT = 64 * 1024
+# RESULT_LIMIT bounds one case's response without its output (scores, judge,
+# message). Go refuses a longer line as a broken protocol; a grader whose own
+# result is longer gets invalid_return here instead.
+RESULT_LIMIT = 160 * 1024
+END_MARKER = b"\x00gradegate-end:%d\n"
+# Every LEFTOVER_EVERY cases, and after any case that started a process, the
+# worker looks for child processes left running.
+LEFTOVER_EVERY = 64
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
 SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "os.exec"))
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -80,18 +100,28 @@ def read_child(r, pid):
     return data, reaped[0], reaped[1]
 
 
-def leftover_children():
+def leftover_children(grace=0.05):
     """Whether a child process of this one is still running.
 
-    Exited children are reaped on the way, so only live ones count.
+    Exited children are reaped on the way, so only live ones count. A child
+    that is on its way out (a grader that forks, lets the child _exit and
+    does not wait) gets up to grace seconds to finish: it is not left over,
+    and must not cost the worker a restart.
     """
+    end = None
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return False
-        if pid == 0:
+        if pid != 0:
+            continue
+        now = time.monotonic()
+        if end is None:
+            end = now + grace
+        if now >= end:
             return True
+        time.sleep(0.001)
 
 
 def forbidden_open(args):
@@ -227,17 +257,31 @@ class _BinaryCapture(io.RawIOBase):
         return len(b)
 
 
-# Built once: json.dumps with any argument builds a new encoder per call,
-# which is a measurable share of a case's round trip.
-_encode_response = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+def _response_encoder():
+    """A JSON encoder built once.
+
+    json.dumps, and JSONEncoder.encode too, build a new C encoder on every
+    call, which was a measurable share of a case's cost.
+    """
+    enc = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return enc.encode
+    it = make(None, enc.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False)
+    return lambda obj: "".join(it(obj, 0))
+
+
+_encode_response = _response_encoder()
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def write_response(obj):
-    data = (_encode_response(obj) + "\n").encode("utf-8")
-    view = memoryview(data)
-    while view:
-        n = os.write(RESP_FD, view)
-        view = view[n:]
+    write_all(RESP_FD, (_encode_response(obj) + "\n").encode("utf-8"))
 
 
 def jsonable(value, depth=0):
@@ -374,7 +418,15 @@ def exception_response(exc, filename, memory_mb):
         cls = "memory_exceeded"
         if not message:
             message = "MemoryError (memory_mb=%d)" % memory_mb if memory_mb else "MemoryError"
-    return {"class": cls, "type": type(exc).__name__, "message": clip(message), "line": line}
+    return {"class": cls, "type": clip(type(exc).__name__, 200), "message": clip(message), "line": line}
+
+
+def rss_kb():
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") >> 10)
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def dump_stack_on(signum):
@@ -395,6 +447,14 @@ class Worker:
         self.fn = None
         self.violation = None
         self.spawned = False
+        # When to ask Go for a replacement (0: never): resident memory grown
+        # past the size after loading by grow_mb, or CPU time spent past
+        # cpu_seconds (the CPU rlimit, a backstop, sits above it).
+        self.network_denied = False
+        self.grow_kb = int(init.get("grow_mb") or 0) * 1024
+        self.cpu_seconds = float(init.get("cpu_seconds") or 0)
+        self.base_rss_kb = 0
+        self.cases = 0
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -429,7 +489,7 @@ class Worker:
         self.fn = fn
         return None
 
-    def call(self, req):
+    def call(self, req, check_children):
         """Runs one request in this process and returns its response."""
         self.capture.reset()
         self.violation = None
@@ -444,12 +504,28 @@ class Worker:
             else:
                 resp = self.classify(ret)
         resp["output"], resp["output_cut"] = self.capture.take()
-        if leftover_children():
+        if (self.spawned or check_children) and leftover_children():
             # A child of the grader would outlive its case (and keep counting
             # against the slot's process limit): the Go side replaces this
             # process, which kills its whole process group.
             resp["leftover"] = True
         return resp
+
+    def wants_replacement(self):
+        """Why this process should be replaced after the current case, or None.
+
+        Looked at every LEFTOVER_EVERY cases and at least once a second: a
+        few system calls, not per case.
+        """
+        if self.grow_kb and self.base_rss_kb:
+            rss = rss_kb()
+            if rss > self.base_rss_kb + self.grow_kb:
+                return "memory grew from %d to %d MiB" % (self.base_rss_kb >> 10, rss >> 10)
+        if self.cpu_seconds:
+            t = os.times()
+            if t.user + t.system >= self.cpu_seconds:
+                return "CPU time reached %.0f s" % (t.user + t.system)
+        return None
 
     def exception(self, exc):
         resp = exception_response(exc, self.name, self.memory_mb)
@@ -477,7 +553,7 @@ class Worker:
         # the first attempt of a case is kept.
         if event in SPAWN_EVENTS:
             self.spawned = True
-        if self.violation is not None:
+        if self.violation is not None or not self.network_denied:
             return
         if event == "socket.__new__":
             if len(args) > 1 and args[1] != AF_UNIX:
@@ -544,7 +620,7 @@ class Worker:
                 os.close(REQ_FD)
                 os.close(RESP_FD)
                 dump_stack_on(signal.SIGUSR1)
-                data = json.dumps(self.call(req), allow_nan=False).encode("utf-8")
+                data = _encode_response(self.call(req, True)).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
                 # so its end cannot be told by EOF.
                 view = memoryview(struct.pack(">Q", len(data)) + data)
@@ -567,11 +643,49 @@ class Worker:
         return {"class": "died", "died": died}
 
     def serve(self, requests):
+        """Answers requests until fd 3 closes.
+
+        One response per request, written as soon as it is known; Go keeps
+        requests queued ahead, so the next one is usually already buffered
+        and read with many others in one system call.
+        """
+        clock = time.perf_counter
+        check_at = clock() + 1.0
         for line in requests:
-            req = json.loads(line)
-            resp = self.call_forked(req) if self.fork else self.call(req)
-            resp["id"] = req["id"]
-            write_response(resp)
+            try:
+                req = json.loads(line)
+                rid = req["id"]
+                if not isinstance(rid, int) or not ("batch" in req or ("sample" in req and "item" in req)):
+                    raise ValueError("not a request")
+            except Exception as exc:  # RecursionError and UnicodeDecodeError included
+                write_response({"op": "bad_request", "message": clip("%s: %s" % (type(exc).__name__, exc), 500)})
+                return
+            self.cases += 1
+            start = clock()
+            periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
+            resp = self.call_forked(req) if self.fork else self.call(req, periodic)
+            took = clock() - start
+            resp["id"] = rid
+            resp["t"] = round(took * 1000, 4)
+            if periodic and not self.fork:
+                check_at = clock() + 1.0
+                why = self.wants_replacement()
+                if why:
+                    resp["replace"] = why
+            data = (_encode_response(resp) + "\n").encode("utf-8")
+            if len(data) - len(resp.get("output", "")) * 6 > RESULT_LIMIT * max(1, len(resp.get("results") or ())):
+                # Only scores can make it this long (the judge and the
+                # message are cut): Go would refuse the line.
+                data = (_encode_response({
+                    "id": rid, "t": resp["t"], "output": resp.get("output", ""), "output_cut": resp.get("output_cut", 0),
+                    "class": "invalid_return",
+                    "message": "the grader's result is %d bytes of JSON, past gradegate's limit of %d" % (len(data), RESULT_LIMIT),
+                }) + "\n").encode("utf-8")
+            # The end marker goes to fd 2 before the response goes to fd 4:
+            # once Go has the response, everything written below Python for
+            # this request is in the output pipe, up to the marker.
+            os.write(2, END_MARKER % rid)
+            write_all(RESP_FD, data)
 
 
 def main():
@@ -594,8 +708,10 @@ def main():
     faulthandler.enable(file=sys.__stderr__)
     dump_stack_on(signal.SIGUSR1)
     sys.stdout = sys.stderr = worker.capture
-    if init.get("network_denied"):
-        sys.addaudithook(worker.audit)
+    # The hook names sandbox refusals (network_denied) and notices processes
+    # the grader starts, which is when leftover children are looked for.
+    worker.network_denied = bool(init.get("network_denied"))
+    sys.addaudithook(worker.audit)
     err = worker.load(binascii.a2b_base64(init["source"]))
     out, cut = worker.capture.take()
     if err is not None:
@@ -607,6 +723,10 @@ def main():
         # own stack would only add noise to a timed-out case's output.
         faulthandler.unregister(signal.SIGUSR1)
         signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        # Objects that exist now never move to a collected generation, so a
+        # child's garbage collection does not touch (and copy) their pages.
+        gc.freeze()
+    worker.base_rss_kb = rss_kb()
     write_response({"op": "ready", "pid": os.getpid()})
     worker.serve(requests)
 
