@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gradegate/gradegate/gate"
 	"golang.org/x/sys/unix"
@@ -86,8 +88,18 @@ func (r *response) recycle() bool {
 
 func parseResponse(line []byte, id int64) (*response, error) {
 	var r response
+	if parseCommon(line, &r) {
+		if r.ID != id {
+			return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+		}
+		return &r, nil
+	}
 	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, fmt.Errorf("worker response: %w", err)
+	}
+	if r.Op == "bad_request" {
+		// The worker could not read the request, so it has no id to echo.
+		return &r, nil
 	}
 	if r.ID != id {
 		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
@@ -292,4 +304,41 @@ func tracebackLine(output []byte, sourceName string) int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
+}
+
+// parseCommon reads the common answer, one score and nothing printed, in
+// the exact form worker.py writes it:
+//
+//	{"id":N,"t":T,"class":"ok","scores":{"<metric>":F}}
+//
+// without encoding/json's reflection. Any other line is left to
+// json.Unmarshal.
+func parseCommon(line []byte, r *response) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"id":`))
+	if !ok {
+		return false
+	}
+	var id, t, score []byte
+	if id, rest, ok = bytes.Cut(rest, []byte(`,"t":`)); !ok {
+		return false
+	}
+	if t, rest, ok = bytes.Cut(rest, []byte(`,"class":"ok","scores":{"`)); !ok {
+		return false
+	}
+	// A metric with a quote or backslash in its name is left to the
+	// general parser.
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 || !bytes.HasPrefix(rest[q:], []byte(`":`)) || !bytes.HasSuffix(rest, []byte("}}")) {
+		return false
+	}
+	metric := rest[:q]
+	score = rest[q+2 : len(rest)-2]
+	n, err1 := strconv.ParseInt(string(id), 10, 64)
+	d, err2 := strconv.ParseFloat(string(t), 64)
+	f, err3 := strconv.ParseFloat(string(score), 64)
+	if err1 != nil || err2 != nil || err3 != nil || !utf8.Valid(metric) {
+		return false
+	}
+	*r = response{ID: n, T: d, Class: "ok", Scores: map[string]float64{string(metric): f}}
+	return true
 }

@@ -31,6 +31,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
@@ -136,6 +137,11 @@ type Pool struct {
 	closed error          // set by Close or New's context; no process starts after
 
 	stopWatch func() bool
+
+	// Counters for tests and benchmarks: processes started, and the most
+	// bytes of response pipe any process made the pool buffer.
+	starts       atomic.Int64
+	peakBuffered atomic.Int64
 }
 
 // slot is one concurrency unit: the process currently serving it and, near
@@ -479,6 +485,7 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
 	}
 	pr.box = box
+	p.starts.Add(1)
 	p.mu.Lock()
 	p.live[pr] = true
 	closed = p.closed
@@ -545,6 +552,12 @@ func (p *Pool) retire(s *slot) error {
 // stopProc stops pr and forgets it.
 func (p *Pool) stopProc(pr *proc) error {
 	err := pr.stop()
+	for {
+		old := p.peakBuffered.Load()
+		if int64(pr.peak) <= old || p.peakBuffered.CompareAndSwap(old, int64(pr.peak)) {
+			break
+		}
+	}
 	p.mu.Lock()
 	delete(p.live, pr)
 	p.mu.Unlock()

@@ -57,6 +57,7 @@ type proc struct {
 	carry  []byte // a marker cut in two by a read
 	output bounded
 	limit  int
+	peak   int // the most response bytes buffered at once
 
 	mu     sync.Mutex // guards killed and reaped against a concurrent kill
 	killed bool       // gradegate sent SIGKILL (timeout, cancel, close)
@@ -354,6 +355,7 @@ func (pr *proc) readResponse(bound int) (eof bool) {
 		n, err := unix.Read(pr.resp, pr.readBuf)
 		if n > 0 {
 			pr.respBuf = append(pr.respBuf, pr.readBuf[:n]...)
+			pr.peak = max(pr.peak, len(pr.respBuf))
 			if n < len(pr.readBuf) {
 				return false
 			}
