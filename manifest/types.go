@@ -91,6 +91,10 @@ type Grader struct {
 	Metric         string  `json:"metric"`          // default score
 	PassThreshold  float64 `json:"pass_threshold"`  // default 1.0
 	Isolation      string  `json:"isolation"`       // worker | case
+
+	// LoadTimeoutSeconds bounds starting a grader process and running the
+	// grader's module code (its imports); default 30.
+	LoadTimeoutSeconds int `json:"load_timeout_seconds"`
 }
 
 // Canary is one known input whose grade is known in advance.

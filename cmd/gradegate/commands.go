@@ -152,6 +152,8 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Workers:        e.workers,
 		Python:         e.py,
 		Sandbox:        e.sb,
+
+		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {
