@@ -65,12 +65,15 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 def read_child(r, pid):
-    """Reads one length-prefixed response from a forked child and reaps it.
+    """Reads one length-prefixed response from a forked child.
 
-    Returns (data, status, usage); data is b"" when the child died before it
-    finished writing. A grandchild holding the pipe open cannot stall this: the
-    read ends at the announced length, or when the child is gone and nothing
-    more is buffered.
+    Returns (data, status, usage). When the child wrote its whole response,
+    status and usage are None and the child is not waited for: it is exiting,
+    and tearing down its memory overlaps the next case (see reap). Otherwise
+    data is b"" and the child is reaped: it died before it finished writing.
+    A grandchild holding the pipe open cannot stall this: the read ends at
+    the announced length, or when the child is gone and nothing more is
+    buffered.
     """
     buf = bytearray()
     want = None
@@ -93,11 +96,24 @@ def read_child(r, pid):
                 reaped = (status, usage)
     finally:
         os.close(r)
+    if want is not None and len(buf) >= want and reaped is None:
+        return bytes(buf[8:want]), None, None
     if reaped is None:
         _, status, usage = os.wait4(pid, 0)
         reaped = (status, usage)
     data = bytes(buf[8:want]) if want is not None and len(buf) >= want else b""
     return data, reaped[0], reaped[1]
+
+
+def reap(pids, block):
+    """Waits for forked children that answered and are on their way out."""
+    for pid in list(pids):
+        try:
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pids.remove(pid)
 
 
 def leftover_children(grace=0.05):
@@ -451,6 +467,7 @@ class Worker:
         # past the size after loading by grow_mb, or CPU time spent past
         # cpu_seconds (the CPU rlimit, a backstop, sits above it).
         self.network_denied = False
+        self.exiting = []  # pids of forked children that answered (reap)
         self.grow_kb = int(init.get("grow_mb") or 0) * 1024
         self.cpu_seconds = float(init.get("cpu_seconds") or 0)
         self.base_rss_kb = 0
@@ -606,6 +623,9 @@ class Worker:
 
     def call_forked(self, req):
         """Runs one request in a forked child, so the grader's state dies with it."""
+        # Children that answered are reaped here, a case later; a few that
+        # are slow to go are waited for, so they never pile up.
+        reap(self.exiting, len(self.exiting) > 8)
         r, w = os.pipe()
         try:
             pid = os.fork()
@@ -631,6 +651,14 @@ class Worker:
                 os._exit(0)
         os.close(w)
         data, status, usage = read_child(r, pid)
+        if status is None:
+            self.exiting.append(pid)
+            try:
+                return json.loads(data)
+            except ValueError:
+                os.waitpid(pid, 0)
+                self.exiting.remove(pid)
+                return {"class": "died", "message": "the child's response could not be read"}
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
             try:
                 return json.loads(data)
