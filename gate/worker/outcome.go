@@ -97,8 +97,9 @@ func parseResponse(line []byte, id int64) (*response, error) {
 	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, fmt.Errorf("worker response: %w", err)
 	}
-	if r.Op == "bad_request" {
-		// The worker could not read the request, so it has no id to echo.
+	if r.Op == "bad_request" || r.Op == "ended" {
+		// The worker could not read the request, or (a zygote) reports
+		// that its child ended: neither has an id to echo.
 		return &r, nil
 	}
 	if r.ID != id {

@@ -138,6 +138,10 @@ type Pool struct {
 
 	stopWatch func() bool
 
+	// parent is the pool whose processes this one forks from (Fork); init
+	// is then the fork request.
+	parent *Pool
+
 	// Counters for tests and benchmarks: processes started, and the most
 	// bytes of response pipe any process made the pool buffer.
 	starts       atomic.Int64
@@ -298,10 +302,20 @@ func (cfg *Config) fill() error {
 func (p *Pool) Sandbox() gate.Sandbox { return p.cfg.Sandbox.Status() }
 
 // Close kills every worker process, waits for them and removes their scratch
-// directories. Grade calls in flight return an error.
+// directories. Grade calls in flight return an error. A forked pool (Fork)
+// instead waits for calls in flight, then ends its children and hands their
+// zygotes back to the parent pool.
 func (p *Pool) Close() error {
 	p.stopWatch()
-	p.shut(errors.New("worker: pool closed"))
+	if p.parent != nil {
+		p.mu.Lock()
+		if p.closed == nil {
+			p.closed = errors.New("worker: pool closed")
+		}
+		p.mu.Unlock()
+	} else {
+		p.shut(errors.New("worker: pool closed"))
+	}
 	// Wait for in-flight Grade calls to hand their slots back, then reap.
 	var errs []error
 	var held []*slot
@@ -461,6 +475,9 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 	if closed != nil {
 		return nil, nil, closed
 	}
+	if p.parent != nil {
+		return p.forkProcess(ctx)
+	}
 	dir, cleanup, err := p.cfg.Sandbox.Scratch(box)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
@@ -551,6 +568,9 @@ func (p *Pool) retire(s *slot) error {
 
 // stopProc stops pr and forgets it.
 func (p *Pool) stopProc(pr *proc) error {
+	if pr.lender != nil {
+		return p.returnZygote(pr)
+	}
 	err := pr.stop()
 	for {
 		old := p.peakBuffered.Load()

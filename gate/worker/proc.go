@@ -59,6 +59,14 @@ type proc struct {
 	limit  int
 	peak   int // the most response bytes buffered at once
 
+	// forked: the process forked a variant child (Pool.Fork) and from then
+	// on serves only forks. lender is the parent pool's slot it was
+	// borrowed from while a child runs; broken says the child ended in the
+	// middle of its requests, so the pair cannot be reused.
+	forked bool
+	lender *slot
+	broken bool
+
 	mu     sync.Mutex // guards killed and reaped against a concurrent kill
 	killed bool       // gradegate sent SIGKILL (timeout, cancel, close)
 	reaped bool

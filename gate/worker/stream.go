@@ -317,6 +317,12 @@ func (p *Pool) serve(ctx context.Context, s *slot, first *request, reqs <-chan *
 				return nil
 			}
 		}
+		if s.proc != nil && s.proc.forked && p.parent == nil {
+			// It lent itself to forks and serves nothing else now.
+			if err := p.retire(s); err != nil {
+				return err
+			}
+		}
 		if s.proc == nil {
 			loadErr, err := p.startFor(ctx, s)
 			if err != nil {
@@ -440,6 +446,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			p.warmSpare(s)
 		}
 
+		var report *response // a zygote's account of its child's end
 		deadline := w.started().Add(p.timeout())
 		ev := pr.pump(&pending, deadline, w.reqs[0].limit(p.cfg.OutputLimit))
 		// Answers first: whatever the process managed to write counts.
@@ -456,6 +463,15 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			}
 			if tooLong || err != nil {
 				ev = garbled
+				break
+			}
+			if r.Op == "ended" {
+				// A forked child died (or exited) in the middle of its
+				// requests; its zygote says how.
+				report = r
+				ev = died
+				pr.broken = true
+				pr.kill()
 				break
 			}
 			if r.Op == "bad_request" {
@@ -513,7 +529,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		}
 		pr.takeOutput(head.id)
 		stopErr := p.retire(s)
-		o := p.deadOutcome(pr, ev, elapsed, nil)
+		o := p.deadOutcome(pr, ev, elapsed, report)
 		for _, seq := range head.seqs {
 			deliver(seq, o)
 		}

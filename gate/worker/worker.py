@@ -688,6 +688,10 @@ class Worker:
         for line in requests:
             try:
                 req = loads(line)
+                if type(req) is dict and "op" in req:
+                    if req["op"] == "fork":
+                        self.zygote(req, requests)
+                    return  # "end", or a zygote's last variant ended
                 rid = req["id"]
                 if type(rid) is not int or not ("batch" in req or ("sample" in req and "item" in req)):
                     raise ValueError("not a request")
@@ -714,6 +718,68 @@ class Worker:
             # this request is in the output pipe, up to the marker.
             write(2, END_MARKER % rid)
             write_all(RESP_FD, data)
+
+    def zygote(self, req, requests):
+        """Forks a child per grader variant (a mutant) and waits for it.
+
+        The child loads the variant's source over this process's loaded
+        interpreter and grader imports, answers "ready" or "load_error", and
+        serves requests until {"op": "end"}. After each child this process
+        answers {"op": "ended"} with how the child ended, and from then on
+        takes nothing but another fork: anything else means requests meant
+        for a child that died are still in the pipe, and it exits rather
+        than answer them with the wrong grader.
+        """
+        if not self.fork:
+            # Only the children run grader code from now on.
+            faulthandler.unregister(signal.SIGUSR1)
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        while True:
+            try:
+                source = binascii.a2b_base64(req["source"])
+            except Exception:
+                os._exit(1)
+            pid = os.fork()
+            if pid == 0:
+                self.variant(source, requests)
+            _, status, usage = os.wait4(pid, 0)
+            died = {"maxrss_kb": usage.ru_maxrss}
+            if os.WIFSIGNALED(status):
+                died["signal"] = os.WTERMSIG(status)
+            elif os.WIFEXITED(status):
+                died["status"] = os.WEXITSTATUS(status)
+            write_response({"op": "ended", "died": died})
+            line = requests.readline()
+            if not line:
+                return
+            try:
+                req = json.loads(line)
+                ok = req.get("op") == "fork"
+            except Exception:
+                ok = False
+            if not ok:
+                os._exit(1)
+
+    def variant(self, source, requests):
+        """The child of zygote: becomes the worker of source. Never returns."""
+        try:
+            if not self.fork:
+                dump_stack_on(signal.SIGUSR1)
+            self.capture.reset()
+            err = self.load(source)
+            out, cut = self.capture.take()
+            if err is not None:
+                err.update({"op": "load_error", "output": out, "output_cut": cut})
+                write_response(err)
+                return
+            if self.fork:
+                gc.freeze()
+            self.cases = 0
+            self.base_rss_kb = rss_kb()
+            write_response({"op": "ready", "pid": os.getpid()})
+            self.serve(requests)
+        finally:
+            os._exit(0)
 
     def encode(self, resp, rid, took):
         resp["id"] = rid
