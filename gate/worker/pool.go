@@ -1,5 +1,5 @@
 // Package worker runs Python graders: a pool of interpreter processes that
-// implements gate.Runner.
+// implements gate.StreamRunner (and so gate.Runner).
 //
 // Each process runs worker.py (embedded) and loads the grader from the exact
 // bytes whose digest was checked, compiled under the grader's file name so
@@ -8,17 +8,26 @@
 // grader's stdout and stderr: whatever the grader prints is captured with a
 // bound and returned with its case, and can never be read as a result.
 //
+// Requests are pipelined: each process has a window of cases queued ahead
+// (sized by count and bytes, refilled as answers come back), so it never
+// waits for the gate, and answers each case as soon as it has graded it.
+// Sample and item bytes go through as they were read.
+//
 // Go owns every judgement a misbehaving process cannot make about itself: a
-// per-case timer kills the process group from outside (timeout), and a
-// process that dies without answering is a worker_crash, or memory_exceeded
-// when the evidence points at memory (see crashError). A grader that fails
-// after the sandbox refused it an internet socket is a sandbox_violation.
+// watchdog, restarted at every answer, kills the process group from outside
+// when the case at the head of the window runs past its time (timeout), and a
+// process that dies without answering is a worker_crash for that case, or
+// memory_exceeded when the evidence points at memory (see crashError); the
+// rest of its window goes to a fresh process, so no other case loses its
+// grade. A grader that fails after the sandbox refused it an internet socket
+// is a sandbox_violation. Every line read from a process is held to a size
+// limit before it is buffered further.
 //
 // A grader that cannot be loaded at all (syntax error, an exception at import,
 // no grade function, a grade that cannot take (sample, item)) makes New fail
 // with a *LoadError. It is the grader's fault, not the tool's, but there is no
-// case to attach it to, so the caller decides (SPEC: canaries fail, the gate
-// holds). A load that fails later, when a recycled process reloads the
+// case to attach it to, so the caller decides (the gate fails the canaries
+// and holds). A load that fails later, when a replaced process reloads the
 // grader, becomes the outcome of the case that process was started for.
 package worker
 

@@ -333,7 +333,7 @@ def encode_judge(judge):
 def as_score(value):
     """Returns (float, None) for a valid score, or (None, why not)."""
     # numbers.Real admits int, float, fractions and numpy scalars; bool is an
-    # int subclass and must not pass (SPEC section 4: True == 1 hides bugs).
+    # int subclass and must not pass (True == 1 hides bugs).
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
         return None, "%s %s" % (type(value).__name__, short_repr(value))
     try:
@@ -346,7 +346,7 @@ def as_score(value):
 
 
 def classify(ret, metric):
-    """Maps what grade() returned to a response (SPEC section 4)."""
+    """Maps what grade() returned to a response (the outcome classes)."""
     if isinstance(ret, dict):
         if "scores" not in ret:
             return invalid("grade returned a dict without \"scores\": %s" % short_repr(ret))
@@ -549,9 +549,9 @@ class Worker:
         resp = exception_response(exc, self.name, self.memory_mb)
         if self.violation is not None and resp["class"] == "grader_exception":
             # The grader failed after trying something the sandbox forbids:
-            # that refusal, not the grader's logic, is the cause (SPEC
-            # section 4, sandbox_violation). A grader that catches the
-            # refusal and still returns a score is graded normally.
+            # that refusal, not the grader's logic, is the cause
+            # (sandbox_violation). A grader that catches the refusal and
+            # still returns a score is graded normally.
             resp["class"] = "sandbox_violation"
             resp["message"] = clip("the grader tried %s, which the sandbox forbids: %s: %s" % (self.violation, resp["type"], resp["message"]))
         elif isinstance(exc, OSError) and exc.errno == errno.EFBIG and resp["class"] == "grader_exception":
