@@ -468,6 +468,7 @@ class Worker:
         # cpu_seconds (the CPU rlimit, a backstop, sits above it).
         self.network_denied = False
         self.exiting = []  # pids of forked children that answered (reap)
+        self.next_child = None  # isolation case: the child forked ahead (spawn)
         self.grow_kb = int(init.get("grow_mb") or 0) * 1024
         self.cpu_seconds = float(init.get("cpu_seconds") or 0)
         self.base_rss_kb = 0
@@ -621,27 +622,43 @@ class Worker:
                 results.append(self.classify({"scores": entry.get("scores"), "judge": entry.get("judge")}))
         return {"class": "ok", "results": results}
 
-    def call_forked(self, req):
-        """Runs one request in a forked child, so the grader's state dies with it."""
-        # Children that answered are reaped here, a case later; a few that
-        # are slow to go are waited for, so they never pile up.
-        reap(self.exiting, len(self.exiting) > 8)
+    def spawn(self):
+        """Forks a child that waits for one request, then grades it.
+
+        The next case's child is forked while the current one grades, so
+        the fork overlaps the grading and a case pays only for handing its
+        request over. The child sets up nothing before its request comes: a
+        timeout's stack dump (SIGUSR1 to the process group) must not print
+        an idle child's stack. Returns (pid, request pipe, response pipe),
+        or None when the fork failed.
+        """
+        rq, wq = os.pipe()
         r, w = os.pipe()
         try:
             pid = os.fork()
-        except OSError as exc:
-            os.close(r)
-            os.close(w)
-            return {"class": "died", "message": "could not fork: %s" % exc}
+        except OSError:
+            for fd in (rq, wq, r, w):
+                os.close(fd)
+            return None
         if pid == 0:
             try:
+                os.close(wq)
                 os.close(r)
                 # The child never speaks the protocol; closing it means a
                 # grader cannot write a forged line into the response pipe.
                 os.close(REQ_FD)
                 os.close(RESP_FD)
+                line = b""
+                while True:
+                    chunk = os.read(rq, 1 << 16)
+                    if not chunk:
+                        break
+                    line += chunk
+                os.close(rq)
+                if not line:
+                    return  # the parent is gone, or needs no more children
                 dump_stack_on(signal.SIGUSR1)
-                data = _encode_response(self.call(req, True)).encode("utf-8")
+                data = _encode_response(self.call(json.loads(line), True)).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
                 # so its end cannot be told by EOF.
                 view = memoryview(struct.pack(">Q", len(data)) + data)
@@ -649,7 +666,34 @@ class Worker:
                     view = view[os.write(w, view):]
             finally:
                 os._exit(0)
+        os.close(rq)
         os.close(w)
+        return pid, wq, r
+
+    def drop_spare_child(self):
+        """Lets the child forked ahead of time go (it exits at EOF)."""
+        if self.next_child is not None:
+            pid, wq, r = self.next_child
+            self.next_child = None
+            os.close(wq)
+            os.close(r)
+            os.waitpid(pid, 0)
+
+    def call_forked(self, req, line):
+        """Runs one request in a forked child, so the grader's state dies with it."""
+        # Children that answered are reaped here, a case later; a few that
+        # are slow to go are waited for, so they never pile up.
+        reap(self.exiting, len(self.exiting) > 8)
+        child, self.next_child = self.next_child or self.spawn(), None
+        if child is None:
+            return {"class": "died", "message": "could not fork a process for the case"}
+        pid, wq, r = child
+        try:
+            write_all(wq, line)
+        except OSError:
+            pass  # the child died already; read_child tells how
+        os.close(wq)
+        self.next_child = self.spawn()
         data, status, usage = read_child(r, pid)
         if status is None:
             self.exiting.append(pid)
@@ -701,7 +745,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            resp = self.call_forked(req) if self.fork else self.call(req, periodic)
+            resp = self.call_forked(req, line) if self.fork else self.call(req, periodic)
             took = (clock() - start) * 1000
             if periodic and not self.fork:
                 check_at = clock() + 1.0
@@ -734,6 +778,8 @@ class Worker:
             # Only the children run grader code from now on.
             faulthandler.unregister(signal.SIGUSR1)
             signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        # A child forked ahead holds this process's grader, not a variant's.
+        self.drop_spare_child()
         while True:
             try:
                 source = binascii.a2b_base64(req["source"])
@@ -763,6 +809,7 @@ class Worker:
     def variant(self, source, requests):
         """The child of zygote: becomes the worker of source. Never returns."""
         try:
+            self.exiting = []  # the zygote's children, not this process's
             if not self.fork:
                 dump_stack_on(signal.SIGUSR1)
             self.capture.reset()
