@@ -20,9 +20,28 @@ func TestFork(t *testing.T) {
 			"    if sample.get('exit'):\n        os._exit(4)\n" +
 			"    return {'scores': {'score': " + score + "}, 'judge': {'pid': os.getpid(), 'ppid': os.getppid()}}\n"
 	}
-	for _, isolation := range []string{IsolationWorker, IsolationCase} {
-		t.Run(isolation, func(t *testing.T) {
-			base := newPool(t, python(t), variant("0.0"), func(c *Config) { c.Isolation = isolation })
+	sb, sbPython := sandboxed(t)
+	for _, env := range []struct {
+		name      string
+		isolation string
+		sandboxed bool
+	}{
+		{IsolationWorker, IsolationWorker, false},
+		{IsolationCase, IsolationCase, false},
+		{"sandboxed", IsolationWorker, true},
+	} {
+		isolation := env.isolation
+		t.Run(env.name, func(t *testing.T) {
+			py := python(t)
+			if env.sandboxed {
+				py = sbPython
+			}
+			base := newPool(t, py, variant("0.0"), func(c *Config) {
+				c.Isolation = isolation
+				if env.sandboxed {
+					c.Sandbox = sb
+				}
+			})
 			got, err := base.Grade(context.Background(), []gate.Task{task("warm", map[string]any{})})
 			if err != nil {
 				t.Fatal(err)
