@@ -58,6 +58,7 @@ type proc struct {
 	output bounded
 	limit  int
 	peak   int // the most response bytes buffered at once
+	bigOut bool
 
 	// forked: the process forked a variant child (Pool.Fork) and from then
 	// on serves only forks. lender is the parent pool's slot it was
@@ -91,7 +92,19 @@ const (
 // pipes holds both ends of the three pipes of a worker.
 type pipes struct {
 	reqR, reqW, respR, respW, outR, outW int
+	// bigOut: the output pipe holds outPipeSize bytes, so the poll loop
+	// need not wake for every end marker (see pump).
+	bigOut bool
 }
+
+// outPipeSize is the capacity asked for the output pipe and the request
+// pipe: a window of requests goes in with one write, and a case's end
+// markers and output wait in the pipe until its result comes.
+const outPipeSize = 1 << 20
+
+// outDrainEvery bounds how long output may wait in a big output pipe while
+// no result comes (a slow case printing a lot).
+const outDrainEvery = 10 * time.Millisecond
 
 func newPipes() (p pipes, err error) {
 	var fds [3][2]int
@@ -112,6 +125,12 @@ func newPipes() (p pipes, err error) {
 			p.closeAll()
 			return pipes{}, fmt.Errorf("pipe: %w", err)
 		}
+	}
+	// Best effort: a host whose pipe-max-size is smaller keeps the default
+	// 64 KiB and the poll loop wakes for output as it comes.
+	_, _ = unix.FcntlInt(uintptr(p.reqW), unix.F_SETPIPE_SZ, outPipeSize)
+	if n, err := unix.FcntlInt(uintptr(p.outR), unix.F_SETPIPE_SZ, outPipeSize); err == nil && n >= outPipeSize {
+		p.bigOut = true
 	}
 	return p, nil
 }
@@ -162,6 +181,7 @@ func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error) (*proc, err
 		cur:     bounded{limit: outputLimit},
 		output:  bounded{limit: outputLimit},
 		limit:   outputLimit,
+		bigOut:  p.bigOut,
 	}
 	// A pidfd turns "the worker exited" into a poll event even when a
 	// grandchild the grader forked still holds the response pipe open.
@@ -438,6 +458,14 @@ func (pr *proc) pump(pending *[]byte, deadline time.Time, limit int) exchangeRes
 			{Fd: -1},
 			{Fd: -1},
 		}
+		if pr.bigOut {
+			// Every case writes its end marker to the output pipe just
+			// before its result: waking for both would double the wake-ups.
+			// The output is read after every result, and at least every
+			// outDrainEvery, long before a 1 MiB pipe fills.
+			fds[1].Fd = -1
+			remaining = min(remaining, outDrainEvery)
+		}
 		if len(*pending) > 0 {
 			fds[2] = unix.PollFd{Fd: int32(pr.req), Events: unix.POLLOUT}
 		}
@@ -459,7 +487,7 @@ func (pr *proc) pump(pending *[]byte, deadline time.Time, limit int) exchangeRes
 		}
 		// After the response pipe: the end marker of every response read so
 		// far is in the output pipe by now.
-		if fds[1].Revents != 0 || fds[0].Revents != 0 {
+		if fds[1].Revents != 0 || fds[0].Revents != 0 || pr.bigOut {
 			pr.drainOutput()
 		}
 		if eof || fds[3].Revents != 0 {

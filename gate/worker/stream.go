@@ -179,7 +179,10 @@ func (p *Pool) feed(ctx context.Context, next func() (gate.Task, bool, error), b
 
 // Stream grades tasks as next produces them, each process keeping a window
 // of requests queued ahead so it never waits for the gate. See
-// gate.StreamRunner for the contract.
+// gate.StreamRunner for the contract. next runs in a goroutine of its own,
+// a little ahead of the graders; when Stream stops early (an error, ctx
+// ending) it does not wait for a call of next in progress, and calls it no
+// more.
 func (p *Pool) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
 	batch := p.cfg.BatchSize
 	if batch <= 0 {
