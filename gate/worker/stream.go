@@ -24,6 +24,8 @@ const (
 	windowMaxCount = 256
 	windowMaxBytes = 1 << 20
 	windowTime     = 4 * time.Millisecond
+	// streamAhead is how many requests Stream prepares ahead of the windows.
+	streamAhead = 256
 	// DefaultStreamBatch is the grade_batch size of Stream when
 	// Config.BatchSize is 0.
 	DefaultStreamBatch = 64
@@ -194,7 +196,10 @@ func (p *Pool) Stream(ctx context.Context, next func() (gate.Task, bool, error),
 func (p *Pool) stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error, batch int) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	reqs := make(chan *request, p.cfg.Workers*16)
+	// The feeder keeps requests ready for the windows: enough that a
+	// window is refilled at once, few enough that a stream of large tasks
+	// does not pile up in memory.
+	reqs := make(chan *request, streamAhead)
 	go p.feed(ctx, next, batch, reqs, cancel)
 
 	var emitMu sync.Mutex
