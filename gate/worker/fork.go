@@ -107,6 +107,8 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, v.cfg.OutputLimit)}
+			// The child exits by itself after a load error: nothing to end.
+			pr.childGone = true
 			return nil, le, v.stopProc(pr)
 		}
 		res = garbled
@@ -132,10 +134,11 @@ func (v *Pool) returnZygote(pr *proc) error {
 	p := v.parent
 	zs := pr.lender
 	pr.lender = nil
+	defer func() { pr.childGone = false }()
 	v.mu.Lock()
 	delete(v.live, pr)
 	v.mu.Unlock()
-	if !pr.wasKilled() && !pr.broken && pr.endChild() {
+	if !pr.wasKilled() && !pr.broken && pr.endChild(!pr.childGone) {
 		zs.proc = pr
 		p.release(zs)
 		return nil
@@ -146,12 +149,15 @@ func (v *Pool) returnZygote(pr *proc) error {
 	return err
 }
 
-// endChild asks the child to stop and waits for the zygote to report it
-// ended cleanly. Requests the child was still sent are answered first and
-// dropped.
-func (pr *proc) endChild() bool {
+// endChild asks the child to stop (unless ask is false: it is exiting by
+// itself) and waits for the zygote to report it ended cleanly. Requests the
+// child was still sent are answered first and dropped.
+func (pr *proc) endChild(ask bool) bool {
 	deadline := time.Now().Add(endWait)
-	msg := []byte("{\"op\":\"end\"}\n")
+	var msg []byte
+	if ask {
+		msg = []byte("{\"op\":\"end\"}\n")
+	}
 	for time.Now().Before(deadline) {
 		line, res := pr.exchange(context.Background(), msg, time.Until(deadline))
 		msg = nil

@@ -94,6 +94,21 @@ func TestFork(t *testing.T) {
 			if _, err := base.Fork(context.Background(), []byte("def grade(sample, item)\n")); !errors.As(err, new(*LoadError)) {
 				t.Errorf("Fork of a source that does not load: %v, want a *LoadError", err)
 			}
+			// The zygote serves the next fork after one that did not load.
+			startsBefore := base.starts.Load()
+			v, err := base.Fork(context.Background(), []byte(variant("0.9")))
+			if err != nil {
+				t.Fatalf("Fork after a load error: %v", err)
+			}
+			if got, err := v.Grade(context.Background(), []gate.Task{task("x", map[string]any{})}); err != nil || got[0].Class != gate.ClassOK || *got[0].Score != 0.9 {
+				t.Errorf("the fork after a load error: %v %+v", err, got)
+			}
+			if err := v.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := base.starts.Load(); n != startsBefore {
+				t.Errorf("a fork after a load error started %d interpreters, want none", n-startsBefore)
+			}
 			got, err = base.Grade(context.Background(), []gate.Task{task("again", map[string]any{})})
 			if err != nil || got[0].Class != gate.ClassOK || *got[0].Score != 0 {
 				t.Errorf("the base pool after its forks: %v %+v", err, got)

@@ -64,9 +64,10 @@ type proc struct {
 	// on serves only forks. lender is the parent pool's slot it was
 	// borrowed from while a child runs; broken says the child ended in the
 	// middle of its requests, so the pair cannot be reused.
-	forked bool
-	lender *slot
-	broken bool
+	forked    bool
+	lender    *slot
+	broken    bool
+	childGone bool // the child exits by itself (after a load error)
 
 	mu     sync.Mutex // guards killed and reaped against a concurrent kill
 	killed bool       // gradegate sent SIGKILL (timeout, cancel, close)
