@@ -217,7 +217,9 @@ func (pr *proc) dumpStack() {
 	}
 	pr.mu.Unlock()
 	fds := []unix.PollFd{{Fd: int32(pr.out), Events: unix.POLLIN}}
-	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+	// Up to half a second for the dump to start: on a loaded machine the
+	// signalled process may wait that long for a CPU. Only a timeout pays.
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); {
 		n, err := unix.Poll(fds, int(time.Until(end)/time.Millisecond)+1)
 		if errors.Is(err, unix.EINTR) {
 			continue
