@@ -648,6 +648,14 @@ class Worker:
                 # grader cannot write a forged line into the response pipe.
                 os.close(REQ_FD)
                 os.close(RESP_FD)
+                # Set up while the previous case grades: the stack dump
+                # handler (its signal held back until there is a case, so an
+                # idle child never prints a stack), and the pages every case
+                # writes to (the first write to a page copies it).
+                signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+                dump_stack_on(signal.SIGUSR1)
+                _encode_response(self.classify(0.5))
+                json.loads(b'{"warm": [1, 2.5, "x", null, true]}')
                 line = b""
                 while True:
                     chunk = os.read(rq, 1 << 16)
@@ -657,7 +665,7 @@ class Worker:
                 os.close(rq)
                 if not line:
                     return  # the parent is gone, or needs no more children
-                dump_stack_on(signal.SIGUSR1)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
                 data = _encode_response(self.call(json.loads(line), True)).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
                 # so its end cannot be told by EOF.
