@@ -109,6 +109,10 @@ type Grader struct {
 	// nil for a Python grader. The gate asks the model itself: nothing of
 	// a model grader runs in Python.
 	Judge *ModelGrader `json:"judge,omitempty"`
+
+	// LoadTimeoutSeconds bounds starting a grader process and running the
+	// grader's module code (its imports); default 30.
+	LoadTimeoutSeconds int `json:"load_timeout_seconds"`
 }
 
 // Canary is one known input whose grade is known in advance.

@@ -165,6 +165,8 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Python:         e.py,
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
+
+		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {

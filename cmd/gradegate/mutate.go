@@ -17,9 +17,9 @@ import (
 	"github.com/gradegate/gradegate/manifest/input"
 )
 
-// mutateWorkers caps the pools of mutation testing: each mutant needs a
-// fresh pool, and on small machines starting processes costs more than the
-// grading they parallelise.
+// mutateWorkers caps the pool of mutation testing: each mutant runs in
+// children forked from its loaded processes, and a suite of canaries and
+// labeled cases is too small to gain from more.
 const mutateWorkers = 2
 
 // cmdMutate mutation-tests the grader against its canaries and labeled cases:
@@ -141,7 +141,8 @@ func markdownOf(r interface{ WriteMarkdown(io.Writer) error }) string {
 	return b.String()
 }
 
-// mutationScore runs the mutants, each in a fresh sandboxed pool.
+// mutationScore runs the mutants, each forked from the unmutated grader's
+// sandboxed pool.
 func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags) (*mutate.Report, error) {
 	src, err := s.graderSource()
 	if err != nil {
