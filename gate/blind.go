@@ -42,6 +42,9 @@ type blindCanaries struct {
 	next     int
 	template *dataset.Case
 	ids      []string
+	// seen says whether the dataset has a row with this id among those
+	// read so far; nil when the source cannot tell.
+	seen     func(string) bool
 	outcomes []Outcome
 	got      []bool
 }
@@ -133,12 +136,34 @@ func (b *blindCanaries) task(i int) Task {
 
 // fakeID is an id shaped like the template's: its digits replaced by
 // random ones (ids are mostly a fixed prefix and a number), or, in an id
-// without digits, its letters; everything else kept.
+// without digits, its letters; everything else kept. An id a row read so
+// far has, or another canary has, is drawn again: a canary that shared a
+// case's id would give itself away (and, under the batch contract, make
+// its batch ambiguous). After a few draws in a crowded id space a random
+// digit is added, which stays shaped like the dataset's ids as far as it
+// can.
 func (b *blindCanaries) fakeID() string {
+	taken := func(id string) bool {
+		return slices.Contains(b.ids, id) || (b.seen != nil && b.seen(id))
+	}
+	id := b.drawID("")
+	for tries := 0; taken(id); tries++ {
+		extra := ""
+		if tries >= 16 {
+			extra = strings.Repeat("0", 1+(tries-16)/8) // redrawn like any digit
+		}
+		id = b.drawID(extra)
+	}
+	return id
+}
+
+// drawID is one draw of fakeID, with extra appended to the shape.
+func (b *blindCanaries) drawID(extra string) string {
 	shape := "case-00000"
 	if b.template != nil && b.template.ID != "" {
 		shape = b.template.ID
 	}
+	shape += extra
 	out := []byte(shape)
 	digits := strings.ContainsAny(shape, "0123456789")
 	for k, ch := range out {

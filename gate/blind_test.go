@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // itemRunner grades with a function of the task, as a grader would.
@@ -144,5 +146,32 @@ func TestBlindCanariesBatchContract(t *testing.T) {
 	}
 	if res.Verdict != VerdictPass {
 		t.Errorf("verdict %s: %s", res.Verdict, dump(res.Reasons))
+	}
+}
+
+// TestBlindCanaryIDsAvoidCaseIDs: in an id space the dataset already fills
+// (ten ids of one digit), a canary never takes a case's id, nor another
+// canary's.
+func TestBlindCanaryIDsAvoidCaseIDs(t *testing.T) {
+	m := newSuite().m
+	taken := map[string]bool{}
+	for d := range 10 {
+		taken["c-"+string(rune('0'+d))] = true
+	}
+	for seed := range uint64(20) {
+		b := newBlindCanaries(m, 10, seed+1)
+		b.template = &dataset.Case{ID: "c-3"}
+		b.seen = func(id string) bool { return taken[id] }
+		got := map[string]bool{}
+		for i := range m.Canaries {
+			id := b.task(i).ID
+			if taken[id] || got[id] {
+				t.Fatalf("seed %d: canary %d has id %q, already a case's or a canary's", seed, i, id)
+			}
+			if !regexp.MustCompile(`^c-[0-9]+$`).MatchString(id) {
+				t.Fatalf("seed %d: canary id %q is not shaped like the dataset's", seed, id)
+			}
+			got[id] = true
+		}
 	}
 }

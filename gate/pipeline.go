@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -34,6 +35,11 @@ func (s *setSource) Next() (dataset.Case, bool) {
 	}
 	s.i++
 	return s.set.Cases[s.i-1], true
+}
+
+// Seen reports whether a row read so far has the case id.
+func (s *setSource) Seen(id string) bool {
+	return slices.ContainsFunc(s.set.Cases[:s.i], func(c dataset.Case) bool { return c.ID == id })
 }
 
 func (s *setSource) Close() (*dataset.Summary, error) {

@@ -166,6 +166,9 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		seed = rand.Uint64()
 	}
 	blind := newBlindCanaries(m, rows, seed)
+	if ids, ok := src.(interface{ Seen(id string) bool }); ok && blind != nil {
+		blind.seen = ids.Seen
+	}
 	g, err := gradeStream(ctx, m, src, shard, r, opts, blind)
 	if err != nil {
 		return nil, err

@@ -287,6 +287,12 @@ func (r *Reader) attach(row *caseRow, ref sampleRef) {
 	}
 }
 
+// Seen reports whether a row read so far has the case id.
+func (r *Reader) Seen(id string) bool {
+	_, ok := r.seen[id]
+	return ok
+}
+
 // Close reads whatever Next has not, closes the files and returns the
 // summary; the error joins every input error, in the order the dataset,
 // the samples, the schema and the join found them.
