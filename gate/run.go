@@ -248,24 +248,8 @@ func gradeCases(ctx context.Context, m *manifest.Manifest, cases []dataset.Case,
 	if err != nil {
 		return nil, fmt.Errorf("grading cases: %w", err)
 	}
-	threshold := m.Grader.PassThreshold
 	for i, o := range outcomes {
-		row := &rows[graded[i]]
-		row.Class = o.Class
-		row.Output = o.Output
-		row.DurationMS = o.DurationMS
-		row.Judge = o.Judge
-		if o.Class != ClassOK {
-			row.Status = StatusError
-			row.Error = caseError(o)
-			continue
-		}
-		row.Score = o.Score
-		row.Scores = o.Scores
-		row.Status = StatusFail
-		if *o.Score >= threshold {
-			row.Status = StatusPass
-		}
+		FillCase(&rows[graded[i]], o, m.Grader)
 	}
 	return rows, nil
 }

@@ -156,6 +156,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		}
 		d.omitted(v.Counts)
 		d.errored(v.Counts)
+		d.zeroedExceptions()
 		v.Slices = d.slices()
 		v.Overall = d.overall()
 	}

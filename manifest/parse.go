@@ -230,7 +230,7 @@ func (d *decoder) grader(top *section) Grader {
 	}
 	s, ok := d.mapping(n, "grader", d.lines["grader"],
 		"type", "name", "source", "sha256", "contract", "image_tag",
-		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation",
+		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation", "on_exception",
 		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
 	if !ok {
 		return g
@@ -241,7 +241,7 @@ func (d *decoder) grader(top *section) Grader {
 		d.modelGrader(s, &g)
 		return g
 	}
-	s.forbid("a python grader", modelKeys()...)
+	s.forbid("a python grader", pythonForbidden()...)
 	s.require("source", "sha256")
 	g.Source, _ = s.relPath("source")
 	g.SHA256, _ = s.digest("sha256")
@@ -264,9 +264,7 @@ func (d *decoder) grader(top *section) Grader {
 	if v, ok := s.str("metric"); ok {
 		g.Metric = v
 	}
-	if v, ok := s.fraction("pass_threshold"); ok {
-		g.PassThreshold = v
-	}
+	d.pythonScale(s, &g)
 	if v, ok := s.enum("isolation", "worker", "case"); ok {
 		g.Isolation = v
 	}

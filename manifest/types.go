@@ -91,6 +91,12 @@ type Grader struct {
 	Metric         string  `json:"metric"`          // default score
 	PassThreshold  float64 `json:"pass_threshold"`  // default 1.0
 	Isolation      string  `json:"isolation"`       // worker | case
+	// OnException is hold ("" reads as hold) or zero: what a case whose
+	// grader raised counts as.
+	OnException string `json:"on_exception,omitempty"`
+	// Range bounds a Python grader's gating score when written: a return
+	// outside it is an invalid return. nil: any finite score.
+	Range *[2]float64 `json:"range,omitempty"`
 	// Judge holds the keys of a model grader (score_model, label_model);
 	// nil for a Python grader. The gate asks the model itself: nothing of
 	// a model grader runs in Python.

@@ -162,7 +162,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
-	return pool, func() {
+	return gate.Ranged(pool, g.Range), func() {
 		if err := pool.Close(); err != nil {
 			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
 		}
@@ -182,7 +182,7 @@ func (l loadFailed) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcom
 		// The load message may already start with the exception type, which
 		// every rendering puts in front again.
 		e.Message = strings.TrimPrefix(e.Message, e.Type+": ")
-		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output}
+		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output, LoadFailed: true}
 	}
 	return out, nil
 }
