@@ -154,3 +154,27 @@ func (d *decider) zeroedExceptions() {
 		"%d %s raised a grader exception and were graded 0 (on_exception: zero): %s",
 		len(ids), plural(len(ids), "case", "cases"), idList(ids))})
 }
+
+// ScaleFindings warns when graded cases scored outside [0, 1] while
+// grader.range is not set: the grader's scale is then not written down, and
+// nothing bounds what it returns.
+func ScaleFindings(m *manifest.Manifest, cases []CaseResult) []manifest.Finding {
+	if m.Grader.Judge != nil || m.Grader.Range != nil {
+		return nil
+	}
+	var ids []string
+	lo, hi := 0.0, 1.0
+	for _, c := range cases {
+		if c.Class != ClassOK || c.Score == nil || (*c.Score >= 0 && *c.Score <= 1) {
+			continue
+		}
+		ids = append(ids, c.CaseID)
+		lo, hi = min(lo, *c.Score), max(hi, *c.Score)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return []manifest.Finding{{Code: "score_scale_unset", Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("grader"),
+		Message: fmt.Sprintf("%d %s scored outside [0, 1] (from %g to %g) and grader.range is not set: set range: [min, max] so a return outside the grader's scale is an invalid_return (%s)",
+			len(ids), plural(len(ids), "case", "cases"), lo, hi, idList(ids))}}
+}

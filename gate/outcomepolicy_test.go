@@ -131,3 +131,24 @@ func TestDecideListsZeroedExceptions(t *testing.T) {
 		t.Errorf("warnings %+v, want %s", v.Warnings, WarnExceptionsGradedZero)
 	}
 }
+
+func TestScaleFindings(t *testing.T) {
+	cases := []CaseResult{
+		{CaseID: "a", Class: ClassOK, Score: fptr(5)},
+		{CaseID: "b", Class: ClassOK, Score: fptr(0.5)},
+		{CaseID: "c", Class: ClassOK, Score: fptr(-0.5)},
+	}
+	m := &manifest.Manifest{Grader: manifest.Grader{Type: "python"}}
+	got := ScaleFindings(m, cases)
+	if len(got) != 1 || got[0].Severity != manifest.SeverityWarn || !strings.Contains(got[0].Message, "2 cases scored outside [0, 1] (from -0.5 to 5)") || !strings.Contains(got[0].Message, "(a, c)") {
+		t.Errorf("ScaleFindings = %+v", got)
+	}
+	m.Grader.Range = &[2]float64{-1, 5}
+	if got := ScaleFindings(m, cases); len(got) != 0 {
+		t.Errorf("with a range: %+v, want none", got)
+	}
+	m.Grader.Range = nil
+	if got := ScaleFindings(m, cases[1:2]); len(got) != 0 {
+		t.Errorf("unit scores: %+v, want none", got)
+	}
+}

@@ -112,6 +112,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		if err != nil {
 			return nil, err
 		}
+		ev.Findings = append(ev.Findings, ScaleFindings(m, ev.Cases)...)
 		if shard.Index == 1 {
 			ev.NotInDataset = max(set.Intended-len(set.Cases), 0)
 			ev.ExtraRows = max(len(set.Cases)-set.Intended, 0)

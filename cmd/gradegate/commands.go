@@ -87,7 +87,7 @@ func (s *suite) lint(ctx context.Context) ([]manifest.Finding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linting the grader: %w", err)
 	}
-	return fs, nil
+	return append(fs, lint.Scale(s.m)...), nil
 }
 
 // runner starts the grader pool. A grader that cannot even be loaded is not
