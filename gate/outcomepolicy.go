@@ -98,16 +98,17 @@ func FillCase(row *CaseResult, o Outcome, g manifest.Grader) {
 
 // ownRaise says why a grader_exception is not a raise of the grader's own
 // code on the canary's input, or "" when it is: a grader that failed to
-// load, an import that failed (a missing package is not the fixture error
-// an expect_error canary is written for), or an exception with no line of
-// the grader's file in its traceback.
+// load, or an import that failed (a missing package is not the fixture
+// error an expect_error canary is written for). A Python grader's raise
+// during grade() always has a line of the grader's file in its traceback;
+// a model grader's (a prompt template that cannot be filled) has none.
 func ownRaise(o Outcome) string {
 	e := o.Error
 	switch {
 	case o.LoadFailed:
 		return "the grader failed to load (" + errorText(e) + "), which is not a raise on this input"
-	case e == nil || e.Line == 0:
-		return "the exception (" + errorText(e) + ") was not raised in the grader's own code"
+	case e == nil:
+		return "the outcome names no exception"
 	case e.Type == "ImportError" || e.Type == "ModuleNotFoundError":
 		return "an import failed (" + errorText(e) + "); a missing module is not a raise on this input"
 	}

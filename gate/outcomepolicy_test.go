@@ -97,7 +97,7 @@ func TestExpectErrorOnlyOwnRaise(t *testing.T) {
 		{"own raise", Outcome{Class: ClassGraderException, Error: &CaseError{Type: "KeyError", Message: "'total'", Line: 4}}, true, "raised as expected"},
 		{"load failure", Outcome{Class: ClassGraderException, LoadFailed: true, Error: &CaseError{Type: "ModuleNotFoundError", Message: "No module named 'rapidfuzz'", Line: 1}}, false, "failed to load"},
 		{"import in grade", Outcome{Class: ClassGraderException, Error: &CaseError{Type: "ModuleNotFoundError", Message: "No module named 'x'", Line: 9}}, false, "an import failed"},
-		{"no grader line", Outcome{Class: ClassGraderException, Error: &CaseError{Type: "RecursionError", Message: "deep"}}, false, "not raised in the grader's own code"},
+		{"model grader template error", Outcome{Class: ClassGraderException, Error: &CaseError{Type: "TemplateError", Message: "{{item.reference}} is missing"}}, true, "raised as expected"},
 		{"no raise", Outcome{Class: ClassOK, Score: fptr(0)}, false, "did not raise"},
 	}
 	for _, tt := range tests {

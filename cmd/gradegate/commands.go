@@ -252,6 +252,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
+	a.noteImageTag(s)
 	if !canariesOnly {
 		opts.MutationScore, err = a.measureMutation(ctx, s, set, f, opts.Shard)
 		if err != nil {
@@ -410,6 +411,14 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 		if lintFindings, err = s.lint(ctx); err != nil {
 			return a.fail("validate", err)
 		}
+		a.noteImageTag(s)
+		pkgs, err := lint.ImagePackagesFinding(ctx, py.Executable, s.m)
+		if err != nil {
+			return a.fail("validate", err)
+		}
+		if pkgs != nil {
+			lintFindings = append(lintFindings, *pkgs)
+		}
 	}
 	for _, fd := range append(append(set.Findings, lintFindings...), coverageFindings(s.m, set)...) {
 		if fd.Severity == manifest.SeverityHold {
@@ -464,6 +473,7 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 		fmt.Fprintf(a.stderr, "gradegate doctor: %v (Python checks skipped)\n", err)
 	}
 	rep := sandbox.Doctor(ctx, sb, exe)
+	defer a.doctorImage(ctx, exe, f)
 	var werr error
 	switch f {
 	case formatJSON:

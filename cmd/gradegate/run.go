@@ -33,6 +33,7 @@ type app struct {
 	stderr io.Writer
 
 	pythonNoted bool // the interpreter fallback was reported once already
+	imageNoted  bool // the default image tag was reported once already
 }
 
 // command is one subcommand.
