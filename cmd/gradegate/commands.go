@@ -254,10 +254,12 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	a.noteImageTag(s)
 	if !canariesOnly {
-		opts.MutationScore, err = a.measureMutation(ctx, s, set, f, opts.Shard)
+		var mutFindings []manifest.Finding
+		opts.MutationScore, mutFindings, err = a.measureMutation(ctx, s, set, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
 		}
+		findings = append(findings, mutFindings...)
 	}
 	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set, Findings: findings}, r, opts)
 	if err != nil {
