@@ -152,3 +152,29 @@ func TestScaleFindings(t *testing.T) {
 		t.Errorf("unit scores: %+v, want none", got)
 	}
 }
+
+// TestSliceNothingGraded checks that a slice whose cases all errored shows
+// warn, not pass: it has no rate to pass with.
+func TestSliceNothingGraded(t *testing.T) {
+	cases := []CaseResult{
+		{CaseID: "a", Slices: []string{"tone"}, Status: StatusError, Class: ClassTimeout, Error: &CaseError{Class: ClassTimeout, Message: "timeout"}},
+		{CaseID: "b", Slices: []string{"math"}, Status: StatusPass, Class: ClassOK, Score: fptr(1)},
+	}
+	v := Decide(manifest.Gate{MinPassRate: 0.5, MaxErrors: 5}, Evidence{Cases: cases})
+	for _, s := range v.Slices {
+		want := StatusPass
+		if s.Name == "tone" {
+			want = StatusWarn
+		}
+		if s.Status != want {
+			t.Errorf("slice %s: status %s, want %s", s.Name, s.Status, want)
+		}
+	}
+	var found bool
+	for _, w := range v.Warnings {
+		found = found || (w.Code == WarnSliceTooSmall && strings.Contains(w.Message, `slice "tone" graded no case (1 errored, 0 omitted)`))
+	}
+	if !found {
+		t.Errorf("warnings %+v, want tone's", v.Warnings)
+	}
+}

@@ -429,11 +429,15 @@ func (d *decider) slice(rule manifest.SliceRule, explicit bool, cs []CaseResult)
 
 	if !holds(rule) {
 		sr.Status = StatusPass
-		if sr.Graded < rule.MinCases || (explicit && sr.Graded == 0) {
+		// A slice that graded nothing has no rate to pass with.
+		if sr.Graded < rule.MinCases || sr.Graded == 0 {
 			sr.Status = StatusWarn
 			msg := fmt.Sprintf("slice %q graded %d %s, min_cases is %d", name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
-			if sr.Graded == 0 && rule.MinCases == 0 {
+			switch {
+			case sr.Graded == 0 && rule.MinCases == 0 && explicit:
 				msg = fmt.Sprintf("slice %q is in the manifest but graded no case", name)
+			case sr.Graded == 0 && rule.MinCases == 0:
+				msg = fmt.Sprintf("slice %q graded no case (%d errored, %d omitted)", name, sr.Errored, sr.Omitted)
 			}
 			d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
 		}
