@@ -152,8 +152,8 @@ func (d *decider) zeroedExceptions() {
 		return
 	}
 	d.warn(Warning{Code: WarnExceptionsGradedZero, Message: fmt.Sprintf(
-		"%d %s raised a grader exception and were graded 0 (on_exception: zero): %s",
-		len(ids), plural(len(ids), "case", "cases"), idList(ids))})
+		"%d %s raised a grader exception and %s graded 0 (on_exception: zero): %s",
+		len(ids), plural(len(ids), "case", "cases"), plural(len(ids), "was", "were"), idList(ids))})
 }
 
 // ScaleFindings warns when graded cases scored outside [0, 1] while
