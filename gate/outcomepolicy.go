@@ -179,3 +179,16 @@ func ScaleFindings(m *manifest.Manifest, cases []CaseResult) []manifest.Finding 
 		Message: fmt.Sprintf("%d %s scored outside [0, 1] (from %g to %g) and grader.range is not set: set range: [min, max] so a return outside the grader's scale is an invalid_return (%s)",
 			len(ids), plural(len(ids), "case", "cases"), lo, hi, idList(ids))}}
 }
+
+// GatingScore is the score an outcome counts with under g: its score when
+// ok, 0 for a grader_exception under on_exception: zero, and false for any
+// other outcome (no score: the case is unevaluable).
+func GatingScore(g manifest.Grader, o Outcome) (float64, bool) {
+	switch {
+	case o.Class == ClassOK && o.Score != nil:
+		return *o.Score, true
+	case o.Class == ClassGraderException && g.ZeroOnException():
+		return 0, true
+	}
+	return 0, false
+}

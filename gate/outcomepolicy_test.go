@@ -178,3 +178,21 @@ func TestSliceNothingGraded(t *testing.T) {
 		t.Errorf("warnings %+v, want tone's", v.Warnings)
 	}
 }
+
+func TestGatingScore(t *testing.T) {
+	raised := Outcome{Class: ClassGraderException}
+	hold := manifest.Grader{}
+	zero := manifest.Grader{OnException: manifest.OnExceptionZero}
+	if _, ok := GatingScore(hold, raised); ok {
+		t.Error("hold: a raise has a score")
+	}
+	if s, ok := GatingScore(zero, raised); !ok || s != 0 {
+		t.Errorf("zero: a raise scores %g, %v; want 0", s, ok)
+	}
+	if _, ok := GatingScore(zero, Outcome{Class: ClassTimeout}); ok {
+		t.Error("zero: a timeout has a score")
+	}
+	if s, ok := GatingScore(hold, Outcome{Class: ClassOK, Score: fptr(3)}); !ok || s != 3 {
+		t.Errorf("ok: %g, %v", s, ok)
+	}
+}
