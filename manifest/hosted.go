@@ -19,7 +19,7 @@ func (g Grader) ZeroOnException() bool { return g.OnException == OnExceptionZero
 // pythonForbidden are the model grader keys a Python grader must not have:
 // all but range, which bounds either grader's scores.
 func pythonForbidden() []string {
-	var out []string
+	out := multiKeys()
 	for _, k := range modelKeys() {
 		if k != "range" {
 			out = append(out, k)

@@ -147,6 +147,7 @@ func (s *section) forbid(what string, keys ...string) {
 func (d *decoder) modelGrader(s *section, g *Grader) {
 	what := "a model grader (" + g.Type + ")"
 	s.forbid(what, pythonKeys()...)
+	s.forbid(what, multiKeys()...)
 	s.require("model", "input")
 	j := &ModelGrader{Range: [2]float64{0, 1}, Endpoint: EndpointChatCompletions}
 	g.Judge = j

@@ -231,12 +231,17 @@ func (d *decoder) grader(top *section) Grader {
 	s, ok := d.mapping(n, "grader", d.lines["grader"],
 		"type", "name", "source", "sha256", "contract", "image_tag",
 		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation", "on_exception",
-		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
+		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls",
+		"calculate_output", "graders")
 	if !ok {
 		return g
 	}
 	s.require("type")
-	g.Type, _ = s.enum("type", "python", TypeScoreModel, TypeLabelModel)
+	g.Type, _ = s.enum("type", "python", TypeScoreModel, TypeLabelModel, TypeMulti)
+	if g.Type == TypeMulti {
+		d.multiGrader(s, &g)
+		return g
+	}
 	if IsModelType(g.Type) {
 		d.modelGrader(s, &g)
 		return g

@@ -400,7 +400,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "grader type",
 			yaml: strings.Replace(minimal, "type: python", "type: ruby", 1),
-			want: []wantErr{{"grader.type", "type:", `must be one of python | score_model | label_model, got "ruby"`}},
+			want: []wantErr{{"grader.type", "type:", `must be one of python | score_model | label_model | multi, got "ruby"`}},
 		},
 		{
 			name: "grader contract",

@@ -80,7 +80,7 @@ type Rubric struct {
 
 // Grader is the manifest's grader section.
 type Grader struct {
-	Type           string  `json:"type"`     // python | score_model | label_model
+	Type           string  `json:"type"`     // python | score_model | label_model | multi
 	Name           string  `json:"name"`     // default: file stem of Source
 	Source         string  `json:"source"`   // path
 	SHA256         string  `json:"sha256"`   // digest of Source's bytes
@@ -101,6 +101,9 @@ type Grader struct {
 	// nil for a Python grader. The gate asks the model itself: nothing of
 	// a model grader runs in Python.
 	Judge *ModelGrader `json:"judge,omitempty"`
+	// Multi holds a multi grader's formula and its local sub-graders; nil
+	// otherwise. Its Python sub-grader is this Grader's Source.
+	Multi *MultiGrader `json:"multi,omitempty"`
 }
 
 // Canary is one known input whose grade is known in advance.

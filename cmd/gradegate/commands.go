@@ -15,6 +15,7 @@ import (
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/lint"
+	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
@@ -162,7 +163,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
-	return gate.Ranged(pool, g.Range), func() {
+	return gate.Ranged(multi.Wrap(pool, g.Multi), g.Range), func() {
 		if err := pool.Close(); err != nil {
 			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
 		}
@@ -235,6 +236,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 			opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 		}
 		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
+	}
+	if hostedOn && s.m.Grader.Multi != nil {
+		return a.fail(name, fmt.Errorf("%w: --hosted does not run a multi grader: gradegate sends only Python graders to the hosted grader", manifest.ErrInput))
 	}
 	if hostedOn && a.getenv("OPENAI_API_KEY") == "" {
 		return a.fail(name, fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput))
