@@ -45,6 +45,9 @@ type Outcome struct {
 	// cut to a bound.
 	Output     string
 	DurationMS float64
+	// LoadFailed marks an outcome made up for a grader that never loaded:
+	// its error is the load's, not a raise on this task's input.
+	LoadFailed bool
 }
 
 // CaseError describes why a task did not produce a valid score.
@@ -106,6 +109,9 @@ func checkOutcome(o Outcome) error {
 // EvaluateCanary judges the outcome of grading canary c with canary.Evaluate;
 // when the grader errored, the message quotes the error and its grader line.
 func EvaluateCanary(c manifest.Canary, threshold float64, o Outcome) canary.Result {
+	if res, ok := evaluateExpectError(c, o); ok {
+		return res
+	}
 	return canary.Evaluate(c, threshold, string(o.Class), o.Score, errorText(o.Error))
 }
 

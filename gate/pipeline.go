@@ -221,7 +221,7 @@ func (p *pipeline) emit(seq int, o Outcome) error {
 		return nil
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
-	applyOutcome(&pr.row, o, p.m.Grader.PassThreshold)
+	FillCase(&pr.row, o, p.m.Grader)
 	pr.ready = true
 	p.flush()
 	return p.sinkErr
@@ -249,24 +249,5 @@ func (p *pipeline) flush() {
 		clear(p.queue[n:])
 		p.queue = p.queue[:n]
 		p.head = 0
-	}
-}
-
-// applyOutcome sets a graded row's status from its outcome.
-func applyOutcome(row *CaseResult, o Outcome, threshold float64) {
-	row.Class = o.Class
-	row.Output = o.Output
-	row.DurationMS = o.DurationMS
-	row.Judge = o.Judge
-	if o.Class != ClassOK {
-		row.Status = StatusError
-		row.Error = caseError(o)
-		return
-	}
-	row.Score = o.Score
-	row.Scores = o.Scores
-	row.Status = StatusFail
-	if *o.Score >= threshold {
-		row.Status = StatusPass
 	}
 }

@@ -186,6 +186,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 	}
 	ev.Tally = g.tally
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
+	ev.Findings = append(ev.Findings, g.scale.findings(m)...)
 	if shard.Index == 1 {
 		ev.NotInDataset = max(g.summary.Intended-g.summary.Rows, 0)
 		ev.ExtraRows = max(g.summary.Rows-g.summary.Intended, 0)
@@ -206,6 +207,7 @@ type graded struct {
 	cases   []CaseResult // every row, or the kept ones when spooled
 	notKept int
 	spool   *caseSpool
+	scale   scaleWatch
 }
 
 // gradeStream grades the shard's rows of src as a stream and folds each
@@ -224,6 +226,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 	}
 	sink := func(c CaseResult) error {
 		g.tally.Add(c)
+		g.scale.add(c)
 		if g.spool == nil {
 			g.cases = append(g.cases, c)
 			return nil

@@ -20,6 +20,11 @@ type Tally struct {
 	family  bool
 	overall group
 	slices  map[string]*group
+	// zeroed counts the graded rows whose grader raised (on_exception:
+	// zero graded them 0), and zeroedIDs names the first few with their
+	// error.
+	zeroed    int
+	zeroedIDs []string
 }
 
 // NewTally returns an empty tally for the gate's rules.
@@ -30,6 +35,16 @@ func NewTally(g manifest.Gate) *Tally {
 // Add folds one case row in.
 func (t *Tally) Add(c CaseResult) {
 	t.overall.add(c, t.family)
+	if c.Status != StatusError && c.Class == ClassGraderException {
+		t.zeroed++
+		if len(t.zeroedIDs) < 10 {
+			what := c.CaseID
+			if c.Error != nil {
+				what = fmt.Sprintf("%s (%s)", c.CaseID, errorText(c.Error))
+			}
+			t.zeroedIDs = append(t.zeroedIDs, what)
+		}
+	}
 	for _, s := range c.Slices {
 		g := t.slices[s]
 		if g == nil {

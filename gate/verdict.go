@@ -90,7 +90,7 @@ const (
 func isGraderLint(code string) bool {
 	switch code {
 	case "grade_signature", "source_too_large", "sample_unused", "broad_except_constant",
-		"import_not_in_image", "reads_environment", "network_import":
+		"import_not_in_image", "reads_environment", "network_import", "no_mutation_site":
 		return true
 	}
 	return false
@@ -166,6 +166,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		d.extraRows()
 		d.omitted(v.Counts)
 		d.errored(v.Counts)
+		d.zeroedExceptions()
 		v.Slices = d.slices()
 		v.Overall = d.overall()
 	}
@@ -409,11 +410,15 @@ func below(sr *SliceResult, rule manifest.SliceRule) bool {
 func (d *decider) informativeSlice(sr *SliceResult, rule manifest.SliceRule, explicit bool) {
 	name := rule.Name
 	sr.Status = StatusPass
-	if sr.Graded < rule.MinCases || (explicit && sr.Graded == 0) {
+	// A slice that graded nothing has no rate to pass with.
+	if sr.Graded < rule.MinCases || sr.Graded == 0 {
 		sr.Status = StatusWarn
 		msg := fmt.Sprintf("slice %q graded %d %s, min_cases is %d", name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
-		if sr.Graded == 0 && rule.MinCases == 0 {
+		switch {
+		case sr.Graded == 0 && rule.MinCases == 0 && explicit:
 			msg = fmt.Sprintf("slice %q is in the manifest but graded no case", name)
+		case sr.Graded == 0 && rule.MinCases == 0:
+			msg = fmt.Sprintf("slice %q graded no case (%d errored, %d omitted)", name, sr.Errored, sr.Omitted)
 		}
 		d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
 	}

@@ -131,7 +131,7 @@ func modelKeys() []string {
 
 // pythonKeys are the grader keys only a Python grader has.
 func pythonKeys() []string {
-	return []string{"source", "sha256", "contract", "image_tag", "memory_mb", "metric", "isolation", "load_timeout_seconds"}
+	return []string{"source", "sha256", "contract", "image_tag", "memory_mb", "metric", "isolation", "load_timeout_seconds", "on_exception"}
 }
 
 // forbid reports each present key as not belonging to what.
@@ -147,6 +147,7 @@ func (s *section) forbid(what string, keys ...string) {
 func (d *decoder) modelGrader(s *section, g *Grader) {
 	what := "a model grader (" + g.Type + ")"
 	s.forbid(what, pythonKeys()...)
+	s.forbid(what, multiKeys()...)
 	s.require("model", "input")
 	j := &ModelGrader{Range: [2]float64{0, 1}, Endpoint: EndpointChatCompletions}
 	g.Judge = j

@@ -249,18 +249,23 @@ func (d *decoder) grader(top *section) Grader {
 	}
 	s, ok := d.mapping(n, "grader", d.lines["grader"],
 		"type", "name", "source", "sha256", "contract", "image_tag",
-		"timeout_seconds", "load_timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation",
-		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
+		"timeout_seconds", "load_timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation", "on_exception",
+		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls",
+		"calculate_output", "graders")
 	if !ok {
 		return g
 	}
 	s.require("type")
-	g.Type, _ = s.enum("type", "python", TypeScoreModel, TypeLabelModel)
+	g.Type, _ = s.enum("type", "python", TypeScoreModel, TypeLabelModel, TypeMulti)
+	if g.Type == TypeMulti {
+		d.multiGrader(s, &g)
+		return g
+	}
 	if IsModelType(g.Type) {
 		d.modelGrader(s, &g)
 		return g
 	}
-	s.forbid("a python grader", modelKeys()...)
+	s.forbid("a python grader", pythonForbidden()...)
 	s.require("source", "sha256")
 	g.Source, _ = s.relPath("source")
 	g.SHA256, _ = s.digest("sha256")
@@ -286,9 +291,7 @@ func (d *decoder) grader(top *section) Grader {
 	if v, ok := s.str("metric"); ok {
 		g.Metric = v
 	}
-	if v, ok := s.fraction("pass_threshold"); ok {
-		g.PassThreshold = v
-	}
+	d.pythonScale(s, &g)
 	if v, ok := s.enum("isolation", "worker", "case"); ok {
 		g.Isolation = v
 	}

@@ -406,7 +406,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "grader type",
 			yaml: strings.Replace(minimal, "type: python", "type: ruby", 1),
-			want: []wantErr{{"grader.type", "type:", `must be one of python | score_model | label_model, got "ruby"`}},
+			want: []wantErr{{"grader.type", "type:", `must be one of python | score_model | label_model | multi, got "ruby"`}},
 		},
 		{
 			name: "grader contract",
@@ -449,9 +449,19 @@ func TestParseErrors(t *testing.T) {
 			want: []wantErr{{"grader.memory_mb", "memory_mb:", "must be between 64 and 65536, got 0"}},
 		},
 		{
-			name: "pass threshold above one",
-			yaml: strings.Replace(minimal, "type: python", "type: python\n  pass_threshold: 1.5", 1),
-			want: []wantErr{{"grader.pass_threshold", "pass_threshold:", "must be between 0 and 1, got 1.5"}},
+			name: "pass threshold outside range",
+			yaml: strings.Replace(minimal, "type: python", "type: python\n  range: [0, 5]\n  pass_threshold: 6", 1),
+			want: []wantErr{{"grader.pass_threshold", "pass_threshold:", "must be within range [0, 5], got 6"}},
+		},
+		{
+			name: "range inverted",
+			yaml: strings.Replace(minimal, "type: python", "type: python\n  range: [5, 0]", 1),
+			want: []wantErr{{"grader.range", "range:", "min must be below max"}},
+		},
+		{
+			name: "on_exception unknown",
+			yaml: strings.Replace(minimal, "type: python", "type: python\n  on_exception: skip", 1),
+			want: []wantErr{{"grader.on_exception", "on_exception:", `must be one of hold | zero, got "skip"`}},
 		},
 		{
 			name: "pass threshold NaN",

@@ -161,6 +161,9 @@ func (t text) scalarEnd(off int, n *yaml.Node) (int, error) {
 
 func (t text) pinSection(root *yaml.Node, section, fileKey, digest string) (edit, error) {
 	_, sec := lookup(root, section)
+	if section == "grader" {
+		sec = pythonGraderNode(sec)
+	}
 	if sec == nil || isNull(sec) {
 		return edit{}, &Error{Key: section, Msg: "cannot pin: the manifest has no " + section + " section"}
 	}
@@ -274,6 +277,9 @@ func checkPinned(out []byte, digests map[string]string) error {
 	}
 	for section, want := range digests {
 		_, sec := lookup(root, section)
+		if section == "grader" {
+			sec = pythonGraderNode(sec)
+		}
 		if sec == nil {
 			return fmt.Errorf("pin: rewritten manifest lost section %s", section)
 		}
@@ -300,6 +306,9 @@ func PinnedFiles(data []byte, file string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, target := range pinTargets() {
 		section := mappingValue(root, target.section)
+		if target.section == "grader" {
+			section = pythonGraderNode(section)
+		}
 		if section == nil || section.Kind != yaml.MappingNode {
 			continue
 		}

@@ -94,7 +94,7 @@ type Rubric struct {
 
 // Grader is the manifest's grader section.
 type Grader struct {
-	Type           string  `json:"type"`     // python | score_model | label_model
+	Type           string  `json:"type"`     // python | score_model | label_model | multi
 	Name           string  `json:"name"`     // default: file stem of Source
 	Source         string  `json:"source"`   // path
 	SHA256         string  `json:"sha256"`   // digest of Source's bytes
@@ -105,6 +105,12 @@ type Grader struct {
 	Metric         string  `json:"metric"`          // default score
 	PassThreshold  float64 `json:"pass_threshold"`  // default 1.0
 	Isolation      string  `json:"isolation"`       // worker | case
+	// OnException is hold ("" reads as hold) or zero: what a case whose
+	// grader raised counts as.
+	OnException string `json:"on_exception,omitempty"`
+	// Range bounds a Python grader's gating score when written: a return
+	// outside it is an invalid return. nil: any finite score.
+	Range *[2]float64 `json:"range,omitempty"`
 	// Judge holds the keys of a model grader (score_model, label_model);
 	// nil for a Python grader. The gate asks the model itself: nothing of
 	// a model grader runs in Python.
@@ -113,6 +119,9 @@ type Grader struct {
 	// LoadTimeoutSeconds bounds starting a grader process and running the
 	// grader's module code (its imports); default 30.
 	LoadTimeoutSeconds int `json:"load_timeout_seconds"`
+	// Multi holds a multi grader's formula and its local sub-graders; nil
+	// otherwise. Its Python sub-grader is this Grader's Source.
+	Multi *MultiGrader `json:"multi,omitempty"`
 }
 
 // Canary is one known input whose grade is known in advance.

@@ -14,7 +14,7 @@ import (
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/lint"
-	"github.com/gradegate/gradegate/gate/mutate"
+	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
@@ -94,7 +94,7 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 	if err != nil {
 		return nil, fmt.Errorf("linting the grader: %w", err)
 	}
-	return fs, nil
+	return append(fs, lint.Scale(s.m)...), nil
 }
 
 // runner starts the grader pool. A grader that cannot even be loaded is not
@@ -175,7 +175,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
-	return pool, func() {
+	return gate.Ranged(multi.Wrap(pool, g.Multi), g.Range), func() {
 		if err := pool.Close(); err != nil {
 			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
 		}
@@ -195,7 +195,7 @@ func (l loadFailed) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcom
 		// The load message may already start with the exception type, which
 		// every rendering puts in front again.
 		e.Message = strings.TrimPrefix(e.Message, e.Type+": ")
-		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output}
+		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output, LoadFailed: true}
 	}
 	return out, nil
 }
@@ -253,6 +253,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		}
 		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
 	}
+	if hostedOn && s.m.Grader.Multi != nil {
+		return a.fail(name, fmt.Errorf("%w: --hosted does not run a multi grader: gradegate sends only Python graders to the hosted grader", manifest.ErrInput))
+	}
 	var src *dataset.Reader
 	if !canariesOnly {
 		// The dataset streams while it is graded; files that cannot be
@@ -284,13 +287,14 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
+	a.noteImageTag(s)
 	var mutationExcluded []gate.MutationExclusion
 	if !canariesOnly {
-		var mutation *mutate.Report
-		mutation, err = a.measureMutation(ctx, s, f, opts.Shard)
+		mutation, mutFindings, err := a.measureMutation(ctx, s, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
 		}
+		findings = append(findings, mutFindings...)
 		if mutation != nil {
 			opts.MutationScore = &mutation.Score
 			mutationExcluded = mutation.Excluded
@@ -454,6 +458,14 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 		if lintFindings, err = s.lint(ctx, a.getenv(imageEnv)); err != nil {
 			return a.fail("validate", err)
 		}
+		a.noteImageTag(s)
+		pkgs, err := lint.ImagePackagesFinding(ctx, py.Executable, s.m)
+		if err != nil {
+			return a.fail("validate", err)
+		}
+		if pkgs != nil {
+			lintFindings = append(lintFindings, *pkgs)
+		}
 	}
 	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
 		if fd.Severity == manifest.SeverityHold {
@@ -508,6 +520,7 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 		fmt.Fprintf(a.stderr, "gradegate doctor: %v (Python checks skipped)\n", err)
 	}
 	rep := sandbox.Doctor(ctx, sb, exe)
+	defer a.doctorImage(ctx, exe, f)
 	var werr error
 	switch f {
 	case formatJSON:

@@ -95,6 +95,9 @@ func mutateReport(manifestName string, rep *mutate.Report, minScore *float64, fi
 	if rep.Passes(minScore) {
 		verdict = "pass"
 	}
+	if len(rep.Mutants) == 0 {
+		return &commandReport{manifest: manifestName, title: "hold: " + codeNoMutationSite + ": " + noMutationSite(nil).Message, markdown: markdownOf(rep), file: file}
+	}
 	bar := "every mutant killed"
 	if minScore != nil {
 		bar = fmt.Sprintf("minimum %.2f", *minScore)
@@ -232,15 +235,15 @@ func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 // measureMutation runs mutation testing for `run` when the manifest asks for
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict. The report is nil when no
-// test ran.
-func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard gate.Shard) (*mutate.Report, error) {
+// test ran; a grader with nothing to mutate is a finding instead.
+func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard gate.Shard) (*mutate.Report, []manifest.Finding, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// Mutants are judged on the labeled cases, read into memory here.
 	set, err := dataset.Load(s.fsys, s.m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep, err := a.mutationScore(ctx, s, set, f)
 	if errors.Is(err, manifest.ErrInput) {
@@ -248,10 +251,27 @@ func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard
 		// (its canaries fail, its cases error) and still reports every
 		// case; the missing score is a warning in the results.
 		fmt.Fprintf(a.stderr, "gradegate: mutation testing skipped: %v\n", err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("mutation testing (gate.min_mutation_score): %w", err)
+		return nil, nil, fmt.Errorf("mutation testing (gate.min_mutation_score): %w", err)
 	}
-	return rep, nil
+	if len(rep.Mutants) == 0 {
+		return nil, []manifest.Finding{noMutationSite(s.m)}, nil
+	}
+	return rep, nil, nil
+}
+
+// codeNoMutationSite: the grader has nothing gradegate can mutate, so no
+// mutation score can be measured. It is a finding of its own, not a low
+// score: no mutant survived, none was made.
+const codeNoMutationSite = "no_mutation_site"
+
+func noMutationSite(m *manifest.Manifest) manifest.Finding {
+	f := manifest.Finding{Code: codeNoMutationSite, Severity: manifest.SeverityHold,
+		Message: "the grader has no mutation site gradegate can mutate, so gate.min_mutation_score cannot be measured: nothing shows that the canaries and labels catch a defect in it"}
+	if m != nil {
+		f.File = m.Path(m.Grader.Source)
+	}
+	return f
 }

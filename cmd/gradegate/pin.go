@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
+	"testing/fstest"
 
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
@@ -86,15 +88,16 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 		return a.fail("pin", fmt.Errorf("%s: %w", file, err))
 	}
 	rep.Changed = string(out) != string(data)
+	// The pinned manifest must be usable as it is, and nothing is written
+	// when it is not: a manifest with other problems keeps its old digests.
+	if _, err := manifest.Load(pinnedFS{name: path.Clean(name), data: out}, name); err != nil {
+		return a.fail("pin", err)
+	}
 	if rep.Changed {
 		// The manifest keeps its mode; pin never writes through a symlink.
 		if err := outputFor(a).writeBytes(file, 0o644, out); err != nil {
 			return a.fail("pin", err)
 		}
-	}
-	// The pinned manifest must now be usable as it is.
-	if _, err := manifest.Load(hostFS{}, name); err != nil {
-		return a.fail("pin", err)
 	}
 	switch f {
 	case formatJSON:
@@ -139,4 +142,18 @@ func short(d string) string {
 		return d[:12] + "…"
 	}
 	return d
+}
+
+// pinnedFS is the host file system with the manifest replaced by the bytes
+// pin is about to write, so they are checked before anything is written.
+type pinnedFS struct {
+	name string
+	data []byte
+}
+
+func (p pinnedFS) Open(name string) (fs.File, error) {
+	if name != p.name {
+		return hostFS{}.Open(name)
+	}
+	return fstest.MapFS{name: &fstest.MapFile{Data: p.data, Mode: 0o644}}.Open(name)
 }

@@ -42,6 +42,7 @@ type app struct {
 	// outputRoots confine every file gradegate writes (the Action: the
 	// workspace and RUNNER_TEMP); nil allows any path.
 	outputRoots []string
+	imageNoted  bool // the default image tag was reported once already
 }
 
 // command is one subcommand.

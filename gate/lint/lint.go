@@ -96,12 +96,11 @@ func networkModules() []string {
 //
 // Imports are checked against the standard library plus the package set of
 // g.ImageTag (see ImagePackages). Decisions:
-//   - without an image_tag only the standard library counts: a grader that
-//     needs a third-party package must pin the tag that documents it, and the
-//     finding says which known tag provides the module;
+//   - without an image_tag the packages of OpenAI's current default image
+//     (DefaultImageTag) count, as on the hosted grader;
 //   - an image_tag gradegate does not know adds one warn finding
-//     (import_not_in_image) and, since its packages cannot be known, leaves
-//     only the standard library allowed;
+//     (image_tag_unknown) and imports are checked against the default
+//     image; the standard library is allowed whatever the tag;
 //   - an import inside a try whose handler catches ImportError, or under
 //     `if TYPE_CHECKING:`, is optional and not held; a relative import holds,
 //     because the grader runs as one source with nothing beside it;
@@ -148,11 +147,11 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 	for _, f := range hostedLimits(len(source), contract, g) {
 		add(CodeHostedLimit, manifest.SeverityWarn, 0, f)
 	}
-	_, knownTag := ImagePackages(g.ImageTag)
-	if g.ImageTag != "" && !knownTag {
-		add(CodeImportNotInImage, manifest.SeverityWarn, 0, fmt.Sprintf(
-			"image_tag %q is not one gradegate knows (%s), so its packages are unknown: only standard-library imports are allowed",
-			g.ImageTag, strings.Join(ImageTags(), ", ")))
+	tag, known := CheckedImageTag(g.ImageTag)
+	if !known {
+		add(CodeImageTagUnknown, manifest.SeverityWarn, 0, fmt.Sprintf(
+			"image_tag %q is not one gradegate knows (%s): third-party imports are checked against OpenAI's current default image, %s, instead; standard-library imports are unaffected",
+			g.ImageTag, strings.Join(ImageTags(), ", "), tag))
 	}
 	if len(source) > maxParseBytes {
 		sortFindings(found)
@@ -166,7 +165,7 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 	for _, f := range out.Findings {
 		add(f.Code, f.Severity, f.Line, f.Message)
 	}
-	found = append(found, importFindings(out.Imports, file, g.ImageTag, o.image)...)
+	found = append(found, importFindings(out.Imports, file, tag, o.image)...)
 	sortFindings(found)
 	return found, nil
 }

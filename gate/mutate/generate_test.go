@@ -254,8 +254,8 @@ func TestGenerateOperators(t *testing.T) {
 func TestGenerateSkips(t *testing.T) {
 	src := "def grade(sample, item):\n" +
 		"    if sample == 1:  # gradegate: no-mutate\n" +
-		"        return 0.5\n" +
-		"    return 0.25\n\n" +
+		"        return item\n" +
+		"    return sample\n\n" +
 		"if __name__ == '__main__':\n" +
 		"    print(grade(1, 2) == 0.5)\n"
 	g := generate(t, src, 0)

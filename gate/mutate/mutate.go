@@ -374,10 +374,11 @@ func (s *suite) canaryFails(i int, o gate.Outcome) bool {
 // caseDisagrees reports whether a labeled case's outcome contradicts its
 // label. An error contradicts both labels: the gate holds on it.
 func (s *suite) caseDisagrees(i int, o gate.Outcome) bool {
-	if o.Class != gate.ClassOK {
+	score, ok := gate.GatingScore(s.m.Grader, o)
+	if !ok {
 		return true
 	}
-	return (*o.Score >= s.threshold) != (s.labels[i] == 1)
+	return (score >= s.threshold) != (s.labels[i] == 1)
 }
 
 // killers names the live checks the outcomes fail, canaries first.

@@ -171,6 +171,42 @@ def flipped_number(value):
     return 1 if value == 0 else 0
 
 
+# Arithmetic swaps: each operator, the one it becomes, the pattern that
+# finds it between its operands and the new operator's text.
+ARITH = {
+    ast.Add: (ast.Sub, r"\+", "-"),
+    ast.Sub: (ast.Add, r"-", "+"),
+    ast.Mult: (ast.Div, r"(?<!\*)\*(?!\*)", "/"),
+    ast.Div: (ast.Mult, r"(?<!/)/(?!/)", "*"),
+    ast.FloorDiv: (ast.Div, r"//", "/"),
+    ast.Pow: (ast.Mult, r"\*\*", "*"),
+}
+
+
+def changed_number(node, parent, field):
+    """(operator, new value) for a numeric constant other than 0 and 1
+    (constant-flip has those), or None. A divisor grows tenfold, a weight
+    (a factor of a product) halves or doubles, any other number moves by
+    one (an int) or halves (a float): each is a change a checked score
+    moves with."""
+    v = node.value
+    if type(v) not in (int, float) or v in (0, 1) or v != v or v in (float("inf"), float("-inf")):
+        return None
+    if isinstance(parent, ast.BinOp) and field == "right" and isinstance(parent.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+        return "divisor-change", v * 10
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mult):
+        return "weight-change", v / 2 if type(v) is float else v * 2
+    return "number-change", v / 2 if type(v) is float else v + 1
+
+
+def call_name(func):
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id + "." + func.attr
+    return ""
+
+
 def is_main_guard(node):
     if not isinstance(node, ast.If):
         return False
@@ -209,6 +245,7 @@ class Finder:
         self.sites.append(Site(*args, **kwargs))
 
     def sites_of(self, node, parent, field, index, func):
+        self.continuous(node, parent, field, index)
         if isinstance(node, ast.Compare):
             self.compare(node, parent, field, index)
         elif isinstance(node, ast.BoolOp):
@@ -257,6 +294,42 @@ class Finder:
             self.add("drop-raise", node, parent, field, index, new)
         elif isinstance(node, ast.ExceptHandler) and func is not None and isinstance(parent, ast.Try):
             self.except_handler(node, parent, field, index)
+
+    def continuous(self, node, parent, field, index):
+        """Sites of a grader whose score is a computation, not a verdict:
+        arithmetic, numeric constants (weights, divisors), min/max and
+        rounding. Mutating them moves the score; canaries within their
+        tolerance and labels across the threshold are what can notice."""
+        if isinstance(node, ast.BinOp):
+            swap_op = ARITH.get(type(node.op))
+            if swap_op is not None:
+                new_op, pattern, text = swap_op
+                new = ast.BinOp(left=node.left, op=new_op(), right=node.right)
+                edit = self.operator_edit(node.left, node.right, pattern, text)
+                self.add("arithmetic-swap", node, parent, field, index, new, [[edit]] if edit else [])
+        elif isinstance(node, ast.Constant):
+            changed = changed_number(node, parent, field)
+            if changed is not None:
+                operator, value = changed
+                self.add(operator, node, parent, field, index, ast.Constant(value=value))
+        elif isinstance(node, ast.Call) and not node.keywords:
+            name = call_name(node.func)
+            if name in ("min", "max") and len(node.args) >= 1:
+                other = "max" if name == "min" else "min"
+                func = ast.Name(id=other, ctx=ast.Load())
+                new = ast.Call(func=func, args=node.args, keywords=[])
+                self.add("min-max-swap", node, parent, field, index, new, [[(pos(node.func), end(node.func), other)]])
+            elif name == "round" and len(node.args) in (1, 2) and not isinstance(node.args[0], ast.Starred):
+                arg = node.args[0]
+                self.add("drop-rounding", node, parent, field, index, arg, [
+                    [(pos(node), end(node), self.source.segment(arg))],
+                    [(pos(node), end(node), "(" + self.source.segment(arg) + ")")],
+                ])
+            elif name in ("math.floor", "math.ceil") and len(node.args) == 1:
+                other = "math.ceil" if name == "math.floor" else "math.floor"
+                func = ast.Attribute(value=ast.Name(id="math", ctx=ast.Load()), attr=other[5:], ctx=ast.Load())
+                new = ast.Call(func=func, args=node.args, keywords=[])
+                self.add("floor-ceil-swap", node, parent, field, index, new, [[(pos(node.func), end(node.func), other)]])
 
     def compare(self, node, parent, field, index):
         left = node.left

@@ -112,7 +112,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, "\n…and %d more; the JSON lists every mutant.\n", len(killed)-i)
 				break
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | %s |\n", m.ID, m.Line, md(m.Operator), code(m.Diff), md(killers(m.KilledBy)))
+			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | %s |\n", m.ID, m.Line, md(m.Operator), code(diffText(m)), md(killers(m.KilledBy)))
 		}
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
@@ -142,10 +142,10 @@ func exclusionReason(e Exclusion) string {
 // the mutant was read back from JSON.
 func (m Mutant) lines() (before, after string) {
 	if m.Original != "" || m.Mutated != "" {
-		return m.Original, m.Mutated
+		return excerpt(m.Original, m.Mutated)
 	}
 	before, after, _ = strings.Cut(strings.TrimPrefix(m.Diff, "- "), " / + ")
-	return before, after
+	return excerpt(before, after)
 }
 
 // split returns the survivors and the killed mutants, each in id order.

@@ -355,7 +355,8 @@ func versionLine(res *gate.Results) string {
 			return
 		}
 		s := label
-		if name != "" {
+		// A grader file named grader.py is "grader", not "grader grader".
+		if name != "" && name != label {
 			s += " " + name
 		}
 		if d := shortDigest(digest); d != "" {

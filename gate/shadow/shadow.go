@@ -234,7 +234,7 @@ func loadFailed(le *worker.LoadError, n int) []gate.Outcome {
 	out := make([]gate.Outcome, n)
 	for i := range out {
 		e := le.Err
-		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: le.Output}
+		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: le.Output, LoadFailed: true}
 	}
 	return out
 }

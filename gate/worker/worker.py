@@ -445,6 +445,28 @@ def rss_kb():
         return 0
 
 
+def hosted_sample(sample):
+    """The sample as OpenAI's hosted grader hands it to grade().
+
+    output_text, output_tools and choices pass through as stored. When
+    output_json is not stored and output_text is valid JSON, output_json is
+    its parse, as the hosted side builds it for a structured-output model.
+    The stored sample is never modified.
+    """
+    if not isinstance(sample, dict) or "output_json" in sample:
+        return sample
+    text = sample.get("output_text")
+    if not isinstance(text, str):
+        return sample
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return sample
+    derived = dict(sample)
+    derived["output_json"] = parsed
+    return derived
+
+
 def dump_stack_on(signum):
     # Go sends SIGUSR1 just before it kills a process for a timeout. The
     # faulthandler handler runs in C, so it prints the stack even while the
@@ -516,7 +538,7 @@ class Worker:
             resp = self.call_batch(req["batch"])
         else:
             try:
-                ret = self.fn(req["sample"], req["item"])
+                ret = self.fn(hosted_sample(req["sample"]), req["item"])
             except BaseException as exc:
                 resp = self.exception(exc)
             else:
@@ -590,7 +612,7 @@ class Worker:
 
     def call_batch(self, batch):
         try:
-            ret = self.fn([{"case_id": c["case_id"], "sample": c["sample"], "item": c["item"]} for c in batch])
+            ret = self.fn([{"case_id": c["case_id"], "sample": hosted_sample(c["sample"]), "item": c["item"]} for c in batch])
         except BaseException as exc:
             return self.exception(exc)
         if not isinstance(ret, dict) or not isinstance(ret.get("samples"), list):

@@ -1,0 +1,67 @@
+//go:build linux
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// TestHostedSample checks the sample grade() receives: output_json derived
+// from output_text when the text is JSON and output_json is not stored,
+// everything else passed through as stored, under both contracts.
+func TestHostedSample(t *testing.T) {
+	py := python(t)
+	const sampleSrc = "def grade(sample, item):\n    return {'scores': {'score': 1.0}, 'judge': sample}\n"
+	const batchSrc = "def grade_batch(samples):\n    return {'samples': [{'case_id': s['case_id'], 'scores': {'score': 1.0}, 'judge': s['sample']} for s in samples]}\n"
+	tests := []struct {
+		name   string
+		sample string
+		want   string
+	}{
+		{"json object text", `{"output_text": "{\"answer\": 5}"}`, `{"output_text": "{\"answer\": 5}", "output_json": {"answer": 5}}`},
+		{"json list text", `{"output_text": "[1, 2]"}`, `{"output_text": "[1, 2]", "output_json": [1, 2]}`},
+		{"prose text", `{"output_text": "the answer is 5"}`, `{"output_text": "the answer is 5"}`},
+		{"stored output_json wins", `{"output_text": "{\"a\": 1}", "output_json": {"b": 2}}`, `{"output_text": "{\"a\": 1}", "output_json": {"b": 2}}`},
+		{"stored null output_json kept", `{"output_text": "{\"a\": 1}", "output_json": null}`, `{"output_text": "{\"a\": 1}", "output_json": null}`},
+		{
+			"tools and choices pass through",
+			`{"output_text": "{}", "output_tools": [{"type": "function", "function": {"name": "f"}}], "choices": [{"index": 0}]}`,
+			`{"output_text": "{}", "output_json": {}, "output_tools": [{"type": "function", "function": {"name": "f"}}], "choices": [{"index": 0}]}`,
+		},
+		{"no output_text", `{"output_tools": []}`, `{"output_tools": []}`},
+		{"non-string output_text", `{"output_text": 5}`, `{"output_text": 5}`},
+	}
+	for _, contract := range []string{"sample", "batch"} {
+		src := sampleSrc
+		if contract == "batch" {
+			src = batchSrc
+		}
+		p := newPool(t, py, src, func(c *Config) { c.Contract = contract })
+		tasks := make([]gate.Task, len(tests))
+		for i, tt := range tests {
+			tasks[i] = gate.Task{ID: tt.name, Sample: json.RawMessage(tt.sample), Item: json.RawMessage(`{}`)}
+		}
+		got, err := p.Grade(context.Background(), tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tt := range tests {
+			var gotV, wantV any
+			if err := json.Unmarshal(got[i].Judge, &gotV); err != nil {
+				t.Fatalf("%s/%s: judge %q: %v (outcome %+v)", contract, tt.name, got[i].Judge, err, got[i])
+			}
+			if err := json.Unmarshal([]byte(tt.want), &wantV); err != nil {
+				t.Fatal(err)
+			}
+			g, _ := json.Marshal(gotV)
+			w, _ := json.Marshal(wantV)
+			if string(g) != string(w) {
+				t.Errorf("%s/%s: grade saw %s, want %s", contract, tt.name, g, w)
+			}
+		}
+	}
+}

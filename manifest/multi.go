@@ -1,0 +1,214 @@
+package manifest
+
+import (
+	"path"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TypeMulti is OpenAI's multi grader: named sub-graders combined by a
+// calculate_output formula.
+const TypeMulti = "multi"
+
+// Sub-grader types a multi grader can hold locally.
+const (
+	SubPython         = "python"
+	SubStringCheck    = "string_check"
+	SubTextSimilarity = "text_similarity"
+)
+
+// MultiGrader is the part of a multi grader beyond its Python sub-grader,
+// whose source, digest and limits are the Grader's own fields, so pinning,
+// digests, lint, mutation and shadow treat it as the grader under test.
+type MultiGrader struct {
+	// CalculateOutput is the formula as written; Formula is its parse.
+	CalculateOutput string   `json:"calculate_output"`
+	Formula         *Formula `json:"-"`
+	// Python names the Python sub-grader.
+	Python string `json:"python"`
+	// Graders are every sub-grader, the Python one included, in manifest order.
+	Graders []SubGrader `json:"graders"`
+}
+
+// SubGrader is one named sub-grader of a multi grader.
+type SubGrader struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Input and Reference are templates over the item and the sample
+	// ({{sample.output_text}}, {{item.field}}): string_check and
+	// text_similarity.
+	Input     string `json:"input,omitempty"`
+	Reference string `json:"reference,omitempty"`
+	// Operation is a string_check's eq, ne, like or ilike.
+	Operation string `json:"operation,omitempty"`
+	// Metric is a text_similarity's evaluation_metric.
+	Metric string `json:"evaluation_metric,omitempty"`
+	Line   int    `json:"-"`
+}
+
+// SimilarityMetrics are the text_similarity metrics gradegate computes.
+// OpenAI's bleu, gleu, meteor, rouge_1..rouge_5, rouge_l and cosine are
+// refused with a message: gradegate does not compute them.
+func SimilarityMetrics() []string { return []string{"fuzzy_match"} }
+
+var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// multiGrader decodes a multi grader: calculate_output, graders (exactly
+// one python sub-grader, plus string_check and text_similarity ones) and
+// the keys that say how its combined score counts.
+func (d *decoder) multiGrader(s *section, g *Grader) {
+	s.forbid("a multi grader (these belong to its python sub-grader in graders)", "source", "sha256", "contract", "image_tag", "metric", "isolation")
+	s.forbid("a multi grader", "model", "input", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
+	s.require("graders", "calculate_output")
+	mg := &MultiGrader{}
+	g.Multi = mg
+	g.Name = TypeMulti
+	if v, ok := s.str("name"); ok {
+		g.Name = v
+	}
+	var names []string
+	if n := s.node("graders"); n != nil {
+		mg.Graders = d.subGraders(n, s.key("graders"), g)
+		for _, sg := range mg.Graders {
+			names = append(names, sg.Name)
+			if sg.Type == SubPython {
+				mg.Python = sg.Name
+			}
+		}
+		if mg.Python == "" && len(mg.Graders) > 0 {
+			d.fail(n.Line, s.key("graders"), "needs one python sub-grader: gradegate gates a multi grader through its Python part (its canaries, calibration and mutation test)")
+		}
+	}
+	d.pythonScale(s, g)
+	if v, ok := s.str("calculate_output"); ok {
+		mg.CalculateOutput = v
+		if len(names) > 0 {
+			f, err := ParseFormula(v, names)
+			if err != nil {
+				d.fail(s.node("calculate_output").Line, s.key("calculate_output"), "%v", err)
+			}
+			mg.Formula = f
+		}
+	}
+}
+
+func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		d.fail(n.Line, key, "must be a mapping of sub-grader name to grader, got %s", describe(n))
+		return nil
+	}
+	var out []SubGrader
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		name := k.Value
+		sk := key + "." + name
+		if !subNameRE.MatchString(name) {
+			d.fail(k.Line, sk, "a sub-grader name must be a plain identifier (letters, digits, _), so calculate_output can name it")
+			continue
+		}
+		d.lines[sk] = k.Line
+		s, ok := d.mapping(v, sk, k.Line, "type", "name", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation",
+			"input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold")
+		if !ok {
+			continue
+		}
+		s.require("type")
+		sg := SubGrader{Name: name, Line: k.Line}
+		sg.Type, _ = s.enum("type", SubPython, SubStringCheck, SubTextSimilarity, TypeScoreModel, TypeLabelModel)
+		switch sg.Type {
+		case SubPython:
+			if g.Source != "" {
+				d.fail(k.Line, sk, "a second python sub-grader: gradegate gates one python sub-grader per multi grader")
+				continue
+			}
+			s.forbid("a python sub-grader", "input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold")
+			s.require("source", "sha256")
+			g.Source, _ = s.relPath("source")
+			g.SHA256, _ = s.digest("sha256")
+			g.ImageTag, _ = s.str("image_tag")
+			if v, ok := s.integer("timeout_seconds", 1, MaxTimeoutSeconds); ok {
+				g.TimeoutSeconds = v
+			}
+			if v, ok := s.integer("memory_mb", MinMemoryMB, MaxMemoryMB); ok {
+				g.MemoryMB = v
+			}
+			if v, ok := s.enum("isolation", "worker", "case"); ok {
+				g.Isolation = v
+			}
+			// Digest checks and pin point at the sub-grader's own lines.
+			for _, f := range []string{"source", "sha256"} {
+				d.lines["grader."+f] = d.lines[sk+"."+f]
+			}
+		case SubStringCheck, SubTextSimilarity:
+			s.forbid("a "+sg.Type+" sub-grader", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold")
+			s.require("input", "reference")
+			for _, f := range []struct {
+				key string
+				dst *string
+			}{{"input", &sg.Input}, {"reference", &sg.Reference}} {
+				if v, ok := s.str(f.key); ok {
+					*f.dst = v
+					for _, bad := range TemplateErrors(v) {
+						d.fail(s.node(f.key).Line, s.key(f.key), "%s", bad)
+					}
+				}
+			}
+			if sg.Type == SubStringCheck {
+				s.forbid("a string_check sub-grader", "evaluation_metric")
+				s.require("operation")
+				sg.Operation, _ = s.enum("operation", "eq", "ne", "like", "ilike")
+			} else {
+				s.forbid("a text_similarity sub-grader", "operation")
+				s.require("evaluation_metric")
+				if v, ok := s.str("evaluation_metric"); ok {
+					sg.Metric = v
+					if !contains(SimilarityMetrics(), v) {
+						d.fail(s.node("evaluation_metric").Line, s.key("evaluation_metric"),
+							"%q is not built: gradegate computes text_similarity only with %s locally (bleu, gleu, meteor, rouge_* and cosine are not computed here; cosine needs an embedding model)",
+							v, strings.Join(SimilarityMetrics(), ", "))
+					}
+				}
+			}
+		case TypeScoreModel, TypeLabelModel:
+			d.fail(k.Line, sk, "a %s sub-grader is not built: gradegate runs a multi grader's python, string_check and text_similarity (fuzzy_match) parts locally, not its model parts", sg.Type)
+			continue
+		}
+		out = append(out, sg)
+	}
+	if g.Source != "" && g.Name == "" {
+		base := path.Base(g.Source)
+		g.Name = strings.TrimSuffix(base, path.Ext(base))
+	}
+	return out
+}
+
+// multiKeys are the grader keys only a multi grader has.
+func multiKeys() []string { return []string{"calculate_output", "graders"} }
+
+// pythonGraderNode is the mapping that holds the grader's source and
+// sha256: the grader section itself, or for a multi grader its python
+// sub-grader. Anything else is returned as it is, for the caller to refuse.
+func pythonGraderNode(grader *yaml.Node) *yaml.Node {
+	if grader == nil || grader.Kind != yaml.MappingNode {
+		return grader
+	}
+	t := mappingValue(grader, "type")
+	if t == nil || t.Value != TypeMulti {
+		return grader
+	}
+	subs := mappingValue(grader, "graders")
+	if subs == nil || subs.Kind != yaml.MappingNode {
+		return grader
+	}
+	for i := 1; i < len(subs.Content); i += 2 {
+		sub := resolve(subs.Content[i])
+		if sub.Kind == yaml.MappingNode {
+			if st := mappingValue(sub, "type"); st != nil && st.Value == SubPython {
+				return sub
+			}
+		}
+	}
+	return grader
+}
