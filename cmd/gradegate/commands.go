@@ -65,6 +65,17 @@ func loadSuite(path string, limits input.Limits) (*suite, error) {
 	return &suite{m: m, fsys: fsys}, nil
 }
 
+// loadCases reads the dataset and the samples and checks the dataset
+// contract. The grader and the rubric, which are read later, are checked to
+// be readable now, so every file problem of the run is reported at once.
+func (s *suite) loadCases() (*dataset.Set, error) {
+	set, err := dataset.Load(s.fsys, s.m)
+	if ferr := s.m.CheckFiles(s.fsys, "rubric.path", "grader.source"); ferr != nil {
+		return nil, errors.Join(err, ferr)
+	}
+	return set, err
+}
+
 // graderSource reads the grader once: these exact bytes are both the ones
 // whose digest the gate checks and the ones the worker loads.
 func (s *suite) graderSource() ([]byte, error) {
@@ -220,9 +231,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	} else {
 		fs.Var(&f.shard, "shard", "grade only shard K of N (K/N)")
 	}
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	path, err := manifestArg(name, pos)
 	if err != nil {
@@ -237,7 +248,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	var set *dataset.Set
 	if !canariesOnly {
-		set, err = dataset.Load(s.fsys, s.m)
+		set, err = s.loadCases()
 		if err != nil {
 			return a.fail(name, err)
 		}
@@ -382,9 +393,9 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	fs.StringVar(&python, "python", python, "Python interpreter for the grader lint (env GRADEGATE_PYTHON)")
 	var limits input.Limits
 	registerLimits(fs, &limits)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	path, err := manifestArg("validate", pos)
 	if err != nil {
@@ -394,7 +405,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	set, err := dataset.Load(s.fsys, s.m)
+	set, err := s.loadCases()
 	if err != nil {
 		return a.fail("validate", err)
 	}
@@ -453,8 +464,8 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	python := defaultPython(a.getenv)
 	fs.StringVar(&python, "python", python, "Python interpreter to try the checks with")
-	if _, err := parseInterleaved(fs, args); err != nil {
-		return outcome{code: exitInput}
+	if _, done := a.parseFlags(fs, args); done != nil {
+		return *done
 	}
 	// Doctor applies every layer the machine allows whatever New decides;
 	// when New refuses (no network boundary), an unsandboxed Sandbox still
@@ -526,9 +537,9 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	path := "gradegate.yaml"
 	fs.StringVar(&path, "manifest", path, "the manifest the shards ran")
 	registerLimits(fs, &f.limits)
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	files, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))

@@ -32,6 +32,10 @@ type app struct {
 
 	pythonNoted bool // the interpreter fallback was reported once already
 
+	// format is the command's --format, once its flags are parsed: fail
+	// writes the problems in it.
+	format format
+
 	// outputRoots confine every file gradegate writes (the Action: the
 	// workspace and RUNNER_TEMP); nil allows any path.
 	outputRoots []string
@@ -112,7 +116,10 @@ func (a *app) usage(w io.Writer) {
 
 // fail reports err and returns the exit code it deserves: 2 for input the
 // user can fix, 3 for everything else. Every problem of a joined error gets
-// its own line.
+// its own line on stderr. With --format json or markdown the problems are
+// also data on stdout: the command's document with each problem as a
+// finding (see failureReport), so a caller that reads stdout learns every
+// problem of the run, not an empty page.
 func (a *app) fail(cmd string, err error) outcome {
 	code := exitInternal
 	if errors.Is(err, manifest.ErrInput) {
@@ -120,6 +127,10 @@ func (a *app) fail(cmd string, err error) outcome {
 	}
 	for _, line := range errorLines(err) {
 		fmt.Fprintf(a.stderr, "gradegate %s: %s\n", cmd, line)
+	}
+	if werr := a.writeFailure(cmd, code, err); werr != nil {
+		fmt.Fprintf(a.stderr, "gradegate %s: writing the findings: %v\n", cmd, werr)
+		code = exitInternal
 	}
 	return outcome{code: code}
 }
