@@ -60,6 +60,7 @@ func commands() []command {
 		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
 		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py|BASE_MANIFEST [--format F] [--results FILE]", "grade the cases with the old and the new grader", (*app).cmdShadow},
 		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
+		{"init", "init [DIR] [--format F]", "write a starter suite (manifest, grader, dataset, samples, canaries), pinned, into DIR", (*app).cmdInit},
 		{"version", "version [--format F]", "print the version (also: gradegate --version)", (*app).cmdVersion},
 	}
 }
