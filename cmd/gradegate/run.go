@@ -79,6 +79,10 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 	for _, o := range opts {
 		o(a)
 	}
+	if len(args) == 2 && args[0] == "help" {
+		// gradegate help CMD is gradegate CMD --help.
+		args = []string{args[1], "--help"}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		a.usage(stdout)
 		if len(args) == 0 {
@@ -112,6 +116,7 @@ func (a *app) usage(w io.Writer) {
 	for _, c := range cs {
 		fmt.Fprintf(w, "  gradegate %-*s  %s\n", width, c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\ngradegate CMD --help shows a command's arguments and flags; gradegate --version its version.")
 	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.")
 }
 
