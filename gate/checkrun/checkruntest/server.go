@@ -184,6 +184,9 @@ func (s *Server) Runs() []Run {
 // HTMLURL is the web address the fake gives its first check run.
 func (s *Server) HTMLURL() string { return htmlURL(RunID) }
 
+// HTMLURLOf is the web address the fake gives the check run with id.
+func HTMLURLOf(id int64) string { return htmlURL(id) }
+
 func htmlURL(id int64) string { return fmt.Sprintf("https://github.example/o/r/runs/%d", id) }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
