@@ -165,7 +165,9 @@ func (s *Server) Comments() []Comment {
 }
 
 // CommentURL is the web address the fake gives a comment.
-func CommentURL(id int64) string { return fmt.Sprintf("https://github.example/o/r/pull/1#issuecomment-%d", id) }
+func CommentURL(id int64) string {
+	return fmt.Sprintf("https://github.example/o/r/pull/1#issuecomment-%d", id)
+}
 
 // Requests returns every request received so far.
 func (s *Server) Requests() []Request {
