@@ -482,8 +482,8 @@ func TestActionMasksTheToken(t *testing.T) {
 	}
 }
 
-// TestActionPostsMutateAndShadow checks SPEC section 8: mutate and shadow
-// post to GitHub like the gate commands, their exit code being the verdict.
+// TestActionPostsMutateAndShadow checks that mutate and shadow post to
+// GitHub like the gate commands, their exit code being the verdict.
 func TestActionPostsMutateAndShadow(t *testing.T) {
 	tests := []struct {
 		name           string

@@ -637,7 +637,7 @@ func defaultPython(getenv func(string) string) string {
 // cases a run would omit or the mandatory slices it could not fill: a case
 // without a sample, intended cases missing from the file, a mandatory slice
 // with fewer rows than min_cases (or none). Each holds when the run would
-// hold for it (SPEC section 7: omitted_cases, slice_too_small).
+// hold for it (reasons omitted_cases and slice_too_small).
 func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding {
 	var out []manifest.Finding
 	mandatory := map[string]bool{}
