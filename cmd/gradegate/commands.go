@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
@@ -638,6 +639,10 @@ func defaultPython(getenv func(string) string) string {
 // without a sample, intended cases missing from the file, a mandatory slice
 // with fewer rows than min_cases (or none). Each holds when the run would
 // hold for it (reasons omitted_cases and slice_too_small).
+// codeUnknownSlice is the warning for a slice rule in gate.slices that
+// names no slice of the dataset (a mandatory one holds as slice_too_small).
+const codeUnknownSlice = "unknown_slice"
+
 func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding {
 	var out []manifest.Finding
 	mandatory := map[string]bool{}
@@ -648,6 +653,17 @@ func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding
 	}
 	var missing []dataset.Case
 	rows := map[string]int{} // mandatory slice -> rows with a sample
+	inData := map[string]bool{}
+	var names []string // the dataset's slice names, for "did you mean"
+	for _, c := range set.Cases {
+		for _, sl := range c.Slices {
+			if !inData[sl] {
+				inData[sl] = true
+				names = append(names, sl)
+			}
+		}
+	}
+	sort.Strings(names)
 	for _, c := range set.Cases {
 		if c.Sample == nil {
 			missing = append(missing, c)
@@ -681,12 +697,21 @@ func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding
 			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", set.Intended, m.Dataset.Path, len(set.Cases), notInDataset)})
 	}
 	for _, r := range m.Gate.Slices {
+		if !r.Mandatory && !inData[r.Name] {
+			// A rule for a slice no row has never applies: most likely a typo.
+			out = append(out, manifest.Finding{Code: codeUnknownSlice, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.slices." + r.Name),
+				Message: fmt.Sprintf("gate.slices.%s: no case of the dataset is in slice %s, so its rule never applies%s", r.Name, r.Name, manifest.Suggest(r.Name, names))})
+			continue
+		}
 		if !r.Mandatory || rows[r.Name] >= max(r.MinCases, 1) {
 			continue
 		}
 		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, rows[r.Name], r.MinCases)
 		if rows[r.Name] == 0 {
 			msg = fmt.Sprintf("mandatory slice %s has no case with a sample in the dataset (it may have vanished in a join or a rename)", r.Name)
+			if !inData[r.Name] {
+				msg += manifest.Suggest(r.Name, names)
+			}
 		}
 		out = append(out, manifest.Finding{Code: gate.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
 	}
