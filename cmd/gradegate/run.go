@@ -54,7 +54,7 @@ func commands() []command {
 		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun},
 		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate},
 		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F]", "canaries only", (*app).cmdCanary},
-		{"pin", "pin [MANIFEST]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
+		{"pin", "pin [MANIFEST] [--format F]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
 		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F]", "combine shard results into one verdict", (*app).cmdMerge},
 		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
 		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
