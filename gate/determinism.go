@@ -69,7 +69,7 @@ type HashSeedRunner func(ctx context.Context, hashSeed uint32) (Runner, func(), 
 // time). Under the sample contract canaries and cases are graded together.
 //
 // The error is the tool failing, including a runner that cannot start.
-func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases []dataset.Case, shard Shard, seed uint64, newRunner HashSeedRunner) (*Determinism, error) {
+func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases func() (dataset.Case, bool), shard Shard, seed uint64, newRunner HashSeedRunner) (*Determinism, error) {
 	if m == nil || newRunner == nil {
 		return nil, errors.New("determinism: no manifest or no runner")
 	}
@@ -111,7 +111,7 @@ func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases []dataset
 		if same(a, b) {
 			continue
 		}
-		d.Differed = append(d.Differed, Difference{ID: t.ID, Canary: i < len(canaries), First: graded(a), Second: graded(b)})
+		d.Differed = append(d.Differed, Difference{ID: t.ID, Canary: i < len(canaries), First: gradedAs(a), Second: gradedAs(b)})
 	}
 	d.Status = StatusPass
 	if len(d.Differed) > 0 {
@@ -120,31 +120,40 @@ func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases []dataset
 	return d, nil
 }
 
-// sampleCases picks up to n of the shard's cases that have a sample, spread
-// at random over the dataset, and returns them in dataset order.
-func sampleCases(cases []dataset.Case, shard Shard, n int, rng *rand.Rand) []Task {
-	if n <= 0 {
+// sampleCases picks up to n of the shard's cases that have a sample,
+// uniformly at random over the dataset as it streams past (a reservoir, so
+// memory holds n cases whatever the dataset's size), and returns them in
+// dataset order. A nil cases yields none.
+func sampleCases(cases func() (dataset.Case, bool), shard Shard, n int, rng *rand.Rand) []Task {
+	if n <= 0 || cases == nil {
 		return nil
 	}
-	pool := make([]int, 0, len(cases))
-	for i, c := range cases {
-		if c.Sample != nil && ShardOf(c.ID, shard.Count) == shard.Index {
-			pool = append(pool, i)
-		}
+	type picked struct {
+		seq  int
+		task Task
 	}
-	if len(pool) > n {
-		// A partial Fisher-Yates shuffle: the first n are a uniform sample.
-		for i := range n {
-			j := i + rng.IntN(len(pool)-i)
-			pool[i], pool[j] = pool[j], pool[i]
+	var keep []picked
+	seen := 0
+	for {
+		c, ok := cases()
+		if !ok {
+			break
 		}
-		pool = pool[:n]
-		slices.Sort(pool)
+		if c.Sample == nil || ShardOf(c.ID, shard.Count) != shard.Index {
+			continue
+		}
+		t := Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
+		if len(keep) < n {
+			keep = append(keep, picked{seen, t})
+		} else if j := rng.IntN(seen + 1); j < n {
+			keep[j] = picked{seen, t}
+		}
+		seen++
 	}
-	out := make([]Task, len(pool))
-	for i, k := range pool {
-		c := cases[k]
-		out[i] = Task{ID: c.ID, Sample: c.Sample, Item: c.Item}
+	slices.SortFunc(keep, func(a, b picked) int { return a.seq - b.seq })
+	out := make([]Task, len(keep))
+	for i, p := range keep {
+		out[i] = p.task
 	}
 	return out
 }
@@ -218,7 +227,8 @@ func same(a, b Outcome) bool {
 	return a.Score != nil && b.Score != nil && *a.Score == *b.Score
 }
 
-func graded(o Outcome) Graded {
+// gradedAs is how an outcome is recorded in a difference.
+func gradedAs(o Outcome) Graded {
 	g := Graded{Class: o.Class}
 	if o.Class == ClassOK {
 		g.Score = o.Score

@@ -118,7 +118,7 @@ func TestCheckDeterminism(t *testing.T) {
 			var seed uint64
 			for ; ; seed++ {
 				s := &seededRunners{}
-				d, err := CheckDeterminism(context.Background(), m, cases, Shard{}, seed, s.start)
+				d, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +127,7 @@ func TestCheckDeterminism(t *testing.T) {
 				}
 			}
 			s := &seededRunners{judge: tc.judge}
-			d, err := CheckDeterminism(context.Background(), m, cases, Shard{}, seed, s.start)
+			d, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestDeterminismSampleIsSeeded(t *testing.T) {
 	m, cases := detSuite(500, 30, "")
 	pick := func(seed uint64) []string {
 		s := &seededRunners{}
-		if _, err := CheckDeterminism(context.Background(), m, cases, Shard{}, seed, s.start); err != nil {
+		if _, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start); err != nil {
 			t.Fatal(err)
 		}
 		return s.runners[0].ids()
@@ -208,7 +208,7 @@ func TestDeterminismShard(t *testing.T) {
 	m, cases := detSuite(100, 1000, "")
 	s := &seededRunners{}
 	shard := Shard{Index: 2, Count: 3}
-	d, err := CheckDeterminism(context.Background(), m, cases, shard, 1, s.start)
+	d, err := CheckDeterminism(context.Background(), m, iterCases(cases), shard, 1, s.start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,8 +294,20 @@ func BenchmarkCheckDeterminism100k(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		s := &seededRunners{}
-		if _, err := CheckDeterminism(ctx, m, cases, Shard{}, uint64(i), s.start); err != nil {
+		if _, err := CheckDeterminism(ctx, m, iterCases(cases), Shard{}, uint64(i), s.start); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// iterCases yields cases one at a time, as the dataset reader does.
+func iterCases(cases []dataset.Case) func() (dataset.Case, bool) {
+	i := 0
+	return func() (dataset.Case, bool) {
+		if i >= len(cases) {
+			return dataset.Case{}, false
+		}
+		i++
+		return cases[i-1], true
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -65,7 +66,8 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 	var errs []error
 	for _, f := range pinnedFiles(m, withDataset) {
 		file := path.Join(m.Dir, f.path)
-		data, err := input.ReadFile(fsys, file, input.ForKey(f.name), m.Limits.Of(input.ForKey(f.name)))
+		kind := input.ForKey(f.name)
+		sum, err := fileDigest(fsys, file, kind, m.Limits.Of(kind))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, &manifest.Error{File: file, Key: f.name, Msg: "file does not exist"})
@@ -74,8 +76,7 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 			}
 			continue
 		}
-		sum := sha256.Sum256(data)
-		d.set(f.name, "sha256:"+hex.EncodeToString(sum[:]))
+		d.set(f.name, sum)
 	}
 	if len(errs) > 0 {
 		return Digests{}, nil, errors.Join(errs...)
@@ -84,6 +85,21 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 		d.Grader = manifest.GraderDigest(m.Grader)
 	}
 	return d, compareDigests(m, d, withDataset), nil
+}
+
+// fileDigest hashes a file as a stream: a dataset of any size costs a
+// buffer, not its size.
+func fileDigest(fsys fs.FS, name string, kind input.Kind, limit int64) (string, error) {
+	f, err := input.Open(fsys, name, kind, limit)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // compareDigests compares recorded digests with the manifest's pins.
@@ -143,4 +159,35 @@ func (d Digests) get(name string) string {
 		return d.Rubric
 	}
 	return ""
+}
+
+// CountRows counts the non-blank lines of a JSON Lines file, without
+// decoding them: the number of rows a stream will yield (0 when the file
+// cannot be read).
+func CountRows(fsys fs.FS, name string) int {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	rows, inLine := 0, false
+	for {
+		n, err := f.Read(buf)
+		for _, c := range buf[:n] {
+			switch c {
+			case '\n':
+				inLine = false
+			case ' ', '\t', '\r':
+			default:
+				if !inLine {
+					rows++
+					inLine = true
+				}
+			}
+		}
+		if err != nil {
+			return rows
+		}
+	}
 }

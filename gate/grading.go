@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -85,14 +86,23 @@ func GradeTasks(ctx context.Context, r Runner, tasks []Task) ([]Outcome, error) 
 		return nil, fmt.Errorf("the runner returned %d outcomes for %d tasks", len(out), len(tasks))
 	}
 	for i, o := range out {
-		switch {
-		case o.Class == "":
-			return nil, fmt.Errorf("%s: the runner returned an outcome without a class", tasks[i].ID)
-		case o.Class == ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
-			return nil, fmt.Errorf("%s: the runner returned class ok without a finite score", tasks[i].ID)
+		if err := checkOutcome(o); err != nil {
+			return nil, fmt.Errorf("%s: %w", tasks[i].ID, err)
 		}
 	}
 	return out, nil
+}
+
+// checkOutcome holds one outcome to the Runner contract: a class, and a
+// finite score on every ok.
+func checkOutcome(o Outcome) error {
+	switch {
+	case o.Class == "":
+		return errors.New("the runner returned an outcome without a class")
+	case o.Class == ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):
+		return errors.New("the runner returned class ok without a finite score")
+	}
+	return nil
 }
 
 // EvaluateCanary judges the outcome of grading canary c with canary.Evaluate;

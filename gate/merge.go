@@ -1,8 +1,6 @@
 package gate
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +8,7 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// Merge combines the results of the shards of one run (SPEC section 11) into
+// Merge combines the results of the shards of one run (`gradegate merge`) into
 // the results of the whole run, and decides its verdict again.
 //
 // Results files hold outcomes, not rules, so Merge takes the manifest too
@@ -29,155 +27,14 @@ import (
 // (deduplicated; every shard sees the whole dataset), and the case rules over
 // the union of cases in dataset order. The merged shard is 1/1.
 func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
-	if m == nil {
-		return nil, errors.New("merge: no manifest")
-	}
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("%w: merge: no results to merge", manifest.ErrInput)
-	}
+	sp := make([]ShardPart, len(parts))
 	for i, p := range parts {
-		if p == nil {
-			return nil, fmt.Errorf("%w: merge: results #%d is empty", manifest.ErrInput, i+1)
+		sp[i].Results = p
+		if p != nil {
+			sp[i].Cases = &sliceIter{rows: p.Cases}
 		}
 	}
-	if err := checkParts(m, parts); err != nil {
-		return nil, err
-	}
-	parts = slices.Clone(parts) // sorted here; the caller's order stays
-	slices.SortFunc(parts, func(a, b *Results) int { return cmp.Compare(a.Shard.Index, b.Shard.Index) })
-	first := parts[0]
-
-	var cases []CaseResult
-	var findings []manifest.Finding
-	seenFinding := map[manifest.Finding]bool{}
-	var mutation *float64
-	sandbox := first.Sandbox
-	intendedSum := 0
-	for _, p := range parts {
-		cases = append(cases, p.Cases...)
-		for _, f := range p.Findings {
-			if !seenFinding[f] {
-				seenFinding[f] = true
-				findings = append(findings, f)
-			}
-		}
-		if p.MutationScore != nil && (mutation == nil || *p.MutationScore < *mutation) {
-			mutation = p.MutationScore
-		}
-		sandbox = weakest(sandbox, p.Sandbox)
-		intendedSum += p.Counts.Intended
-	}
-	// Shards keep dataset order within themselves; the line restores it
-	// across them.
-	slices.SortStableFunc(cases, func(a, b CaseResult) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), strings.Compare(a.CaseID, b.CaseID))
-	})
-
-	intended := max(m.Dataset.IntendedCases, len(cases))
-	if intendedSum != intended {
-		return nil, fmt.Errorf("%w: merge: the shards count %d intended cases but the manifest and the shards' rows make %d; were they run with another dataset.intended_cases?",
-			manifest.ErrInput, intendedSum, intended)
-	}
-
-	// A model grader's lint and usage are weighed by AddJudge, as in a run.
-	findings, judgeLint := splitJudgeLint(findings)
-	ev := Evidence{
-		Cases:            cases,
-		NotInDataset:     intended - len(cases),
-		Canaries:         mergeCanaries(parts),
-		Findings:         findings,
-		DigestMismatches: compareDigests(m, first.Digests, true),
-		MutationScore:    mutation,
-		Determinism:      mergeDeterminism(parts),
-		Shard:            Shard{Index: 1, Count: 1},
-		Unsandboxed:      sandbox.Unsandboxed,
-	}
-	if m.Dataset.IntendedCases > 0 {
-		ev.ExtraRows = max(len(cases)-m.Dataset.IntendedCases, 0)
-	}
-	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
-	res.AddJudge(mergeJudge(parts), judgeLint)
-	res.Versions = first.Versions
-	res.Determinism = ev.Determinism
-	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
-	res.Manifest = first.Manifest
-	if m.File != "" {
-		res.Manifest.Path = m.File
-	}
-	return res, nil
-}
-
-// checkParts checks that the parts are the shards of one run, and returns
-// every problem it finds.
-func checkParts(m *manifest.Manifest, parts []*Results) error {
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: merge: "+format, append([]any{manifest.ErrInput}, args...)...))
-	}
-	first := parts[0]
-	count := first.Shard.Count
-	seen := map[int]bool{}
-	owner := map[string]int{} // case id -> shard index
-	for i, p := range parts {
-		name := fmt.Sprintf("results #%d (shard %s)", i+1, p.Shard)
-		if p.Schema != ResultsSchema {
-			bad("%s: schema %q, want %q", name, p.Schema, ResultsSchema)
-		}
-		if p.Manifest.Name != m.Name {
-			bad("%s: manifest %q, want %q", name, p.Manifest.Name, m.Name)
-		}
-		if p.Shard.Count != count {
-			bad("%s: shard count %d, but results #1 has %d", name, p.Shard.Count, count)
-		}
-		if p.Shard.Index < 1 || p.Shard.Index > p.Shard.Count {
-			bad("%s: shard index out of range", name)
-			continue
-		}
-		if seen[p.Shard.Index] {
-			bad("%s: shard %d appears twice", name, p.Shard.Index)
-		}
-		seen[p.Shard.Index] = true
-		if p.Digests != first.Digests {
-			bad("%s: digests %s differ from results #1's %s: the shards graded different files",
-				name, digestText(p.Digests), digestText(first.Digests))
-		}
-		if p.Versions != first.Versions {
-			bad("%s: versions %+v differ from results #1's %+v", name, p.Versions, first.Versions)
-		}
-		if !sameCanaries(p.Canaries, first.Canaries) {
-			bad("%s: its canaries (%s) differ from results #1's (%s)", name, canaryNames(p.Canaries), canaryNames(first.Canaries))
-		}
-		// A case id repeated inside one shard is a duplicate row of the
-		// dataset (a dataset_invalid finding), not a merge problem.
-		here := map[string]bool{}
-		for _, c := range p.Cases {
-			if want := ShardOf(c.CaseID, p.Shard.Count); want != p.Shard.Index {
-				bad("%s: case %q belongs to shard %d/%d", name, c.CaseID, want, p.Shard.Count)
-			}
-			if here[c.CaseID] {
-				continue
-			}
-			here[c.CaseID] = true
-			if other, ok := owner[c.CaseID]; ok {
-				bad("case %q was graded by shard %d and by shard %d", c.CaseID, other, p.Shard.Index)
-				continue
-			}
-			owner[c.CaseID] = p.Shard.Index
-		}
-	}
-	if count >= 1 {
-		var missing []string
-		for k := 1; k <= count; k++ {
-			if !seen[k] {
-				missing = append(missing, fmt.Sprintf("%d/%d", k, count))
-			}
-		}
-		if len(missing) > 0 {
-			bad("missing results of shard %s: every shard must be merged, or its cases would silently leave the verdict",
-				strings.Join(missing, ", "))
-		}
-	}
-	return errors.Join(errs...)
+	return MergeStream(m, sp, MergeOptions{})
 }
 
 // mergeCanaries keeps each canary once, in the first part's order; a canary

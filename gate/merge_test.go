@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,7 @@ func runShards(t *testing.T, s suite, n int, outcomes func(k int) map[string]Out
 	var parts []*Results
 	for k := 1; k <= n; k++ {
 		r := &fakeRunner{outcomes: outcomes(k), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
-		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}, Version: "1.2.3"})
+		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}, Version: "1.2.3", CanarySeed: testSeed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 			s := newSuite()
 			tt.change(&s)
 			r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
-			whole, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3"})
+			whole, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3", CanarySeed: testSeed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,5 +280,54 @@ func TestMergeRejects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Shards written to results files and read back as streams merge to the
+// counts and verdict of the unsharded run.
+func TestMergeStreamFromFiles(t *testing.T) {
+	s := newSuite()
+	one, err := Run(context.Background(), s.inputs(), &fakeRunner{outcomes: suiteOutcomes()}, Options{Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []ShardPart
+	for _, p := range runShards(t, s, 3, sameOutcomes) {
+		var b bytes.Buffer
+		if err := p.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		head, err := ReadResultsHeader(bytes.NewReader(b.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head.Cases != nil || head.Shard != p.Shard || head.Counts != p.Counts {
+			t.Fatalf("header %+v lost its fields or kept its rows", head.Shard)
+		}
+		parts = append(parts, ShardPart{Results: head, Cases: NewCaseReader(bytes.NewReader(b.Bytes()))})
+	}
+	merged, err := MergeStream(s.m, parts, MergeOptions{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer merged.Close()
+	if merged.Verdict != one.Verdict || merged.Counts != one.Counts || !slices.EqualFunc(merged.Slices, one.Slices, func(a, b SliceResult) bool {
+		return a.Name == b.Name && a.Counts == b.Counts && a.Status == b.Status
+	}) {
+		t.Errorf("merged %s %+v, one run %s %+v", merged.Verdict, merged.Counts, one.Verdict, one.Counts)
+	}
+	var b bytes.Buffer
+	one.Shard = merged.Shard
+	if err := merged.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc Results
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Cases) != len(one.Cases) {
+		t.Fatalf("merged document: %v, %d cases", err, len(doc.Cases))
+	}
+	for i := range doc.Cases {
+		if doc.Cases[i].CaseID != one.Cases[i].CaseID {
+			t.Errorf("row %d is %s, want %s (dataset order)", i, doc.Cases[i].CaseID, one.Cases[i].CaseID)
+		}
 	}
 }

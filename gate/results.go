@@ -3,6 +3,8 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
@@ -72,6 +74,42 @@ type Results struct {
 	// Judge is what a model grader's calls cost (calls, cache, tokens,
 	// time); nil for a Python grader.
 	Judge *JudgeUsage `json:"judge,omitempty"`
+
+	// CasesNotKept counts the case rows that are not in Cases because a
+	// streamed run kept in memory only those the reports show; WriteJSON
+	// writes every row. 0 when Cases holds every row.
+	CasesNotKept int `json:"-"`
+	// Rows holds every case row of a streamed run on disk; nil when Cases
+	// holds them all.
+	Rows *CaseRows `json:"-"`
+}
+
+// CaseRows are the case rows of a streamed run, on disk.
+type CaseRows struct {
+	spool *caseSpool
+}
+
+// WriteJSON writes the results document, every case row included, indented
+// and with HTML characters as they are.
+func (r *Results) WriteJSON(w io.Writer) error {
+	if r.Rows == nil {
+		return writeResults(w, r, nil)
+	}
+	if r.Rows.spool == nil {
+		return errors.New("writing results: the case rows were released (Results.Close)")
+	}
+	return writeResults(w, r, r.Rows.spool)
+}
+
+// Close releases the disk space of a streamed run's case rows; the results
+// can then no longer be written whole.
+func (r *Results) Close() error {
+	if r.Rows == nil || r.Rows.spool == nil {
+		return nil
+	}
+	err := r.Rows.spool.close()
+	r.Rows.spool = nil
+	return err
 }
 
 // AddHosted records a hosted parity report; any disagreement, or a hosted
@@ -186,6 +224,9 @@ type CanaryResult struct {
 	Message     string     `json:"message,omitempty"`
 	Error       *CaseError `json:"error,omitempty"`
 	Output      string     `json:"output,omitempty"`
+	// Placement says where the canary travelled among the cases; nil when
+	// canaries were graded alone (the canary command).
+	Placement *CanaryPlacement `json:"placement,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.

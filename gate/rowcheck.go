@@ -76,24 +76,54 @@ func CheckRow(file string, i int, c CaseResult, threshold float64) error {
 // intended is graded plus errored plus omitted, and omitted counts at least
 // the omitted rows (the rest are intended cases missing from the dataset).
 func CheckShard(file string, r *Results, threshold float64) error {
+	sc := NewShardCheck(file, r, threshold)
 	var errs []error
-	var rows Counts
-	for i, c := range r.Cases {
-		if err := CheckRow(file, i, c, threshold); err != nil {
+	for _, c := range r.Cases {
+		if err := sc.Row(c); err != nil {
 			errs = append(errs, err)
 		}
-		switch c.Status {
-		case StatusPass:
-			rows.Passed++
-		case StatusFail:
-			rows.Failed++
-		case StatusError:
-			rows.Errored++
-		case StatusOmitted:
-			rows.Omitted++
-		}
 	}
-	for i, c := range r.Canaries {
+	return errors.Join(append(errs, sc.Done())...)
+}
+
+// ShardCheck is CheckShard over rows that stream past: Row checks each row
+// and counts it, Done checks the header's canaries and counts against them.
+type ShardCheck struct {
+	file      string
+	head      *Results
+	threshold float64
+	i         int
+	rows      Counts
+}
+
+// NewShardCheck checks the rows of the results file whose header is head.
+func NewShardCheck(file string, head *Results, threshold float64) *ShardCheck {
+	return &ShardCheck{file: file, head: head, threshold: threshold}
+}
+
+// Row checks the next row with CheckRow and counts it.
+func (s *ShardCheck) Row(c CaseResult) error {
+	err := CheckRow(s.file, s.i, c, s.threshold)
+	s.i++
+	switch c.Status {
+	case StatusPass:
+		s.rows.Passed++
+	case StatusFail:
+		s.rows.Failed++
+	case StatusError:
+		s.rows.Errored++
+	case StatusOmitted:
+		s.rows.Omitted++
+	}
+	return err
+}
+
+// Done checks the canaries and that the header's counts add up to the rows
+// Row saw.
+func (s *ShardCheck) Done() error {
+	var errs []error
+	file, rows := s.file, s.rows
+	for i, c := range s.head.Canaries {
 		key := fmt.Sprintf("canaries[%d]", i)
 		if c.Status != StatusPass && c.Status != StatusFail {
 			errs = append(errs, &manifest.Error{File: file, Key: key + ".status", Msg: "must be pass or fail, got " + quoted(c.Status)})
@@ -102,7 +132,7 @@ func CheckShard(file string, r *Results, threshold float64) error {
 			errs = append(errs, &manifest.Error{File: file, Key: key + ".class", Msg: "must be an outcome class (ok, invalid_return, grader_exception, timeout, memory_exceeded, sandbox_violation, worker_crash), got " + quoted(string(c.Class))})
 		}
 	}
-	n := r.Counts
+	n := s.head.Counts
 	for _, cc := range []struct {
 		field     string
 		got, want int

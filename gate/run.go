@@ -1,17 +1,19 @@
-// Package gate grades a suite and decides its verdict (SPEC sections 6, 7, 9
-// and 11).
+// Package gate grades a suite and decides its verdict.
 //
-// Run does one gate run: it checks the pinned digests, runs the canaries, then
-// grades the cases through a Runner and assembles the results. Decide holds
-// the verdict rules and is pure, and Merge combines the results of a sharded
-// run with the same rules.
+// Run does one gate run: it checks the pinned digests, then grades the cases
+// as a stream through a StreamRunner, with the canaries among them, folding
+// every result into the verdict as it comes. Decide holds the verdict rules
+// and is pure, and Merge combines the results of a sharded run with the same
+// rules.
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"path"
 	"slices"
 	"strings"
@@ -25,8 +27,10 @@ type Inputs struct {
 	Manifest *manifest.Manifest
 	// FS holds the suite's files, read at path.Join(Manifest.Dir, p).
 	FS fs.FS
-	// Dataset is the loaded dataset (dataset.Load); nil only with
-	// Options.CanariesOnly.
+	// Source streams the dataset (dataset.Open); Run closes it. When nil,
+	// Dataset is read instead: a dataset loaded in memory (dataset.Load).
+	// Both are nil only with Options.CanariesOnly.
+	Source  CaseSource
 	Dataset *dataset.Set
 	// Findings are further findings to weigh, such as the grader lint's;
 	// dataset findings come with Dataset.
@@ -46,17 +50,44 @@ type Options struct {
 	// MutationScore is the grader's mutation score when the caller measured
 	// it; nil otherwise.
 	MutationScore *float64
+	// SpoolDir, when set, streams the case rows to a file there (unlinked
+	// at once) and keeps in Results.Cases only the rows the reports show,
+	// so that memory does not grow with the dataset; Results.WriteJSON
+	// writes them all. When empty, Results.Cases holds every row.
+	SpoolDir string
+	// Batch is how many tasks a batch Runner is given per Grade call; 0 is
+	// DefaultBatch. A Runner that streams takes tasks as it needs them.
+	Batch int
+	// CanarySeed places the canaries among the cases; 0 draws a seed. The
+	// seed is in the results (canaries[].placement) so that a run's order
+	// can be reproduced.
+	CanarySeed uint64
+	// Progress hears how far grading is; nil for none.
+	Progress Progress
+	// Rows is the number of dataset rows when the caller knows it (for
+	// Progress); 0 when unknown.
+	Rows int
 }
+
+// DefaultBatch is how many tasks a batch Runner gets per Grade call:
+// enough to keep every worker busy, few enough to bound the memory of
+// requests in flight.
+const DefaultBatch = 1024
 
 // Run does one gate run and returns its results; the verdict is in them.
 //
-// The order is the one SPEC section 6 asks for: digests, then the canaries,
-// then the cases in one Runner.Grade call (the Runner parallelises). Grading
-// goes on after a digest mismatch or a failed canary: the verdict holds
-// either way, and a user fixing a pin or a grader wants to see in the same
-// run what every case does with the bytes that are there. The digests are
-// computed from the same fsys the Runner was built from, so what was graded
-// is what was hashed.
+// The digests come first; then the dataset streams: each row is read once,
+// a task is built for it as the runner asks, and its result is folded, in
+// dataset order, into the tally, the kept rows and (with SpoolDir) the rows
+// on disk. The canaries travel among the cases (see blindCanaries); under
+// the batch contract an expect_error canary is graded alone after them.
+// Grading goes on after a digest mismatch: the verdict holds either way, and
+// a user fixing a pin wants to see in the same run what every case does with
+// the bytes that are there. The digests are computed from the same fsys the
+// Runner was built from, so what was graded is what was hashed.
+//
+// A dataset that turns out unusable (a line that is not a case) stops the
+// feeding of tasks, and every problem of the file is the error.
 //
 // A case without a sample is omitted (missing_sample). Intended cases beyond
 // the dataset's rows (dataset.intended_cases > rows) are omitted as
@@ -76,8 +107,16 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		return nil, errors.New("gate: no runner")
 	case in.FS == nil:
 		return nil, errors.New("gate: no file system")
-	case in.Dataset == nil && !opts.CanariesOnly:
+	case in.Dataset == nil && in.Source == nil && !opts.CanariesOnly:
 		return nil, errors.New("gate: no dataset")
+	}
+	src := in.Source
+	if src == nil && in.Dataset != nil {
+		src = &setSource{set: in.Dataset}
+	}
+	if opts.CanariesOnly && src != nil {
+		src.Close()
+		src = nil
 	}
 	shard, err := opts.Shard.normalize()
 	if err != nil {
@@ -86,12 +125,17 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 
 	digests, mismatches, err := CheckDigests(in.FS, m, !opts.CanariesOnly)
 	if err != nil {
+		if src != nil {
+			src.Close()
+		}
 		return nil, fmt.Errorf("checking digests: %w", err)
 	}
 
-	canaries, err := runCanaries(ctx, m, r)
-	if err != nil {
-		return nil, err
+	var canaries []CanaryResult
+	if opts.CanariesOnly {
+		if canaries, err = runCanaries(ctx, m, r); err != nil {
+			return nil, err
+		}
 	}
 
 	sandbox := r.Sandbox()
@@ -102,23 +146,122 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		Shard:            shard,
 		CanariesOnly:     opts.CanariesOnly,
 		Unsandboxed:      sandbox.Unsandboxed,
-		Cases:            []CaseResult{},
 		Findings:         slices.Clone(in.Findings),
 	}
-	if !opts.CanariesOnly {
-		set := in.Dataset
-		ev.Findings = append(ev.Findings, set.Findings...)
-		ev.Cases, err = gradeCases(ctx, m, set.Cases, shard, r)
-		if err != nil {
-			return nil, err
-		}
-		if shard.Index == 1 {
-			ev.NotInDataset = max(set.Intended-len(set.Cases), 0)
-			ev.ExtraRows = max(len(set.Cases)-set.Intended, 0)
-		}
+	if opts.CanariesOnly {
+		return assemble(m, digests, sandbox, opts.Version, ev), nil
 	}
 
-	return assemble(m, digests, sandbox, opts.Version, ev), nil
+	rows := opts.Rows
+	if rows <= 0 {
+		if in.Dataset != nil {
+			rows = len(in.Dataset.Cases)
+		} else {
+			rows = CountRows(in.FS, path.Join(m.Dir, m.Dataset.Path))
+		}
+		opts.Rows = rows
+	}
+	seed := opts.CanarySeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	blind := newBlindCanaries(m, rows, seed)
+	if ids, ok := src.(interface{ Seen(id string) bool }); ok && blind != nil {
+		blind.seen = ids.Seen
+	}
+	g, err := gradeStream(ctx, m, src, shard, r, opts, blind)
+	if err != nil {
+		return nil, err
+	}
+	if blind != nil {
+		for _, i := range blind.alone() {
+			t := blind.task(i)
+			o, err := GradeTasks(ctx, r, []Task{t})
+			if err != nil {
+				return nil, fmt.Errorf("grading canary %s: %w", m.Canaries[i].Name, err)
+			}
+			blind.record(i, o[0])
+		}
+		ev.Canaries = blind.results()
+	}
+	ev.Tally = g.tally
+	ev.Findings = append(ev.Findings, g.summary.Findings...)
+	if shard.Index == 1 {
+		ev.NotInDataset = max(g.summary.Intended-g.summary.Rows, 0)
+		ev.ExtraRows = max(g.summary.Rows-g.summary.Intended, 0)
+	}
+	res := assemble(m, digests, sandbox, opts.Version, ev)
+	res.Cases = g.cases
+	res.CasesNotKept = g.notKept
+	if g.spool != nil {
+		res.Rows = &CaseRows{spool: g.spool}
+	}
+	return res, nil
+}
+
+// graded is what grading the dataset's stream produced.
+type graded struct {
+	tally   *Tally
+	summary *dataset.Summary
+	cases   []CaseResult // every row, or the kept ones when spooled
+	notKept int
+	spool   *caseSpool
+}
+
+// gradeStream grades the shard's rows of src as a stream and folds each
+// result, in dataset order, into the tally and the case rows; src is
+// closed. A dataset that turns out unusable is the error of src.Close.
+func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shard Shard, r Runner, opts Options, blind *blindCanaries) (*graded, error) {
+	g := &graded{tally: NewTally(m.Gate), cases: []CaseResult{}}
+	var keep *keeper
+	var err error
+	if opts.SpoolDir != "" {
+		if g.spool, err = newCaseSpool(opts.SpoolDir); err != nil {
+			src.Close()
+			return nil, err
+		}
+		keep = newKeeper(m.Gate)
+	}
+	sink := func(c CaseResult) error {
+		g.tally.Add(c)
+		if g.spool == nil {
+			g.cases = append(g.cases, c)
+			return nil
+		}
+		keep.add(c)
+		return g.spool.add(c)
+	}
+	fail := func(err error) (*graded, error) {
+		if g.spool != nil {
+			g.spool.close()
+		}
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress.Start(opts.Rows)
+	}
+	p := newPipeline(m, shard, src, sink, opts.Progress, blind)
+	runErr := p.run(ctx, StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
+	if opts.Progress != nil {
+		opts.Progress.Finish()
+	}
+	sum, srcErr := src.Close()
+	if srcErr != nil {
+		// The dataset's own errors say more than anything grading it did.
+		return fail(srcErr)
+	}
+	if runErr != nil {
+		return fail(fmt.Errorf("grading cases: %w", runErr))
+	}
+	g.summary = sum
+	if g.spool != nil {
+		if err := g.spool.flush(); err != nil {
+			return fail(err)
+		}
+		g.cases = keep.rows()
+		g.notKept = keep.dropped
+	}
+	return g, nil
 }
 
 // assemble builds the results document from the evidence and its verdict.
@@ -175,9 +318,9 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 	}
 	var outcomes []Outcome
 	if m.Grader.Contract == "batch" {
-		// SPEC section 4: under the batch contract canaries run as batches of
-		// one, so an expect_error canary's raise is its own and not its
-		// neighbours'.
+		// Under the batch contract the canary command grades canaries as
+		// batches of one, so an expect_error canary's raise is its own and
+		// not its neighbours'.
 		for _, t := range tasks {
 			o, err := GradeTasks(ctx, r, []Task{t})
 			if err != nil {
@@ -193,81 +336,29 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 		}
 	}
 	for i, c := range m.Canaries {
-		o := outcomes[i]
-		res := EvaluateCanary(c, m.Grader.PassThreshold, o)
-		cr := CanaryResult{
-			Name:        c.Name,
-			Expect:      c.Expect,
-			ExpectError: c.ExpectError,
-			Class:       o.Class,
-			Status:      res.Status,
-			Message:     res.Message,
-			Output:      o.Output,
-		}
-		if o.Class == ClassOK {
-			cr.Got = o.Score
-		} else {
-			cr.Error = caseError(o)
-		}
-		out = append(out, cr)
+		out = append(out, canaryResult(c, m.Grader.PassThreshold, outcomes[i]))
 	}
 	return out, nil
 }
 
-// gradeCases grades the shard's cases that have a sample, in one call, and
-// returns a row for every case of the shard in dataset order.
-func gradeCases(ctx context.Context, m *manifest.Manifest, cases []dataset.Case, shard Shard, r Runner) ([]CaseResult, error) {
-	rows := make([]CaseResult, 0, len(cases))
-	var tasks []Task
-	var graded []int // index in rows of each task
-	for _, c := range cases {
-		if ShardOf(c.ID, shard.Count) != shard.Index {
-			continue
-		}
-		row := CaseResult{
-			CaseID:       c.ID,
-			Slices:       nonNil(c.Slices),
-			Family:       c.Family,
-			HumanScore:   c.Label,
-			SampleSHA256: c.SampleSHA256,
-			Line:         c.Line,
-		}
-		if c.Sample == nil {
-			row.Status = StatusOmitted
-			row.Reason = OmittedMissingSample
-		} else {
-			tasks = append(tasks, Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
-			graded = append(graded, len(rows))
-		}
-		rows = append(rows, row)
+// canaryResult judges one canary's outcome.
+func canaryResult(c manifest.Canary, threshold float64, o Outcome) CanaryResult {
+	res := EvaluateCanary(c, threshold, o)
+	cr := CanaryResult{
+		Name:        c.Name,
+		Expect:      c.Expect,
+		ExpectError: c.ExpectError,
+		Class:       o.Class,
+		Status:      res.Status,
+		Message:     res.Message,
+		Output:      o.Output,
 	}
-	if len(tasks) == 0 {
-		return rows, nil
+	if o.Class == ClassOK {
+		cr.Got = o.Score
+	} else {
+		cr.Error = caseError(o)
 	}
-	outcomes, err := GradeTasks(ctx, r, tasks)
-	if err != nil {
-		return nil, fmt.Errorf("grading cases: %w", err)
-	}
-	threshold := m.Grader.PassThreshold
-	for i, o := range outcomes {
-		row := &rows[graded[i]]
-		row.Class = o.Class
-		row.Output = o.Output
-		row.DurationMS = o.DurationMS
-		row.Judge = o.Judge
-		if o.Class != ClassOK {
-			row.Status = StatusError
-			row.Error = caseError(o)
-			continue
-		}
-		row.Score = o.Score
-		row.Scores = o.Scores
-		row.Status = StatusFail
-		if *o.Score >= threshold {
-			row.Status = StatusPass
-		}
-	}
-	return rows, nil
+	return cr
 }
 
 // caseError is the outcome's error, with its class always set.

@@ -34,7 +34,7 @@ func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error)
 	defer f.mu.Unlock()
 	var ids []string
 	for _, t := range tasks {
-		ids = append(ids, t.ID)
+		ids = append(ids, taskName(t))
 	}
 	f.calls = append(f.calls, ids)
 	if f.err != nil {
@@ -42,7 +42,7 @@ func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error)
 	}
 	out := make([]Outcome, 0, len(tasks))
 	for _, t := range tasks {
-		o, ok := f.outcomes[t.ID]
+		o, ok := f.outcomes[taskName(t)]
 		if !ok {
 			o = scored(1)
 		}
@@ -55,6 +55,26 @@ func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error)
 }
 
 func (f *fakeRunner) Sandbox() Sandbox { return f.sandbox }
+
+// canarySamples names newSuite's canaries by their samples: a canary
+// travels under a made-up case id, and its sample is what tells the fake
+// runner which one it is.
+var canarySamples = map[string]string{
+	`{"output_text":"ok"}`:   "equivalent-serialization",
+	`{"output_text":"true"}`: "boolean-total-one-cent",
+	`{"output_text":"x"}`:    "corrupt-fixture",
+}
+
+// taskName is a task's case id, or a canary's name.
+func taskName(t Task) string {
+	if name, ok := canarySamples[string(t.Sample)]; ok {
+		return name
+	}
+	return t.ID
+}
+
+// testSeed places canaries the same way in every run of a test.
+const testSeed = 7
 
 var _ Runner = (*fakeRunner)(nil)
 
@@ -162,15 +182,18 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Canaries first, then every case with a sample in one call.
-	if len(r.calls) != 2 {
-		t.Fatalf("Grade calls = %v, want 2", r.calls)
+	// The canaries travel among the cases: one stream, here one call,
+	// holding the 11 cases with a sample and the 3 canaries.
+	if len(r.calls) != 1 {
+		t.Fatalf("Grade calls = %v, want 1", r.calls)
 	}
-	if want := []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"}; !slices.Equal(r.calls[0], want) {
-		t.Errorf("first call = %v, want the canaries %v", r.calls[0], want)
+	if len(r.calls[0]) != 14 || slices.Contains(r.calls[0], "case-12") {
+		t.Errorf("call = %v, want the 11 cases with a sample and the canaries", r.calls[0])
 	}
-	if len(r.calls[1]) != 11 || slices.Contains(r.calls[1], "case-12") {
-		t.Errorf("second call = %v, want the 11 cases with a sample", r.calls[1])
+	for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"} {
+		if !slices.Contains(r.calls[0], name) {
+			t.Errorf("call = %v lacks canary %s", r.calls[0], name)
+		}
 	}
 
 	if res.Verdict != VerdictPass {
@@ -263,7 +286,7 @@ func TestRunHolds(t *testing.T) {
 				if !strings.Contains(res.Reasons[0].Message, "evals/os/grader.py") || res.Reasons[0].File != "evals/os/grader.py" {
 					t.Errorf("reason = %+v", res.Reasons[0])
 				}
-				if len(r.calls) != 2 || res.Counts.Graded != 10 {
+				if len(r.calls) != 1 || res.Counts.Graded != 10 {
 					t.Errorf("calls = %v, counts = %+v: grading must go on", r.calls, res.Counts)
 				}
 			},
@@ -286,8 +309,8 @@ func TestRunHolds(t *testing.T) {
 				if !strings.Contains(res.Reasons[0].Message, "boolean-total-one-cent") {
 					t.Errorf("reason = %+v", res.Reasons[0])
 				}
-				if len(r.calls) != 2 {
-					t.Errorf("calls = %v", r.calls)
+				if len(r.calls) != 1 || res.Counts.Graded != 10 {
+					t.Errorf("calls = %v, counts = %+v: grading must go on", r.calls, res.Counts)
 				}
 			},
 		},
@@ -388,12 +411,12 @@ func TestRunToolFailures(t *testing.T) {
 		{
 			name:    "runner error",
 			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.err = errors.New("pool died") },
-			message: "grading canaries: pool died",
+			message: "grading cases: grading tasks 0 to 13: pool died",
 		},
 		{
 			name:    "runner returns too few outcomes",
 			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.short = true },
-			message: "returned 2 outcomes for 3 tasks",
+			message: "returned 13 outcomes for 14 tasks",
 		},
 		{
 			name: "runner says ok without a score",
@@ -505,8 +528,10 @@ func TestRunShards(t *testing.T) {
 		if res.Shard != (Shard{Index: k, Count: n}) {
 			t.Errorf("shard = %+v", res.Shard)
 		}
-		if len(r.calls) < 1 || len(r.calls[0]) != 3 {
-			t.Errorf("shard %d: canaries must run in every shard: %v", k, r.calls)
+		for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"} {
+			if len(r.calls) != 1 || !slices.Contains(r.calls[0], name) {
+				t.Errorf("shard %d: canaries must run in every shard: %v", k, r.calls)
+			}
 		}
 		for _, c := range res.Cases {
 			seen[c.CaseID]++

@@ -39,6 +39,9 @@ type Evidence struct {
 	CanariesOnly bool
 	// Unsandboxed: graders ran without the sandbox (--unsandboxed).
 	Unsandboxed bool
+	// Tally, when set, holds the case rows already folded in (a streamed
+	// run); Cases is then not read.
+	Tally *Tally
 }
 
 // Verdict is what Decide concludes.
@@ -97,7 +100,7 @@ func isGraderLint(code string) bool {
 // of exactly 19/20 is not "below" a min_pass_rate written as 0.95.
 const rateEpsilon = 1e-9
 
-// Decide applies the gate rules of SPEC section 7 to the evidence.
+// Decide applies the gate rules to the evidence.
 //
 // Pass rates are over graded (ok) cases. With aggregation "family", every
 // family's score is the mean pass (0 or 1) of its graded rows, a case without
@@ -126,10 +129,18 @@ const rateEpsilon = 1e-9
 // in the union, but a shard's pass rate, slice size or label mix says nothing
 // about the whole. Those rules become warnings and `gradegate merge` decides
 // them, so a shard holds only when the merged verdict will hold too.
+//
+// The case rows come from ev.Tally when it is set (a streamed run folds
+// them in as they are graded), and otherwise from ev.Cases.
 func Decide(g manifest.Gate, ev Evidence) Verdict {
-	d := decider{g: g, ev: ev, partial: ev.Shard.partial()}
-	d.warnings = []Warning{}
-	d.reasons = []Reason{}
+	t := ev.Tally
+	if t == nil {
+		t = NewTally(g)
+		for _, c := range ev.Cases {
+			t.Add(c)
+		}
+	}
+	d := decider{g: g, ev: ev, t: t, partial: ev.Shard.partial(), reasons: []Reason{}, warnings: []Warning{}}
 
 	if ev.Unsandboxed {
 		d.warn(Warning{Code: WarnUnsandboxed,
@@ -149,14 +160,10 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	if ev.CanariesOnly {
 		v.Overall = Overall{MinPassRate: g.MinPassRate, Status: StatusSkipped}
 	} else {
-		v.Counts = tally(ev.Cases)
+		v.Counts = t.overall.Counts
 		v.Counts.Intended += ev.NotInDataset
 		v.Counts.Omitted += ev.NotInDataset
-		if ev.ExtraRows > 0 {
-			d.warn(Warning{Code: WarnIntendedCasesSurplus, Message: fmt.Sprintf(
-				"the dataset has %d more rows than dataset.intended_cases; every row is graded and counted as intended",
-				ev.ExtraRows)})
-		}
+		d.extraRows()
 		d.omitted(v.Counts)
 		d.errored(v.Counts)
 		v.Slices = d.slices()
@@ -173,7 +180,8 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	return v
 }
 
-// reasonRank orders reasons as SPEC section 7 lists them.
+// reasonRank orders reasons from the run's integrity (digests, canaries,
+// data) to its measures (rates, calibration, mutants, lint).
 func reasonRank(code string) int {
 	order := []string{
 		ReasonDigestMismatch, ReasonCanaryFailed, ReasonDatasetInvalid, ReasonOmittedCases,
@@ -190,15 +198,15 @@ func reasonRank(code string) int {
 type decider struct {
 	g        manifest.Gate
 	ev       Evidence
+	t        *Tally
 	partial  bool
 	reasons  []Reason
 	warnings []Warning
 }
 
-func (d *decider) hold(r Reason)                 { d.reasons = append(d.reasons, r) }
-func (d *decider) warn(w Warning)                { d.warnings = append(d.warnings, w) }
-func (d *decider) family() bool                  { return d.g.Aggregation == "family" }
-func (d *decider) rate(cs []CaseResult) *float64 { return passRate(cs, d.family()) }
+func (d *decider) hold(r Reason)  { d.reasons = append(d.reasons, r) }
+func (d *decider) warn(w Warning) { d.warnings = append(d.warnings, w) }
+func (d *decider) family() bool   { return d.g.Aggregation == "family" }
 
 func (d *decider) digests() {
 	for _, m := range d.ev.DigestMismatches {
@@ -232,8 +240,10 @@ func (d *decider) canaries() {
 func (d *decider) findings() {
 	type group struct {
 		code  string
-		list  []manifest.Finding
+		first manifest.Finding
+		n     int
 		cases []string
+		seen  map[string]bool
 	}
 	var groups []*group
 	byCode := map[string]*group{}
@@ -252,21 +262,22 @@ func (d *decider) findings() {
 		}
 		g := byCode[f.Code]
 		if g == nil {
-			g = &group{code: f.Code}
+			g = &group{code: f.Code, first: f, seen: map[string]bool{}}
 			byCode[f.Code] = g
 			groups = append(groups, g)
 		}
-		g.list = append(g.list, f)
-		if f.CaseID != "" && !slices.Contains(g.cases, f.CaseID) {
+		g.n++
+		if f.CaseID != "" && !g.seen[f.CaseID] && len(g.cases) < maxReasonIDs {
+			g.seen[f.CaseID] = true
 			g.cases = append(g.cases, f.CaseID)
 		}
 	}
 	for _, g := range groups {
-		msg := findingText(g.list[0])
-		if n := len(g.list); n > 1 {
-			msg = fmt.Sprintf("%d %s findings; first: %s", n, g.code, msg)
+		msg := findingText(g.first)
+		if g.n > 1 {
+			msg = fmt.Sprintf("%d %s findings; first: %s", g.n, g.code, msg)
 		}
-		d.hold(Reason{Code: ReasonDatasetInvalid, File: g.list[0].File, CaseIDs: g.cases, Message: msg})
+		d.hold(Reason{Code: ReasonDatasetInvalid, File: g.first.File, CaseIDs: g.cases, Message: msg})
 	}
 }
 
@@ -283,13 +294,22 @@ func (d *decider) mutation() {
 	}
 }
 
+// extraRows warns that the dataset has more rows than it says it intends.
+func (d *decider) extraRows() {
+	if d.ev.ExtraRows > 0 {
+		d.warn(Warning{Code: WarnIntendedCasesSurplus, Message: fmt.Sprintf(
+			"the dataset has %d more rows than dataset.intended_cases; every row is graded and counted as intended",
+			d.ev.ExtraRows)})
+	}
+}
+
 // omitted applies max_omitted to the overall count; the mandatory-slice half
 // of the rule is applied per slice.
 func (d *decider) omitted(c Counts) {
 	if c.Omitted == 0 {
 		return
 	}
-	ids, parts := d.omittedDetail(d.ev.Cases)
+	parts := d.t.overall.omitted.parts()
 	if d.ev.NotInDataset > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s (dataset.intended_cases is %d but only %d rows exist)",
 			d.ev.NotInDataset, OmittedNotInDataset, c.Intended, c.Intended-d.ev.NotInDataset))
@@ -297,81 +317,36 @@ func (d *decider) omitted(c Counts) {
 	msg := fmt.Sprintf("%d intended %s omitted, max_omitted is %d: %s",
 		c.Omitted, plural(c.Omitted, "case", "cases"), d.g.MaxOmitted, strings.Join(parts, "; "))
 	if c.Omitted > d.g.MaxOmitted {
-		d.hold(Reason{Code: ReasonOmittedCases, CaseIDs: ids, Message: msg})
+		d.hold(Reason{Code: ReasonOmittedCases, CaseIDs: d.t.overall.omitted.ids, Message: msg})
 	} else {
 		d.warn(Warning{Code: WarnOmittedCases, Message: msg})
 	}
 }
 
-// omittedDetail lists omitted rows' ids and a "N reason (ids)" text per reason.
-func (d *decider) omittedDetail(cs []CaseResult) (ids, parts []string) {
-	byReason := map[string][]string{}
-	var order []string
-	for _, c := range cs {
-		if c.Status != StatusOmitted {
-			continue
-		}
-		ids = append(ids, c.CaseID)
-		if _, ok := byReason[c.Reason]; !ok {
-			order = append(order, c.Reason)
-		}
-		byReason[c.Reason] = append(byReason[c.Reason], c.CaseID)
-	}
-	for _, r := range order {
-		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(byReason[r]), r, idList(byReason[r])))
-	}
-	return ids, parts
-}
-
+// errored applies max_errors to the overall count; the mandatory-slice half
+// of the rule is applied per slice.
 func (d *decider) errored(c Counts) {
 	if c.Errored == 0 {
 		return
 	}
-	ids, detail := erroredDetail(d.ev.Cases)
+	e := &d.t.overall.error
 	msg := fmt.Sprintf("%d %s could not be graded, max_errors is %d: %s",
-		c.Errored, plural(c.Errored, "case", "cases"), d.g.MaxErrors, detail)
+		c.Errored, plural(c.Errored, "case", "cases"), d.g.MaxErrors, strings.Join(e.parts(), "; "))
 	if c.Errored > d.g.MaxErrors {
-		d.hold(Reason{Code: ReasonUnevaluableCases, CaseIDs: ids, Message: msg})
+		d.hold(Reason{Code: ReasonUnevaluableCases, CaseIDs: e.ids, Message: msg})
 	} else {
 		d.warn(Warning{Code: WarnUnevaluableCases, Message: msg})
 	}
 }
 
-// erroredDetail lists errored rows' ids and a "N class (ids)" text per class.
-func erroredDetail(cs []CaseResult) (ids []string, detail string) {
-	byClass := map[Class][]string{}
-	var order []Class
-	for _, c := range cs {
-		if c.Status != StatusError {
-			continue
-		}
-		ids = append(ids, c.CaseID)
-		if _, ok := byClass[c.Class]; !ok {
-			order = append(order, c.Class)
-		}
-		byClass[c.Class] = append(byClass[c.Class], c.CaseID)
-	}
-	parts := make([]string, 0, len(order))
-	for _, cl := range order {
-		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(byClass[cl]), cl, idList(byClass[cl])))
-	}
-	return ids, strings.Join(parts, "; ")
-}
-
 // slices builds the per-slice table and applies the slice rules: every slice
 // the manifest names or a case carries, mandatory ones first, then by name.
 func (d *decider) slices() []SliceResult {
-	members := map[string][]CaseResult{}
-	for _, c := range d.ev.Cases {
-		for _, s := range c.Slices {
-			members[s] = append(members[s], c)
-		}
-	}
 	rules := map[string]manifest.SliceRule{}
 	for _, r := range d.g.Slices {
 		rules[r.Name] = r
 	}
-	for name := range members {
+	for name := range d.t.slices {
 		if _, ok := rules[name]; !ok {
 			rules[name] = manifest.SliceRule{Name: name, MinPassRate: d.g.MinPassRate}
 		}
@@ -393,8 +368,30 @@ func (d *decider) slices() []SliceResult {
 
 	out := make([]SliceResult, 0, len(names))
 	for _, name := range names {
-		_, explicit := d.g.Slice(name)
-		out = append(out, d.slice(rules[name], explicit, members[name]))
+		g := d.t.slices[name]
+		if g == nil {
+			g = &group{}
+		}
+		rule := rules[name]
+		sr := SliceResult{
+			Name:        rule.Name,
+			Mandatory:   rule.Mandatory,
+			WarnOnly:    rule.WarnOnly,
+			Counts:      g.Counts,
+			PassRate:    g.rate(d.family()),
+			MinPassRate: rule.MinPassRate,
+			MinCases:    rule.MinCases,
+			FalsePass:   g.falsePass,
+			FalseFail:   g.falseFail,
+		}
+		if holds(rule) {
+			d.mandatorySlice(&sr, rule, g)
+		} else {
+			_, explicit := d.g.Slice(name)
+			d.informativeSlice(&sr, rule, explicit)
+		}
+		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
+		out = append(out, sr)
 	}
 	return out
 }
@@ -402,99 +399,39 @@ func (d *decider) slices() []SliceResult {
 // holds reports whether a slice rule can hold the gate.
 func holds(r manifest.SliceRule) bool { return r.Mandatory && !r.WarnOnly }
 
-// slice judges one slice.
-func (d *decider) slice(rule manifest.SliceRule, explicit bool, cs []CaseResult) SliceResult {
-	sr := SliceResult{
-		Name:        rule.Name,
-		Mandatory:   rule.Mandatory,
-		WarnOnly:    rule.WarnOnly,
-		Counts:      tally(cs),
-		PassRate:    d.rate(cs),
-		MinPassRate: rule.MinPassRate,
-		MinCases:    rule.MinCases,
-	}
-	var has0, has1 bool
-	for _, c := range cs {
-		if c.HumanScore != nil {
-			has0 = has0 || *c.HumanScore == 0
-			has1 = has1 || *c.HumanScore == 1
-		}
-		switch {
-		case c.Status == StatusPass && c.HumanScore != nil && *c.HumanScore == 0:
-			sr.FalsePass++
-		case c.Status == StatusFail && c.HumanScore != nil && *c.HumanScore == 1:
-			sr.FalseFail++
-		}
-	}
-	below := sr.PassRate != nil && *sr.PassRate < rule.MinPassRate-rateEpsilon
+// below reports whether a slice's pass rate is under its minimum.
+func below(sr *SliceResult, rule manifest.SliceRule) bool {
+	return sr.PassRate != nil && *sr.PassRate < rule.MinPassRate-rateEpsilon
+}
+
+// informativeSlice judges a slice that cannot hold (warn_only, or without a
+// mandatory rule): being too small or below its minimum only warns.
+func (d *decider) informativeSlice(sr *SliceResult, rule manifest.SliceRule, explicit bool) {
 	name := rule.Name
-
-	if !holds(rule) {
-		sr.Status = StatusPass
-		if sr.Graded < rule.MinCases || (explicit && sr.Graded == 0) {
-			sr.Status = StatusWarn
-			msg := fmt.Sprintf("slice %q graded %d %s, min_cases is %d", name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
-			if sr.Graded == 0 && rule.MinCases == 0 {
-				msg = fmt.Sprintf("slice %q is in the manifest but graded no case", name)
-			}
-			d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
+	sr.Status = StatusPass
+	if sr.Graded < rule.MinCases || (explicit && sr.Graded == 0) {
+		sr.Status = StatusWarn
+		msg := fmt.Sprintf("slice %q graded %d %s, min_cases is %d", name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
+		if sr.Graded == 0 && rule.MinCases == 0 {
+			msg = fmt.Sprintf("slice %q is in the manifest but graded no case", name)
 		}
-		if below {
-			sr.Status = StatusWarn
-			d.warn(Warning{Code: WarnSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
-				"slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
-				name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
-		}
-		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
-		return sr
+		d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
 	}
-
-	// A mandatory slice. held collects reasons for this slice; deferred
-	// collects what a shard cannot judge alone.
-	var held, deferred []Reason
-	if sr.Omitted > 0 {
-		ids, parts := d.omittedDetail(cs)
-		held = append(held, Reason{Code: ReasonOmittedCases, Slice: name, CaseIDs: ids, Message: fmt.Sprintf(
-			"mandatory slice %q: %d %s omitted: %s", name, sr.Omitted, plural(sr.Omitted, "case", "cases"), strings.Join(parts, "; "))})
-	}
-	if sr.Errored > 0 {
-		ids, detail := erroredDetail(cs)
-		held = append(held, Reason{Code: ReasonUnevaluableCases, Slice: name, CaseIDs: ids, Message: fmt.Sprintf(
-			"mandatory slice %q: %d %s could not be graded: %s", name, sr.Errored, plural(sr.Errored, "case", "cases"), detail)})
-	}
-	if below {
-		deferred = append(deferred, Reason{Code: ReasonSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
-			"mandatory slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
+	if below(sr, rule) {
+		sr.Status = StatusWarn
+		d.warn(Warning{Code: WarnSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
+			"slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
 			name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
 	}
-	if minCases := max(rule.MinCases, 1); sr.Graded < minCases {
-		msg := fmt.Sprintf("mandatory slice %q graded %d %s, fewer than min_cases %d",
-			name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
-		if sr.Intended == 0 {
-			msg = fmt.Sprintf("mandatory slice %q has no case in the dataset: it may have vanished in a join or a rename", name)
-		} else if rule.MinCases == 0 {
-			msg = fmt.Sprintf("mandatory slice %q graded no case (%d intended)", name, sr.Intended)
-		}
-		deferred = append(deferred, Reason{Code: ReasonSliceTooSmall, Slice: name, Message: msg})
-	}
-	if sr.FalsePass > d.g.Calibration.MaxFalsePass {
-		held = append(held, Reason{Code: ReasonFalsePass, Slice: name, Message: fmt.Sprintf(
-			"mandatory slice %q: %d %s passed although its human_score is 0, calibration.max_false_pass is %d",
-			name, sr.FalsePass, plural(sr.FalsePass, "case", "cases"), d.g.Calibration.MaxFalsePass)})
-	}
-	if d.g.RequireControls && !(has0 && has1) {
-		var missing []string
-		if !has1 {
-			missing = append(missing, "human_score 1")
-		}
-		if !has0 {
-			missing = append(missing, "human_score 0")
-		}
-		deferred = append(deferred, Reason{Code: ReasonDatasetInvalid, Slice: name, Message: fmt.Sprintf(
-			"mandatory slice %q has no case labelled %s; gate.require_controls needs both",
-			name, strings.Join(missing, " and no case labelled "))})
-	}
+}
 
+// mandatorySlice judges a mandatory slice. Omissions, errors and false
+// passes hold in any run; the rate, the size and the controls are what a
+// shard cannot judge alone, so a shard of several only warns about them.
+func (d *decider) mandatorySlice(sr *SliceResult, rule manifest.SliceRule, g *group) {
+	name := rule.Name
+	held := d.sliceCounts(sr, name, g)
+	deferred := d.sliceMeasures(sr, rule, g)
 	if d.partial {
 		for _, r := range deferred {
 			code := r.Code
@@ -510,7 +447,6 @@ func (d *decider) slice(rule manifest.SliceRule, explicit bool, cs []CaseResult)
 	for _, r := range held {
 		d.hold(r)
 	}
-	sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
 	switch {
 	case len(held) > 0:
 		sr.Status = VerdictHold
@@ -519,12 +455,66 @@ func (d *decider) slice(rule manifest.SliceRule, explicit bool, cs []CaseResult)
 	default:
 		sr.Status = VerdictPass
 	}
-	return sr
+}
+
+// sliceCounts are the mandatory-slice rules any shard judges: omitted,
+// errored and falsely passed cases.
+func (d *decider) sliceCounts(sr *SliceResult, name string, g *group) []Reason {
+	var held []Reason
+	if sr.Omitted > 0 {
+		held = append(held, Reason{Code: ReasonOmittedCases, Slice: name, CaseIDs: g.omitted.ids, Message: fmt.Sprintf(
+			"mandatory slice %q: %d %s omitted: %s", name, sr.Omitted, plural(sr.Omitted, "case", "cases"), strings.Join(g.omitted.parts(), "; "))})
+	}
+	if sr.Errored > 0 {
+		held = append(held, Reason{Code: ReasonUnevaluableCases, Slice: name, CaseIDs: g.error.ids, Message: fmt.Sprintf(
+			"mandatory slice %q: %d %s could not be graded: %s", name, sr.Errored, plural(sr.Errored, "case", "cases"), strings.Join(g.error.parts(), "; "))})
+	}
+	if sr.FalsePass > d.g.Calibration.MaxFalsePass {
+		held = append(held, Reason{Code: ReasonFalsePass, Slice: name, Message: fmt.Sprintf(
+			"mandatory slice %q: %d %s passed although its human_score is 0, calibration.max_false_pass is %d",
+			name, sr.FalsePass, plural(sr.FalsePass, "case", "cases"), d.g.Calibration.MaxFalsePass)})
+	}
+	return held
+}
+
+// sliceMeasures are the mandatory-slice rules only the whole run judges:
+// the pass rate, the number graded and the labeled controls.
+func (d *decider) sliceMeasures(sr *SliceResult, rule manifest.SliceRule, g *group) []Reason {
+	name := rule.Name
+	var out []Reason
+	if below(sr, rule) {
+		out = append(out, Reason{Code: ReasonSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
+			"mandatory slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
+			name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
+	}
+	if minCases := max(rule.MinCases, 1); sr.Graded < minCases {
+		msg := fmt.Sprintf("mandatory slice %q graded %d %s, fewer than min_cases %d",
+			name, sr.Graded, plural(sr.Graded, "case", "cases"), rule.MinCases)
+		if sr.Intended == 0 {
+			msg = fmt.Sprintf("mandatory slice %q has no case in the dataset: it may have vanished in a join or a rename", name)
+		} else if rule.MinCases == 0 {
+			msg = fmt.Sprintf("mandatory slice %q graded no case (%d intended)", name, sr.Intended)
+		}
+		out = append(out, Reason{Code: ReasonSliceTooSmall, Slice: name, Message: msg})
+	}
+	if d.g.RequireControls && !(g.has0 && g.has1) {
+		var missing []string
+		if !g.has1 {
+			missing = append(missing, "human_score 1")
+		}
+		if !g.has0 {
+			missing = append(missing, "human_score 0")
+		}
+		out = append(out, Reason{Code: ReasonDatasetInvalid, Slice: name, Message: fmt.Sprintf(
+			"mandatory slice %q has no case labelled %s; gate.require_controls needs both",
+			name, strings.Join(missing, " and no case labelled "))})
+	}
+	return out
 }
 
 // overall judges the overall pass rate.
 func (d *decider) overall() Overall {
-	r := d.rate(d.ev.Cases)
+	r := d.t.overall.rate(d.family())
 	o := Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: VerdictPass}
 	var msg string
 	switch {
@@ -548,79 +538,6 @@ func (d *decider) overall() Overall {
 	return o
 }
 
-// tally counts rows by status. Intended counts every row, so Intended =
-// Graded + Errored + Omitted and Graded = Passed + Failed by construction.
-func tally(cs []CaseResult) Counts {
-	var c Counts
-	for _, r := range cs {
-		c.Intended++
-		switch r.Status {
-		case StatusPass:
-			c.Graded++
-			c.Passed++
-		case StatusFail:
-			c.Graded++
-			c.Failed++
-		case StatusError:
-			c.Errored++
-		default:
-			// Omitted, and any status a hand-edited results file made up:
-			// never graded, so it must not vanish from the counts.
-			c.Omitted++
-		}
-	}
-	return c
-}
-
-// passRate is the pass rate over graded rows, or nil when none was graded.
-// With family true, each family counts once: its score is the mean pass of
-// its graded rows, and the rate is the mean of the family scores.
-func passRate(cs []CaseResult, family bool) *float64 {
-	type score struct{ passed, graded int }
-	var keys []string
-	fams := map[string]*score{}
-	var total score
-	for _, c := range cs {
-		if c.Status != StatusPass && c.Status != StatusFail {
-			continue
-		}
-		p := 0
-		if c.Status == StatusPass {
-			p = 1
-		}
-		total.passed += p
-		total.graded++
-		// NUL cannot appear in a family name read from JSON text that
-		// matters here, so a case without a family never joins a named one.
-		key := "\x00" + c.CaseID
-		if c.Family != "" {
-			key = c.Family
-		}
-		s := fams[key]
-		if s == nil {
-			s = &score{}
-			fams[key] = s
-			keys = append(keys, key)
-		}
-		s.passed += p
-		s.graded++
-	}
-	if total.graded == 0 {
-		return nil
-	}
-	if !family {
-		r := float64(total.passed) / float64(total.graded)
-		return &r
-	}
-	var sum float64
-	for _, k := range keys {
-		s := fams[k]
-		sum += float64(s.passed) / float64(s.graded)
-	}
-	r := sum / float64(len(keys))
-	return &r
-}
-
 // findingText places a finding's message at its position.
 func findingText(f manifest.Finding) string {
 	var pos string
@@ -636,13 +553,12 @@ func findingText(f manifest.Finding) string {
 	return pos + f.Code + ": " + f.Message
 }
 
-// idList names up to maxIDs case ids; the full list is in the reason's case_ids.
-func idList(ids []string) string {
-	const maxIDs = 5
-	if len(ids) <= maxIDs {
+// idList names the first few of n case ids; the reason's case_ids lists more.
+func idList(ids []string, n int) string {
+	if n <= len(ids) {
 		return strings.Join(ids, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxIDs], ", "), len(ids)-maxIDs)
+	return fmt.Sprintf("%s and %d more", strings.Join(ids, ", "), n-len(ids))
 }
 
 // rate formats a rate for a message with up to four decimals, as results show it.

@@ -76,7 +76,7 @@ func TestParseModelGraders(t *testing.T) {
 			yaml: scoreModel,
 			want: Grader{
 				Type: "score_model", Name: "score_model", Contract: "sample", TimeoutSeconds: 120, MemoryMB: 2048,
-				Metric: "score", PassThreshold: 5, Isolation: "worker",
+				Metric: "score", PassThreshold: 5, Isolation: "worker", LoadTimeoutSeconds: 30,
 				Judge: &ModelGrader{
 					Model: "gpt-4o-2024-08-06",
 					Input: []Message{
@@ -95,7 +95,7 @@ func TestParseModelGraders(t *testing.T) {
 			yaml: labelModel,
 			want: Grader{
 				Type: "label_model", Name: "tone", Contract: "sample", TimeoutSeconds: 120, MemoryMB: 2048,
-				Metric: "score", PassThreshold: 1, Isolation: "worker",
+				Metric: "score", PassThreshold: 1, Isolation: "worker", LoadTimeoutSeconds: 30,
 				Judge: &ModelGrader{
 					Model:          "o3-mini-2025-01-31",
 					Input:          []Message{{Role: "developer", Content: "Label the tone of {{sample.output_text}}.", Line: 12}},

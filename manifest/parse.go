@@ -18,6 +18,7 @@ const (
 	DefaultNearDuplicateThreshold = 0.85
 	DefaultContract               = "sample"
 	DefaultTimeoutSeconds         = 120
+	DefaultLoadTimeoutSeconds     = 30
 	DefaultMemoryMB               = 2048
 	DefaultMetric                 = "score"
 	DefaultPassThreshold          = 1.0
@@ -147,7 +148,7 @@ func (d *decoder) dataset(top *section) Dataset {
 		return ds
 	}
 	s, ok := d.mapping(n, "dataset", d.lines["dataset"],
-		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates")
+		"path", "sha256", "revision", "schema", "fields", "intended_cases", "near_duplicates", "hidden_fields")
 	if !ok {
 		return ds
 	}
@@ -171,6 +172,7 @@ func (d *decoder) dataset(top *section) Dataset {
 			}
 		}
 	}
+	ds.HiddenFields, _ = s.strings("hidden_fields")
 	if n := s.node("near_duplicates"); n != nil {
 		if nd, ok := d.mapping(n, "dataset.near_duplicates", d.lines["dataset.near_duplicates"], "enabled", "threshold", "fields"); ok {
 			if v, ok := nd.boolean("enabled"); ok {
@@ -238,13 +240,16 @@ func (d *decoder) grader(top *section) Grader {
 		PassThreshold:  DefaultPassThreshold,
 		Isolation:      DefaultIsolation,
 	}
+	// A grader's imports (numpy, a tokenizer) take seconds, not minutes;
+	// one that loops at import is stopped after this.
+	g.LoadTimeoutSeconds = DefaultLoadTimeoutSeconds
 	n := top.node("grader")
 	if n == nil {
 		return g
 	}
 	s, ok := d.mapping(n, "grader", d.lines["grader"],
 		"type", "name", "source", "sha256", "contract", "image_tag",
-		"timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation",
+		"timeout_seconds", "load_timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation",
 		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
 	if !ok {
 		return g
@@ -271,6 +276,9 @@ func (d *decoder) grader(top *section) Grader {
 	g.ImageTag, _ = s.str("image_tag")
 	if v, ok := s.integer("timeout_seconds", 1, MaxTimeoutSeconds); ok {
 		g.TimeoutSeconds = v
+	}
+	if v, ok := s.integer("load_timeout_seconds", 1, MaxTimeoutSeconds); ok {
+		g.LoadTimeoutSeconds = v
 	}
 	if v, ok := s.integer("memory_mb", MinMemoryMB, MaxMemoryMB); ok {
 		g.MemoryMB = v

@@ -63,6 +63,8 @@ func TestParseDefaults(t *testing.T) {
 			Metric:         "score",
 			PassThreshold:  1.0,
 			Isolation:      "worker",
+
+			LoadTimeoutSeconds: 30,
 		},
 		Canaries: []Canary{
 			{Name: "pos", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(1), File: "gradegate.yaml", Line: 11},
@@ -187,6 +189,8 @@ func TestParseSpecExample(t *testing.T) {
 			Metric:         "accuracy",
 			PassThreshold:  0.5,
 			Isolation:      "case",
+
+			LoadTimeoutSeconds: 30,
 		},
 		Canaries: []Canary{
 			{
@@ -419,6 +423,16 @@ func TestParseErrors(t *testing.T) {
 			name: "timeout too long",
 			yaml: strings.Replace(minimal, "type: python", "type: python\n  timeout_seconds: 601", 1),
 			want: []wantErr{{"grader.timeout_seconds", "timeout_seconds:", "must be between 1 and 600, got 601"}},
+		},
+		{
+			name: "load timeout too long",
+			yaml: strings.Replace(minimal, "type: python", "type: python\n  load_timeout_seconds: 601", 1),
+			want: []wantErr{{"grader.load_timeout_seconds", "load_timeout_seconds:", "must be between 1 and 600, got 601"}},
+		},
+		{
+			name: "load timeout not an integer",
+			yaml: strings.Replace(minimal, "type: python", "type: python\n  load_timeout_seconds: \"30s\"", 1),
+			want: []wantErr{{"grader.load_timeout_seconds", "load_timeout_seconds:", "must be an integer"}},
 		},
 		{
 			name: "timeout zero",

@@ -54,6 +54,10 @@ type Dataset struct {
 	Fields         Fields         `json:"fields"`
 	IntendedCases  int            `json:"intended_cases,omitempty"` // 0: the number of rows
 	NearDuplicates NearDuplicates `json:"near_duplicates"`
+	// HiddenFields are item fields removed from the item the grader
+	// receives, besides the label field, which is always removed; the
+	// results keep them.
+	HiddenFields []string `json:"hidden_fields,omitempty"`
 }
 
 // Fields names the item fields gradegate reads.
@@ -105,6 +109,10 @@ type Grader struct {
 	// nil for a Python grader. The gate asks the model itself: nothing of
 	// a model grader runs in Python.
 	Judge *ModelGrader `json:"judge,omitempty"`
+
+	// LoadTimeoutSeconds bounds starting a grader process and running the
+	// grader's module code (its imports); default 30.
+	LoadTimeoutSeconds int `json:"load_timeout_seconds"`
 }
 
 // Canary is one known input whose grade is known in advance.

@@ -16,11 +16,6 @@ type cheat struct {
 	dir string
 	// wantReason is the reason code the hold must carry (any one of them).
 	wantReason []string
-	// pending names the mechanism the hold needs that this tree does not
-	// have yet. A pending cheat that passes is skipped and says so; once it
-	// holds, the test fails until the mark is removed, so that the test then
-	// guards the hold.
-	pending string
 	// check looks further at the results.
 	check func(t *testing.T, res *gate.Results)
 }
@@ -50,13 +45,11 @@ func cheats() []cheat {
 			// (false_pass) or a canary shaped like a case (canary_failed).
 			dir:        "label-reader-excused",
 			wantReason: []string{gate.ReasonFalsePass, gate.ReasonCanaryFailed},
-			pending:    "hidden labels and blind canaries",
 		},
 		{
 			// Honest on a batch of one (how canaries arrive), 1.0 otherwise.
 			dir:        "batch-of-one",
 			wantReason: []string{gate.ReasonCanaryFailed},
-			pending:    "blind canaries riding inside ordinary batches",
 		},
 		{
 			// Partial credit for a refusal from hash(): every verdict of one
@@ -98,12 +91,7 @@ func TestCheatExamples(t *testing.T) {
 			}
 			res := readResultsFile(t, results)
 			held := o.code == exitHold && slices.ContainsFunc(res.Reasons, func(r gate.Reason) bool { return slices.Contains(c.wantReason, r.Code) })
-			switch {
-			case c.pending != "" && !held:
-				t.Skipf("verdict %s %v: holding with %s needs %s", res.Verdict, res.Reasons, c.wantReason, c.pending)
-			case c.pending != "":
-				t.Fatalf("holds with %s now: remove the pending mark (%s) so this test guards it", c.wantReason, c.pending)
-			case !held:
+			if !held {
 				t.Fatalf("exit %d, verdict %s, reasons %+v; want a hold with %s\nstdout:\n%s", o.code, res.Verdict, res.Reasons, c.wantReason, stdout.String())
 			}
 			if c.check != nil {

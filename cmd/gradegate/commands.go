@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +34,7 @@ type gradeFlags struct {
 	python      string
 	judge       judgeFlags // model graders
 	limits      input.Limits
+	canarySeed  uint64
 }
 
 func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -47,6 +47,7 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 	g.judge.register(fs)
 	registerLimits(fs, &g.limits)
+	fs.Uint64Var(&g.canarySeed, "canary-seed", 0, "place the canaries among the cases as a past run did (its canaries[].placement.seed); default: a fresh seed")
 }
 
 // suite is a loaded manifest with the bytes its digests were checked against.
@@ -66,15 +67,22 @@ func loadSuite(path string, limits input.Limits) (*suite, error) {
 	return &suite{m: m, fsys: fsys}, nil
 }
 
-// loadCases reads the dataset and the samples and checks the dataset
+// loadCases reads the dataset and the samples whole and checks the dataset
 // contract. The grader and the rubric, which are read later, are checked to
 // be readable now, so every file problem of the run is reported at once.
 func (s *suite) loadCases() (*dataset.Set, error) {
 	set, err := dataset.Load(s.fsys, s.m)
-	if ferr := s.m.CheckFiles(s.fsys, "rubric.path", "grader.source"); ferr != nil {
+	if ferr := s.laterFiles(); ferr != nil {
 		return nil, errors.Join(err, ferr)
 	}
 	return set, err
+}
+
+// laterFiles checks that the files read after the dataset, the rubric and
+// the grader, can be read, without reading them: with the dataset's own
+// problems they make every file problem of a run one report.
+func (s *suite) laterFiles() error {
+	return s.m.CheckFiles(s.fsys, "rubric.path", "grader.source")
 }
 
 // graderSource reads the grader once: these exact bytes are both the ones
@@ -176,6 +184,8 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Python:         e.py,
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
+
+		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {
@@ -247,19 +257,31 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	var set *dataset.Set
-	if !canariesOnly {
-		set, err = s.loadCases()
-		if err != nil {
-			return a.fail(name, err)
-		}
-	}
 	if s.m.Grader.Judge != nil {
-		opts := gate.Options{Version: version, CanariesOnly: canariesOnly}
+		// A model grader's calls, not memory, bound its suites: its dataset
+		// is read whole.
+		var set *dataset.Set
+		if !canariesOnly {
+			if set, err = s.loadCases(); err != nil {
+				return a.fail(name, err)
+			}
+		}
+		opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
 		if f.shard.count > 0 {
 			opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 		}
 		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
+	}
+	var src *dataset.Reader
+	if !canariesOnly {
+		// The dataset streams while it is graded; files that cannot be
+		// opened are reported now, with every other problem of the dataset.
+		src = dataset.Open(s.fsys, s.m)
+		if src.Err() != nil {
+			_, err := src.Close()
+			return a.fail(name, errors.Join(err, s.laterFiles()))
+		}
+		defer src.Close()
 	}
 	if hostedOn && a.getenv("OPENAI_API_KEY") == "" {
 		return a.fail(name, fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput))
@@ -269,7 +291,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		return a.fail(name, err)
 	}
 	defer stop()
-	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly}
+	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
@@ -281,24 +303,33 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	var mutation *mutate.Report
+	var mutationExcluded []gate.MutationExclusion
 	if !canariesOnly {
-		mutation, err = a.measureMutation(ctx, s, set, f, opts.Shard)
+		var mutation *mutate.Report
+		mutation, err = a.measureMutation(ctx, s, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
 		}
 		if mutation != nil {
 			opts.MutationScore = &mutation.Score
+			mutationExcluded = mutation.Excluded
+		}
+		opts.SpoolDir = os.TempDir()
+		if opts.Progress = a.progress(f.format); opts.Progress != nil {
+			opts.Rows = gate.CountRows(s.fsys, s.m.Path(s.m.Dataset.Path))
 		}
 	}
-	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: loadedFS{s}, Dataset: set, Findings: findings}, r, opts)
+	in := gate.Inputs{Manifest: s.m, FS: loadedFS{s}, Findings: findings}
+	if src != nil {
+		in.Source = src
+	}
+	res, err := gate.Run(ctx, in, r, opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
-	if mutation != nil {
-		res.MutationExcluded = mutation.Excluded
-	}
-	if err := a.checkDeterminism(ctx, s, set, f, opts.Shard, res); err != nil {
+	defer res.Close()
+	res.MutationExcluded = mutationExcluded
+	if err := a.checkDeterminism(ctx, s, !canariesOnly, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error
@@ -356,7 +387,7 @@ func (a *app) failWith(name string, o outcome, err error) outcome {
 func (a *app) render(res *gate.Results, f format) error {
 	switch f {
 	case formatJSON:
-		return render.JSON(a.stdout, res)
+		return res.WriteJSON(a.stdout)
 	case formatMarkdown:
 		return render.Markdown(a.stdout, res, render.MarkdownOptions{})
 	}
@@ -406,8 +437,19 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
-	set, err := s.loadCases()
-	if err != nil {
+	// One pass over the dataset: the contract checks and what a run would
+	// omit, without keeping the rows.
+	src := dataset.Open(s.fsys, s.m)
+	cov := newCoverage(s.m)
+	for {
+		c, ok := src.Next()
+		if !ok {
+			break
+		}
+		cov.add(c)
+	}
+	sum, err := src.Close()
+	if err := errors.Join(err, s.laterFiles()); err != nil {
 		return a.fail("validate", err)
 	}
 	_, mismatches, err := gate.CheckDigests(s.fsys, s.m, true)
@@ -432,7 +474,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 			return a.fail("validate", err)
 		}
 	}
-	for _, fd := range append(append(set.Findings, lintFindings...), coverageFindings(s.m, set)...) {
+	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {
@@ -552,43 +594,87 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("merge", err)
 	}
-	var parts []*gate.Results
+	// Each shard is read twice as a stream: once for its header, once for
+	// its rows, which the merge takes one at a time.
+	var parts []gate.ShardPart
 	var errs []error
 	for _, name := range files {
-		r, err := readResults(name, f.limits)
-		if err == nil {
-			err = gate.CheckShard(name, r, s.m.Grader.PassThreshold)
-		}
+		p, closeFile, err := openShard(name, f.limits, func(head *gate.Results) *gate.ShardCheck {
+			return gate.NewShardCheck(name, head, s.m.Grader.PassThreshold)
+		})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		parts = append(parts, r)
+		defer closeFile()
+		parts = append(parts, p)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return a.fail("merge", err)
 	}
-	res, err := gate.Merge(s.m, parts)
+	res, err := gate.MergeStream(s.m, parts, gate.MergeOptions{SpoolDir: os.TempDir()})
 	if err != nil {
 		return a.fail("merge", err)
 	}
+	defer res.Close()
 	return a.finish("merge", res, f)
 }
 
-// readResults reads one results JSON file.
-func readResults(name string, limits input.Limits) (*gate.Results, error) {
-	b, err := input.ReadFile(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
-	if err != nil {
-		return nil, manifest.ReadError(name, 0, "", "cannot read results", err)
+// openShard opens a results file as a stream: its header now, its rows one
+// at a time as the caller asks. Both reads go through the input layer.
+// check, when set, checks every row as it passes and the header's counts
+// against them at the end (merge); compare reads without it.
+func openShard(name string, limits input.Limits, check func(*gate.Results) *gate.ShardCheck) (gate.ShardPart, func(), error) {
+	open := func() (*input.File, error) {
+		f, err := input.Open(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
+		if err != nil {
+			return nil, manifest.ReadError(name, 0, "", "cannot read results", err)
+		}
+		return f, nil
 	}
-	var r gate.Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, &manifest.Error{File: name, Msg: "not a results JSON document", Err: err}
+	hf, err := open()
+	if err != nil {
+		return gate.ShardPart{}, nil, err
+	}
+	r, err := gate.ReadResultsHeader(hf)
+	hf.Close()
+	if err != nil {
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Msg: "not a results JSON document", Err: err}
 	}
 	if r.Schema != gate.ResultsSchema {
-		return nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", gate.ResultsSchema, r.Schema)}
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", gate.ResultsSchema, r.Schema)}
 	}
-	return &r, nil
+	cf, err := open()
+	if err != nil {
+		return gate.ShardPart{}, nil, err
+	}
+	rows := &shardRows{name: name, r: gate.NewCaseReader(cf)}
+	if check != nil {
+		rows.check = check(r)
+	}
+	return gate.ShardPart{Results: r, Cases: rows}, func() { cf.Close() }, nil
+}
+
+// shardRows names the shard file in a row's decoding error, and refuses a
+// row no run could have written: both are input errors.
+type shardRows struct {
+	name  string
+	r     *gate.CaseReader
+	check *gate.ShardCheck
+}
+
+func (s *shardRows) Next() (gate.CaseResult, bool, error) {
+	c, ok, err := s.r.Next()
+	if err != nil {
+		return c, ok, &manifest.Error{File: s.name, Msg: "not a results JSON document", Err: err}
+	}
+	if s.check == nil {
+		return c, ok, nil
+	}
+	if !ok {
+		return c, ok, s.check.Done()
+	}
+	return c, ok, s.check.Row(c)
 }
 
 // python resolves the grader interpreter once. An interpreter named with
@@ -634,53 +720,59 @@ func defaultPython(getenv func(string) string) string {
 	return "python3"
 }
 
-// coverageFindings are what validate can tell, without grading, about the
-// cases a run would omit or the mandatory slices it could not fill: a case
-// without a sample, intended cases missing from the file, a mandatory slice
-// with fewer rows than min_cases (or none). Each holds when the run would
-// hold for it (reasons omitted_cases and slice_too_small).
+// coverage is what validate can tell, without grading, about the cases a
+// run would omit or the mandatory slices it could not fill: a case without
+// a sample, intended cases missing from the file, a mandatory slice with
+// fewer rows than min_cases (or none). Each holds when the run would hold
+// for it (omitted_cases, slice_too_small). It folds the rows one at a time.
+type coverage struct {
+	m         *manifest.Manifest
+	mandatory map[string]bool
+	missing   []dataset.Case  // rows without a sample, their bytes dropped
+	rows      map[string]int  // mandatory slice -> rows with a sample
+	inData    map[string]bool // every slice some row is in, for "did you mean"
+}
+
 // codeUnknownSlice is the warning for a slice rule in gate.slices that
 // names no slice of the dataset (a mandatory one holds as slice_too_small).
 const codeUnknownSlice = "unknown_slice"
 
-func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding {
-	var out []manifest.Finding
-	mandatory := map[string]bool{}
+func newCoverage(m *manifest.Manifest) *coverage {
+	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, inData: map[string]bool{}}
 	for _, r := range m.Gate.Slices {
 		if r.Mandatory {
-			mandatory[r.Name] = true
+			c.mandatory[r.Name] = true
 		}
 	}
-	var missing []dataset.Case
-	rows := map[string]int{} // mandatory slice -> rows with a sample
-	inData := map[string]bool{}
-	var names []string // the dataset's slice names, for "did you mean"
-	for _, c := range set.Cases {
-		for _, sl := range c.Slices {
-			if !inData[sl] {
-				inData[sl] = true
-				names = append(names, sl)
-			}
+	return c
+}
+
+func (cv *coverage) add(c dataset.Case) {
+	for _, sl := range c.Slices {
+		cv.inData[sl] = true
+	}
+	if c.Sample == nil {
+		cv.missing = append(cv.missing, dataset.Case{ID: c.ID, Slices: c.Slices, File: c.File, Line: c.Line})
+		return
+	}
+	for _, sl := range c.Slices {
+		if cv.mandatory[sl] {
+			cv.rows[sl]++
 		}
 	}
-	sort.Strings(names)
-	for _, c := range set.Cases {
-		if c.Sample == nil {
-			missing = append(missing, c)
-			continue
-		}
-		for _, sl := range c.Slices {
-			rows[sl]++
-		}
-	}
-	notInDataset := max(set.Intended-len(set.Cases), 0)
-	omitted := len(missing) + notInDataset
+}
+
+func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
+	m := cv.m
+	var out []manifest.Finding
+	notInDataset := max(sum.Intended-sum.Rows, 0)
+	omitted := len(cv.missing) + notInDataset
 	over := omitted > m.Gate.MaxOmitted
-	for _, c := range missing {
+	for _, c := range cv.missing {
 		sev := manifest.SeverityWarn
 		inMandatory := false
 		for _, sl := range c.Slices {
-			inMandatory = inMandatory || mandatory[sl]
+			inMandatory = inMandatory || cv.mandatory[sl]
 		}
 		if over || inMandatory {
 			sev = manifest.SeverityHold
@@ -694,22 +786,27 @@ func coverageFindings(m *manifest.Manifest, set *dataset.Set) []manifest.Finding
 			sev = manifest.SeverityHold
 		}
 		out = append(out, manifest.Finding{Code: gate.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
-			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", set.Intended, m.Dataset.Path, len(set.Cases), notInDataset)})
+			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", sum.Intended, m.Dataset.Path, sum.Rows, notInDataset)})
 	}
+	names := make([]string, 0, len(cv.inData))
+	for sl := range cv.inData {
+		names = append(names, sl)
+	}
+	sort.Strings(names)
 	for _, r := range m.Gate.Slices {
-		if !r.Mandatory && !inData[r.Name] {
+		if !r.Mandatory && !cv.inData[r.Name] {
 			// A rule for a slice no row has never applies: most likely a typo.
 			out = append(out, manifest.Finding{Code: codeUnknownSlice, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.slices." + r.Name),
 				Message: fmt.Sprintf("gate.slices.%s: no case of the dataset is in slice %s, so its rule never applies%s", r.Name, r.Name, manifest.Suggest(r.Name, names))})
 			continue
 		}
-		if !r.Mandatory || rows[r.Name] >= max(r.MinCases, 1) {
+		if !r.Mandatory || cv.rows[r.Name] >= max(r.MinCases, 1) {
 			continue
 		}
-		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, rows[r.Name], r.MinCases)
-		if rows[r.Name] == 0 {
+		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, cv.rows[r.Name], r.MinCases)
+		if cv.rows[r.Name] == 0 {
 			msg = fmt.Sprintf("mandatory slice %s has no case with a sample in the dataset (it may have vanished in a join or a rename)", r.Name)
-			if !inData[r.Name] {
+			if !cv.inData[r.Name] {
 				msg += manifest.Suggest(r.Name, names)
 			}
 		}

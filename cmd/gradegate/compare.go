@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/compare"
@@ -26,20 +25,21 @@ func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
 	if len(pos) != 2 {
 		return a.fail("compare", fmt.Errorf("%w: gradegate compare takes BASE.json and HEAD.json, got %d arguments", manifest.ErrInput, len(pos)))
 	}
-	var runs [2]*gate.Results
+	// Each file is read twice as a stream: its header, then its rows.
+	var heads [2]*gate.Results
+	var rows [2]gate.CaseIter
 	for i, name := range pos {
-		file, err := input.Open(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
+		p, closeFile, err := openShard(name, limits, nil)
 		if err != nil {
-			return a.fail("compare", manifest.ReadError(name, 0, "", "cannot read results", err))
+			return a.fail("compare", err)
 		}
-		runs[i], err = compare.Load(file)
-		file.Close()
-		if err != nil {
-			return a.fail("compare", fmt.Errorf("%s: %w", name, err))
-		}
+		defer closeFile()
+		heads[i], rows[i] = p.Results, p.Cases
 	}
-	rep := compare.Compare(runs[0], runs[1])
-	var err error
+	rep, err := compare.CompareStreams(heads[0], rows[0], heads[1], rows[1])
+	if err != nil {
+		return a.fail("compare", err)
+	}
 	switch f {
 	case formatJSON:
 		err = rep.WriteJSON(a.stdout)

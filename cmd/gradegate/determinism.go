@@ -22,7 +22,10 @@ import (
 // source and is recorded in the results.
 //
 // A grader that does not load is not checked: the gate already holds on it.
-func (a *app) checkDeterminism(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, shard gate.Shard, res *gate.Results) error {
+//
+// The sample is drawn from a second pass over the dataset (the canary
+// command passes none), so memory holds the sample, not the dataset.
+func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
@@ -36,9 +39,11 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, set *dataset.Set, 
 		return fmt.Errorf("determinism check: seeding: %w", err)
 	}
 	seed := binary.LittleEndian.Uint64(b[:])
-	var cases []dataset.Case
-	if set != nil {
-		cases = set.Cases
+	var cases func() (dataset.Case, bool)
+	if withCases && s.m.Gate.Determinism.Sample > 0 {
+		r := dataset.Open(s.fsys, s.m)
+		defer r.Close()
+		cases = r.Next
 	}
 	start := time.Now()
 	d, err := gate.CheckDeterminism(ctx, s.m, cases, shard, seed, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {

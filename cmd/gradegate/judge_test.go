@@ -166,7 +166,9 @@ func TestJudgeRun(t *testing.T) {
 	withKey := judgeEnv("OPENAI_API_KEY", judgeKey, "OPENAI_BASE_URL", fake.srv.URL+judgePrefix)
 
 	first := filepath.Join(dir, "first.json")
-	code, out1, err1 := runCLI(t, withKey, "run", manifestPath, "--judge-cache", cache, "--results", first, "--format", "markdown")
+	// Both runs place the blind canaries alike (--canary-seed), as a replay
+	// that must match the recorded run byte for byte does.
+	code, out1, err1 := runCLI(t, withKey, "run", manifestPath, "--judge-cache", cache, "--results", first, "--format", "markdown", "--canary-seed", "7")
 	if code != exitPass {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out1, err1)
 	}
@@ -179,7 +181,7 @@ func TestJudgeRun(t *testing.T) {
 	fake.srv.Close()
 
 	second := filepath.Join(dir, "second.json")
-	code, out2, err2 := runCLI(t, judgeEnv(), "run", manifestPath, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", second)
+	code, out2, err2 := runCLI(t, judgeEnv(), "run", manifestPath, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", second, "--canary-seed", "7")
 	if code != exitPass {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, out2, err2)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/gradegate/gradegate/manifest/input"
 )
 
-// mutateWorkers caps the pools of mutation testing: each mutant needs a
-// fresh pool, and on small machines starting processes costs more than the
-// grading they parallelise.
+// mutateWorkers caps the pool of mutation testing: each mutant runs in
+// children forked from its loaded processes, and a suite of canaries and
+// labeled cases is too small to gain from more.
 const mutateWorkers = 2
 
 // cmdMutate mutation-tests the grader against its canaries and labeled cases:
@@ -141,7 +141,8 @@ func markdownOf(r interface{ WriteMarkdown(io.Writer) error }) string {
 	return b.String()
 }
 
-// mutationScore runs the mutants, each in a fresh sandboxed pool.
+// mutationScore runs the mutants, each forked from the unmutated grader's
+// sandboxed pool.
 func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags) (*mutate.Report, error) {
 	src, err := s.graderSource()
 	if err != nil {
@@ -232,9 +233,14 @@ func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict. The report is nil when no
 // test ran.
-func (a *app) measureMutation(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, shard gate.Shard) (*mutate.Report, error) {
+func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard gate.Shard) (*mutate.Report, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil
+	}
+	// Mutants are judged on the labeled cases, read into memory here.
+	set, err := dataset.Load(s.fsys, s.m)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := a.mutationScore(ctx, s, set, f)
 	if errors.Is(err, manifest.ErrInput) {

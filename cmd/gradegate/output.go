@@ -192,7 +192,13 @@ func refuseEscape(path string, err error) error {
 
 // writeJSON writes v as the indented JSON every results file holds.
 func (o output) writeJSON(path string, v any) error {
-	return o.write(path, 0o644, func(w io.Writer) error { return render.JSON(w, v) })
+	write := func(w io.Writer) error { return render.JSON(w, v) }
+	// A streamed run's results hold their case rows on disk, and write
+	// them all themselves.
+	if sw, ok := v.(interface{ WriteJSON(io.Writer) error }); ok {
+		write = sw.WriteJSON
+	}
+	return o.write(path, 0o644, write)
 }
 
 // writeBytes writes data.

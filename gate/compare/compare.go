@@ -119,23 +119,31 @@ func compareKeys(a, b key) int {
 	return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.copy, b.copy))
 }
 
-// index keys a run's cases, in file order.
-func index(res *gate.Results) ([]key, map[key]*gate.CaseResult) {
-	seen := map[string]int{}
-	keys := make([]key, 0, len(res.Cases))
-	byKey := make(map[key]*gate.CaseResult, len(res.Cases))
-	for i := range res.Cases {
-		c := &res.Cases[i]
-		seen[c.CaseID]++
-		k := key{c.CaseID, seen[c.CaseID]}
-		keys = append(keys, k)
-		byKey[k] = c
-	}
-	return keys, byKey
+// baseRow is what is kept of a base case while head streams past.
+type baseRow struct {
+	status string
+	sha    string
+	label  *int
+	seen   bool // head has it too
 }
 
 // Compare compares a base run with a head run. Neither is changed.
 func Compare(base, head *gate.Results) *Report {
+	r, _ := compare(base, gate.RowsOf(base.Cases), head, gate.RowsOf(head.Cases), false)
+	return r // rows in memory cannot fail to be read
+}
+
+// CompareStreams compares two runs whose rows are read as streams: base's
+// rows are kept as a few fields per case, head's are compared as they come.
+// base and head are the documents without their rows (ReadResultsHeader).
+//
+// A row no run could write (no case_id, an unknown status) is an input
+// error: errors.Is(err, manifest.ErrInput) holds.
+func CompareStreams(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, headRows gate.CaseIter) (*Report, error) {
+	return compare(base, baseRows, head, headRows, true)
+}
+
+func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, headRows gate.CaseIter, validate bool) (*Report, error) {
 	r := &Report{
 		Schema:           Schema,
 		Flipped:          []Flip{},
@@ -145,31 +153,66 @@ func Compare(base, head *gate.Results) *Report {
 		Base:             summary(base),
 		Head:             summary(head),
 	}
-	baseKeys, baseCases := index(base)
-	headKeys, headCases := index(head)
+	var problems problemList
+	baseCases := map[key]*baseRow{}
+	var baseKeys []key
+	copies := map[string]int{}
+	for i := 0; ; i++ {
+		c, ok, err := baseRows.Next()
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading base results: %w", manifest.ErrInput, err)
+		}
+		if !ok {
+			break
+		}
+		if validate && !problems.check(i, c) {
+			continue
+		}
+		copies[c.CaseID]++
+		k := key{c.CaseID, copies[c.CaseID]}
+		baseKeys = append(baseKeys, k)
+		baseCases[k] = &baseRow{status: c.Status, sha: c.SampleSHA256, label: c.HumanScore}
+	}
+	if err := problems.err("base"); err != nil {
+		return nil, err
+	}
 
-	var added, removed, newlyErr []key
-	var flipped []key
+	var added, newlyErr, flippedKeys []key
+	var flipped []Flip
 	cohortBase, cohortHead := 0, 0
-	for _, k := range headKeys {
-		h := headCases[k]
+	clear(copies)
+	for i := 0; ; i++ {
+		h, ok, err := headRows.Next()
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading head results: %w", manifest.ErrInput, err)
+		}
+		if !ok {
+			break
+		}
+		if validate && !problems.check(i, h) {
+			continue
+		}
+		copies[h.CaseID]++
+		k := key{h.CaseID, copies[h.CaseID]}
 		b, ok := baseCases[k]
 		if !ok {
 			added = append(added, k)
 			continue
 		}
-		if b.SampleSHA256 != "" && b.SampleSHA256 == h.SampleSHA256 && sameLabel(b.HumanScore, h.HumanScore) {
+		b.seen = true
+		if b.sha != "" && b.sha == h.SampleSHA256 && sameLabel(b.label, h.HumanScore) {
 			r.Matched++
 		}
-		if b.Status != h.Status {
-			flipped = append(flipped, k)
+		if b.status != h.Status {
+			flippedKeys = append(flippedKeys, k)
+			flipped = append(flipped, Flip{CaseID: k.String(), Base: b.status, Head: h.Status, OutputChanged: b.sha != h.SampleSHA256})
 		}
-		if h.Status == gate.StatusError && b.Status != gate.StatusError {
+		if h.Status == gate.StatusError && b.status != gate.StatusError {
 			newlyErr = append(newlyErr, k)
 		}
-		if graded(b.Status) && graded(h.Status) {
+		if graded(b.status) && graded(h.Status) {
 			r.Cohort++
-			if b.Status == gate.StatusPass {
+			if b.status == gate.StatusPass {
 				cohortBase++
 			}
 			if h.Status == gate.StatusPass {
@@ -177,21 +220,23 @@ func Compare(base, head *gate.Results) *Report {
 			}
 		}
 	}
+	if err := problems.err("head"); err != nil {
+		return nil, err
+	}
+	var removed []key
 	for _, k := range baseKeys {
-		if _, ok := headCases[k]; !ok {
+		if !baseCases[k].seen {
 			removed = append(removed, k)
 		}
 	}
 
-	slices.SortFunc(flipped, compareKeys)
-	for _, k := range flipped {
-		b, h := baseCases[k], headCases[k]
-		r.Flipped = append(r.Flipped, Flip{
-			CaseID:        k.String(),
-			Base:          b.Status,
-			Head:          h.Status,
-			OutputChanged: b.SampleSHA256 != h.SampleSHA256,
-		})
+	order := make([]int, len(flipped))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareKeys(flippedKeys[a], flippedKeys[b]) })
+	for _, i := range order {
+		r.Flipped = append(r.Flipped, flipped[i])
 	}
 	r.Added = sortedIDs(added)
 	r.Removed = sortedIDs(removed)
@@ -214,7 +259,43 @@ func Compare(base, head *gate.Results) *Report {
 		MatchedEffect:     round4(matched),
 		CompositionEffect: round4(composition),
 	}
-	return r
+	return r, nil
+}
+
+// problemList collects the rows no run could write, up to a bound.
+type problemList struct {
+	list []string
+	n    int
+}
+
+// check reports whether row i is usable, and notes why not.
+func (p *problemList) check(i int, c gate.CaseResult) bool {
+	var msg string
+	switch {
+	case c.CaseID == "":
+		msg = fmt.Sprintf("cases[%d] has no case_id", i)
+	case !validStatus(c.Status):
+		msg = fmt.Sprintf("cases[%d] (%s) has status %q, want pass, fail, error or omitted", i, c.CaseID, c.Status)
+	default:
+		return true
+	}
+	p.n++
+	if len(p.list) < maxProblems {
+		p.list = append(p.list, msg)
+	}
+	return false
+}
+
+func (p *problemList) err(which string) error {
+	if p.n == 0 {
+		return nil
+	}
+	list := p.list
+	if p.n > maxProblems {
+		list = append(list, fmt.Sprintf("and %d more", p.n-maxProblems))
+	}
+	p.list, p.n = nil, 0
+	return fmt.Errorf("%w: %s results: %s", manifest.ErrInput, which, strings.Join(list, "; "))
 }
 
 func summary(res *gate.Results) Run {

@@ -524,3 +524,37 @@ func TestShardNote(t *testing.T) {
 		t.Errorf("text does not mention the shard:\n%s", b.String())
 	}
 }
+
+// Streamed from results files, the comparison is the same, and a row no
+// run could write is an input error naming it.
+func TestCompareStreams(t *testing.T) {
+	base := run(kase("a", gate.StatusPass, "s1"), kase("b", gate.StatusFail, "s2"), kase("c", gate.StatusPass, "s3"))
+	head := run(kase("a", gate.StatusFail, "s1"), kase("b", gate.StatusFail, "s2"), kase("d", gate.StatusPass, "s4"))
+	doc := func(r *gate.Results) (*gate.Results, gate.CaseIter) {
+		var b bytes.Buffer
+		if err := r.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		h, err := gate.ReadResultsHeader(bytes.NewReader(b.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, gate.NewCaseReader(bytes.NewReader(b.Bytes()))
+	}
+	bh, br := doc(base)
+	hh, hr := doc(head)
+	got, err := CompareStreams(bh, br, hh, hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Compare(base, head), got); diff != "" {
+		t.Errorf("streamed comparison (-in memory +streamed):\n%s", diff)
+	}
+
+	bad := run(kase("a", "weird", "s1"))
+	bh, br = doc(bad)
+	hh, hr = doc(head)
+	if _, err := CompareStreams(bh, br, hh, hr); !errors.Is(err, manifest.ErrInput) || !strings.Contains(err.Error(), `status "weird"`) {
+		t.Errorf("error = %v, want an input error naming the status", err)
+	}
+}

@@ -170,8 +170,11 @@ func unexcused(ex []Exclusion) int {
 // messages) against the canaries of m and the cases that carry both a human
 // label and a sample. python is the absolute path of the interpreter that
 // generates the mutants (worker.Python.Executable); newRunner starts a
-// runner per source: once for the unmutated grader, then once per mutant,
-// one after the other, each grading its tasks in parallel.
+// runner for the unmutated grader and, unless that runner can fork (a
+// worker pool: each mutant then runs in children forked from its loaded
+// processes, which is far cheaper than starting interpreters), once per
+// mutant, one after the other, each grading its tasks in parallel. The
+// unmutated grader's runner is released last.
 //
 // The error is the tool failing, or an input that cannot be mutation-tested
 // (manifest.ErrInput): a source that does not parse or an unmutated grader
@@ -193,8 +196,7 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 	}
 
 	start := time.Now()
-	base, loadErr, err := s.grade(ctx, newRunner, src)
-	budget := max(least, slowFactor*time.Since(start))
+	baseRunner, release, loadErr, err := s.start(ctx, newRunner, src)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
@@ -202,7 +204,24 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 		return nil, &manifest.Error{File: sourceName, Line: loadErr.Err.Line,
 			Msg: "the unmutated grader does not load, so it cannot be mutation-tested", Err: loadErr}
 	}
+	// The unmutated grader's runner stays up while the mutants run: a
+	// worker pool forks each mutant from its loaded processes.
+	defer release()
+	base, err := s.gradeOn(ctx, baseRunner)
+	budget := max(least, slowFactor*time.Since(start))
+	if err != nil {
+		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
+	}
 	s.calibrate(base)
+	if f, ok := baseRunner.(forker); ok {
+		newRunner = func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+			v, err := f.Fork(ctx, src)
+			if err != nil {
+				return nil, nil, err
+			}
+			return v, func() { _ = v.Close() }, nil
+		}
+	}
 
 	rep := &Report{
 		Schema:   Schema,
@@ -261,10 +280,10 @@ func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 		s.canaries = append(s.canaries, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	for _, c := range cases {
-		if c.Label == nil || c.Sample == nil {
+		if c.Label == nil || c.Sample == nil || c.Unreadable {
 			continue
 		}
-		s.cases = append(s.cases, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		s.cases = append(s.cases, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 		s.labels = append(s.labels, *c.Label)
 	}
 	return s
@@ -276,22 +295,43 @@ type graded struct {
 	cases    []gate.Outcome
 }
 
-// grade runs the suite on src. A source that does not load gives a
-// *worker.LoadError and no outcomes.
-func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) (*graded, *worker.LoadError, error) {
+// forker is a runner that grades another source in processes forked from
+// its own loaded ones (a worker pool).
+type forker interface {
+	Fork(ctx context.Context, src []byte) (*worker.Pool, error)
+}
+
+// start starts a runner for src. A source that does not load gives a
+// *worker.LoadError and no runner.
+func (s *suite) start(ctx context.Context, newRunner RunnerFactory, src []byte) (gate.Runner, func(), *worker.LoadError, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	r, release, err := newRunner(ctx, src)
 	var le *worker.LoadError
 	if errors.As(err, &le) {
-		return nil, le, nil
+		return nil, nil, le, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	return r, release, nil, nil
+}
+
+// grade runs the suite on src. A source that does not load gives a
+// *worker.LoadError and no outcomes.
+func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) (*graded, *worker.LoadError, error) {
+	r, release, le, err := s.start(ctx, newRunner, src)
+	if le != nil || err != nil {
+		return nil, le, err
 	}
 	defer release()
+	g, err := s.gradeOn(ctx, r)
+	return g, nil, err
+}
 
+// gradeOn runs the suite on runner r.
+func (s *suite) gradeOn(ctx context.Context, r gate.Runner) (*graded, error) {
 	// Canaries and cases go in separate Grade calls, as in the gate, so a
 	// batch grader sees canaries the way the gate shows them; the two calls
 	// run at once to keep the pool busy.
@@ -309,9 +349,9 @@ func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) 
 	}()
 	wg.Wait()
 	if err := errors.Join(canErr, caseErr); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &g, nil, nil
+	return &g, nil
 }
 
 // calibrate keeps the checks the unmutated grader passes.

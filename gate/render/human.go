@@ -295,7 +295,10 @@ func humanCases(ew *errWriter, res *gate.Results, p palette) error {
 		return nil
 	}
 	shown := worst[:min(len(worst), humanCaseLimit)]
-	ew.printf("\n%s\n", p.title.Sprintf("Worst cases (%d of %d)", len(shown), len(worst)))
+	// A streamed run keeps only the rows a report can show; the rest are
+	// counted, and all are in the results JSON.
+	total := len(worst) + res.CasesNotKept
+	ew.printf("\n%s\n", p.title.Sprintf("Worst cases (%d of %d)", len(shown), total))
 	t := newTable(ew,
 		[]string{"case", "slices", "status", "class", "score", "message", "grader line"},
 		[]tw.Align{left, left, left, left, right, left, right})
@@ -309,7 +312,7 @@ func humanCases(ew *errWriter, res *gate.Results, p palette) error {
 	if err := renderTable(t, rows); err != nil {
 		return err
 	}
-	if more := len(worst) - len(shown); more > 0 {
+	if more := total - len(shown); more > 0 {
 		ew.printf("%s\n", p.dim.Sprintf("… and %d more in the results JSON", more))
 	}
 	return nil

@@ -476,9 +476,10 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 
 	if worst := worstCases(res); len(worst) > 0 {
 		shown := worst[:min(len(worst), markdownCaseLimit)]
-		unlisted := len(worst) - len(shown)
+		total := len(worst) + res.CasesNotKept // a streamed run keeps what is shown
+		unlisted := total - len(shown)
 		s := mdSection{
-			head: fmt.Sprintf("\n### Worst cases (%d)\n\n", len(worst)) +
+			head: fmt.Sprintf("\n### Worst cases (%d)\n\n", total) +
 				tableHead("case", "slices", "status", "class", ">score", "message", ">grader line"),
 			what: "case rows",
 			tail: func(cut int) string {

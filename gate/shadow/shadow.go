@@ -138,10 +138,10 @@ func Run(ctx context.Context, base, head []byte, m *manifest.Manifest, cases []d
 		canaries = append(canaries, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	for _, c := range cases {
-		if c.Sample == nil {
+		if c.Sample == nil || c.Unreadable {
 			continue
 		}
-		graded = append(graded, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		graded = append(graded, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 		gradedCases = append(gradedCases, c)
 	}
 

@@ -230,3 +230,205 @@ func BenchmarkPool(b *testing.B) {
 		})
 	}
 }
+
+// benchLarge is how many cases BenchmarkLarge grades per iteration.
+var benchLarge = flag.Int("large", 100_000, "cases per iteration of BenchmarkLarge")
+
+// plainLoop reads a JSON lines file of {"sample", "item"} rows, decodes each
+// line and calls grade: the physical limit of doing the work once, in one
+// process, without isolation. It prints its wall time in seconds.
+const plainLoop = `import json, sys, time
+src = open(sys.argv[1], "rb").read()
+ns = {"__name__": "grader"}
+exec(compile(src, "grader.py", "exec"), ns)
+grade = ns["grade"]
+t = time.perf_counter()
+with open(sys.argv[2], "rb") as f:
+    for line in f:
+        row = json.loads(line)
+        try:
+            grade(row["sample"], row["item"])
+        except Exception:
+            pass
+print(time.perf_counter() - t)
+`
+
+// plainLoopSeconds runs plainLoop over tasks, written to a file first.
+func plainLoopSeconds(b *testing.B, py Python, src []byte, tasks []gate.Task) float64 {
+	dir := b.TempDir()
+	var buf bytes.Buffer
+	for _, t := range tasks {
+		buf.WriteString(`{"sample":`)
+		buf.Write(t.Sample)
+		buf.WriteString(`,"item":`)
+		buf.Write(t.Item)
+		buf.WriteString("}\n")
+	}
+	data, grader := filepath.Join(dir, "tasks.jsonl"), filepath.Join(dir, "grader.py")
+	if err := os.WriteFile(data, buf.Bytes(), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(grader, src, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(py.Executable, "-I", "-B", "-c", plainLoop, grader, data).Output()
+	if err != nil {
+		b.Fatalf("plain loop: %v", err)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		b.Fatalf("plain loop printed %q: %v", out, err)
+	}
+	return v
+}
+
+// BenchmarkLarge grades -large cases (default 100k) of the order-summary
+// example through the pool's Stream, NumCPU workers, and runs a plain
+// in-process Python loop over the same tasks in the same iteration.
+// Metrics: s/pool, s/loop, and x/loop (pool time over loop time: the
+// ratio the README reports), plus us/case of the pool.
+func BenchmarkLarge(b *testing.B) {
+	py, err := ResolvePython(context.Background(), *pythonFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, base := benchInput(b)
+	tasks := make([]gate.Task, *benchLarge)
+	for i := range tasks {
+		tasks[i] = base[i%len(base)]
+	}
+	for _, bc := range []struct {
+		name      string
+		sandboxed bool
+	}{
+		{"unsandboxed", false},
+		{"sandboxed", true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			sb, pyRun := newSandbox(b), py
+			if bc.sandboxed {
+				sb, pyRun = sandboxed(b)
+			}
+			var pool, loop float64
+			for b.Loop() {
+				start := time.Now()
+				p, err := New(context.Background(), Config{
+					Source: src, SourceName: "grader.py", TimeoutSeconds: 10,
+					Python: pyRun, Sandbox: sb,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := streamTasks(p, tasks); err != nil {
+					b.Fatal(err)
+				}
+				pool += time.Since(start).Seconds()
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+				loop += plainLoopSeconds(b, pyRun, src, tasks)
+			}
+			n := float64(b.N)
+			b.ReportMetric(pool/n, "s/pool")
+			b.ReportMetric(loop/n, "s/loop")
+			b.ReportMetric(pool/loop, "x/loop")
+			b.ReportMetric(pool/n/float64(len(tasks))*1e6, "us/case")
+		})
+	}
+}
+
+// streamTasks grades tasks through Stream, discarding the outcomes.
+func streamTasks(p *Pool, tasks []gate.Task) error {
+	i := 0
+	return p.Stream(context.Background(), func() (gate.Task, bool, error) {
+		if i >= len(tasks) {
+			return gate.Task{}, false, nil
+		}
+		i++
+		return tasks[i-1], true, nil
+	}, func(int, gate.Outcome) error { return nil })
+}
+
+// BenchmarkIsolationCase is the cost of one case under isolation: case
+// (a fork per case), one worker: ms/case.
+func BenchmarkIsolationCase(b *testing.B) {
+	py, err := ResolvePython(context.Background(), *pythonFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, tasks := benchInput(b)
+	tasks = tasks[:200]
+	p, err := New(context.Background(), Config{
+		Source: src, SourceName: "grader.py", TimeoutSeconds: 10,
+		Isolation: IsolationCase, Workers: 1, Python: py, Sandbox: newSandbox(b),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := p.Grade(context.Background(), tasks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(time.Since(start).Seconds()*1000/float64(b.N*len(tasks)), "ms/case")
+}
+
+// BenchmarkVariants grades 27 variants of the grader (as mutation testing
+// does) on 47 cases each: forked from one loaded pool, against a fresh pool
+// per variant (how mutants were graded before Pool.Fork). ms/variant.
+func BenchmarkVariants(b *testing.B) {
+	py, err := ResolvePython(context.Background(), *pythonFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, tasks := benchInput(b)
+	tasks = tasks[:47]
+	const variants = 27
+	cfg := Config{Source: src, SourceName: "grader.py", TimeoutSeconds: 10, Workers: 2, Python: py, Sandbox: newSandbox(b)}
+	variant := func(i int) []byte { return append(append([]byte{}, src...), fmt.Sprintf("\n_VARIANT = %d\n", i)...) }
+	b.Run("fork", func(b *testing.B) {
+		base, err := New(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer base.Close()
+		start := time.Now()
+		for b.Loop() {
+			for i := range variants {
+				v, err := base.Fork(context.Background(), variant(i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := v.Grade(context.Background(), tasks); err != nil {
+					b.Fatal(err)
+				}
+				if err := v.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(time.Since(start).Seconds()*1000/float64(b.N*variants), "ms/variant")
+	})
+	b.Run("fresh-pool", func(b *testing.B) {
+		start := time.Now()
+		for b.Loop() {
+			for i := range variants {
+				c := cfg
+				c.Source = variant(i)
+				p, err := New(context.Background(), c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Grade(context.Background(), tasks); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(time.Since(start).Seconds()*1000/float64(b.N*variants), "ms/variant")
+	})
+}

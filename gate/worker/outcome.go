@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gradegate/gradegate/gate"
 	"golang.org/x/sys/unix"
@@ -18,7 +20,7 @@ import (
 
 // response is one line from the worker's fd 4.
 type response struct {
-	Op        string             `json:"op"` // init answers: ready | load_error
+	Op        string             `json:"op"` // init answers: ready | load_error; bad_request
 	ID        int64              `json:"id"`
 	Class     string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
 	Scores    map[string]float64 `json:"scores"`
@@ -29,6 +31,11 @@ type response struct {
 	Output    string             `json:"output"`
 	OutputCut int                `json:"output_cut"`
 	Results   []response         `json:"results"` // batch: one per case, in order
+	// T is how long the request took in the worker, in milliseconds.
+	T float64 `json:"t"`
+	// Replace is set when the worker asks to be replaced after this
+	// request: its memory grew, or its CPU time nears the limit.
+	Replace string `json:"replace"`
 	// Leftover is set when a child process of the grader was still running
 	// after the case: the process group is then killed with the worker.
 	Leftover bool `json:"leftover"`
@@ -58,22 +65,24 @@ func (r *response) class() gate.Class {
 	return gate.ClassWorkerCrash
 }
 
-// recycle says whether the process must be replaced after this response:
-// after anything but ok and a plain exception its state is not trusted
-// (a MemoryError may leave a fragmented heap, a dead child a broken parent).
+// recycle says whether the process must be replaced after this response.
+// Results the grader returned (ok, invalid_return) and plain exceptions
+// leave it trusted; a memory error (a fragmented heap), a sandbox refusal,
+// a dead child (isolation case), a child process left running, or the
+// worker's own request (memory growth, CPU time) do not.
 func (r *response) recycle() bool {
-	if r.Leftover {
+	if r.Leftover || r.Replace != "" {
 		return true
 	}
 	switch r.Class {
 	case "ok":
 		for _, res := range r.Results {
-			if res.Class != "ok" && res.Class != "grader_exception" {
+			if res.recycle() {
 				return true
 			}
 		}
 		return false
-	case "grader_exception":
+	case "grader_exception", "invalid_return":
 		return false
 	}
 	return true
@@ -81,8 +90,19 @@ func (r *response) recycle() bool {
 
 func parseResponse(line []byte, id int64) (*response, error) {
 	var r response
+	if parseCommon(line, &r) {
+		if r.ID != id {
+			return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+		}
+		return &r, nil
+	}
 	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, fmt.Errorf("worker response: %w", err)
+	}
+	if r.Op == "bad_request" || r.Op == "ended" {
+		// The worker could not read the request, or (a zygote) reports
+		// that its child ended: neither has an id to echo.
+		return &r, nil
 	}
 	if r.ID != id {
 		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
@@ -112,24 +132,24 @@ func (r *response) output(fd bounded, limit int) string {
 }
 
 // outcomes turns a well-formed response into one Outcome per task of j.
-func (p *Pool) outcomes(pr *proc, r *response, j *job, elapsed time.Duration) []gate.Outcome {
+func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration) []gate.Outcome {
 	out := r.output(pr.output, p.cfg.OutputLimit)
 	dur := ms(elapsed)
 	if r.Class == "died" {
 		o := p.deadOutcome(pr, garbled, elapsed, r)
-		return repeat(o, len(j.idx))
+		return repeat(o, len(j.seqs))
 	}
 	if !j.batch {
 		return []gate.Outcome{p.caseOutcome(r, out, dur)}
 	}
-	if r.Class != "ok" || len(r.Results) != len(j.idx) {
+	if r.Class != "ok" || len(r.Results) != len(j.seqs) {
 		if r.Class == "ok" {
 			r = &response{Class: "died", Message: "worker answered a batch with the wrong number of results"}
 		}
-		return repeat(p.caseOutcome(r, out, dur), len(j.idx))
+		return repeat(p.caseOutcome(r, out, dur), len(j.seqs))
 	}
 	// The batch ran as one call: its output and time belong to every case.
-	outs := make([]gate.Outcome, len(j.idx))
+	outs := make([]gate.Outcome, len(j.seqs))
 	for k := range r.Results {
 		outs[k] = p.caseOutcome(&r.Results[k], out, dur)
 	}
@@ -291,4 +311,41 @@ func tracebackLine(output []byte, sourceName string) int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
+}
+
+// parseCommon reads the common answer, one score and nothing printed, in
+// the exact form worker.py writes it:
+//
+//	{"id":N,"t":T,"class":"ok","scores":{"<metric>":F}}
+//
+// without encoding/json's reflection. Any other line is left to
+// json.Unmarshal.
+func parseCommon(line []byte, r *response) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"id":`))
+	if !ok {
+		return false
+	}
+	var id, t, score []byte
+	if id, rest, ok = bytes.Cut(rest, []byte(`,"t":`)); !ok {
+		return false
+	}
+	if t, rest, ok = bytes.Cut(rest, []byte(`,"class":"ok","scores":{"`)); !ok {
+		return false
+	}
+	// A metric with a quote or backslash in its name is left to the
+	// general parser.
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 || !bytes.HasPrefix(rest[q:], []byte(`":`)) || !bytes.HasSuffix(rest, []byte("}}")) {
+		return false
+	}
+	metric := rest[:q]
+	score = rest[q+2 : len(rest)-2]
+	n, err1 := strconv.ParseInt(string(id), 10, 64)
+	d, err2 := strconv.ParseFloat(string(t), 64)
+	f, err3 := strconv.ParseFloat(string(score), 64)
+	if err1 != nil || err2 != nil || err3 != nil || !utf8.Valid(metric) {
+		return false
+	}
+	*r = response{ID: n, T: d, Class: "ok", Scores: map[string]float64{string(metric): f}}
+	return true
 }

@@ -1,7 +1,7 @@
 //go:build linux
 
 // Package worker runs Python graders: a pool of interpreter processes that
-// implements gate.Runner.
+// implements gate.StreamRunner (and so gate.Runner).
 //
 // Each process runs worker.py (embedded) and loads the grader from the exact
 // bytes whose digest was checked, compiled under the grader's file name so
@@ -10,17 +10,26 @@
 // grader's stdout and stderr: whatever the grader prints is captured with a
 // bound and returned with its case, and can never be read as a result.
 //
+// Requests are pipelined: each process has a window of cases queued ahead
+// (sized by count and bytes, refilled as answers come back), so it never
+// waits for the gate, and answers each case as soon as it has graded it.
+// Sample and item bytes go through as they were read.
+//
 // Go owns every judgement a misbehaving process cannot make about itself: a
-// per-case timer kills the process group from outside (timeout), and a
-// process that dies without answering is a worker_crash, or memory_exceeded
-// when the evidence points at memory (see crashError). A grader that fails
-// after the sandbox refused it an internet socket is a sandbox_violation.
+// watchdog, restarted at every answer, kills the process group from outside
+// when the case at the head of the window runs past its time (timeout), and a
+// process that dies without answering is a worker_crash for that case, or
+// memory_exceeded when the evidence points at memory (see crashError); the
+// rest of its window goes to a fresh process, so no other case loses its
+// grade. A grader that fails after the sandbox refused it an internet socket
+// is a sandbox_violation. Every line read from a process is held to a size
+// limit before it is buffered further.
 //
 // A grader that cannot be loaded at all (syntax error, an exception at import,
 // no grade function, a grade that cannot take (sample, item)) makes New fail
 // with a *LoadError. It is the grader's fault, not the tool's, but there is no
-// case to attach it to, so the caller decides (SPEC: canaries fail, the gate
-// holds). A load that fails later, when a recycled process reloads the
+// case to attach it to, so the caller decides (the gate fails the canaries
+// and holds). A load that fails later, when a replaced process reloads the
 // grader, becomes the outcome of the case that process was started for.
 package worker
 
@@ -30,7 +39,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -44,75 +52,16 @@ import (
 //go:embed worker.py
 var workerSource string
 
-// Isolation modes (manifest grader.isolation).
+// When a process is replaced without having failed. Starting one costs tens
+// of milliseconds (a sandboxed interpreter and the grader's imports), so
+// these keep replacements far under 5% of the grading time: a process is
+// replaced when its CPU time reaches cpuBudget (at least 300 s of grading
+// per start), or when its resident memory grew by more than growLimitMB
+// since it loaded (a leak that would otherwise reach memory_mb).
 const (
-	IsolationWorker = "worker" // one process serves many cases, recycled
-	IsolationCase   = "case"   // the loaded process forks a fresh child per case
+	minCPUBudget = 300
+	growLimitMB  = 512
 )
-
-// Contracts (manifest grader.contract).
-const (
-	ContractSample = "sample"
-	ContractBatch  = "batch"
-)
-
-// Defaults for zero Config fields.
-const (
-	DefaultOutputLimit  = 8 << 10
-	DefaultRecycleAfter = 500
-	DefaultTimeout      = 120
-	DefaultMetric       = "score"
-)
-
-// Config is what a Pool needs to run one grader.
-type Config struct {
-	Source         []byte // the exact grader bytes whose digest was checked
-	SourceName     string // the file name tracebacks show, e.g. "grader.py"
-	Contract       string // ContractSample (default) or ContractBatch
-	Metric         string // gating score name in {"scores": {...}}; default "score"
-	TimeoutSeconds int    // per case (sample) or per batch; default 120
-	MemoryMB       int    // per grader process; 0: no limit
-	Isolation      string // IsolationWorker (default) or IsolationCase
-	Workers        int    // concurrent grader processes; default runtime.NumCPU()
-	Python         Python // resolved interpreter (ResolvePython)
-	Sandbox        *sandbox.Sandbox
-	OutputLimit    int // bytes of grader output kept per case; default 8 KiB
-	// RecycleAfter is how many cases one process serves before a fresh one
-	// replaces it (isolation worker); default 500. Any outcome other than ok
-	// or grader_exception also replaces it. When the sandbox has a second
-	// slot (uid) for every worker, the replacement starts loading shortly
-	// before the process is due, so recycling does not stall grading.
-	RecycleAfter int
-	// LoadTimeoutSeconds bounds starting the interpreter and running the
-	// grader's module code (imports of large packages take seconds, and are
-	// not a case's time); default max(TimeoutSeconds, 60).
-	LoadTimeoutSeconds int
-	// BatchSize is how many tasks go into one grade_batch call (contract
-	// batch); 0 puts all tasks of one Grade call into one batch, so a caller
-	// that wants batches of one (canaries) calls Grade once per task.
-	BatchSize int
-	// HashSeed, when set, is the PYTHONHASHSEED of every grader process (a
-	// decimal in 0..4294967295): str and bytes hashes, and with them the
-	// order of sets, are then alike in every process. Empty leaves Python's
-	// own random seed per process (isolated mode ignores PYTHONHASHSEED).
-	HashSeed string
-}
-
-// LoadError is returned by New when the grader cannot be loaded. Err says
-// why, with the grader line where known; Output is what the grader printed
-// while loading.
-type LoadError struct {
-	Err    gate.CaseError
-	Output string
-}
-
-func (e *LoadError) Error() string {
-	msg := fmt.Sprintf("grader failed to load (%s): %s", e.Err.Class, e.Err.Message)
-	if e.Err.Line > 0 {
-		msg += fmt.Sprintf(" (line %d)", e.Err.Line)
-	}
-	return msg
-}
 
 // Pool grades tasks with a bounded set of worker processes. It is safe for
 // concurrent use; concurrent Grade calls share the processes.
@@ -130,6 +79,15 @@ type Pool struct {
 	closed error          // set by Close or New's context; no process starts after
 
 	stopWatch func() bool
+
+	// parent is the pool whose processes this one forks from (Fork); init
+	// is then the fork request.
+	parent *Pool
+
+	// Counters for tests and benchmarks: processes started, and the most
+	// bytes of response pipe any process made the pool buffer.
+	starts       atomic.Int64
+	peakBuffered atomic.Int64
 }
 
 // slot is one concurrency unit: the process currently serving it and, near
@@ -184,6 +142,8 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		"isolation":    cfg.Isolation,
 		"memory_mb":    cfg.MemoryMB,
 		"output_limit": cfg.OutputLimit,
+		"grow_mb":      growLimitMB,
+		"cpu_seconds":  cfg.cpuBudget(),
 		// Only when the sandbox did not put rlimits in force (see worker.py).
 		"set_rlimit_as": !cfg.Sandbox.Status().Rlimits,
 		// Whether a refused internet socket can be the sandbox's doing.
@@ -226,6 +186,11 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	return p, nil
 }
 
+// cpuBudget is the CPU time after which the worker asks to be replaced.
+func (cfg *Config) cpuBudget() int {
+	return max(minCPUBudget, 4*cfg.TimeoutSeconds)
+}
+
 func (cfg *Config) fill() error {
 	var errs []error
 	if cfg.Sandbox == nil {
@@ -256,7 +221,7 @@ func (cfg *Config) fill() error {
 		cfg.TimeoutSeconds = DefaultTimeout
 	}
 	if cfg.LoadTimeoutSeconds <= 0 {
-		cfg.LoadTimeoutSeconds = max(cfg.TimeoutSeconds, 60)
+		cfg.LoadTimeoutSeconds = DefaultLoadTimeout
 	}
 	if cfg.MemoryMB < 0 {
 		errs = append(errs, fmt.Errorf("memory_mb %d is negative", cfg.MemoryMB))
@@ -267,8 +232,8 @@ func (cfg *Config) fill() error {
 	if cfg.OutputLimit <= 0 {
 		cfg.OutputLimit = DefaultOutputLimit
 	}
-	if cfg.RecycleAfter <= 0 {
-		cfg.RecycleAfter = DefaultRecycleAfter
+	if cfg.RecycleAfter < 0 {
+		cfg.RecycleAfter = 0
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker: config: %w", err)
@@ -280,10 +245,20 @@ func (cfg *Config) fill() error {
 func (p *Pool) Sandbox() gate.Sandbox { return p.cfg.Sandbox.Status() }
 
 // Close kills every worker process, waits for them and removes their scratch
-// directories. Grade calls in flight return an error.
+// directories. Grade calls in flight return an error. A forked pool (Fork)
+// instead waits for calls in flight, then ends its children and hands their
+// zygotes back to the parent pool.
 func (p *Pool) Close() error {
 	p.stopWatch()
-	p.shut(errors.New("worker: pool closed"))
+	if p.parent != nil {
+		p.mu.Lock()
+		if p.closed == nil {
+			p.closed = errors.New("worker: pool closed")
+		}
+		p.mu.Unlock()
+	} else {
+		p.shut(errors.New("worker: pool closed"))
+	}
 	// Wait for in-flight Grade calls to hand their slots back, then reap.
 	var errs []error
 	var held []*slot
@@ -385,14 +360,15 @@ func (p *Pool) startSlot(ctx context.Context, s *slot) (*LoadError, error) {
 }
 
 // dueSpare says whether s's replacement should start loading now: when the
-// current process is expected to reach RecycleAfter within about twice the
-// time the last load took, so the replacement is ready in time without
-// idling (and holding memory) for long.
-func (p *Pool) dueSpare(s *slot) bool {
-	if s.alt < 0 || s.spare != nil || s.proc == nil {
+// current process, with queued requests sent and not yet answered, is
+// expected to reach RecycleAfter within about twice the time the last load
+// took, so the replacement is ready in time without idling (and holding
+// memory) for long.
+func (p *Pool) dueSpare(s *slot, queued int) bool {
+	if p.cfg.RecycleAfter <= 0 || s.alt < 0 || s.spare != nil || s.proc == nil {
 		return false
 	}
-	remaining := p.cfg.RecycleAfter - s.served
+	remaining := p.cfg.RecycleAfter - s.served - queued
 	return remaining <= 1 || s.caseTime > 0 && time.Duration(remaining)*s.caseTime <= 2*s.loadTime
 }
 
@@ -442,6 +418,9 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 	if closed != nil {
 		return nil, nil, closed
 	}
+	if p.parent != nil {
+		return p.forkProcess(ctx)
+	}
 	dir, cleanup, err := p.cfg.Sandbox.Scratch(box)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
@@ -450,9 +429,11 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 		Slot:       box,
 		ScratchDir: dir,
 		MemoryMB:   p.cfg.MemoryMB,
-		// A backstop only: the wall-clock timer is the real per-case limit,
-		// and CPU time adds up over the cases one process serves.
-		CPUSeconds: p.cfg.TimeoutSeconds * (p.cfg.RecycleAfter + 1),
+		// A backstop only: the wall-clock timer is the real per-case limit.
+		// CPU time adds up over the cases one process serves; the worker
+		// asks to be replaced at cpuBudget, checked at least every
+		// second, so the limit sits a few cases' worth above it.
+		CPUSeconds: p.cfg.cpuBudget() + 4*(p.cfg.TimeoutSeconds+1) + 60,
 		ReadPaths:  p.cfg.Python.readPaths(),
 	}
 	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir, p.cfg.HashSeed))
@@ -465,6 +446,7 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 	}
 	pr.box = box
 	pr.guard = p.cfg.Sandbox.Guard(spec, pr.pid)
+	p.starts.Add(1)
 	p.mu.Lock()
 	p.live[pr] = true
 	closed = p.closed
@@ -475,6 +457,7 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 
 	start := time.Now()
 	line, res := pr.exchange(ctx, p.init, p.loadTimeout())
+	pr.takeOutput(-1)
 	if res == gotLine {
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
@@ -499,7 +482,17 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 	}
 	stopErr := p.stopProc(pr)
 	o := p.deadOutcome(pr, res, time.Since(start), nil)
+	if res == timedOut {
+		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", p.cfg.LoadTimeoutSeconds)
+	}
 	return nil, &LoadError{Err: *o.Error, Output: o.Output}, stopErr
+}
+
+// closedReason is why the pool was closed, or nil.
+func (p *Pool) closedReason() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
 }
 
 // closedBy reports whether err carries the reason the pool was closed.
@@ -519,7 +512,16 @@ func (p *Pool) retire(s *slot) error {
 
 // stopProc stops pr and forgets it.
 func (p *Pool) stopProc(pr *proc) error {
+	if pr.lender != nil {
+		return p.returnZygote(pr)
+	}
 	err := pr.stop()
+	for {
+		old := p.peakBuffered.Load()
+		if int64(pr.peak) <= old || p.peakBuffered.CompareAndSwap(old, int64(pr.peak)) {
+			break
+		}
+	}
 	p.mu.Lock()
 	delete(p.live, pr)
 	p.mu.Unlock()
@@ -573,198 +575,4 @@ func isolationFlags(cfg Config) []string {
 	}
 	return []string{"-s"}
 }
-
-// Grade grades tasks and returns one Outcome per task, in order. The error is
-// set only when gradegate itself failed (a process could not be started, the
-// pool was closed, ctx ended); a grader's misbehaviour is an Outcome.
-func (p *Pool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	outcomes := make([]gate.Outcome, len(tasks))
-	if len(tasks) == 0 {
-		return outcomes, nil
-	}
-	// Marshal every request first: a task that is not valid JSON is the
-	// caller's bug and fails before any grading.
-	jobs, err := p.jobs(tasks)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	// Workers take the next job from a shared counter: cheaper per case than
-	// a feeding goroutine and a channel.
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(p.cfg.Workers, len(jobs)) {
-		wg.Go(func() {
-			s, err := p.acquire(ctx)
-			if err != nil {
-				return // ctx ended; Grade reports its cause
-			}
-			defer p.release(s)
-			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
-					return
-				}
-				if err := p.run(ctx, s, jobs[i], outcomes); err != nil {
-					cancel(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	return outcomes, nil
-}
-
-// job is one request: one task (sample) or a batch of tasks.
-type job struct {
-	// id is random, and the response must carry it back: a grader that
-	// writes a made-up response straight to fd 4 cannot know it (short of
-	// reading the worker's own frames), so its line is rejected.
-	id    int64
-	idx   []int // indices into the Grade call's tasks
-	req   []byte
-	batch bool
-}
-
-func (p *Pool) jobs(tasks []gate.Task) ([]*job, error) {
-	raw := func(m json.RawMessage) json.RawMessage {
-		if len(m) == 0 {
-			return json.RawMessage("null")
-		}
-		return m
-	}
-	var jobs []*job
-	if p.cfg.Contract == ContractSample {
-		for i, t := range tasks {
-			id := rand.Int64()
-			req, err := json.Marshal(struct {
-				ID     int64           `json:"id"`
-				Sample json.RawMessage `json:"sample"`
-				Item   json.RawMessage `json:"item"`
-			}{id, raw(t.Sample), raw(t.Item)})
-			if err != nil {
-				return nil, fmt.Errorf("worker: task %q: %w", t.ID, err)
-			}
-			jobs = append(jobs, &job{id: id, idx: []int{i}, req: append(req, '\n')})
-		}
-		return jobs, nil
-	}
-	type entry struct {
-		CaseID string          `json:"case_id"`
-		Sample json.RawMessage `json:"sample"`
-		Item   json.RawMessage `json:"item"`
-	}
-	size := p.cfg.BatchSize
-	if size <= 0 {
-		size = len(tasks)
-	}
-	seen := map[string]bool{}
-	for start := 0; start < len(tasks); start += size {
-		end := min(start+size, len(tasks))
-		j := &job{id: rand.Int64(), batch: true}
-		var batch []entry
-		for i := start; i < end; i++ {
-			t := tasks[i]
-			// grade_batch answers by case_id, so ids must tell cases apart.
-			if seen[t.ID] {
-				return nil, fmt.Errorf("worker: task id %q appears twice; grade_batch needs unique case_ids", t.ID)
-			}
-			seen[t.ID] = true
-			batch = append(batch, entry{t.ID, raw(t.Sample), raw(t.Item)})
-			j.idx = append(j.idx, i)
-		}
-		req, err := json.Marshal(struct {
-			ID    int64   `json:"id"`
-			Batch []entry `json:"batch"`
-		}{j.id, batch})
-		if err != nil {
-			return nil, fmt.Errorf("worker: batch of %q: %w", tasks[start].ID, err)
-		}
-		j.req = append(req, '\n')
-		jobs = append(jobs, j)
-	}
-	return jobs, nil
-}
-
-// run grades one job on slot s and stores its outcomes. It returns an error
-// only for a tool failure.
-func (p *Pool) run(ctx context.Context, s *slot, j *job, outcomes []gate.Outcome) error {
-	set := func(o gate.Outcome) {
-		for _, i := range j.idx {
-			outcomes[i] = o
-		}
-	}
-	if s.proc == nil {
-		var loadErr *LoadError
-		var err error
-		if s.spare != nil {
-			loadErr, err = p.takeSpare(ctx, s)
-		} else {
-			loadErr, err = p.startSlot(ctx, s)
-		}
-		if err != nil {
-			return err
-		}
-		if loadErr != nil {
-			ce := loadErr.Err
-			ce.Message = "loading the grader: " + ce.Message
-			set(gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(s.loadTime)})
-			return nil
-		}
-	}
-	if p.dueSpare(s) {
-		p.warmSpare(s)
-	}
-	pr := s.proc
-	pr.output.reset()
-	pr.drainOutput() // anything printed between cases (a stray thread) is not this case's
-	pr.output.reset()
-
-	start := time.Now()
-	line, res := pr.exchange(ctx, j.req, p.timeout())
-	elapsed := time.Since(start)
-	s.served++
-	if s.caseTime == 0 {
-		s.caseTime = elapsed
-	} else {
-		s.caseTime += (elapsed - s.caseTime) / 8
-	}
-
-	if res == cancelled {
-		return errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.retire(s))
-	}
-	if res != gotLine {
-		// Close or New's context killed the process: that is not the grader's doing.
-		p.mu.Lock()
-		closed := p.closed
-		p.mu.Unlock()
-		if closed != nil {
-			return errors.Join(closed, p.retire(s))
-		}
-	}
-	if res == gotLine {
-		r, err := parseResponse(line, j.id)
-		if err == nil {
-			outs := p.outcomes(pr, r, j, elapsed)
-			for k, i := range j.idx {
-				outcomes[i] = outs[k]
-			}
-			if r.recycle() || s.served >= p.cfg.RecycleAfter {
-				return p.retire(s)
-			}
-			return nil
-		}
-		res = garbled
-	}
-	stopErr := p.retire(s)
-	set(p.deadOutcome(pr, res, elapsed, nil))
-	return stopErr
-}
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -17,9 +18,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxResponse bounds one response line. The worker bounds output and judge
-// itself, so only a broken or hostile process comes near it.
-const maxResponse = 32 << 20
+// maxInitResponse bounds the answer to the init request (ready, or a load
+// error with its output).
+const maxInitResponse = 1 << 20
+
+// endMarker starts the line worker.py writes to fd 2 after each request,
+// before its response: "\x00gradegate-end:<request id>\n".
+var endMarker = []byte("\x00gradegate-end:")
+
+// segment is the fd 1/2 output of one request, closed by its end marker.
+type segment struct {
+	id  int64
+	out bounded
+}
 
 // proc is one running worker process and the parent's ends of its pipes.
 //
@@ -40,8 +51,27 @@ type proc struct {
 	guard   *sandbox.Guard // the group's total memory and scratch budgets; nil: none
 
 	respBuf []byte
-	readBuf []byte  // scratch for reads, allocated once per process
-	output  bounded // fd 1/2 bytes since the last reset
+	readBuf []byte // scratch for reads, allocated once per process
+	// fd 1/2 is split by the worker's end markers: cur is what arrived
+	// since the last marker, segs the closed segments not yet claimed by
+	// their response. output is the fd 1/2 output of the request whose
+	// outcome is being built (takeOutput).
+	cur    bounded
+	segs   []segment
+	carry  []byte // a marker cut in two by a read
+	output bounded
+	limit  int
+	peak   int // the most response bytes buffered at once
+	bigOut bool
+
+	// forked: the process forked a variant child (Pool.Fork) and from then
+	// on serves only forks. lender is the parent pool's slot it was
+	// borrowed from while a child runs; broken says the child ended in the
+	// middle of its requests, so the pair cannot be reused.
+	forked    bool
+	lender    *slot
+	broken    bool
+	childGone bool // the child exits by itself (after a load error)
 
 	mu     sync.Mutex // guards killed and reaped against a concurrent kill
 	killed bool       // gradegate sent SIGKILL (timeout, cancel, close)
@@ -56,17 +86,30 @@ type proc struct {
 type exchangeResult int
 
 const (
-	gotLine   exchangeResult = iota
-	died                     // the process exited or closed its response pipe
-	timedOut                 // the timer fired; the process group was killed
-	cancelled                // ctx ended; the process group was killed
-	garbled                  // a response over maxResponse; the process was killed
+	alive exchangeResult = iota // pump: nothing ended
+	gotLine
+	died      // the process exited or closed its response pipe
+	timedOut  // the timer fired; the process group was killed
+	cancelled // ctx ended; the process group was killed
+	garbled   // a response over its limit or out of protocol
 )
 
 // pipes holds both ends of the three pipes of a worker.
 type pipes struct {
 	reqR, reqW, respR, respW, outR, outW int
+	// bigOut: the output pipe holds outPipeSize bytes, so the poll loop
+	// need not wake for every end marker (see pump).
+	bigOut bool
 }
+
+// outPipeSize is the capacity asked for the output pipe and the request
+// pipe: a window of requests goes in with one write, and a case's end
+// markers and output wait in the pipe until its result comes.
+const outPipeSize = 1 << 20
+
+// outDrainEvery bounds how long output may wait in a big output pipe while
+// no result comes (a slow case printing a lot).
+const outDrainEvery = 10 * time.Millisecond
 
 func newPipes() (p pipes, err error) {
 	var fds [3][2]int
@@ -87,6 +130,12 @@ func newPipes() (p pipes, err error) {
 			p.closeAll()
 			return pipes{}, fmt.Errorf("pipe: %w", err)
 		}
+	}
+	// Best effort: a host whose pipe-max-size is smaller keeps the default
+	// 64 KiB and the poll loop wakes for output as it comes.
+	_, _ = unix.FcntlInt(uintptr(p.reqW), unix.F_SETPIPE_SZ, outPipeSize)
+	if n, err := unix.FcntlInt(uintptr(p.outR), unix.F_SETPIPE_SZ, outPipeSize); err == nil && n >= outPipeSize {
+		p.bigOut = true
 	}
 	return p, nil
 }
@@ -134,7 +183,10 @@ func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error) (*proc, err
 		out:     p.outR,
 		cleanup: cleanup,
 		readBuf: make([]byte, 64<<10),
+		cur:     bounded{limit: outputLimit},
 		output:  bounded{limit: outputLimit},
+		limit:   outputLimit,
+		bigOut:  p.bigOut,
 	}
 	// A pidfd turns "the worker exited" into a poll event even when a
 	// grandchild the grader forked still holds the response pipe open.
@@ -169,7 +221,9 @@ func (pr *proc) dumpStack() {
 	}
 	pr.mu.Unlock()
 	fds := []unix.PollFd{{Fd: int32(pr.out), Events: unix.POLLIN}}
-	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+	// Up to half a second for the dump to start: on a loaded machine the
+	// signalled process may wait that long for a CPU. Only a timeout pays.
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); {
 		n, err := unix.Poll(fds, int(time.Until(end)/time.Millisecond)+1)
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -240,7 +294,8 @@ func (pr *proc) awaitGroup() {
 	}
 }
 
-// drainOutput reads fd 1/2 until the pipe is empty, without blocking.
+// drainOutput reads fd 1/2 until the pipe is empty, without blocking. A
+// short read means empty: one more read would only return EAGAIN.
 func (pr *proc) drainOutput() {
 	if pr.out < 0 {
 		return
@@ -248,30 +303,98 @@ func (pr *proc) drainOutput() {
 	for {
 		n, err := unix.Read(pr.out, pr.readBuf)
 		if n > 0 {
-			pr.output.write(pr.readBuf[:n])
+			pr.scanOutput(pr.readBuf[:n])
 		}
 		if err == unix.EINTR {
 			continue
 		}
-		if n <= 0 || err != nil {
+		if n < len(pr.readBuf) || err != nil {
 			return
 		}
 	}
 }
 
-// readResponse reads what is available of the response pipe. It reports EOF.
-func (pr *proc) readResponse() (eof bool) {
-	for {
+// scanOutput splits fd 1/2 bytes at the worker's end markers.
+func (pr *proc) scanOutput(data []byte) {
+	if len(pr.carry) > 0 {
+		data = append(pr.carry, data...)
+		pr.carry = nil
+	}
+	for len(data) > 0 {
+		i := bytes.Index(data, endMarker)
+		if i < 0 {
+			// Keep back a tail that may be the start of a marker.
+			k := 0
+			for n := min(len(endMarker)-1, len(data)); n > 0; n-- {
+				if bytes.HasPrefix(endMarker, data[len(data)-n:]) {
+					k = n
+					break
+				}
+			}
+			pr.cur.write(data[:len(data)-k])
+			if k > 0 {
+				pr.carry = append([]byte(nil), data[len(data)-k:]...)
+			}
+			return
+		}
+		pr.cur.write(data[:i])
+		rest := data[i+len(endMarker):]
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 && len(rest) < 21 {
+			pr.carry = append([]byte(nil), data[i:]...)
+			return
+		}
+		var id int64
+		var err error
+		if nl >= 0 {
+			id, err = strconv.ParseInt(string(rest[:nl]), 10, 64)
+		}
+		if nl < 0 || err != nil {
+			// Not a marker the worker wrote: it is output.
+			pr.cur.write(data[i : i+1])
+			data = data[i+1:]
+			continue
+		}
+		pr.segs = append(pr.segs, segment{id: id, out: pr.cur})
+		pr.cur = bounded{limit: pr.limit}
+		data = rest[nl+1:]
+	}
+}
+
+// takeOutput sets output to the fd 1/2 output of request id: everything up
+// to its end marker, or up to now when the marker has not come (the process
+// died or was stopped in the middle of it).
+func (pr *proc) takeOutput(id int64) {
+	pr.output.reset()
+	for k, sg := range pr.segs {
+		pr.output.merge(sg.out)
+		if sg.id == id {
+			pr.segs = append(pr.segs[:0], pr.segs[k+1:]...)
+			return
+		}
+	}
+	pr.segs = pr.segs[:0]
+	pr.output.merge(pr.cur)
+	pr.cur.reset()
+}
+
+// resetOutput forgets fd 1/2 output not yet claimed.
+func (pr *proc) resetOutput() {
+	pr.drainOutput()
+	pr.segs = pr.segs[:0]
+	pr.cur.reset()
+	pr.carry = nil
+}
+
+// readResponse reads from the response pipe until a short read, unless more
+// than bound bytes are buffered already. It reports EOF.
+func (pr *proc) readResponse(bound int) (eof bool) {
+	for len(pr.respBuf) <= bound {
 		n, err := unix.Read(pr.resp, pr.readBuf)
 		if n > 0 {
 			pr.respBuf = append(pr.respBuf, pr.readBuf[:n]...)
-			if len(pr.respBuf) > maxResponse {
-				return false
-			}
-			if n < len(pr.readBuf) && bytes.IndexByte(pr.readBuf[:n], '\n') >= 0 {
-				// A short read that ends a line: the response is in, and one
-				// more read would only return EAGAIN (or EOF, which the next
-				// exchange sees).
+			pr.peak = max(pr.peak, len(pr.respBuf))
+			if n < len(pr.readBuf) {
 				return false
 			}
 			continue
@@ -280,6 +403,121 @@ func (pr *proc) readResponse() (eof bool) {
 			continue
 		}
 		return n == 0 && err == nil
+	}
+	return false
+}
+
+// nextLine removes and returns the first complete response line. tooLong
+// reports a line, or the start of one, longer than limit: the process broke
+// the protocol.
+func (pr *proc) nextLine(limit int) (line []byte, tooLong bool) {
+	i := bytes.IndexByte(pr.respBuf, '\n')
+	if i < 0 {
+		return nil, len(pr.respBuf) > limit
+	}
+	if i > limit {
+		return nil, true
+	}
+	line = pr.respBuf[:i:i]
+	pr.respBuf = pr.respBuf[i+1:]
+	if len(pr.respBuf) == 0 {
+		pr.respBuf = nil
+	}
+	return line, false
+}
+
+// pump writes what it can of pending, then waits until the response pipe
+// has a complete line, the process ends, or deadline passes, reading fd 1/2
+// on the way. It reports alive when a line may be there (see nextLine),
+// timedOut at the deadline (nothing killed yet), and died when the process
+// exited or closed fd 4, after reading whatever it wrote before.
+func (pr *proc) pump(pending *[]byte, deadline time.Time, limit int) exchangeResult {
+	write := func() {
+		for len(*pending) > 0 {
+			n, err := unix.Write(pr.req, *pending)
+			if n > 0 {
+				*pending = (*pending)[n:]
+				continue
+			}
+			if err == unix.EINTR {
+				continue
+			}
+			if err != unix.EAGAIN {
+				// EPIPE: the worker is gone; its exit shows up on the pidfd
+				// or as EOF on the response pipe.
+				*pending = nil
+			}
+			return
+		}
+		*pending = nil
+	}
+	write()
+	bound := limit + len(pr.readBuf)
+	for {
+		if bytes.IndexByte(pr.respBuf, '\n') >= 0 || len(pr.respBuf) > limit {
+			return alive
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			pr.drainOutput()
+			return timedOut
+		}
+		fds := [4]unix.PollFd{
+			{Fd: int32(pr.resp), Events: unix.POLLIN},
+			{Fd: int32(pr.out), Events: unix.POLLIN},
+			{Fd: -1},
+			{Fd: -1},
+		}
+		if pr.bigOut {
+			// Every case writes its end marker to the output pipe just
+			// before its result: waking for both would double the wake-ups.
+			// The output is read after every result, and at least every
+			// outDrainEvery, long before a 1 MiB pipe fills.
+			fds[1].Fd = -1
+			remaining = min(remaining, outDrainEvery)
+		}
+		if len(*pending) > 0 {
+			fds[2] = unix.PollFd{Fd: int32(pr.req), Events: unix.POLLOUT}
+		}
+		if pr.pidfd >= 0 {
+			fds[3] = unix.PollFd{Fd: int32(pr.pidfd), Events: unix.POLLIN}
+		}
+		// Round up so a sub-millisecond remainder does not spin.
+		ms := int((remaining + time.Millisecond - 1) / time.Millisecond)
+		if _, err := unix.Poll(fds[:], ms); err != nil && !errors.Is(err, unix.EINTR) {
+			pr.kill()
+			return died
+		}
+		if fds[2].Revents != 0 {
+			write()
+		}
+		eof := false
+		if fds[0].Revents != 0 {
+			eof = pr.readResponse(bound)
+		}
+		// After the response pipe: the end marker of every response read so
+		// far is in the output pipe by now.
+		if fds[1].Revents != 0 || fds[0].Revents != 0 || pr.bigOut {
+			pr.drainOutput()
+		}
+		if eof || fds[3].Revents != 0 {
+			// The process is gone (or closed fd 4): take what it managed to
+			// write.
+			for !eof && len(pr.respBuf) <= bound {
+				before := len(pr.respBuf)
+				eof = pr.readResponse(bound)
+				if len(pr.respBuf) == before {
+					break
+				}
+			}
+			pr.drainOutput()
+			// EOF comes a moment before the exit is visible; wait for it so
+			// the exit status is the process's own.
+			pr.exitedAlone = fds[3].Revents != 0 || pr.waitExit(200*time.Millisecond)
+			pr.kill()
+			pr.drainOutput()
+			return died
+		}
 	}
 }
 
@@ -326,7 +564,7 @@ func (pr *proc) exchange(ctx context.Context, msg []byte, timeout time.Duration)
 			pr.drainOutput()
 			return line, gotLine
 		}
-		if len(pr.respBuf) > maxResponse {
+		if len(pr.respBuf) > maxInitResponse {
 			pr.kill()
 			return nil, garbled
 		}
@@ -367,14 +605,14 @@ func (pr *proc) exchange(ctx context.Context, msg []byte, timeout time.Duration)
 		}
 		eof := false
 		if fds[0].Revents != 0 {
-			eof = pr.readResponse()
+			eof = pr.readResponse(maxInitResponse)
 		}
 		exited := pidIndex >= 0 && fds[pidIndex].Revents != 0
 		if eof || exited {
 			// The process is gone (or closed fd 4): take what it managed to
 			// write, then report it dead unless a full line is there.
 			if !eof {
-				pr.readResponse()
+				pr.readResponse(maxInitResponse)
 			}
 			if line := pr.takeLine(); line != nil {
 				pr.drainOutput()
@@ -436,4 +674,10 @@ func (b *bounded) write(p []byte) {
 func (b *bounded) reset() {
 	b.buf = b.buf[:0]
 	b.cut = 0
+}
+
+// merge appends what o kept and counts what o cut.
+func (b *bounded) merge(o bounded) {
+	b.write(o.buf)
+	b.cut += o.cut
 }

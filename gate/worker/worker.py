@@ -9,10 +9,20 @@
 # The first request is {"op": "init", ...} carrying the grader's exact bytes;
 # the worker answers {"op": "ready"} or {"op": "load_error", ...}. Every later
 # request is one task ({"id", "sample", "item"}) or one batch ({"id", "batch"}),
-# answered by exactly one response with the same id. Whatever the grader prints
-# goes to a bounded in-memory capture and comes back inside the response, so
-# nothing it prints can be taken for a result. Writes below Python (C code,
-# faulthandler) reach fd 1/2, which Go drains with its own bound.
+# answered by exactly one response with the same id, in request order. Go keeps
+# a window of requests queued ahead, so the worker never waits for the gate:
+# it takes the next request as soon as it wrote the previous response.
+#
+# Whatever the grader prints goes to a bounded in-memory capture and comes back
+# inside the response, so nothing it prints can be taken for a result. Writes
+# below Python (C code, faulthandler) reach fd 1/2, which Go drains with its
+# own bound; after each request the worker writes an end marker carrying the
+# request id to fd 2, before the response, so Go splits that stream between
+# pipelined cases exactly.
+#
+# A request the worker cannot decode is answered with {"op": "bad_request"}
+# and the worker stops: Go sent something its own worker cannot read, which is
+# a tool failure, never a grader's outcome.
 #
 # The worker only classifies what Python alone can see (bool versus int, NaN,
 # exception type and grader line). Timeouts, crashes and memory kills are
@@ -23,6 +33,7 @@ import binascii
 import builtins
 import errno
 import faulthandler
+import gc
 import io
 import json
 import math
@@ -33,24 +44,36 @@ import select
 import signal
 import struct
 import sys
+import time
 import types
 
 REQ_FD = 3
 RESP_FD = 4
 MESSAGE_LIMIT = 2000
 JUDGE_LIMIT = 64 * 1024
+# RESULT_LIMIT bounds one case's response without its output (scores, judge,
+# message). Go refuses a longer line as a broken protocol; a grader whose own
+# result is longer gets invalid_return here instead.
+RESULT_LIMIT = 160 * 1024
+END_MARKER = b"\x00gradegate-end:%d\n"
+# Every LEFTOVER_EVERY cases, and after any case that started a process, the
+# worker looks for child processes left running.
+LEFTOVER_EVERY = 64
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
 SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "os.exec"))
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 def read_child(r, pid):
-    """Reads one length-prefixed response from a forked child and reaps it.
+    """Reads one length-prefixed response from a forked child.
 
-    Returns (data, status, usage); data is b"" when the child died before it
-    finished writing. A grandchild holding the pipe open cannot stall this: the
-    read ends at the announced length, or when the child is gone and nothing
-    more is buffered.
+    Returns (data, status, usage). When the child wrote its whole response,
+    status and usage are None and the child is not waited for: it is exiting,
+    and tearing down its memory overlaps the next case (see reap). Otherwise
+    data is b"" and the child is reaped: it died before it finished writing.
+    A grandchild holding the pipe open cannot stall this: the read ends at
+    the announced length, or when the child is gone and nothing more is
+    buffered.
     """
     buf = bytearray()
     want = None
@@ -73,6 +96,8 @@ def read_child(r, pid):
                 reaped = (status, usage)
     finally:
         os.close(r)
+    if want is not None and len(buf) >= want and reaped is None:
+        return bytes(buf[8:want]), None, None
     if reaped is None:
         _, status, usage = os.wait4(pid, 0)
         reaped = (status, usage)
@@ -80,18 +105,39 @@ def read_child(r, pid):
     return data, reaped[0], reaped[1]
 
 
-def leftover_children():
+def reap(pids, block):
+    """Waits for forked children that answered and are on their way out."""
+    for pid in list(pids):
+        try:
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pids.remove(pid)
+
+
+def leftover_children(grace=0.5):
     """Whether a child process of this one is still running.
 
-    Exited children are reaped on the way, so only live ones count.
+    Exited children are reaped on the way, so only live ones count. A child
+    that is on its way out (a grader that forks, lets the child _exit and
+    does not wait) gets up to grace seconds to finish: it is not left over,
+    and must not cost the worker a restart.
     """
+    end = None
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return False
-        if pid == 0:
+        if pid != 0:
+            continue
+        now = time.monotonic()
+        if end is None:
+            end = now + grace
+        if now >= end:
             return True
+        time.sleep(0.001)
 
 
 def forbidden_open(args):
@@ -227,17 +273,31 @@ class _BinaryCapture(io.RawIOBase):
         return len(b)
 
 
-# Built once: json.dumps with any argument builds a new encoder per call,
-# which is a measurable share of a case's round trip.
-_encode_response = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+def _response_encoder():
+    """A JSON encoder built once.
+
+    json.dumps, and JSONEncoder.encode too, build a new C encoder on every
+    call, which was a measurable share of a case's cost.
+    """
+    enc = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return enc.encode
+    it = make(None, enc.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False)
+    return lambda obj: "".join(it(obj, 0))
+
+
+_encode_response = _response_encoder()
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def write_response(obj):
-    data = (_encode_response(obj) + "\n").encode("utf-8")
-    view = memoryview(data)
-    while view:
-        n = os.write(RESP_FD, view)
-        view = view[n:]
+    write_all(RESP_FD, (_encode_response(obj) + "\n").encode("utf-8"))
 
 
 def jsonable(value, depth=0):
@@ -273,7 +333,7 @@ def encode_judge(judge):
 def as_score(value):
     """Returns (float, None) for a valid score, or (None, why not)."""
     # numbers.Real admits int, float, fractions and numpy scalars; bool is an
-    # int subclass and must not pass (SPEC section 4: True == 1 hides bugs).
+    # int subclass and must not pass (True == 1 hides bugs).
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
         return None, "%s %s" % (type(value).__name__, short_repr(value))
     try:
@@ -286,7 +346,7 @@ def as_score(value):
 
 
 def classify(ret, metric):
-    """Maps what grade() returned to a response (SPEC section 4)."""
+    """Maps what grade() returned to a response (the outcome classes)."""
     if isinstance(ret, dict):
         if "scores" not in ret:
             return invalid("grade returned a dict without \"scores\": %s" % short_repr(ret))
@@ -374,7 +434,15 @@ def exception_response(exc, filename, memory_mb):
         cls = "memory_exceeded"
         if not message:
             message = "MemoryError (memory_mb=%d)" % memory_mb if memory_mb else "MemoryError"
-    return {"class": cls, "type": type(exc).__name__, "message": clip(message), "line": line}
+    return {"class": cls, "type": clip(type(exc).__name__, 200), "message": clip(message), "line": line}
+
+
+def rss_kb():
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") >> 10)
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def dump_stack_on(signum):
@@ -395,6 +463,16 @@ class Worker:
         self.fn = None
         self.violation = None
         self.spawned = False
+        # When to ask Go for a replacement (0: never): resident memory grown
+        # past the size after loading by grow_mb, or CPU time spent past
+        # cpu_seconds (the CPU rlimit, a backstop, sits above it).
+        self.network_denied = False
+        self.exiting = []  # pids of forked children that answered (reap)
+        self.next_child = None  # isolation case: the child forked ahead (spawn)
+        self.grow_kb = int(init.get("grow_mb") or 0) * 1024
+        self.cpu_seconds = float(init.get("cpu_seconds") or 0)
+        self.base_rss_kb = 0
+        self.cases = 0
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -429,7 +507,7 @@ class Worker:
         self.fn = fn
         return None
 
-    def call(self, req):
+    def call(self, req, check_children):
         """Runs one request in this process and returns its response."""
         self.capture.reset()
         self.violation = None
@@ -443,21 +521,38 @@ class Worker:
                 resp = self.exception(exc)
             else:
                 resp = self.classify(ret)
-        resp["output"], resp["output_cut"] = self.capture.take()
-        if leftover_children():
+        if self.capture.parts or self.capture.cut:
+            resp["output"], resp["output_cut"] = self.capture.take()
+        if (self.spawned or check_children) and leftover_children():
             # A child of the grader would outlive its case (and keep counting
             # against the slot's process limit): the Go side replaces this
             # process, which kills its whole process group.
             resp["leftover"] = True
         return resp
 
+    def wants_replacement(self):
+        """Why this process should be replaced after the current case, or None.
+
+        Looked at every LEFTOVER_EVERY cases and at least once a second: a
+        few system calls, not per case.
+        """
+        if self.grow_kb and self.base_rss_kb:
+            rss = rss_kb()
+            if rss > self.base_rss_kb + self.grow_kb:
+                return "memory grew from %d to %d MiB" % (self.base_rss_kb >> 10, rss >> 10)
+        if self.cpu_seconds:
+            t = os.times()
+            if t.user + t.system >= self.cpu_seconds:
+                return "CPU time reached %.0f s" % (t.user + t.system)
+        return None
+
     def exception(self, exc):
         resp = exception_response(exc, self.name, self.memory_mb)
         if self.violation is not None and resp["class"] == "grader_exception":
             # The grader failed after trying something the sandbox forbids:
-            # that refusal, not the grader's logic, is the cause (SPEC
-            # section 4, sandbox_violation). A grader that catches the
-            # refusal and still returns a score is graded normally.
+            # that refusal, not the grader's logic, is the cause
+            # (sandbox_violation). A grader that catches the refusal and
+            # still returns a score is graded normally.
             resp["class"] = "sandbox_violation"
             resp["message"] = clip("the grader tried %s, which the sandbox forbids: %s: %s" % (self.violation, resp["type"], resp["message"]))
         elif isinstance(exc, OSError) and exc.errno == errno.EFBIG and resp["class"] == "grader_exception":
@@ -477,7 +572,7 @@ class Worker:
         # the first attempt of a case is kept.
         if event in SPAWN_EVENTS:
             self.spawned = True
-        if self.violation is not None:
+        if self.violation is not None or not self.network_denied:
             return
         if event == "socket.__new__":
             if len(args) > 1 and args[1] != AF_UNIX:
@@ -527,24 +622,51 @@ class Worker:
                 results.append(self.classify({"scores": entry.get("scores"), "judge": entry.get("judge")}))
         return {"class": "ok", "results": results}
 
-    def call_forked(self, req):
-        """Runs one request in a forked child, so the grader's state dies with it."""
+    def spawn(self):
+        """Forks a child that waits for one request, then grades it.
+
+        The next case's child is forked while the current one grades, so
+        the fork overlaps the grading and a case pays only for handing its
+        request over. The child sets up nothing before its request comes: a
+        timeout's stack dump (SIGUSR1 to the process group) must not print
+        an idle child's stack. Returns (pid, request pipe, response pipe),
+        or None when the fork failed.
+        """
+        rq, wq = os.pipe()
         r, w = os.pipe()
         try:
             pid = os.fork()
-        except OSError as exc:
-            os.close(r)
-            os.close(w)
-            return {"class": "died", "message": "could not fork: %s" % exc}
+        except OSError:
+            for fd in (rq, wq, r, w):
+                os.close(fd)
+            return None
         if pid == 0:
             try:
+                os.close(wq)
                 os.close(r)
                 # The child never speaks the protocol; closing it means a
                 # grader cannot write a forged line into the response pipe.
                 os.close(REQ_FD)
                 os.close(RESP_FD)
+                # Set up while the previous case grades: the stack dump
+                # handler (its signal held back until there is a case, so an
+                # idle child never prints a stack), and the pages every case
+                # writes to (the first write to a page copies it).
+                signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
                 dump_stack_on(signal.SIGUSR1)
-                data = json.dumps(self.call(req), allow_nan=False).encode("utf-8")
+                _encode_response(self.classify(0.5))
+                json.loads(b'{"warm": [1, 2.5, "x", null, true]}')
+                line = b""
+                while True:
+                    chunk = os.read(rq, 1 << 16)
+                    if not chunk:
+                        break
+                    line += chunk
+                os.close(rq)
+                if not line:
+                    return  # the parent is gone, or needs no more children
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
+                data = _encode_response(self.call(json.loads(line), True)).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
                 # so its end cannot be told by EOF.
                 view = memoryview(struct.pack(">Q", len(data)) + data)
@@ -552,8 +674,43 @@ class Worker:
                     view = view[os.write(w, view):]
             finally:
                 os._exit(0)
+        os.close(rq)
         os.close(w)
+        return pid, wq, r
+
+    def drop_spare_child(self):
+        """Lets the child forked ahead of time go (it exits at EOF)."""
+        if self.next_child is not None:
+            pid, wq, r = self.next_child
+            self.next_child = None
+            os.close(wq)
+            os.close(r)
+            os.waitpid(pid, 0)
+
+    def call_forked(self, req, line):
+        """Runs one request in a forked child, so the grader's state dies with it."""
+        # Children that answered are reaped here, a case later; a few that
+        # are slow to go are waited for, so they never pile up.
+        reap(self.exiting, len(self.exiting) > 8)
+        child, self.next_child = self.next_child or self.spawn(), None
+        if child is None:
+            return {"class": "died", "message": "could not fork a process for the case"}
+        pid, wq, r = child
+        try:
+            write_all(wq, line)
+        except OSError:
+            pass  # the child died already; read_child tells how
+        os.close(wq)
+        self.next_child = self.spawn()
         data, status, usage = read_child(r, pid)
+        if status is None:
+            self.exiting.append(pid)
+            try:
+                return json.loads(data)
+            except ValueError:
+                os.waitpid(pid, 0)
+                self.exiting.remove(pid)
+                return {"class": "died", "message": "the child's response could not be read"}
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
             try:
                 return json.loads(data)
@@ -567,11 +724,158 @@ class Worker:
         return {"class": "died", "died": died}
 
     def serve(self, requests):
+        """Answers requests until fd 3 closes.
+
+        One response per request, written as soon as it is known; Go keeps
+        requests queued ahead, so the next one is usually already buffered
+        and read with many others in one system call.
+        """
+        clock = time.perf_counter
+        loads = json.loads
+        write = os.write
+        # The common answer (one finite score, nothing printed) is formatted
+        # directly: a third of the encoder's cost.
+        fast = '{"id":%%d,"t":%%.4f,"class":"ok","scores":{%s:%%r}}\n' % _encode_response(self.metric).replace("%", "%%")
+        check_at = clock() + 1.0
+        fn = self.fn
+        capture = self.capture
         for line in requests:
-            req = json.loads(line)
-            resp = self.call_forked(req) if self.fork else self.call(req)
-            resp["id"] = req["id"]
-            write_response(resp)
+            try:
+                req = loads(line)
+                if type(req) is dict and "op" in req:
+                    if req["op"] == "fork":
+                        self.zygote(req, requests)
+                    return  # "end", or a zygote's last variant ended
+                rid = req["id"]
+                if type(rid) is not int or not ("batch" in req or ("sample" in req and "item" in req)):
+                    raise ValueError("not a request")
+            except Exception as exc:  # RecursionError and UnicodeDecodeError included
+                write_response({"op": "bad_request", "message": clip("%s: %s" % (type(exc).__name__, exc), 500)})
+                return
+            self.cases += 1
+            start = clock()
+            periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
+            if not (self.fork or periodic or "batch" in req):
+                # The common case on its shortest path: a finite float,
+                # nothing printed, no process started.
+                capture.reset()
+                self.violation = None
+                self.spawned = False
+                try:
+                    ret = fn(req["sample"], req["item"])
+                except BaseException as exc:
+                    resp = self.exception(exc)
+                else:
+                    if type(ret) is float and ret - ret == 0.0 and not capture.parts and not capture.cut and not self.spawned:
+                        took = (clock() - start) * 1000
+                        write(2, END_MARKER % rid)
+                        write_all(RESP_FD, (fast % (rid, took, ret)).encode())
+                        continue
+                    resp = self.classify(ret)
+                if capture.parts or capture.cut:
+                    resp["output"], resp["output_cut"] = capture.take()
+                if self.spawned and leftover_children():
+                    resp["leftover"] = True
+            else:
+                resp = self.call_forked(req, line) if self.fork else self.call(req, periodic)
+            took = (clock() - start) * 1000
+            if periodic and not self.fork:
+                check_at = clock() + 1.0
+                why = self.wants_replacement()
+                if why:
+                    resp["replace"] = why
+            scores = resp.get("scores")
+            if len(resp) == 2 and scores is not None and len(scores) == 1 and resp["class"] == "ok" and self.metric in scores:
+                data = (fast % (rid, took, scores[self.metric])).encode()
+            else:
+                data = self.encode(resp, rid, took)
+            # The end marker goes to fd 2 before the response goes to fd 4:
+            # once Go has the response, everything written below Python for
+            # this request is in the output pipe, up to the marker.
+            write(2, END_MARKER % rid)
+            write_all(RESP_FD, data)
+
+    def zygote(self, req, requests):
+        """Forks a child per grader variant (a mutant) and waits for it.
+
+        The child loads the variant's source over this process's loaded
+        interpreter and grader imports, answers "ready" or "load_error", and
+        serves requests until {"op": "end"}. After each child this process
+        answers {"op": "ended"} with how the child ended, and from then on
+        takes nothing but another fork: anything else means requests meant
+        for a child that died are still in the pipe, and it exits rather
+        than answer them with the wrong grader.
+        """
+        if not self.fork:
+            # Only the children run grader code from now on.
+            faulthandler.unregister(signal.SIGUSR1)
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        # A child forked ahead holds this process's grader, not a variant's.
+        self.drop_spare_child()
+        while True:
+            try:
+                source = binascii.a2b_base64(req["source"])
+            except Exception:
+                os._exit(1)
+            pid = os.fork()
+            if pid == 0:
+                self.variant(source, requests)
+            _, status, usage = os.wait4(pid, 0)
+            died = {"maxrss_kb": usage.ru_maxrss}
+            if os.WIFSIGNALED(status):
+                died["signal"] = os.WTERMSIG(status)
+            elif os.WIFEXITED(status):
+                died["status"] = os.WEXITSTATUS(status)
+            write_response({"op": "ended", "died": died})
+            line = requests.readline()
+            if not line:
+                return
+            try:
+                req = json.loads(line)
+                ok = req.get("op") == "fork"
+            except Exception:
+                ok = False
+            if not ok:
+                os._exit(1)
+
+    def variant(self, source, requests):
+        """The child of zygote: becomes the worker of source. Never returns."""
+        try:
+            self.exiting = []  # the zygote's children, not this process's
+            if not self.fork:
+                dump_stack_on(signal.SIGUSR1)
+            self.capture.reset()
+            err = self.load(source)
+            out, cut = self.capture.take()
+            if err is not None:
+                err.update({"op": "load_error", "output": out, "output_cut": cut})
+                write_response(err)
+                return
+            if self.fork:
+                gc.freeze()
+            self.cases = 0
+            self.base_rss_kb = rss_kb()
+            write_response({"op": "ready", "pid": os.getpid()})
+            self.serve(requests)
+        finally:
+            os._exit(0)
+
+    def encode(self, resp, rid, took):
+        resp["id"] = rid
+        resp["t"] = round(took, 4)
+        if not resp.get("output") and not resp.get("output_cut"):
+            resp.pop("output", None)
+            resp.pop("output_cut", None)
+        data = (_encode_response(resp) + "\n").encode("utf-8")
+        if len(data) - len(resp.get("output", "")) * 6 > RESULT_LIMIT * max(1, len(resp.get("results") or ())):
+            # Only scores can make it this long (the judge and the message
+            # are cut): Go would refuse the line.
+            data = (_encode_response({
+                "id": rid, "t": resp["t"], "output": resp.get("output", ""), "output_cut": resp.get("output_cut", 0),
+                "class": "invalid_return",
+                "message": "the grader's result is %d bytes of JSON, past gradegate's limit of %d" % (len(data), RESULT_LIMIT),
+            }) + "\n").encode("utf-8")
+        return data
 
 
 def main():
@@ -594,8 +898,10 @@ def main():
     faulthandler.enable(file=sys.__stderr__)
     dump_stack_on(signal.SIGUSR1)
     sys.stdout = sys.stderr = worker.capture
-    if init.get("network_denied"):
-        sys.addaudithook(worker.audit)
+    # The hook names sandbox refusals (network_denied) and notices processes
+    # the grader starts, which is when leftover children are looked for.
+    worker.network_denied = bool(init.get("network_denied"))
+    sys.addaudithook(worker.audit)
     err = worker.load(binascii.a2b_base64(init["source"]))
     out, cut = worker.capture.take()
     if err is not None:
@@ -607,6 +913,10 @@ def main():
         # own stack would only add noise to a timed-out case's output.
         faulthandler.unregister(signal.SIGUSR1)
         signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        # Objects that exist now never move to a collected generation, so a
+        # child's garbage collection does not touch (and copy) their pages.
+        gc.freeze()
+    worker.base_rss_kb = rss_kb()
     write_response({"op": "ready", "pid": os.getpid()})
     worker.serve(requests)
 

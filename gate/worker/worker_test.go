@@ -302,7 +302,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "grade not callable", source: "grade = 1\n", class: gate.ClassGraderException, message: "defines no grade(sample, item)"},
 		{name: "wrong arity", source: "def grade(sample):\n    return 1\n", class: gate.ClassGraderException, message: "grade(sample) must take exactly two", line: 1},
 		{name: "exit at import", source: "import os\nos._exit(7)\n", class: gate.ClassWorkerCrash, message: "status 7"},
-		{name: "loop at import", source: "import os\nwhile True: pass\n", class: gate.ClassTimeout, line: 2},
+		{name: "loop at import", source: "import os\nwhile True: pass\n", class: gate.ClassTimeout, message: "load_timeout_seconds=1", line: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

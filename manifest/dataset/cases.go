@@ -5,43 +5,35 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"strconv"
 
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// row is a Case while it is being loaded: the decoded item fields and the
-// findings the row earned on its own.
-type row struct {
+// row is a Case while it is being read: the item's top-level fields (spans
+// of the line, valid until the next line) and the findings the row earned
+// on its own.
+type caseRow struct {
 	Case
-	fields   map[string]json.RawMessage // the item's top-level fields
-	hasID    bool                       // the item carries a usable case_id
+	fields   []member
+	hasID    bool
+	ref      sampleRef // where a samples-file sample came from
 	findings []manifest.Finding
 }
 
-// jsonLine is one non-blank line of a JSON Lines file.
-type jsonLine struct {
-	n    int // 1-based line number
-	data []byte
-}
-
-// splitLines cuts a JSON Lines file into its non-blank lines, tolerating
-// CRLF endings and a UTF-8 byte order mark.
-func splitLines(data []byte) []jsonLine {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var out []jsonLine
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
+// field returns the item field named name (the last one when repeated).
+func (r *caseRow) field(name string) ([]byte, bool) {
+	for i := len(r.fields) - 1; i >= 0; i-- {
+		if r.fields[i].key == name {
+			return r.fields[i].val, true
 		}
-		out = append(out, jsonLine{n: i + 1, data: line})
 	}
-	return out
+	return nil, false
 }
 
 // object decodes a line that must be one JSON object into its fields; msg
-// says what is wrong otherwise.
+// says what is wrong otherwise. It is the slow path, for lines the scanner
+// refused, so that messages are encoding/json's.
 func object(data []byte) (fields map[string]json.RawMessage, msg string) {
 	if !json.Valid(data) {
 		var v any
@@ -58,7 +50,7 @@ func object(data []byte) (fields map[string]json.RawMessage, msg string) {
 }
 
 // jsonKind names the JSON type of a valid value, for messages.
-func jsonKind(v json.RawMessage) string {
+func jsonKind(v []byte) string {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
 		return "nothing"
@@ -79,76 +71,132 @@ func jsonKind(v json.RawMessage) string {
 	}
 }
 
-func isObject(v json.RawMessage) bool {
+func isObject(v []byte) bool {
 	v = bytes.TrimSpace(v)
 	return len(v) > 0 && v[0] == '{'
 }
 
-func isNull(v json.RawMessage) bool {
+func isNull(v []byte) bool {
 	return bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 }
 
-// readCases reads the dataset file. The error joins one *manifest.Error per
-// line that is not a case at all.
-func (l *loader) readCases() ([]row, error) {
-	data, err := readFile(l.fsys, l.file, l.m, "dataset.path")
-	if err != nil {
-		return nil, err
+// parseCase reads one dataset line: `{"item": {...}, "sample": {...}?}`,
+// scanning it once.
+func (r *Reader) parseCase(line []byte, n int) (caseRow, error) {
+	lineErr := func(key, msg string) error {
+		return &manifest.Error{File: r.file, Line: n, Key: key, Msg: msg}
 	}
-	var (
-		rows []row
-		errs []error
-	)
-	for _, line := range splitLines(data) {
-		r, err := l.parseCase(line)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	sc := scanLine(line, "item")
+	if sc.syntax {
+		top, msg := object(line)
+		if msg != "" {
+			return caseRow{}, lineErr("", msg)
 		}
-		rows = append(rows, r)
+		// The scanner refused what encoding/json accepts: read it the slow
+		// way rather than refuse a good line.
+		sc = scanned{}
+		for _, k := range sortedKeys(top) {
+			sc.top = append(sc.top, member{key: k, kraw: strconv.AppendQuote(nil, k), val: top[k]})
+		}
+		if item, ok := top["item"]; ok && isObject(item) {
+			sc.item = slowMembers(item)
+		}
 	}
-	if len(rows) == 0 && len(errs) == 0 {
-		// Nothing to grade would make every rate vacuous; refuse it rather
-		// than let an empty export pass.
-		errs = append(errs, &manifest.Error{File: l.file, Msg: "holds no cases"})
+	var item, sample []byte
+	var hasItem, hasSample bool
+	keys := map[string]bool{}
+	for _, mb := range sc.top {
+		keys[mb.key] = true
+		switch mb.key {
+		case "item":
+			item, hasItem = mb.val, true
+		case "sample":
+			sample, hasSample = mb.val, true
+		}
 	}
-	return rows, errors.Join(errs...)
+	rw := caseRow{Case: Case{File: r.file, Line: n}}
+	if sc.unreadable == "" {
+		for _, k := range sortedKeys(keys) {
+			if k != "item" && k != "sample" {
+				return caseRow{}, lineErr(k, `unknown key; a dataset line holds only "item" and an optional "sample"`)
+			}
+		}
+		switch {
+		case !hasItem:
+			return caseRow{}, lineErr("item", "missing; every dataset line needs an item object")
+		case !isObject(item):
+			return caseRow{}, lineErr("item", "must be an object, not "+jsonKind(item))
+		case hasSample && !isObject(sample):
+			return caseRow{}, lineErr("sample", "must be an object, not "+jsonKind(sample))
+		}
+	} else {
+		// Well-formed JSON that Python refuses: the row is counted and named,
+		// never graded. What the scan could read before it stopped is kept.
+		rw.Unreadable = true
+		rw.findings = append(rw.findings, manifest.Finding{
+			Code: CodeDatasetInvalid, Severity: manifest.SeverityHold, File: r.file, Line: n,
+			Message: "the row is not sent to the grader: " + sc.unreadable,
+		})
+		if !isObject(item) {
+			item = []byte("{}")
+		}
+		if hasSample && !isObject(sample) {
+			hasSample = false
+		}
+	}
+	rw.Item = append(json.RawMessage(nil), item...)
+	rw.fields = sc.item
+	if hasSample {
+		rw.Sample = append(json.RawMessage(nil), sample...)
+		rw.SampleFile, rw.SampleLine = r.file, n
+	}
+	r.readFields(&rw)
+	if rw.Unreadable && len(rw.findings) > 0 {
+		rw.findings[0].CaseID = rw.ID
+	}
+	rw.GraderItem = r.graderItem(rw.Item, sc.item)
+	return rw, nil
 }
 
-// parseCase reads one dataset line: `{"item": {...}, "sample": {...}?}`.
-func (l *loader) parseCase(line jsonLine) (row, error) {
-	lineErr := func(key, msg string) error {
-		return &manifest.Error{File: l.file, Line: line.n, Key: key, Msg: msg}
+// slowMembers lists an object's members with encoding/json.
+func slowMembers(obj []byte) []member {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return nil
 	}
-	top, msg := object(line.data)
-	if msg != "" {
-		return row{}, lineErr("", msg)
+	out := make([]member, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, member{key: k, kraw: strconv.AppendQuote(nil, k), val: m[k]})
 	}
-	for _, k := range sortedKeys(top) {
-		if k != "item" && k != "sample" {
-			return row{}, lineErr(k, `unknown key; a dataset line holds only "item" and an optional "sample"`)
+	return out
+}
+
+// graderItem is the item without the label field and dataset.hidden_fields:
+// item itself when it has none of them.
+func (r *Reader) graderItem(item []byte, fields []member) json.RawMessage {
+	hide := false
+	for _, f := range fields {
+		hide = hide || r.hidden[f.key]
+	}
+	if !hide {
+		return item
+	}
+	out := make([]byte, 0, len(item))
+	out = append(out, '{')
+	first := true
+	for _, f := range fields {
+		if r.hidden[f.key] {
+			continue
 		}
-	}
-	item, ok := top["item"]
-	if !ok {
-		return row{}, lineErr("item", "missing; every dataset line needs an item object")
-	}
-	if !isObject(item) {
-		return row{}, lineErr("item", "must be an object, not "+jsonKind(item))
-	}
-	r := row{Case: Case{Item: append(json.RawMessage(nil), item...), File: l.file, Line: line.n}}
-	if sample, ok := top["sample"]; ok {
-		if !isObject(sample) {
-			return row{}, lineErr("sample", "must be an object, not "+jsonKind(sample))
+		if !first {
+			out = append(out, ", "...)
 		}
-		r.Sample = append(json.RawMessage(nil), sample...)
-		r.SampleFile, r.SampleLine = l.file, line.n
+		first = false
+		out = append(out, f.kraw...)
+		out = append(out, ": "...)
+		out = append(out, f.val...)
 	}
-	if err := json.Unmarshal(item, &r.fields); err != nil {
-		return row{}, lineErr("item", err.Error())
-	}
-	l.readFields(&r)
-	return r, nil
+	return append(out, '}')
 }
 
 // readFields fills the fields gradegate reads (id, slice, family, label)
@@ -158,21 +206,22 @@ func (l *loader) parseCase(line jsonLine) (row, error) {
 // identity); a slice or family of the wrong type is schema_violation (the
 // field is present but has the wrong shape); a label other than 0 or 1 is
 // label_domain. A null slice, family or label counts as absent.
-func (l *loader) readFields(r *row) {
+func (r *Reader) readFields(rw *caseRow) {
 	add := func(code, msg string) {
-		r.findings = append(r.findings, manifest.Finding{
+		rw.findings = append(rw.findings, manifest.Finding{
 			Code: code, Severity: manifest.SeverityHold,
-			File: r.File, Line: r.Line, CaseID: r.ID, Message: msg,
+			File: rw.File, Line: rw.Line, CaseID: rw.ID, Message: msg,
 		})
 	}
-	f := l.fields
+	f := r.fields
 
-	var id string
-	if raw, ok := r.fields[f.ID]; ok && json.Unmarshal(raw, &id) == nil && id != "" {
-		r.ID, r.hasID = id, true
+	raw, ok := rw.field(f.ID)
+	if id, isStr := stringValue(raw); ok && isStr && id != "" {
+		rw.ID, rw.hasID = id, true
 	} else {
-		r.ID = fmt.Sprintf("%s:%d", r.File, r.Line)
+		rw.ID = fmt.Sprintf("%s:%d", rw.File, rw.Line)
 		switch {
+		case rw.Unreadable:
 		case !ok:
 			add(CodeMissingField, fmt.Sprintf("item has no %q; every case needs a unique string id", f.ID))
 		default:
@@ -180,28 +229,28 @@ func (l *loader) readFields(r *row) {
 		}
 	}
 
-	if raw, ok := r.fields[f.Slice]; ok && !isNull(raw) {
+	if raw, ok := rw.field(f.Slice); ok && !isNull(raw) {
 		slices, err := sliceNames(raw)
 		if err != nil {
 			add(CodeSchemaViolation, fmt.Sprintf("item.%s %v", f.Slice, err))
 		}
-		r.Slices = slices
+		rw.Slices = slices
 	}
 
-	if raw, ok := r.fields[f.Family]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &r.Family); err != nil {
-			r.Family = ""
+	if raw, ok := rw.field(f.Family); ok && !isNull(raw) {
+		if v, isStr := stringValue(raw); isStr {
+			rw.Family = v
+		} else {
 			add(CodeSchemaViolation, fmt.Sprintf("item.%s must be a string, not %s", f.Family, jsonKind(raw)))
 		}
 	}
 
-	if raw, ok := r.fields[f.Label]; ok && !isNull(raw) {
+	if raw, ok := rw.field(f.Label); ok && !isNull(raw) {
 		// A boolean is not a label: true == 1 is exactly the confusion the
 		// gate exists to catch, so only the numbers 0 and 1 count.
-		var v float64
-		if json.Unmarshal(raw, &v) == nil && (v == 0 || v == 1) {
+		if v, err := strconv.ParseFloat(string(raw), 64); err == nil && (v == 0 || v == 1) && jsonKind(raw) == "a number" {
 			label := int(v)
-			r.Label = &label
+			rw.Label = &label
 		} else {
 			add(CodeLabelDomain, fmt.Sprintf("item.%s must be 0 or 1, not %s; the label is ignored", f.Label, bytes.TrimSpace(raw)))
 		}
@@ -211,9 +260,8 @@ func (l *loader) readFields(r *row) {
 // sliceNames reads a slice field: a string, or a list of strings. Empty
 // names are an error; repeated names are kept once. On error the names that
 // were valid are still returned.
-func sliceNames(raw json.RawMessage) ([]string, error) {
-	var one string
-	if err := json.Unmarshal(raw, &one); err == nil {
+func sliceNames(raw []byte) ([]string, error) {
+	if one, ok := stringValue(raw); ok {
 		if one == "" {
 			return nil, errors.New("must not be an empty string")
 		}
@@ -227,15 +275,13 @@ func sliceNames(raw json.RawMessage) ([]string, error) {
 		names []string
 		bad   bool
 	)
-	seen := map[string]bool{}
 	for _, el := range list {
-		var s string
-		if json.Unmarshal(el, &s) != nil || s == "" {
+		s, ok := stringValue(el)
+		if !ok || s == "" {
 			bad = true
 			continue
 		}
-		if !seen[s] {
-			seen[s] = true
+		if !contains(names, s) {
 			names = append(names, s)
 		}
 	}
@@ -245,11 +291,11 @@ func sliceNames(raw json.RawMessage) ([]string, error) {
 	return names, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
-	sort.Strings(keys)
-	return keys
+	return false
 }

@@ -1,10 +1,11 @@
-// Package dataset reads a suite's cases and stored samples (SPEC section 2)
-// and checks the dataset contract (SPEC section 8, dataset finding codes).
+// Package dataset reads a suite's cases and stored samples as streams and
+// checks the dataset contract.
 //
-// Load separates two kinds of problem. A line that cannot be read as a case or
-// a sample at all (bad JSON, a missing "item", an unknown top-level key, a
-// sample for a case that does not exist) is an input error: the suite cannot
-// be used and the caller exits 2. A row that reads fine but breaks the
+// The reader (Open, and Load on top of it) separates two kinds of problem.
+// A line that cannot be read as a case or a sample at all (bad JSON, a
+// missing "item", an unknown top-level key, a sample for a case that does
+// not exist) is an input error: the suite cannot be used and the caller
+// exits 2. A row that reads fine but breaks the
 // contract (a duplicate case_id, a schema violation, a label outside {0, 1})
 // is a Finding: the row is kept, and the gate decides what the finding does.
 package dataset
@@ -12,12 +13,9 @@ package dataset
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"path"
 
 	"github.com/gradegate/gradegate/manifest"
-	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // Case is one dataset row with its sample joined in.
@@ -30,6 +28,14 @@ type Case struct {
 	Family string
 	Label  *int            // human_score, when present (0 or 1)
 	Item   json.RawMessage // the whole item, byte for byte as in the file
+	// GraderItem is the item the grader receives: Item without the label
+	// field and the fields of dataset.hidden_fields (Item itself when it has
+	// none of them).
+	GraderItem json.RawMessage
+	// Unreadable: the row or its sample is well-formed JSON that Python
+	// would refuse (invalid UTF-8, nesting deeper than MaxDepth). A
+	// dataset_invalid finding names it; it is never sent to the grader.
+	Unreadable bool
 	// Sample is the stored candidate output; nil when the case has none
 	// (it is then omitted with reason missing_sample).
 	Sample json.RawMessage
@@ -60,7 +66,7 @@ type Set struct {
 	Findings []manifest.Finding
 }
 
-// Dataset finding codes (SPEC section 8).
+// Dataset finding codes.
 const (
 	CodeDuplicateCaseID = "duplicate_case_id"
 	CodeSchemaViolation = "schema_violation"
@@ -82,7 +88,8 @@ func (s *Set) Holds() bool {
 }
 
 // Load reads the dataset the manifest names (and its samples file, when
-// there is one) from fsys and checks the dataset contract.
+// there is one) from fsys into memory and checks the dataset contract. It
+// is for small suites and tests; a run streams with Open.
 //
 // Paths are m.Dir joined with the paths written in the manifest. The error,
 // when not nil, joins one *manifest.Error per problem (errors.Is(err,
@@ -91,71 +98,23 @@ func Load(fsys fs.FS, m *manifest.Manifest) (*Set, error) {
 	if m == nil {
 		return nil, errors.New("dataset: no manifest")
 	}
-	l := &loader{
-		fsys:   fsys,
-		m:      m,
-		fields: fieldNames(m.Dataset.Fields),
-		file:   path.Join(m.Dir, m.Dataset.Path),
-	}
-
-	var errs []error
-	rows, err := l.readCases()
-	datasetOK := err == nil
-	if err != nil {
-		errs = append(errs, err)
-	}
-	var samples []sampleLine
-	if m.Samples != nil {
-		samples, err = l.readSamples(path.Join(m.Dir, m.Samples.Path))
-		if err != nil {
-			errs = append(errs, err)
+	r := Open(fsys, m)
+	var cases []Case
+	for {
+		c, ok := r.Next()
+		if !ok {
+			break
 		}
+		cases = append(cases, c)
 	}
-	var schema *itemSchema
-	if m.Dataset.Schema != "" {
-		schema, err = compileSchema(fsys, path.Join(m.Dir, m.Dataset.Schema), m)
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// A sample for a line that could not be read would only repeat that
-	// line's error as "not in the dataset", so the join waits for a clean
-	// dataset.
-	if datasetOK {
-		if err := l.join(rows, samples); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-
-	for i := range rows {
-		if rows[i].Sample != nil {
-			sum, err := sampleDigest(rows[i].Sample)
-			if err != nil {
-				// Unreachable: only valid JSON objects become samples.
-				return nil, fmt.Errorf("dataset: sample of %s: %w", rows[i].ID, err)
-			}
-			rows[i].SampleSHA256 = sum
-		}
-	}
-
-	set := &Set{Cases: make([]Case, len(rows)), Intended: m.Dataset.IntendedCases}
-	for i, r := range rows {
-		set.Cases[i] = r.Case
-	}
-	if set.Intended == 0 {
-		set.Intended = len(set.Cases)
-	}
-	set.Findings, err = l.findings(rows, schema)
+	sum, err := r.Close()
 	if err != nil {
 		return nil, err
 	}
-	return set, nil
+	return &Set{Cases: cases, Intended: sum.Intended, Findings: sum.Findings}, nil
 }
 
-// fieldNames fills in the SPEC defaults for any field name left empty, so a
+// fieldNames fills in the default names for any field name left empty, so a
 // hand-built manifest behaves like a parsed one.
 func fieldNames(f manifest.Fields) manifest.Fields {
 	if f.ID == "" {
@@ -173,45 +132,11 @@ func fieldNames(f manifest.Fields) manifest.Fields {
 	return f
 }
 
-// loader carries what every step of Load needs.
-type loader struct {
-	fsys   fs.FS
-	m      *manifest.Manifest
-	fields manifest.Fields
-	file   string // dataset path in fsys
-}
-
-// findings runs every contract check over the loaded rows.
-func (l *loader) findings(rows []row, schema *itemSchema) ([]manifest.Finding, error) {
-	var out []manifest.Finding
-	screen := NewScreen(ScreenConfig{Manifest: l.m, FS: l.fsys, File: l.file})
-	for _, r := range rows {
-		screen.Add(r.Line, r.ID, r.Item)
-		out = append(out, r.findings...)
-		if schema != nil {
-			if f, ok := schema.check(r); ok {
-				out = append(out, f)
-			}
-		}
+// ItemForGrader is the item the grader receives: GraderItem, or Item for a
+// Case built by hand without one.
+func (c Case) ItemForGrader() json.RawMessage {
+	if c.GraderItem != nil {
+		return c.GraderItem
 	}
-	out = append(out, duplicateIDs(rows)...)
-	out = append(out, l.missingControls(rows)...)
-	nd, err := screen.Findings()
-	return append(out, nd...), err
-}
-
-// readFile reads name from fsys. A failure is an input error at the manifest
-// key that names the file (key, as in "dataset.path"), so the user sees which
-// line of the manifest to fix, and names the file as it was resolved.
-func readFile(fsys fs.FS, name string, m *manifest.Manifest, key string) ([]byte, error) {
-	data, err := input.ReadFile(fsys, name, input.ForKey(key), m.Limits.Of(input.ForKey(key)))
-	if err != nil {
-		cause := err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			cause = pe.Err // the path is named in the message
-		}
-		return nil, &manifest.Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf("cannot read %s: %v", name, cause), Err: err}
-	}
-	return data, nil
+	return c.Item
 }

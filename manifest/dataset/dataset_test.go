@@ -84,6 +84,7 @@ func TestLoadBasic(t *testing.T) {
 		{
 			ID: "a-1", Slices: []string{"ineligible_shipped"}, Family: "cancel", Label: intp(1),
 			Item:         raw(`{"case_id": "a-1", "slice": "ineligible_shipped", "family": "cancel", "human_score": 1, "request": "Cancel my shipped blender order please", "expected_total_cents": 8999}`),
+			GraderItem:   raw(`{"case_id": "a-1", "slice": "ineligible_shipped", "family": "cancel", "request": "Cancel my shipped blender order please", "expected_total_cents": 8999}`),
 			Sample:       raw(`{"output_text": "{\"status\":\"ineligible\"}", "choices": []}`),
 			SampleSHA256: hexSum(`{"output_text":"{\"status\":\"ineligible\"}","choices":[]}`),
 			File:         file, Line: 1, SampleFile: samples, SampleLine: 2,
@@ -91,6 +92,7 @@ func TestLoadBasic(t *testing.T) {
 		{
 			ID: "a-2", Slices: []string{"ineligible_shipped", "currency_edge"}, Label: intp(0),
 			Item:         raw(`{"case_id": "a-2", "slice": ["ineligible_shipped", "currency_edge", "ineligible_shipped"], "human_score": 0, "request": "Refund the teapot that left Kyoto yesterday", "expected_total_cents": 4800}`),
+			GraderItem:   raw(`{"case_id": "a-2", "slice": ["ineligible_shipped", "currency_edge", "ineligible_shipped"], "request": "Refund the teapot that left Kyoto yesterday", "expected_total_cents": 4800}`),
 			Sample:       raw(`{"output_text": "{\"status\": \"ineligible\"}"}`),
 			SampleSHA256: hexSum(`{"output_text":"{\"status\": \"ineligible\"}"}`),
 			File:         file, Line: 2, SampleFile: samples, SampleLine: 1,
@@ -98,6 +100,7 @@ func TestLoadBasic(t *testing.T) {
 		{
 			ID: "a-3", Label: intp(1),
 			Item:         raw(`{"case_id": "a-3", "human_score": 1.0, "request": "status order 50330", "expected_total_cents": 1200}`),
+			GraderItem:   raw(`{"case_id": "a-3", "request": "status order 50330", "expected_total_cents": 1200}`),
 			Sample:       raw(`{ "output_text" : "x" }`),
 			SampleSHA256: "8b9d39b51f49554bdb2212762ee31674dcd058081676059f009de7b7e3044981",
 			File:         file, Line: 4, SampleFile: samples, SampleLine: 3,
@@ -105,14 +108,16 @@ func TestLoadBasic(t *testing.T) {
 		{
 			ID:           "a-4",
 			Item:         raw(`{"case_id": "a-4", "slice": null, "family": null, "human_score": null, "request": "What did the yoga mat cost me on Tuesday", "expected_total_cents": 3199}`),
+			GraderItem:   raw(`{"case_id": "a-4", "slice": null, "family": null, "request": "What did the yoga mat cost me on Tuesday", "expected_total_cents": 3199}`),
 			Sample:       raw(`{"output_text": "{\"status\":\"approved\"}"}`),
 			SampleSHA256: "0721f6cb7859019fc989ca93a1bcd3737fd9abfcc52364c498610ad77b57b7e6",
 			File:         file, Line: 5, SampleFile: file, SampleLine: 5,
 		},
 		{
 			ID: "a-5", Slices: []string{"tone"},
-			Item: raw(`{"case_id": "a-5", "slice": "tone", "request": "Kindly furnish a summary of purchase order 2210", "expected_total_cents": 128000}`),
-			File: file, Line: 6,
+			Item:       raw(`{"case_id": "a-5", "slice": "tone", "request": "Kindly furnish a summary of purchase order 2210", "expected_total_cents": 128000}`),
+			GraderItem: raw(`{"case_id": "a-5", "slice": "tone", "request": "Kindly furnish a summary of purchase order 2210", "expected_total_cents": 128000}`),
+			File:       file, Line: 6,
 		},
 	}
 	if diff := cmp.Diff(want, set.Cases); diff != "" {
@@ -416,7 +421,10 @@ func TestLoadFieldNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Case{ID: "f-1", Slices: []string{"g"}, Family: "o", Label: intp(0), File: "s/cases.jsonl", Line: 1}
+	// The label field named in the manifest is hidden from the grader;
+	// human_score is an ordinary field here and stays.
+	want := Case{ID: "f-1", Slices: []string{"g"}, Family: "o", Label: intp(0), File: "s/cases.jsonl", Line: 1,
+		GraderItem: json.RawMessage(`{"id": "f-1", "group": ["g"], "origin": "o", "case_id": 5, "slice": 3, "human_score": 7}`)}
 	if diff := cmp.Diff(want, set.Cases[0], cmpopts.IgnoreFields(Case{}, "Item")); diff != "" {
 		t.Errorf("case (-want +got):\n%s", diff)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
 // maxReps bounds the rows one band bucket keeps to compare newcomers with,
@@ -387,7 +388,7 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	if s.fsys == nil {
 		return nil, errors.New("near-duplicate screen: no file system to read the dataset again from")
 	}
-	f, err := s.fsys.Open(s.file)
+	f, err := input.Open(s.fsys, s.file, input.Dataset, s.m.Limits.Of(input.Dataset))
 	if err != nil {
 		return nil, fmt.Errorf("near-duplicate screen: %w", err)
 	}

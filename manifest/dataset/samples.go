@@ -2,129 +2,231 @@ package dataset
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"slices"
 
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
 )
 
-// sampleLine is one line of the samples file.
-type sampleLine struct {
-	file   string
-	line   int
-	caseID string
-	sample json.RawMessage
+// sampleRef says where a sample's JSON is in the samples file.
+type sampleRef struct {
+	line       int32
+	n          int32 // length of the sample's JSON
+	off        int64 // offset of the sample's JSON
+	unreadable bool  // the line holds what Python refuses (a finding names it)
+	claimed    bool  // a case took it
+	extra      []int32
+	data       []byte // the sample itself, when it is not a span of the file
 }
 
-// readSamples reads the samples file: one `{"case_id": "...", "sample": {...}}`
+// sampleLine is one usable line of the samples file.
+type sampleLine struct {
+	line   int
+	caseID string
+	ref    sampleRef
+}
+
+// joinErr is a samples line that contradicts the dataset.
+type joinErr struct {
+	line int
+	msg  string
+}
+
+// sampleJoin walks the samples file: one `{"case_id": "...", "sample": {...}}`
 // a line. The key is always "case_id", whatever dataset.fields.id says: it
 // names the join, not an item field.
-func (l *loader) readSamples(file string) ([]sampleLine, error) {
-	data, err := readFile(l.fsys, file, l.m, "samples.path")
+type sampleJoin struct {
+	file     string
+	m        *manifest.Manifest
+	f        *input.File
+	at       *readAtFile
+	lr       *lineReader
+	pending  *sampleLine // the next usable line, not yet taken (lockstep)
+	eof      bool
+	indexed  bool
+	index    map[string]*sampleRef
+	errs     []error
+	joinErrs []joinErr
+	findings []manifest.Finding
+}
+
+func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
+	sj := &sampleJoin{file: file, m: m, index: map[string]*sampleRef{}}
+	f, err := openFile(fsys, file, m, "samples.path")
 	if err != nil {
-		return nil, err
+		sj.errs = append(sj.errs, err)
+		sj.eof = true
+		return sj
 	}
-	var (
-		out  []sampleLine
-		errs []error
-	)
-	for _, line := range splitLines(data) {
-		lineErr := func(key, msg string) {
-			errs = append(errs, &manifest.Error{File: file, Line: line.n, Key: key, Msg: msg})
+	sj.f = f
+	sj.at = &readAtFile{}
+	if ra, ok := f.ReaderAt(); ok {
+		sj.at.ra = ra
+		sj.lr = newLineReader(f)
+	} else {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			sj.errs = append(sj.errs, &manifest.Error{File: m.File, Line: m.Line("samples.path"), Key: "samples.path",
+				Msg: fmt.Sprintf("cannot read %s: %v", file, err), Err: err})
+			sj.eof = true
+			return sj
 		}
-		top, msg := object(line.data)
-		if msg != "" {
-			lineErr("", msg)
+		sj.at.mem = data
+		sj.lr = newLineReader(bytes.NewReader(data))
+	}
+	return sj
+}
+
+func (sj *sampleJoin) joinErr(line int, msg string) {
+	sj.joinErrs = append(sj.joinErrs, joinErr{line, msg})
+}
+
+// peek returns the next usable samples line without taking it.
+func (sj *sampleJoin) peek() *sampleLine {
+	for sj.pending == nil && !sj.eof {
+		line, n, off, ok := sj.lr.next()
+		if !ok {
+			sj.eof = true
+			if sj.lr.err != nil {
+				sj.errs = append(sj.errs, &manifest.Error{File: sj.file, Line: sj.lr.n + 1,
+					Msg: fmt.Sprintf("cannot read: %v", sj.lr.err), Err: sj.lr.err})
+			}
+			break
+		}
+		if s, ok := sj.parse(line, n, off); ok {
+			sj.pending = &s
+		}
+	}
+	return sj.pending
+}
+
+// buildIndex indexes every samples line not yet taken by case id; from
+// then on samples are looked up.
+func (sj *sampleJoin) buildIndex() {
+	sj.indexed = true
+	for {
+		p := sj.peek()
+		if p == nil {
+			return
+		}
+		sj.pending = nil
+		if ref, ok := sj.index[p.caseID]; ok {
+			ref.extra = append(ref.extra, int32(p.line))
 			continue
 		}
-		bad := false
+		ref := p.ref
+		sj.index[p.caseID] = &ref
+	}
+}
+
+// read returns a sample's JSON, read back from the file.
+func (sj *sampleJoin) read(ref sampleRef) ([]byte, error) {
+	if ref.data != nil {
+		return ref.data, nil
+	}
+	buf := make([]byte, ref.n)
+	if _, err := sj.at.ReadAt(buf, ref.off); err != nil && !(err == io.EOF && len(buf) > 0) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// finish reads the lines no case asked for and closes the file.
+func (sj *sampleJoin) finish() {
+	if !sj.indexed {
+		sj.buildIndex()
+	}
+	if sj.f != nil {
+		sj.f.Close()
+	}
+}
+
+// parse reads one samples line; a line that is not a sample at all is an
+// input error, every problem of it listed.
+func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
+	lineErr := func(key, msg string) {
+		sj.errs = append(sj.errs, &manifest.Error{File: sj.file, Line: n, Key: key, Msg: msg})
+	}
+	sc := scanLine(line, "")
+	slow := sc.syntax
+	if slow {
+		top, msg := object(line)
+		if msg != "" {
+			lineErr("", msg)
+			return sampleLine{}, false
+		}
+		// The scanner is stricter than encoding/json only where Python is;
+		// this is the slow path, kept correct.
+		sc = scanned{}
+		for k, v := range top {
+			sc.top = append(sc.top, member{key: k, val: v})
+		}
+	}
+	bad := false
+	top := map[string][]byte{}
+	for _, mb := range sc.top {
+		top[mb.key] = mb.val
+	}
+	if sc.unreadable == "" || len(top) > 0 {
 		for _, k := range sortedKeys(top) {
 			if k != "case_id" && k != "sample" {
 				lineErr(k, `unknown key; a samples line holds only "case_id" and "sample"`)
 				bad = true
 			}
 		}
-		var id string
-		if raw, ok := top["case_id"]; !ok {
+	}
+	var id string
+	if raw, ok := top["case_id"]; !ok {
+		if sc.unreadable == "" {
 			lineErr("case_id", "missing")
-			bad = true
-		} else if json.Unmarshal(raw, &id) != nil || id == "" {
-			lineErr("case_id", "must be a non-empty string, not "+jsonKind(raw))
-			bad = true
 		}
-		sample, ok := top["sample"]
-		if !ok {
-			lineErr("sample", "missing")
-			bad = true
-		} else if !isObject(sample) {
-			lineErr("sample", "must be an object, not "+jsonKind(sample))
-			bad = true
-		}
-		if !bad {
-			out = append(out, sampleLine{file: file, line: line.n, caseID: id, sample: append(json.RawMessage(nil), sample...)})
-		}
+		bad = true
+	} else if v, ok := stringValue(raw); !ok || v == "" {
+		lineErr("case_id", "must be a non-empty string, not "+jsonKind(raw))
+		bad = true
+	} else {
+		id = v
 	}
-	return out, errors.Join(errs...)
+	sample, ok := top["sample"]
+	switch {
+	case !ok && sc.unreadable != "":
+		sample, ok = []byte("{}"), true // cut short by the depth bound
+	case !ok:
+		lineErr("sample", "missing")
+		bad = true
+	case !isObject(sample):
+		lineErr("sample", "must be an object, not "+jsonKind(sample))
+		bad = true
+	}
+	if sc.unreadable != "" {
+		sj.findings = append(sj.findings, manifest.Finding{
+			Code: CodeDatasetInvalid, Severity: manifest.SeverityHold, File: sj.file, Line: n, CaseID: id,
+			Message: "the sample is not sent to the grader: " + sc.unreadable,
+		})
+	}
+	if bad {
+		return sampleLine{}, false
+	}
+	ref := sampleRef{line: int32(n), n: int32(len(sample)), unreadable: sc.unreadable != ""}
+	if slow || sc.unreadable != "" {
+		ref.data = append([]byte(nil), sample...)
+	} else {
+		// sample is a span of line: the difference of capacities is where
+		// it starts.
+		ref.off = off + int64(cap(line)-cap(sample))
+	}
+	return sampleLine{line: n, caseID: id, ref: ref}, true
 }
 
-// join attaches each line of the samples file to its case. A sample for an
-// unknown case_id, a second sample for a case, or a samples-file line for a
-// case that already has an inline sample is an input error; all are listed.
-func (l *loader) join(rows []row, samples []sampleLine) error {
-	byID := map[string][]int{}
-	var noID []int // lines of rows without a usable case_id
-	for i, r := range rows {
-		if r.hasID {
-			byID[r.ID] = append(byID[r.ID], i)
-		} else {
-			noID = append(noID, r.Line)
-		}
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	// The likely cause of an unknown sample is a row whose case_id is
-	// missing or not a string: say so, or the message hides the real fault.
-	hint := ""
-	if len(noID) > 0 {
-		hint = fmt.Sprintf(" (%d row(s) of %s have no usable %s, first on line %d)", len(noID), l.file, l.fields.ID, noID[0])
-	}
-	var errs []error
-	for _, s := range samples {
-		idx, ok := byID[s.caseID]
-		if !ok {
-			errs = append(errs, &manifest.Error{File: s.file, Line: s.line, Key: "case_id",
-				Msg: fmt.Sprintf("%q is not a case in %s%s", s.caseID, l.file, hint)})
-			continue
-		}
-		// A duplicated case_id (its own finding) gets the sample on every row.
-		for _, i := range idx {
-			r := &rows[i]
-			var msg string
-			switch {
-			case r.Sample != nil && r.SampleFile == r.File && r.SampleLine == r.Line:
-				msg = fmt.Sprintf("case %q already has an inline sample at %s:%d; keep one of the two", s.caseID, r.File, r.Line)
-			case r.Sample != nil:
-				msg = fmt.Sprintf("second sample for case %q (the first is on line %d)", s.caseID, r.SampleLine)
-			}
-			if msg != "" {
-				errs = append(errs, &manifest.Error{File: s.file, Line: s.line, Key: "case_id", Msg: msg})
-				break
-			}
-			r.Sample = s.sample
-			r.SampleFile, r.SampleLine = s.file, s.line
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// sampleDigest is the hex sha256 of the sample's compacted JSON, so that
-// re-indenting a samples file does not change any case's output identity.
-func sampleDigest(sample json.RawMessage) (string, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, sample); err != nil {
-		return "", fmt.Errorf("compacting sample: %w", err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	slices.Sort(keys)
+	return keys
 }

@@ -88,7 +88,7 @@ func compileSchema(fsys fs.FS, file string, m *manifest.Manifest) (*itemSchema, 
 }
 
 // check validates one item; ok is false when the item satisfies the schema.
-func (s *itemSchema) check(r row) (manifest.Finding, bool) {
+func (s *itemSchema) check(r *caseRow) (manifest.Finding, bool) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.Item))
 	if err == nil {
 		err = s.schema.Validate(doc)

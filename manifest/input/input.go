@@ -319,6 +319,14 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReaderAt returns the open file as an io.ReaderAt, when its file system's
+// file is one (a host file is). Offsets come from what Read already read
+// within the limit, so reading back is bounded too.
+func (f *File) ReaderAt() (io.ReaderAt, bool) {
+	ra, ok := f.f.(io.ReaderAt)
+	return ra, ok
+}
+
 // Size is the file's size when it was opened.
 func (f *File) Size() int64 { return f.size }
 

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Scale benchmark: gradegate run / validate against a plain Python loop.
+
+Generates suites (plain, and templated: a shared short field such as
+"currency": "USD" plus a long text field with planted near duplicates) of
+the sizes asked for, then measures, for each, the wall time, the CPU time and
+the peak memory of the whole process tree (the sum over gradegate and every
+process it starts, sampled every 20 ms, as RSS and as PSS) of:
+
+  loop      a plain in-process Python loop that reads the same two files,
+            decodes each line and calls grade (no isolation)
+  run       gradegate run --format json (default isolation, sandbox on)
+  validate  gradegate validate --format json
+
+Usage (from the repository root):
+
+  go build -o /tmp/gradegate ./cmd/gradegate
+  /usr/bin/python3 gate/bench/scale.py --gradegate /tmp/gradegate \\
+      --sizes 100000,1000000 --kinds plain,templated --what loop,run,validate
+
+The suites are written under --dir (default /tmp/gradegate-scale) and reused.
+"""
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+
+GRADER = '''\
+def grade(sample, item):
+    """1.0 when the answer names the expected total."""
+    return 1.0 if sample["output_text"] == str(item["expected_total_cents"]) else 0.0
+'''
+
+WORDS = ("order refund parcel invoice shipped delayed customer account billing "
+         "address courier warehouse return label discount coupon payment card "
+         "receipt tracking number package box damaged missing replacement").split()
+
+
+def manifest(kind):
+    # The templated suite's screen compares the long text; "currency": "USD"
+    # is a category, not text.
+    nd = "  near_duplicates:\n    fields: [request]\n" if kind == "templated" else ""
+    return f'''version: 1
+name: scale
+dataset:
+  path: cases.jsonl
+  sha256: "0"
+  fields: {{id: case_id, slice: slice, family: family, label: human_score}}
+{nd}samples:
+  path: samples.jsonl
+grader:
+  type: python
+  source: grader.py
+  sha256: "0"
+  contract: sample
+  image_tag: "2025-05-08"
+  timeout_seconds: 60
+  memory_mb: 512
+  metric: score
+  pass_threshold: 1.0
+  isolation: worker
+gate:
+  min_pass_rate: 0.5
+  aggregation: row
+canaries:
+  - name: right-total
+    sample: {{output_text: "1200"}}
+    item: {{expected_total_cents: 1200}}
+    expect: 1.0
+  - name: wrong-total
+    sample: {{output_text: "1201"}}
+    item: {{expected_total_cents: 1200}}
+    expect: 0.0
+'''
+
+
+def generate(path, n, kind):
+    os.makedirs(path, exist_ok=True)
+    done = os.path.join(path, ".done")
+    if os.path.exists(done):
+        return
+    rng = random.Random(n)
+    texts = []
+    with open(os.path.join(path, "cases.jsonl"), "w") as cases, \
+         open(os.path.join(path, "samples.jsonl"), "w") as samples:
+        for i in range(n):
+            cid = f"case-{i:07d}"
+            total = rng.randrange(100, 100000)
+            item = {"case_id": cid, "expected_total_cents": total,
+                    "slice": ["refunds", "shipping", "billing"][i % 3]}
+            if kind == "templated":
+                item["currency"] = "USD"
+                if texts and i % 1000 == 7:
+                    # A planted near duplicate: an earlier text with one more
+                    # word (Jaccard similarity of 5-word shingles about 0.97).
+                    text = rng.choice(texts) + " please"
+                else:
+                    text = " ".join(rng.choice(WORDS) for _ in range(40)) + f" ref {i}"
+                if len(texts) < 2000:
+                    texts.append(text)
+                item["request"] = text
+            if i % 10 == 0:
+                item["human_score"] = 1
+            cases.write(json.dumps({"item": item}) + "\n")
+            out = str(total) if rng.random() < 0.9 else str(total + 1)
+            samples.write(json.dumps({"case_id": cid, "sample": {"output_text": out}}) + "\n")
+    with open(os.path.join(path, "grader.py"), "w") as f:
+        f.write(GRADER)
+    with open(os.path.join(path, "gradegate.yaml"), "w") as f:
+        f.write(manifest(kind))
+    open(done, "w").close()
+
+
+LOOP = '''\
+import json, sys
+ns = {}
+exec(open(sys.argv[1] + "/grader.py").read(), ns)
+grade = ns["grade"]
+samples = {}
+with open(sys.argv[1] + "/samples.jsonl", "rb") as f:
+    for line in f:
+        d = json.loads(line)
+        samples[d["case_id"]] = d["sample"]
+passed = 0
+with open(sys.argv[1] + "/cases.jsonl", "rb") as f:
+    for line in f:
+        item = json.loads(line)["item"]
+        passed += grade(samples[item["case_id"]], item) >= 1.0
+print(passed)
+'''
+
+
+def tree_memory(root):
+    """(RSS, PSS) in kB summed over root and its descendants.
+
+    RSS counts a page shared by two processes twice; PSS splits it among
+    its sharers. A child that gradegate has cloned to start a worker shares
+    gradegate's whole address space until it execs (neither RSS nor PSS can
+    tell): such a child still has gradegate's command line, and is skipped.
+    """
+    parent = {}
+    cmdline = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            parent[int(pid)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline[int(pid)] = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+    rss = pss = 0
+    for pid in parent:
+        p = pid
+        while p in parent and p != root and p > 1:
+            p = parent[p]
+        if p != root:
+            continue
+        if pid != root and cmdline.get(pid) == cmdline.get(root):
+            continue  # cloned, not yet exec'd: gradegate's own pages
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            continue
+    return rss, pss
+
+
+def measure(cmd, env=None):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    peak_rss = peak_pss = 0
+    while proc.poll() is None:
+        rss, pss = tree_memory(proc.pid)
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        time.sleep(0.02)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU of the whole tree (every process waited for): on a shared machine
+    # the wall time says more about the neighbours than about gradegate.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    err = proc.stderr.read().decode(errors="replace")
+    return wall, cpu, peak_rss / 1024, peak_pss / 1024, proc.returncode, err
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gradegate", required=True)
+    ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--dir", default="/tmp/gradegate-scale")
+    ap.add_argument("--sizes", default="100000")
+    ap.add_argument("--kinds", default="plain")
+    ap.add_argument("--what", default="loop,run")
+    ap.add_argument("--workers", default="")
+    ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
+    ap.add_argument("--near-dup", action="store_true", help="keep the near-duplicate screen on in run")
+    args = ap.parse_args()
+    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | exit |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for kind in args.kinds.split(","):
+        for n in [int(s) for s in args.sizes.split(",")]:
+            path = os.path.join(args.dir, f"{kind}-{n}")
+            generate(path, n, kind)
+            man = os.path.join(path, "gradegate.yaml")
+            subprocess.run([args.gradegate, "pin", man], check=True, stdout=subprocess.DEVNULL)
+            env = dict(os.environ, GRADEGATE_PYTHON=args.python)
+            for what in args.what.split(","):
+                if what == "loop":
+                    cmd = [args.python, "-c", LOOP, path]
+                elif what == "run":
+                    cmd = [args.gradegate, "run", man, "--format", "json", "--results", os.path.join(path, "results.json")]
+                    if args.workers:
+                        cmd += ["--workers", args.workers]
+                    cmd += args.run_args.split()
+                elif what == "validate":
+                    cmd = [args.gradegate, "validate", man, "--format", "json"]
+                else:
+                    sys.exit(f"unknown --what {what}")
+                wall, cpu, peak, pss, code, err = measure(cmd, env)
+                if what == "run" and args.run_args:
+                    what += " " + args.run_args
+                print(f"| {kind} | {n} | {what} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {pss:.0f} | {code} |", flush=True)
+                if code not in (0, 1):
+                    print(err[-2000:], file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

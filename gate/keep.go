@@ -1,0 +1,72 @@
+package gate
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// keptPerRank is how many rows of each kind the reports can show are kept
+// in memory: more than any report lists (10 in the terminal, 50 in
+// markdown), so what they show is what a run of any size would show.
+const keptPerRank = 200
+
+// keeper keeps the case rows the reports show, bounded: the first
+// keptPerRank of each rank worstCases orders by (errors, omitted, failures;
+// in a mandatory slice first). Passing rows are not kept.
+type keeper struct {
+	mandatory map[string]bool
+	seq       int
+	perRank   [6]int
+	kept      []keptRow
+	dropped   int
+}
+
+type keptRow struct {
+	seq int
+	row CaseResult
+}
+
+func newKeeper(g manifest.Gate) *keeper {
+	k := &keeper{mandatory: map[string]bool{}}
+	for _, r := range g.Slices {
+		if r.Mandatory {
+			k.mandatory[r.Name] = true
+		}
+	}
+	return k
+}
+
+func (k *keeper) add(c CaseResult) {
+	k.seq++
+	if c.Status == StatusPass {
+		return
+	}
+	r := 4 // fail
+	switch c.Status {
+	case StatusError:
+		r = 0
+	case StatusOmitted:
+		r = 2
+	}
+	if !slices.ContainsFunc(c.Slices, func(s string) bool { return k.mandatory[s] }) {
+		r++
+	}
+	if k.perRank[r] >= keptPerRank {
+		k.dropped++
+		return
+	}
+	k.perRank[r]++
+	k.kept = append(k.kept, keptRow{k.seq, c})
+}
+
+// rows are the kept rows in dataset order.
+func (k *keeper) rows() []CaseResult {
+	slices.SortFunc(k.kept, func(a, b keptRow) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]CaseResult, len(k.kept))
+	for i, kr := range k.kept {
+		out[i] = kr.row
+	}
+	return out
+}

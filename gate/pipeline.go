@@ -1,0 +1,272 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// CaseSource is the dataset as a run reads it: rows one at a time, in file
+// order, then what the whole file showed. *dataset.Reader is one.
+type CaseSource interface {
+	Next() (dataset.Case, bool)
+	// Close reads what is left and returns the summary, or every input
+	// error of the dataset at once.
+	Close() (*dataset.Summary, error)
+}
+
+// failer is a CaseSource that can tell early that Close will fail, so that
+// grading stops instead of going on with a dataset that cannot be used.
+type failer interface{ Failed() bool }
+
+// setSource streams a dataset already in memory.
+type setSource struct {
+	set *dataset.Set
+	i   int
+}
+
+func (s *setSource) Next() (dataset.Case, bool) {
+	if s.i >= len(s.set.Cases) {
+		return dataset.Case{}, false
+	}
+	s.i++
+	return s.set.Cases[s.i-1], true
+}
+
+// Seen reports whether a row read so far has the case id.
+func (s *setSource) Seen(id string) bool {
+	return slices.ContainsFunc(s.set.Cases[:s.i], func(c dataset.Case) bool { return c.ID == id })
+}
+
+func (s *setSource) Close() (*dataset.Summary, error) {
+	return &dataset.Summary{Rows: len(s.set.Cases), Intended: s.set.Intended, Findings: s.set.Findings}, nil
+}
+
+// OmittedDatasetInvalid is the omission reason of a row that Python would
+// refuse to decode (a dataset_invalid finding names it): it is never sent
+// to the grader.
+const OmittedDatasetInvalid = "dataset_invalid"
+
+// Progress hears how far grading is. Implementations must be cheap: Graded
+// is called once per case row, under the pipeline's lock.
+type Progress interface {
+	// Start is called once, before the first row, with the number of rows
+	// expected (0 when unknown).
+	Start(total int)
+	// Graded is called as each row's result is final, in dataset order.
+	Graded(done int)
+	// Finish is called once grading is over.
+	Finish()
+}
+
+// maxInFlight bounds the tasks handed to the runner and not yet answered:
+// the reorder buffer and the memory of a run do not grow past it, whatever
+// the dataset's size.
+const maxInFlight = 8192
+
+// taskRef says what a task sequence number stands for.
+type taskRef struct {
+	row    int // row sequence, or -1 for a canary
+	canary int // index into the canaries, when row is -1
+}
+
+// pending is a row waiting in the reorder buffer.
+type pending struct {
+	row   CaseResult
+	ready bool
+}
+
+// pipeline builds tasks lazily from the dataset, grades them through a
+// StreamRunner and folds each result, in dataset order, into the tally,
+// the kept cases and the spool.
+type pipeline struct {
+	m        *manifest.Manifest
+	shard    Shard
+	src      CaseSource
+	sink     func(CaseResult) error
+	progress Progress
+	canaries *blindCanaries
+
+	mu       sync.Mutex
+	drained  *sync.Cond
+	queue    []pending // rows from base on, in dataset order
+	head     int       // queue[head] is row base
+	base     int
+	rows     int // rows taken into the queue
+	tasks    int // tasks handed out
+	inFlight int
+	refs     map[int]taskRef
+	readRows int // dataset rows read, in any shard
+	sinkErr  error
+}
+
+func newPipeline(m *manifest.Manifest, shard Shard, src CaseSource, sink func(CaseResult) error, progress Progress, canaries *blindCanaries) *pipeline {
+	p := &pipeline{m: m, shard: shard, src: src, sink: sink, progress: progress, canaries: canaries, refs: map[int]taskRef{}}
+	p.drained = sync.NewCond(&p.mu)
+	return p
+}
+
+// run grades every row through s.
+func (p *pipeline) run(ctx context.Context, s StreamRunner) error {
+	// A next waiting for room must not outlive the run: ctx ending wakes it.
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		if p.sinkErr == nil {
+			p.sinkErr = ctx.Err()
+		}
+		p.drained.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	if err := s.Stream(ctx, p.next, p.emit); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sinkErr != nil {
+		return p.sinkErr
+	}
+	if p.inFlight != 0 || p.head != len(p.queue) {
+		return fmt.Errorf("the runner ended with %d tasks unanswered", p.inFlight)
+	}
+	return nil
+}
+
+// next hands the runner its next task. It waits while maxInFlight tasks
+// are unanswered (backpressure), so a fast reader never outruns the grader.
+func (p *pipeline) next() (Task, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.inFlight >= maxInFlight && p.sinkErr == nil {
+		p.drained.Wait()
+	}
+	if p.sinkErr != nil {
+		return Task{}, false, p.sinkErr
+	}
+	for {
+		if t, i, ok := p.canaries.due(p.readRows, false); ok {
+			p.refs[p.tasks] = taskRef{row: -1, canary: i}
+			p.tasks++
+			p.inFlight++
+			return t, true, nil
+		}
+		if f, ok := p.src.(failer); ok && f.Failed() {
+			// The dataset cannot be used; Close says why, every line at once.
+			return Task{}, false, nil
+		}
+		c, ok := p.src.Next()
+		if !ok {
+			if t, i, ok := p.canaries.due(p.readRows, true); ok {
+				p.refs[p.tasks] = taskRef{row: -1, canary: i}
+				p.tasks++
+				p.inFlight++
+				return t, true, nil
+			}
+			return Task{}, false, nil
+		}
+		p.readRows++
+		p.canaries.observe(c)
+		if ShardOf(c.ID, p.shard.Count) != p.shard.Index {
+			continue
+		}
+		row := CaseResult{
+			CaseID:       c.ID,
+			Slices:       nonNil(c.Slices),
+			Family:       c.Family,
+			HumanScore:   c.Label,
+			SampleSHA256: c.SampleSHA256,
+			Line:         c.Line,
+		}
+		switch {
+		case c.Unreadable:
+			row.Status, row.Reason = StatusOmitted, OmittedDatasetInvalid
+		case c.Sample == nil:
+			row.Status, row.Reason = StatusOmitted, OmittedMissingSample
+		}
+		if row.Status != "" {
+			p.queue = append(p.queue, pending{row: row, ready: true})
+			p.rows++
+			p.flush()
+			continue
+		}
+		p.queue = append(p.queue, pending{row: row})
+		p.refs[p.tasks] = taskRef{row: p.rows}
+		p.rows++
+		p.tasks++
+		p.inFlight++
+		return Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}, true, nil
+	}
+}
+
+// emit records one outcome and passes on every row that is now complete.
+func (p *pipeline) emit(seq int, o Outcome) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ref, ok := p.refs[seq]
+	if !ok {
+		return fmt.Errorf("the runner returned an outcome for task %d, which it was not given or already answered", seq)
+	}
+	if err := checkOutcome(o); err != nil {
+		return fmt.Errorf("task %d: %w", seq, err)
+	}
+	delete(p.refs, seq)
+	p.inFlight--
+	p.drained.Broadcast()
+	if ref.row < 0 {
+		p.canaries.record(ref.canary, o)
+		return nil
+	}
+	pr := &p.queue[p.head+ref.row-p.base]
+	applyOutcome(&pr.row, o, p.m.Grader.PassThreshold)
+	pr.ready = true
+	p.flush()
+	return p.sinkErr
+}
+
+// flush passes on the rows at the head of the queue that are complete.
+func (p *pipeline) flush() {
+	for p.head < len(p.queue) && p.queue[p.head].ready && p.sinkErr == nil {
+		row := p.queue[p.head].row
+		p.queue[p.head] = pending{}
+		p.head++
+		p.base++
+		if err := p.sink(row); err != nil {
+			p.sinkErr = err
+			p.drained.Broadcast()
+		}
+		if p.progress != nil {
+			// Rows of other shards are settled as soon as they are read.
+			p.progress.Graded(p.readRows - (len(p.queue) - p.head))
+		}
+	}
+	// Reuse the queue's memory once its head has moved far enough.
+	if p.head > 4096 && p.head*2 > len(p.queue) {
+		n := copy(p.queue, p.queue[p.head:])
+		clear(p.queue[n:])
+		p.queue = p.queue[:n]
+		p.head = 0
+	}
+}
+
+// applyOutcome sets a graded row's status from its outcome.
+func applyOutcome(row *CaseResult, o Outcome, threshold float64) {
+	row.Class = o.Class
+	row.Output = o.Output
+	row.DurationMS = o.DurationMS
+	row.Judge = o.Judge
+	if o.Class != ClassOK {
+		row.Status = StatusError
+		row.Error = caseError(o)
+		return
+	}
+	row.Score = o.Score
+	row.Scores = o.Scores
+	row.Status = StatusFail
+	if *o.Score >= threshold {
+		row.Status = StatusPass
+	}
+}

@@ -1,0 +1,85 @@
+package worker
+
+import (
+	"fmt"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/sandbox"
+)
+
+// This file holds what the worker package says on every operating system:
+// its settings and its load error. The pool itself is Linux's.
+
+// Isolation modes (manifest grader.isolation).
+const (
+	IsolationWorker = "worker" // one process serves many cases, recycled
+	IsolationCase   = "case"   // the loaded process forks a fresh child per case
+)
+
+// Contracts (manifest grader.contract).
+const (
+	ContractSample = "sample"
+	ContractBatch  = "batch"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultOutputLimit = 8 << 10
+	DefaultTimeout     = 120
+	DefaultLoadTimeout = 30
+	DefaultMetric      = "score"
+)
+
+// Config is what a Pool needs to run one grader.
+type Config struct {
+	Source         []byte // the exact grader bytes whose digest was checked
+	SourceName     string // the file name tracebacks show, e.g. "grader.py"
+	Contract       string // ContractSample (default) or ContractBatch
+	Metric         string // gating score name in {"scores": {...}}; default "score"
+	TimeoutSeconds int    // per case (sample) or per batch; default 120
+	MemoryMB       int    // per grader process; 0: no limit
+	Isolation      string // IsolationWorker (default) or IsolationCase
+	Workers        int    // concurrent grader processes; default runtime.NumCPU()
+	Python         Python // resolved interpreter (ResolvePython)
+	Sandbox        *sandbox.Sandbox
+	OutputLimit    int // bytes of grader output kept per case; default 8 KiB
+	// RecycleAfter, when above 0, is how many cases one process serves
+	// before a fresh one replaces it. By default (0) a process that keeps
+	// grading well is replaced only when its CPU time or memory growth
+	// calls for it (see cpuBudget). A crash, a timeout, a memory error, a
+	// sandbox refusal or a child process left running always replaces it;
+	// a result the grader returned, valid or not, and an exception never
+	// do. When the sandbox has a second slot (uid) for every worker, a
+	// replacement due by count starts loading shortly before, so
+	// recycling does not stall grading.
+	RecycleAfter int
+	// LoadTimeoutSeconds bounds starting the interpreter and running the
+	// grader's module code (imports of large packages take seconds, and are
+	// not a case's time); default DefaultLoadTimeout.
+	LoadTimeoutSeconds int
+	// BatchSize is how many tasks go into one grade_batch call (contract
+	// batch); 0 puts all tasks of one Grade call into one batch, so a caller
+	// that wants batches of one (canaries) calls Grade once per task.
+	BatchSize int
+	// HashSeed, when set, is the PYTHONHASHSEED of every grader process (a
+	// decimal in 0..4294967295): str and bytes hashes, and with them the
+	// order of sets, are then alike in every process. Empty leaves Python's
+	// own random seed per process (isolated mode ignores PYTHONHASHSEED).
+	HashSeed string
+}
+
+// LoadError is returned by New when the grader cannot be loaded. Err says
+// why, with the grader line where known; Output is what the grader printed
+// while loading.
+type LoadError struct {
+	Err    gate.CaseError
+	Output string
+}
+
+func (e *LoadError) Error() string {
+	msg := fmt.Sprintf("grader failed to load (%s): %s", e.Err.Class, e.Err.Message)
+	if e.Err.Line > 0 {
+		msg += fmt.Sprintf(" (line %d)", e.Err.Line)
+	}
+	return msg
+}

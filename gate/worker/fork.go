@@ -1,0 +1,179 @@
+//go:build linux
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// endWait bounds how long a variant's child may take to finish the request
+// it is running and exit when its runner no longer needs it; past that the
+// pair is killed and the zygote started afresh.
+const endWait = 2 * time.Second
+
+// Fork returns a runner that grades with src instead of p's grader, for
+// mutation testing: its processes are children forked from p's processes,
+// which already run the worker and imported what the grader imports, inside
+// the same sandbox slot. A fork costs about a millisecond where starting a
+// sandboxed interpreter costs tens.
+//
+// Each process of the returned pool borrows one of p's processes (the
+// zygote) until the child is stopped; a zygote that served a fork serves
+// only forks after it, so p's own grading starts fresh processes. A child
+// that dies, times out or is killed takes its zygote with it. Close the
+// returned pool before p. A src that does not load gives a *LoadError.
+func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
+	if p.parent != nil {
+		return nil, errors.New("worker: Fork of a forked pool")
+	}
+	line, err := json.Marshal(map[string]any{"op": "fork", "source": src})
+	if err != nil {
+		return nil, fmt.Errorf("worker: fork request: %w", err)
+	}
+	cfg := p.cfg
+	cfg.Source = src
+	v := &Pool{
+		cfg:    cfg,
+		argv:   p.argv,
+		init:   append(line, '\n'),
+		tokens: make(chan struct{}, cfg.Workers),
+		live:   map[*proc]bool{},
+		parent: p,
+	}
+	for i := range cfg.Workers {
+		v.release(&slot{id: i, alt: -1})
+	}
+	v.stopWatch = context.AfterFunc(ctx, func() { v.shut(fmt.Errorf("worker: pool context: %w", context.Cause(ctx))) })
+	s, err := v.acquire(ctx)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	loadErr, err := v.startSlot(ctx, s)
+	v.release(s)
+	if err == nil && loadErr != nil {
+		err = loadErr
+	}
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// forkProcess borrows a zygote from the parent pool and forks a child that
+// loads v's source. The returned proc is the zygote's, talking to the child.
+func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
+	p := v.parent
+	zs, err := p.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if zs.proc == nil {
+		loadErr, err := p.startFor(ctx, zs)
+		if err == nil && loadErr != nil {
+			// The unmutated grader loaded before; failing now is not the
+			// variant's doing.
+			err = fmt.Errorf("worker: restarting the process to fork from: %w", loadErr)
+		}
+		if err != nil {
+			p.release(zs)
+			return nil, nil, err
+		}
+	}
+	pr := zs.proc
+	zs.proc = nil
+	pr.lender = zs
+	pr.forked = true
+	v.mu.Lock()
+	v.live[pr] = true
+	closed := v.closed
+	v.mu.Unlock()
+	if closed != nil {
+		return nil, nil, errors.Join(closed, v.stopProc(pr))
+	}
+	pr.resetOutput()
+	pr.exitedAlone = false
+	start := time.Now()
+	line, res := pr.exchange(ctx, v.init, v.loadTimeout())
+	pr.takeOutput(-1)
+	if res == gotLine {
+		var r response
+		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
+			return pr, nil, nil
+		} else if err == nil && r.Op == "load_error" {
+			le := &LoadError{Err: gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, v.cfg.OutputLimit)}
+			// The child exits by itself after a load error: nothing to end.
+			pr.childGone = true
+			return nil, le, v.stopProc(pr)
+		}
+		res = garbled
+	}
+	if res == cancelled {
+		return nil, nil, errors.Join(fmt.Errorf("worker: %w", ctx.Err()), v.stopProc(pr))
+	}
+	if reason := v.closedReason(); reason != nil {
+		return nil, nil, errors.Join(reason, v.stopProc(pr))
+	}
+	pr.kill()
+	stopErr := v.stopProc(pr)
+	o := v.deadOutcome(pr, res, time.Since(start), nil)
+	if res == timedOut {
+		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", v.cfg.LoadTimeoutSeconds)
+	}
+	return nil, &LoadError{Err: *o.Error, Output: o.Output}, stopErr
+}
+
+// returnZygote ends the child pr talks to and hands the zygote back to the
+// parent pool, or stops the pair when the child cannot be ended cleanly.
+func (v *Pool) returnZygote(pr *proc) error {
+	p := v.parent
+	zs := pr.lender
+	pr.lender = nil
+	defer func() { pr.childGone = false }()
+	v.mu.Lock()
+	delete(v.live, pr)
+	v.mu.Unlock()
+	if !pr.wasKilled() && !pr.broken && pr.endChild(!pr.childGone) {
+		zs.proc = pr
+		p.release(zs)
+		return nil
+	}
+	err := p.stopProc(pr)
+	zs.proc = nil
+	p.release(zs)
+	return err
+}
+
+// endChild asks the child to stop (unless ask is false: it is exiting by
+// itself) and waits for the zygote to report it ended cleanly. Requests the
+// child was still sent are answered first and dropped.
+func (pr *proc) endChild(ask bool) bool {
+	deadline := time.Now().Add(endWait)
+	var msg []byte
+	if ask {
+		msg = []byte("{\"op\":\"end\"}\n")
+	}
+	for time.Now().Before(deadline) {
+		line, res := pr.exchange(context.Background(), msg, time.Until(deadline))
+		msg = nil
+		if res != gotLine {
+			return false
+		}
+		var r response
+		if json.Unmarshal(line, &r) != nil {
+			return false
+		}
+		if r.Op == "ended" {
+			pr.resetOutput()
+			return r.Died != nil && r.Died.Signal == 0 && r.Died.Status == 0
+		}
+	}
+	return false
+}

@@ -1,0 +1,120 @@
+//go:build linux
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// TestFork: a variant's cases are graded by its own source, in a child
+// forked from the pool's loaded process (no new interpreter), and a child
+// that dies costs only its own case.
+func TestFork(t *testing.T) {
+	variant := func(score string) string {
+		return "import os\ndef grade(sample, item):\n" +
+			"    if sample.get('exit'):\n        os._exit(4)\n" +
+			"    return {'scores': {'score': " + score + "}, 'judge': {'pid': os.getpid(), 'ppid': os.getppid()}}\n"
+	}
+	sb, sbPython := sandboxed(t)
+	for _, env := range []struct {
+		name      string
+		isolation string
+		sandboxed bool
+	}{
+		{IsolationWorker, IsolationWorker, false},
+		{IsolationCase, IsolationCase, false},
+		{"sandboxed", IsolationWorker, true},
+	} {
+		isolation := env.isolation
+		t.Run(env.name, func(t *testing.T) {
+			py := python(t)
+			if env.sandboxed {
+				py = sbPython
+			}
+			base := newPool(t, py, variant("0.0"), func(c *Config) {
+				c.Isolation = isolation
+				if env.sandboxed {
+					c.Sandbox = sb
+				}
+			})
+			got, err := base.Grade(context.Background(), []gate.Task{task("warm", map[string]any{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var basePid struct{ Pid int }
+			_ = json.Unmarshal(got[0].Judge, &basePid)
+			for i := range 5 {
+				v, err := base.Fork(context.Background(), []byte(variant(fmt.Sprintf("0.%d", i+1))))
+				if err != nil {
+					t.Fatalf("Fork: %v", err)
+				}
+				tasks := []gate.Task{task("a", map[string]any{}), task("b", map[string]any{})}
+				if i == 2 {
+					tasks = append(tasks, task("dies", map[string]any{"exit": true}), task("after", map[string]any{}))
+				}
+				got, err := v.Grade(context.Background(), tasks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, o := range got {
+					if tasks[k].ID == "dies" {
+						if o.Class != gate.ClassWorkerCrash || !strings.Contains(o.Error.Message, "status 4") {
+							t.Errorf("variant %d: the dying case = %s %+v, want worker_crash with status 4", i, o.Class, o.Error)
+						}
+						continue
+					}
+					if o.Class != gate.ClassOK || *o.Score != float64(i+1)/10 {
+						t.Fatalf("variant %d task %s: %s %v %+v, want ok %v", i, tasks[k].ID, o.Class, o.Score, o.Error, float64(i+1)/10)
+					}
+					var pids struct{ Pid, Ppid int }
+					_ = json.Unmarshal(o.Judge, &pids)
+					if i < 2 && isolation == IsolationWorker && (pids.Ppid != basePid.Pid || pids.Pid == basePid.Pid) {
+						t.Errorf("variant %d: pid %d ppid %d, want a child of the loaded process %d", i, pids.Pid, pids.Ppid, basePid.Pid)
+					}
+				}
+				if err := v.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+			}
+			// One interpreter for the base and every fork, and one more
+			// after the child that died took its zygote with it (under
+			// isolation case a grandchild died, and the child ended cleanly).
+			want := int64(2)
+			if isolation == IsolationCase {
+				want = 1
+			}
+			if n := base.starts.Load(); n != want {
+				t.Errorf("%d interpreters started, want %d", n, want)
+			}
+			if _, err := base.Fork(context.Background(), []byte("def grade(sample, item)\n")); !errors.As(err, new(*LoadError)) {
+				t.Errorf("Fork of a source that does not load: %v, want a *LoadError", err)
+			}
+			// The zygote serves the next fork after one that did not load.
+			startsBefore := base.starts.Load()
+			v, err := base.Fork(context.Background(), []byte(variant("0.9")))
+			if err != nil {
+				t.Fatalf("Fork after a load error: %v", err)
+			}
+			if got, err := v.Grade(context.Background(), []gate.Task{task("x", map[string]any{})}); err != nil || got[0].Class != gate.ClassOK || *got[0].Score != 0.9 {
+				t.Errorf("the fork after a load error: %v %+v", err, got)
+			}
+			if err := v.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := base.starts.Load(); n != startsBefore {
+				t.Errorf("a fork after a load error started %d interpreters, want none", n-startsBefore)
+			}
+			got, err = base.Grade(context.Background(), []gate.Task{task("again", map[string]any{})})
+			if err != nil || got[0].Class != gate.ClassOK || *got[0].Score != 0 {
+				t.Errorf("the base pool after its forks: %v %+v", err, got)
+			}
+		})
+	}
+}

@@ -1,0 +1,555 @@
+//go:build linux
+
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+var _ gate.StreamRunner = (*Pool)(nil)
+
+// Window bounds: how much one process has queued ahead of the case it is
+// grading. The count adapts to the grader's speed (windowTime of work), so a
+// fast grader never waits for the gate and a slow one does not hoard cases
+// another process could take.
+const (
+	windowMaxCount = 256
+	windowMaxBytes = 1 << 20
+	windowTime     = 4 * time.Millisecond
+	// streamAhead is how many requests Stream prepares ahead of the windows.
+	streamAhead = 256
+	// DefaultStreamBatch is the grade_batch size of Stream when
+	// Config.BatchSize is 0.
+	DefaultStreamBatch = 64
+)
+
+// Size limits on what the gate reads from a worker, enforced before the
+// bytes are buffered further: a grader that writes its own "responses" to
+// the protocol pipe cannot grow the gate's memory past them.
+const (
+	// resultLimit bounds one case's response without its output; worker.py
+	// holds its own results to the same figure (RESULT_LIMIT).
+	resultLimit = 160 << 10
+	// escapeFactor: JSON can spell one byte of output as \u00XX.
+	escapeFactor = 6
+)
+
+// request is one line sent to a worker: one task, or one batch of tasks
+// (contract batch), and where its outcomes go.
+type request struct {
+	// id is random, and the response must carry it back: a grader that
+	// writes a made-up response straight to fd 4 cannot know it (short of
+	// reading the worker's own frames), so its line is rejected.
+	id    int64
+	seqs  []int    // stream sequence numbers of its tasks
+	ids   []string // their task ids, for messages
+	line  []byte
+	batch bool
+	// queued is when the request was handed to the process; with the time
+	// of the previous answer it gives the moment its case started.
+	queued time.Time
+}
+
+// limit is the longest response line the request may get.
+func (r *request) limit(outputLimit int) int {
+	return len(r.seqs)*resultLimit + escapeFactor*outputLimit + 4096
+}
+
+// requestLine builds a task's request from the bytes as read: sample and
+// item are passed through, never decoded and encoded again. Only bytes
+// holding a newline (pretty-printed JSON from a caller) are compacted, since
+// the protocol is one request per line; anything the worker cannot decode
+// comes back as a protocol error naming the case.
+func appendRaw(b []byte, m json.RawMessage) []byte {
+	if len(m) == 0 {
+		return append(b, "null"...)
+	}
+	if bytes.IndexByte(m, '\n') >= 0 {
+		var c bytes.Buffer
+		if json.Compact(&c, m) == nil {
+			return append(b, c.Bytes()...)
+		}
+		return append(b, bytes.ReplaceAll(m, []byte{'\n'}, []byte{' '})...)
+	}
+	return append(b, m...)
+}
+
+func taskRequest(seq int, t gate.Task) *request {
+	id := rand.Int64()
+	b := make([]byte, 0, len(t.Sample)+len(t.Item)+48)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"sample":`...)
+	b = appendRaw(b, t.Sample)
+	b = append(b, `,"item":`...)
+	b = appendRaw(b, t.Item)
+	b = append(b, "}\n"...)
+	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
+}
+
+func batchRequest(first int, tasks []gate.Task) (*request, error) {
+	r := &request{id: rand.Int64(), batch: true}
+	b := append([]byte(`{"id":`), strconv.FormatInt(r.id, 10)...)
+	b = append(b, `,"batch":[`...)
+	seen := make(map[string]bool, len(tasks))
+	for i, t := range tasks {
+		// grade_batch answers by case_id, so ids must tell cases apart.
+		if seen[t.ID] {
+			return nil, fmt.Errorf("worker: task id %q appears twice; grade_batch needs unique case_ids", t.ID)
+		}
+		seen[t.ID] = true
+		if i > 0 {
+			b = append(b, ',')
+		}
+		id, err := json.Marshal(t.ID)
+		if err != nil {
+			return nil, fmt.Errorf("worker: task id %q: %w", t.ID, err)
+		}
+		b = append(b, `{"case_id":`...)
+		b = append(b, id...)
+		b = append(b, `,"sample":`...)
+		b = appendRaw(b, t.Sample)
+		b = append(b, `,"item":`...)
+		b = appendRaw(b, t.Item)
+		b = append(b, '}')
+		r.seqs = append(r.seqs, first+i)
+		r.ids = append(r.ids, t.ID)
+	}
+	r.line = append(b, "]}\n"...)
+	return r, nil
+}
+
+// feed pulls tasks from next and turns them into requests, batch tasks at a
+// time under the batch contract. It closes out when next is done, and
+// reports next's error through fail.
+func (p *Pool) feed(ctx context.Context, next func() (gate.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
+	defer close(out)
+	seq := 0
+	send := func(r *request) bool {
+		select {
+		case out <- r:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var pending []gate.Task
+	flush := func() bool {
+		if len(pending) == 0 {
+			return true
+		}
+		r, err := batchRequest(seq, pending)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		seq += len(pending)
+		pending = pending[:0:0]
+		return send(r)
+	}
+	for ctx.Err() == nil {
+		t, ok, err := next()
+		if err != nil {
+			fail(err)
+			return
+		}
+		if !ok {
+			flush()
+			return
+		}
+		if p.cfg.Contract != ContractBatch {
+			if !send(taskRequest(seq, t)) {
+				return
+			}
+			seq++
+			continue
+		}
+		pending = append(pending, t)
+		if len(pending) >= batch && !flush() {
+			return
+		}
+	}
+}
+
+// Stream grades tasks as next produces them, each process keeping a window
+// of requests queued ahead so it never waits for the gate. See
+// gate.StreamRunner for the contract. next runs in a goroutine of its own,
+// a little ahead of the graders; when Stream stops early (an error, ctx
+// ending) it does not wait for a call of next in progress, and calls it no
+// more.
+func (p *Pool) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+	batch := p.cfg.BatchSize
+	if batch <= 0 {
+		batch = DefaultStreamBatch
+	}
+	return p.stream(ctx, next, emit, batch)
+}
+
+func (p *Pool) stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error, batch int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The feeder keeps requests ready for the windows: enough that a
+	// window is refilled at once, few enough that a stream of large tasks
+	// does not pile up in memory.
+	reqs := make(chan *request, streamAhead)
+	go p.feed(ctx, next, batch, reqs, cancel)
+
+	var emitMu sync.Mutex
+	deliver := func(seq int, o gate.Outcome) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if err := emit(seq, o); err != nil {
+			cancel(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range p.cfg.Workers {
+		wg.Go(func() {
+			// A slot is taken only once there is a request for it, so a
+			// short stream does not start processes it will not use.
+			var first *request
+			select {
+			case r, ok := <-reqs:
+				if !ok {
+					return
+				}
+				first = r
+			case <-ctx.Done():
+				return
+			}
+			s, err := p.acquire(ctx)
+			if err != nil {
+				return // ctx ended; Stream reports its cause
+			}
+			defer p.release(s)
+			if err := p.serve(ctx, s, first, reqs, deliver); err != nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// Grade grades tasks and returns one Outcome per task, in order. The error is
+// set only when gradegate itself failed (a process could not be started, the
+// pool was closed, ctx ended); a grader's misbehaviour is an Outcome. Under
+// the batch contract the tasks of one call go into batches of BatchSize, or
+// one batch when it is 0.
+func (p *Pool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	outcomes := make([]gate.Outcome, len(tasks))
+	if len(tasks) == 0 {
+		return outcomes, nil
+	}
+	batch := p.cfg.BatchSize
+	if batch <= 0 {
+		batch = len(tasks)
+	}
+	i := 0
+	next := func() (gate.Task, bool, error) {
+		if i >= len(tasks) {
+			return gate.Task{}, false, nil
+		}
+		i++
+		return tasks[i-1], true, nil
+	}
+	emit := func(seq int, o gate.Outcome) error {
+		outcomes[seq] = o
+		return nil
+	}
+	if err := p.stream(ctx, next, emit, batch); err != nil {
+		return nil, err
+	}
+	return outcomes, nil
+}
+
+// window is what one process has been sent and not yet answered, oldest
+// first. The oldest is the case the process is running (or about to run).
+type window struct {
+	reqs     []*request
+	bytes    int
+	answered time.Time // the last answer, or the process becoming ready
+}
+
+func (w *window) push(r *request) {
+	w.reqs = append(w.reqs, r)
+	w.bytes += len(r.line)
+}
+
+func (w *window) pop() *request {
+	r := w.reqs[0]
+	w.reqs[0] = nil
+	w.reqs = w.reqs[1:]
+	w.bytes -= len(r.line)
+	return r
+}
+
+// started is when the oldest request's case started: not before the
+// previous answer, nor before it was handed over.
+func (w *window) started() time.Time {
+	h := w.reqs[0]
+	if h.queued.After(w.answered) {
+		return h.queued
+	}
+	return w.answered
+}
+
+// serve grades requests on slot s until reqs closes or ctx ends, starting
+// with first. It returns an error only for a tool failure.
+func (p *Pool) serve(ctx context.Context, s *slot, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error {
+	retry := []*request{first}
+	closed := false
+	for {
+		if len(retry) == 0 {
+			if closed {
+				return nil
+			}
+			select {
+			case r, ok := <-reqs:
+				if !ok {
+					return nil
+				}
+				retry = append(retry, r)
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		if s.proc != nil && s.proc.forked && p.parent == nil {
+			// It lent itself to forks and serves nothing else now.
+			if err := p.retire(s); err != nil {
+				return err
+			}
+		}
+		if s.proc == nil {
+			loadErr, err := p.startFor(ctx, s)
+			if err != nil {
+				return err
+			}
+			if loadErr != nil {
+				// The load failure is the outcome of the request the process
+				// was started for.
+				r := retry[0]
+				retry = retry[1:]
+				ce := loadErr.Err
+				ce.Message = "loading the grader: " + ce.Message
+				o := gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(s.loadTime)}
+				for _, seq := range r.seqs {
+					deliver(seq, o)
+				}
+				continue
+			}
+		}
+		var err error
+		retry, closed, err = p.session(ctx, s, retry, reqs, closed, deliver)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// startFor gives s a process: its warm spare, or a fresh one.
+func (p *Pool) startFor(ctx context.Context, s *slot) (*LoadError, error) {
+	if s.spare != nil {
+		return p.takeSpare(ctx, s)
+	}
+	return p.startSlot(ctx, s)
+}
+
+// windowCount is how many requests s's process may have queued: about
+// windowTime of work, at least 2 so the next case is always there, and no
+// more than the process may still serve before it is replaced.
+func (p *Pool) windowCount(s *slot) int {
+	n := windowMaxCount
+	if s.caseTime > 0 {
+		n = min(n, max(2, int(windowTime/s.caseTime)))
+	} else {
+		n = 2
+	}
+	if p.cfg.RecycleAfter > 0 {
+		n = min(n, p.cfg.RecycleAfter-s.served)
+	}
+	return max(n, 1)
+}
+
+// session runs s's process until it must be replaced, reqs is drained, or
+// ctx ends. It returns the requests that still need a process (the rest of
+// the window of a process that died or was replaced, in order) and whether
+// reqs is closed.
+func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-chan *request, closed bool, deliver func(int, gate.Outcome)) ([]*request, bool, error) {
+	pr := s.proc
+	stopAfter := context.AfterFunc(ctx, pr.kill)
+	defer stopAfter()
+	pr.resetOutput()
+
+	var w window
+	w.answered = time.Now()
+	var pending []byte // request bytes not yet written
+
+	// fill tops the window up, first from retry, then from reqs without
+	// blocking.
+	fill := func() {
+		limit := p.windowCount(s)
+		for len(w.reqs) < limit && (len(w.reqs) == 0 || w.bytes < windowMaxBytes) {
+			var r *request
+			if len(retry) > 0 {
+				r = retry[0]
+				retry = retry[1:]
+			} else if !closed {
+				select {
+				case rr, ok := <-reqs:
+					if !ok {
+						closed = true
+						return
+					}
+					r = rr
+				default:
+					return
+				}
+			} else {
+				return
+			}
+			r.queued = time.Now()
+			w.push(r)
+			pending = append(pending, r.line...)
+		}
+	}
+	// giveBack returns the unanswered requests for another process.
+	giveBack := func() []*request {
+		return append(w.reqs, retry...)
+	}
+
+	for {
+		if ctx.Err() != nil {
+			return nil, closed, errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.retire(s))
+		}
+		fill()
+		if len(w.reqs) == 0 {
+			if closed {
+				return nil, true, nil
+			}
+			// Idle: wait for work with the process loaded.
+			select {
+			case r, ok := <-reqs:
+				if !ok {
+					return nil, true, nil
+				}
+				retry = append(retry, r)
+				continue
+			case <-ctx.Done():
+				continue
+			}
+		}
+		if p.dueSpare(s, len(w.reqs)) {
+			p.warmSpare(s)
+		}
+
+		var report *response // a zygote's account of its child's end
+		deadline := w.started().Add(p.timeout())
+		ev := pr.pump(&pending, deadline, w.reqs[0].limit(p.cfg.OutputLimit))
+		// Answers first: whatever the process managed to write counts.
+		for {
+			line, tooLong := pr.nextLine(w.reqs[0].limit(p.cfg.OutputLimit))
+			if line == nil && !tooLong {
+				break
+			}
+			head := w.reqs[0]
+			var r *response
+			var err error
+			if !tooLong {
+				r, err = parseResponse(line, head.id)
+			}
+			if tooLong || err != nil {
+				ev = garbled
+				break
+			}
+			if r.Op == "ended" {
+				// A forked child died (or exited) in the middle of its
+				// requests; its zygote says how.
+				report = r
+				ev = died
+				pr.broken = true
+				pr.kill()
+				break
+			}
+			if r.Op == "bad_request" {
+				return nil, closed, errors.Join(fmt.Errorf("worker: the grader process could not read the request of %s: %s; gradegate sent input its own worker cannot decode",
+					caseNames(head.ids), r.Message), p.retire(s))
+			}
+			now := time.Now()
+			elapsed := now.Sub(w.started())
+			w.pop()
+			w.answered = now
+			if r.T > 0 {
+				elapsed = time.Duration(r.T * float64(time.Millisecond))
+			}
+			s.served += len(head.seqs)
+			per := elapsed / time.Duration(len(head.seqs))
+			if s.caseTime == 0 {
+				s.caseTime = per
+			} else {
+				s.caseTime += (per - s.caseTime) / 8
+			}
+			pr.takeOutput(head.id)
+			outs := p.outcomes(pr, r, head, elapsed)
+			for k, seq := range head.seqs {
+				deliver(seq, outs[k])
+			}
+			if r.recycle() || p.cfg.RecycleAfter > 0 && s.served >= p.cfg.RecycleAfter {
+				return giveBack(), closed, p.retire(s)
+			}
+			if len(w.reqs) == 0 {
+				break
+			}
+		}
+		if ev == alive {
+			continue
+		}
+		if ev == died && len(w.reqs) == 0 {
+			// It died between cases, having answered everything it was
+			// sent: nothing to blame it on.
+			return giveBack(), closed, p.retire(s)
+		}
+		// The oldest unanswered request is the one the process was running.
+		elapsed := time.Since(w.started())
+		head := w.pop()
+		if ev == cancelled || ctx.Err() != nil {
+			return nil, closed, errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.retire(s))
+		}
+		if reason := p.closedReason(); reason != nil {
+			// Close or New's context killed the process: not the grader's doing.
+			return nil, closed, errors.Join(reason, p.retire(s))
+		}
+		if ev == timedOut {
+			pr.dumpStack()
+			pr.kill()
+			pr.drainOutput()
+		}
+		pr.takeOutput(head.id)
+		stopErr := p.retire(s)
+		o := p.deadOutcome(pr, ev, elapsed, report)
+		for _, seq := range head.seqs {
+			deliver(seq, o)
+		}
+		return giveBack(), closed, stopErr
+	}
+}
+
+func caseNames(ids []string) string {
+	if len(ids) == 1 {
+		return "case " + strconv.Quote(ids[0])
+	}
+	return fmt.Sprintf("the batch of %d cases from %q", len(ids), ids[0])
+}

@@ -1,0 +1,483 @@
+package dataset
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
+)
+
+// Reader reads a suite's dataset, and its samples file when there is one, as
+// streams: each line is read once and scanned once, and what stays in memory
+// is one entry per case id (duplicate detection, the samples join) and a
+// counter per mandatory slice, never the rows.
+//
+// The sample of a case is found by walking the samples file alongside the
+// dataset while both are in the same order; at the first case whose sample
+// is not the next samples line, the rest of the samples file is indexed by
+// case id (offset and length of each sample) and samples are read back from
+// there.
+//
+// Next returns the rows in file order; a line that is not a case at all is
+// skipped and recorded as an input error. Close reads what is left, runs the
+// checks that need the whole file and returns the summary, or every input
+// error at once.
+type Reader struct {
+	m      *manifest.Manifest
+	fields manifest.Fields
+	file   string
+	hidden map[string]bool
+
+	cases     *lineReader
+	casesFile *input.File
+	samples   *sampleJoin
+	schema    *itemSchema
+
+	caseErrs  []error
+	schemaErr error
+
+	rows      int
+	noID      int
+	firstNoID int
+	seen      map[string]idInfo
+	dupLines  map[string][]int
+	controls  map[string]*controlCount
+	findings  []manifest.Finding
+	screen    *nearScreen
+	done      bool
+	closed    bool
+}
+
+// idInfo is what is kept per case id: 24 bytes, so that a million ids
+// cost tens of megabytes, not hundreds.
+type idInfo struct {
+	line       int32
+	sampleLine int32 // samples-file line of its sample; 0 when none or inline
+	sampleOff  int64 // where that sample is, to give it to a repeated id too
+	sampleLen  int32
+	inline     bool
+	unreadable bool
+}
+
+// ref is where the id's sample is.
+func (i idInfo) ref() sampleRef {
+	return sampleRef{line: i.sampleLine, off: i.sampleOff, n: i.sampleLen, unreadable: i.unreadable}
+}
+
+// controlCount counts a mandatory slice's rows and labels.
+type controlCount struct{ cases, pos, neg int }
+
+// Summary is what a whole dataset showed once every row was read.
+type Summary struct {
+	// Rows is the number of dataset rows.
+	Rows int
+	// Intended is dataset.intended_cases, or Rows when that is 0.
+	Intended int
+	// Findings are the dataset contract findings, in the order Set.Findings
+	// documents.
+	Findings []manifest.Finding
+}
+
+// CodeDatasetInvalid is the finding of a line that is well-formed JSON but
+// that Python would refuse: invalid UTF-8 in a string, or nesting deeper
+// than MaxDepth. The case is never sent to the grader.
+const CodeDatasetInvalid = "dataset_invalid"
+
+// Open starts reading the dataset the manifest names. Files that cannot be
+// opened and a schema that cannot be used are input errors that Err reports
+// at once and Close reports again with the rest.
+func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
+	r := &Reader{
+		m:        m,
+		fields:   fieldNames(m.Dataset.Fields),
+		file:     path.Join(m.Dir, m.Dataset.Path),
+		seen:     map[string]idInfo{},
+		dupLines: map[string][]int{},
+		controls: map[string]*controlCount{},
+	}
+	r.hidden = map[string]bool{r.fields.Label: true}
+	for _, f := range m.Dataset.HiddenFields {
+		r.hidden[f] = true
+	}
+	for _, rule := range m.Gate.Slices {
+		if rule.Mandatory {
+			r.controls[rule.Name] = &controlCount{}
+		}
+	}
+	r.screen = newNearScreen(r, fsys)
+
+	f, err := openFile(fsys, r.file, m, "dataset.path")
+	if err != nil {
+		r.caseErrs = append(r.caseErrs, err)
+		r.done = true
+	} else {
+		r.casesFile = f
+		r.cases = newLineReader(f)
+	}
+	if m.Samples != nil {
+		r.samples = openSamples(fsys, path.Join(m.Dir, m.Samples.Path), m)
+	}
+	if m.Dataset.Schema != "" {
+		r.schema, r.schemaErr = compileSchema(fsys, path.Join(m.Dir, m.Dataset.Schema), m)
+	}
+	return r
+}
+
+// Err reports the input errors found so far.
+func (r *Reader) Err() error {
+	errs := slices.Clone(r.caseErrs)
+	if r.samples != nil {
+		errs = append(errs, r.samples.errs...)
+	}
+	if r.schemaErr != nil {
+		errs = append(errs, r.schemaErr)
+	}
+	return errors.Join(errs...)
+}
+
+// Failed reports whether an input error has been found already, so that
+// Close will return an error: a caller can stop early.
+func (r *Reader) Failed() bool {
+	return len(r.caseErrs) > 0 || r.schemaErr != nil || (r.samples != nil && len(r.samples.errs) > 0)
+}
+
+// Next returns the next dataset row with its sample joined in; ok is false
+// once the file is read.
+func (r *Reader) Next() (c Case, ok bool) {
+	for !r.done {
+		line, n, _, ok := r.cases.next()
+		if !ok {
+			r.done = true
+			if r.cases.err != nil {
+				r.caseErrs = append(r.caseErrs, &manifest.Error{File: r.file, Line: r.cases.n + 1,
+					Msg: fmt.Sprintf("cannot read: %v", r.cases.err), Err: r.cases.err})
+			}
+			break
+		}
+		row, err := r.parseCase(line, n)
+		if err != nil {
+			r.caseErrs = append(r.caseErrs, err)
+			continue
+		}
+		r.rows++
+		r.fold(&row)
+		return row.Case, true
+	}
+	return Case{}, false
+}
+
+// fold runs the per-row checks and the samples join, and keeps what the
+// whole-file checks need.
+func (r *Reader) fold(row *caseRow) {
+	r.findings = append(r.findings, row.findings...)
+	if r.schema != nil && !row.Unreadable {
+		if f, ok := r.schema.check(row); ok {
+			r.findings = append(r.findings, f)
+		}
+	}
+	if !row.hasID {
+		r.noID++
+		if r.firstNoID == 0 {
+			r.firstNoID = row.Line
+		}
+	}
+	r.join(row)
+	if row.hasID {
+		if info, dup := r.seen[row.ID]; dup {
+			if r.dupLines[row.ID] == nil {
+				r.dupLines[row.ID] = []int{int(info.line)}
+			}
+			r.dupLines[row.ID] = append(r.dupLines[row.ID], row.Line)
+		} else {
+			info := idInfo{line: int32(row.Line), inline: row.Sample != nil && row.SampleFile == row.File}
+			// A sample held in memory (read the slow way) is not given to
+			// a repeated id: that row is omitted, which holds anyway.
+			if row.Sample != nil && !info.inline && row.ref.data == nil {
+				info.sampleLine = int32(row.SampleLine)
+				info.sampleOff, info.sampleLen, info.unreadable = row.ref.off, row.ref.n, row.ref.unreadable
+			}
+			r.seen[row.ID] = info
+		}
+	}
+	for _, s := range row.Slices {
+		if cc := r.controls[s]; cc != nil {
+			cc.cases++
+			if row.Label != nil {
+				if *row.Label == 1 {
+					cc.pos++
+				} else {
+					cc.neg++
+				}
+			}
+		}
+	}
+	if row.Sample != nil {
+		// Only well-formed JSON becomes a sample, so Compact cannot fail.
+		row.SampleSHA256, _ = sampleDigest(row.Sample)
+	}
+	// The near-duplicate screen sees every row, once.
+	r.screen.add(row)
+	row.fields = nil
+}
+
+// join attaches the row's sample from the samples file.
+func (r *Reader) join(row *caseRow) {
+	sj := r.samples
+	if sj == nil || !row.hasID {
+		return
+	}
+	inline := row.Sample != nil
+	if info, dup := r.seen[row.ID]; dup {
+		// A duplicated case_id (its own finding) gets the sample on every row.
+		if !inline && info.sampleLine > 0 {
+			r.attach(row, info.ref())
+		}
+		return
+	}
+	if !sj.indexed {
+		if p := sj.peek(); p != nil && p.caseID == row.ID {
+			sj.pending = nil
+			if inline {
+				sj.joinErr(p.line, fmt.Sprintf("case %q already has an inline sample at %s:%d; keep one of the two", row.ID, row.File, row.Line))
+				return
+			}
+			r.attach(row, p.ref)
+			return
+		}
+		if inline {
+			return
+		}
+		sj.buildIndex()
+	}
+	ref, ok := sj.index[row.ID]
+	if !ok {
+		return
+	}
+	ref.claimed = true
+	if inline {
+		// Further lines for the id are named by joinErrors.
+		sj.joinErr(int(ref.line), fmt.Sprintf("case %q already has an inline sample at %s:%d; keep one of the two", row.ID, row.File, row.Line))
+		return
+	}
+	r.attach(row, *ref)
+}
+
+// attach reads a sample back and joins it to row.
+func (r *Reader) attach(row *caseRow, ref sampleRef) {
+	data, err := r.samples.read(ref)
+	if err != nil {
+		r.samples.errs = append(r.samples.errs, &manifest.Error{File: r.samples.file, Line: int(ref.line),
+			Msg: fmt.Sprintf("cannot read back: %v", err), Err: err})
+		return
+	}
+	row.Sample = data
+	row.SampleFile, row.SampleLine = r.samples.file, int(ref.line)
+	row.ref = ref
+	if ref.unreadable {
+		row.Unreadable = true
+	}
+}
+
+// Seen reports whether a row read so far has the case id.
+func (r *Reader) Seen(id string) bool {
+	_, ok := r.seen[id]
+	return ok
+}
+
+// Close reads whatever Next has not, closes the files and returns the
+// summary; the error joins every input error, in the order the dataset,
+// the samples, the schema and the join found them.
+func (r *Reader) Close() (*Summary, error) {
+	for {
+		if _, ok := r.Next(); !ok {
+			break
+		}
+	}
+	if !r.closed {
+		r.closed = true
+		if r.casesFile != nil {
+			r.casesFile.Close()
+		}
+		if r.samples != nil {
+			r.samples.finish()
+		}
+	}
+	if r.rows == 0 && len(r.caseErrs) == 0 {
+		// Nothing to grade would make every rate vacuous; refuse it rather
+		// than let an empty export pass.
+		r.caseErrs = append(r.caseErrs, &manifest.Error{File: r.file, Msg: "holds no cases"})
+	}
+	errs := slices.Clone(r.caseErrs)
+	if r.samples != nil {
+		errs = append(errs, r.samples.errs...)
+	}
+	if r.schemaErr != nil {
+		errs = append(errs, r.schemaErr)
+	}
+	// A sample for a line that could not be read would only repeat that
+	// line's error as "not in the dataset", so the join is judged only for
+	// a clean dataset.
+	if len(r.caseErrs) == 0 && r.samples != nil {
+		errs = append(errs, r.joinErrors()...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s := &Summary{Rows: r.rows, Intended: r.m.Dataset.IntendedCases}
+	if s.Intended == 0 {
+		s.Intended = r.rows
+	}
+	s.Findings = r.findings
+	if r.samples != nil {
+		s.Findings = append(s.Findings, r.samples.findings...)
+	}
+	s.Findings = append(s.Findings, r.duplicateIDs()...)
+	s.Findings = append(s.Findings, r.missingControls()...)
+	near, err := r.screen.findings()
+	if err != nil {
+		return nil, err
+	}
+	s.Findings = append(s.Findings, near...)
+	return s, nil
+}
+
+// joinErrors lists every samples line no case took, in line order.
+func (r *Reader) joinErrors() []error {
+	sj := r.samples
+	hint := ""
+	if r.noID > 0 {
+		hint = fmt.Sprintf(" (%d row(s) of %s have no usable %s, first on line %d)", r.noID, r.file, r.fields.ID, r.firstNoID)
+	}
+	type lineErr struct {
+		line int
+		msg  string
+	}
+	var out []lineErr
+	for _, e := range sj.joinErrs {
+		out = append(out, lineErr{e.line, e.msg})
+	}
+	for id, ref := range sj.index {
+		info, known := r.seen[id]
+		lines := append([]int32{ref.line}, ref.extra...)
+		if ref.claimed {
+			lines = ref.extra
+		}
+		for _, l := range lines {
+			var msg string
+			switch {
+			case !known:
+				msg = fmt.Sprintf("%q is not a case in %s%s", id, r.file, hint)
+			case info.inline:
+				msg = fmt.Sprintf("case %q already has an inline sample at %s:%d; keep one of the two", id, r.file, info.line)
+			case ref.claimed:
+				msg = fmt.Sprintf("second sample for case %q (the first is on line %d)", id, ref.line)
+			case info.sampleLine > 0:
+				msg = fmt.Sprintf("second sample for case %q (the first is on line %d)", id, info.sampleLine)
+			default:
+				msg = fmt.Sprintf("%q is not a case in %s%s", id, r.file, hint)
+			}
+			out = append(out, lineErr{int(l), msg})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b lineErr) int { return a.line - b.line })
+	errs := make([]error, len(out))
+	for i, e := range out {
+		errs[i] = &manifest.Error{File: sj.file, Line: e.line, Key: "case_id", Msg: e.msg}
+	}
+	return errs
+}
+
+// duplicateIDs reports each case_id written on more than one line, once,
+// naming every line; ids are reported in order of first appearance.
+func (r *Reader) duplicateIDs() []manifest.Finding {
+	ids := make([]string, 0, len(r.dupLines))
+	for id := range r.dupLines {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return r.dupLines[a][0] - r.dupLines[b][0] })
+	var out []manifest.Finding
+	for _, id := range ids {
+		ls := r.dupLines[id]
+		out = append(out, manifest.Finding{
+			Code: CodeDuplicateCaseID, Severity: manifest.SeverityHold,
+			File: r.file, Line: ls[0], CaseID: id,
+			Message: fmt.Sprintf("case_id %q is on %d lines: %s", id, len(ls), joinInts(ls)),
+		})
+	}
+	return out
+}
+
+// sampleDigest is the hex sha256 of the sample's compacted JSON, so that
+// re-indenting a samples file does not change any case's output identity.
+func sampleDigest(sample json.RawMessage) (string, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(sample))
+	if err := json.Compact(&buf, sample); err != nil {
+		return "", fmt.Errorf("compacting sample: %w", err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// openFile opens name from fsys. A failure is an input error at the
+// manifest key that names the file (key, as in "dataset.path"), so the user
+// sees which line of the manifest to fix, and names the file as resolved.
+func openFile(fsys fs.FS, name string, m *manifest.Manifest, key string) (*input.File, error) {
+	kind := input.ForKey(key)
+	f, err := input.Open(fsys, name, kind, m.Limits.Of(kind))
+	if err != nil {
+		cause := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			cause = pe.Err // the path is named in the message
+		}
+		return nil, &manifest.Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf("cannot read %s: %v", name, cause), Err: err}
+	}
+	return f, nil
+}
+
+var _ io.ReaderAt = (*readAtFile)(nil)
+
+// readAtFile reads a file back at an offset, whether or not the fs.File
+// supports it: one that does not is read into memory once.
+type readAtFile struct {
+	ra  io.ReaderAt
+	mem []byte
+}
+
+func (f *readAtFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.ra != nil {
+		return f.ra.ReadAt(p, off)
+	}
+	if off >= int64(len(f.mem)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.mem[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// readFile reads a whole small file (the schema) through openFile.
+func readFile(fsys fs.FS, name string, m *manifest.Manifest, key string) ([]byte, error) {
+	f, err := openFile(fsys, name, m, key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, &manifest.Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf("cannot read %s: %v", name, err), Err: err}
+	}
+	return data, nil
+}
