@@ -1,5 +1,6 @@
 // Package canary judges one canary's outcome against what the manifest says
-// it must be (SPEC section 6).
+// it must be: the exact reward within its tolerance, or an error for an
+// expect_error canary.
 //
 // Evaluation is pure: the caller runs the grader (through the same sandbox
 // and packaging path as the dataset) and hands over what came back in plain

@@ -39,7 +39,7 @@ func pinnedFiles(m *manifest.Manifest, withDataset bool) []pinnedFile {
 	if withDataset {
 		files = append(files, pinnedFile{"dataset", m.Dataset.Path, m.Dataset.SHA256, true})
 		if m.Samples != nil && m.Samples.Path != "" {
-			// samples.sha256 is optional (SPEC section 3): compared only when set.
+			// samples.sha256 is optional in the manifest: compared only when set.
 			files = append(files, pinnedFile{"samples", m.Samples.Path, m.Samples.SHA256, false})
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// Class is the one class every graded outcome has (SPEC section 4).
+// Class is the one class every graded outcome has: ok, or the one reason
+// the case is unevaluable (invalid_return, grader_exception, timeout,
+// memory_exceeded, sandbox_violation, worker_crash).
 type Class string
 
 // The outcome classes.

@@ -53,7 +53,10 @@ func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
 	file := m.Path(m.CanariesFile)
 	data, err = input.ReadFile(fsys, file, input.Canaries, m.Limits.Of(input.Canaries))
 	if err != nil {
-		return nil, ReadError(name, canariesKey, "canaries.path", "cannot read canaries file "+file, err)
+		// The other files the manifest names are checked too, so a second
+		// path typo is reported in the same run.
+		others := m.CheckFiles(fsys, "dataset.path", "dataset.schema", "samples.path", "rubric.path", "grader.source")
+		return nil, errors.Join(ReadError(name, canariesKey, "canaries.path", "cannot read canaries file "+file, err), others)
 	}
 	list, errs := parseCanaries(data, file)
 	if len(errs) == 0 {

@@ -94,7 +94,7 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name:  "missing canaries file",
-			files: map[string]string{"s/gradegate.yaml": manifestWithCanariesFile},
+			files: map[string]string{"s/gradegate.yaml": manifestWithCanariesFile, "s/cases.jsonl": "", "s/grader.py": ""},
 			want:  []string{"s/gradegate.yaml:10: canaries.path: cannot read canaries file"},
 		},
 		{
@@ -102,7 +102,12 @@ func TestLoadErrors(t *testing.T) {
 			files: map[string]string{
 				"s/gradegate.yaml": strings.Replace(manifestWithCanariesFile, "path: canaries.jsonl", "path: ../../canaries.jsonl", 1),
 			},
-			want: []string{"s/gradegate.yaml:10: canaries.path: cannot read canaries file ../canaries.jsonl"},
+			// The files the manifest names are all checked in the same run.
+			want: []string{
+				"s/gradegate.yaml:10: canaries.path: cannot read canaries file ../canaries.jsonl",
+				"s/gradegate.yaml:4: dataset.path: cannot read s/cases.jsonl",
+				"s/gradegate.yaml:8: grader.source: cannot read s/grader.py",
+			},
 		},
 		{
 			name: "bad lines",

@@ -84,7 +84,8 @@ var cmpIgnoreLines = cmp.FilterPath(func(p cmp.Path) bool {
 	return p.Last().String() == ".Lines"
 }, cmp.Ignore())
 
-// specExample is the manifest of SPEC section 3.
+// specExample is a manifest with every key, as the README's key table lists
+// them.
 const specExample = `version: 1                         # required; only 1 exists
 name: order-summary
 

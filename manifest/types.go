@@ -143,7 +143,7 @@ func (c Canary) Positive(threshold float64) bool {
 }
 
 // Negative reports whether the canary expects a score below threshold. An
-// expect_error canary is neither positive nor negative (SPEC section 3): a
+// expect_error canary is neither positive nor negative: a
 // grader that raises on a corrupt fixture has still not shown it can fail a
 // candidate, so it cannot stand in for the negative a manifest needs.
 func (c Canary) Negative(threshold float64) bool {

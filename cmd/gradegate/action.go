@@ -42,6 +42,7 @@ type actionInputs struct {
 	base      string // shadow: the old grader source
 	checkName string
 	hosted    bool
+	comment   bool // keep a sticky pull request comment with the summary
 	token     string
 }
 
@@ -72,6 +73,13 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 		}
 		in.hosted = b
 	}
+	if c := gh.GetInput("comment"); c != "" {
+		b, err := strconv.ParseBool(c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("input comment: want true or false, got %q", c))
+		}
+		in.comment = b
+	}
 	switch in.command {
 	case "run", "canary", "merge", "validate", "mutate", "shadow", "pin", "doctor", "version":
 	default:
@@ -88,6 +96,9 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 	}
 	if in.command == "shadow" && in.base == "" {
 		errs = append(errs, errors.New("input base: command shadow needs the path of the old grader source"))
+	}
+	if in.comment && !posts(in.command) {
+		errs = append(errs, fmt.Errorf("input comment applies to commands run, canary, merge, mutate and shadow, not %s", in.command))
 	}
 	if in.results != "" && !posts(in.command) {
 		errs = append(errs, fmt.Errorf("input results applies to commands run, canary, merge, mutate and shadow, not %s", in.command))
@@ -222,6 +233,8 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
 		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{res: res}, runURL)
 		errs = append(errs, err)
+		commentMD := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: checkrun.MaxSummaryBytes, RunURL: runURL})
+		errs = append(errs, reportComment(ctx, gh, getenv, in, checkName(in, posting{res: res}), commentMD, checkURL))
 		if res.Overall.PassRate != nil {
 			passRate = strconv.FormatFloat(*res.Overall.PassRate, 'f', 4, 64)
 		}
@@ -232,17 +245,22 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
 		// The command's exit code is its verdict (mutate 0
 		// when the score meets the bar, shadow 0 when nothing changed).
-		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{report: rep, pass: out.code == exitPass}, runURL)
+		p := posting{report: rep, pass: out.code == exitPass}
+		checkURL, err = reportCheck(ctx, gh, getenv, in, p, runURL)
 		errs = append(errs, err)
+		errs = append(errs, reportComment(ctx, gh, getenv, in, checkName(in, p), rep.markdown, checkURL))
 		resultsFile = rep.file
 		code = failClosed(out.code, verdictOf(out.code), errs...)
 	default:
 		// Nothing to report beyond the failure execute already printed, but
 		// the summary says where to look rather than staying empty.
-		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() {
-			gh.AddStepSummary(fmt.Sprintf("## gradegate %s: no verdict\n\n`gradegate %s` exited %d before producing results; the job log says why.\n",
-				in.command, strings.Join(args, " "), out.code))
-		}))
+		noVerdict := fmt.Sprintf("## gradegate %s: no verdict\n\n`gradegate %s` exited %d before producing results; the job log says why.\n",
+			in.command, strings.Join(args, " "), out.code)
+		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(noVerdict) }))
+		// A comment a pass left on an earlier push must not stand.
+		if name := checkName(in, posting{}); name != "" {
+			errs = append(errs, reportComment(ctx, gh, getenv, in, name, noVerdict+"\n[Workflow run]("+runURL+")\n", ""))
+		}
 		resultsFile = ""
 		code = failClosed(out.code, "", errs...)
 	}
@@ -316,10 +334,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	}
 	name := in.checkName
 	if name == "" && p.report != nil {
-		// Not "gradegate / <name>": a mutate or shadow job on the same
-		// commit would then overwrite the gate's check run, which branch
-		// protection may require.
-		name = "gradegate " + in.command + " / " + p.report.manifest
+		name = checkName(in, p)
 	}
 	opts := []checkrun.Option{
 		checkrun.WithDetailsURL(runURL),
@@ -376,6 +391,75 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	}
 	gh.Infof("gradegate: check run %s", check.URL())
 	return check.URL(), nil
+}
+
+// checkName is the name of the check run a posting goes to, which also
+// names its sticky comment: the check-name input, or the default for the
+// command and manifest. "" when it cannot be known (no results to name the
+// manifest).
+func checkName(in actionInputs, p posting) string {
+	switch {
+	case in.checkName != "":
+		return in.checkName
+	case p.report != nil:
+		// Not "gradegate / <name>": a mutate or shadow job on the same
+		// commit would then overwrite the gate's check run, which branch
+		// protection may require.
+		return "gradegate " + in.command + " / " + p.report.manifest
+	case p.res != nil:
+		return checkrun.DefaultName(p.res.Manifest.Name)
+	}
+	return ""
+}
+
+// reportComment keeps the sticky pull request comment of check name up to
+// date with md and a link to the check run, when the comment input asks for
+// it. Outside a pull request, or for a shard, there is nothing to comment
+// on. A token that may not comment is said once as a warning; it is not a
+// reporting failure, and it never changes the verdict.
+func reportComment(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in actionInputs, name, md, checkURL string) error {
+	if !in.comment || in.command == "run" && in.shard != "" {
+		return nil
+	}
+	if in.token == "" {
+		gh.Warningf("gradegate: no pull request comment: no github-token was given")
+		return nil
+	}
+	var payload []byte
+	if ev := getenv("GITHUB_EVENT_PATH"); ev != "" {
+		b, err := os.ReadFile(ev)
+		if err != nil {
+			return fmt.Errorf("reading the event payload: %w", err)
+		}
+		payload = b
+	}
+	number, err := checkrun.PullRequestNumber(payload)
+	if err != nil {
+		return fmt.Errorf("pull request comment: %w", err)
+	}
+	if number == 0 {
+		gh.Infof("gradegate: no pull request comment: the %s event is not about a pull request", getenv("GITHUB_EVENT_NAME"))
+		return nil
+	}
+	owner, repo, ok := strings.Cut(getenv("GITHUB_REPOSITORY"), "/")
+	if !ok || owner == "" || repo == "" {
+		return fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", getenv("GITHUB_REPOSITORY"))
+	}
+	client, err := checkrun.NewClient(&http.Client{}, getenv("GITHUB_API_URL"), in.token)
+	if err != nil {
+		return err
+	}
+	c := checkrun.NewComment(client, owner, repo, number, name)
+	err = c.Post(ctx, md, checkURL)
+	if errors.Is(err, checkrun.ErrNoCommentPermission) {
+		gh.Warningf("gradegate: no pull request comment: the token may not write pull request comments (a pull request from a fork, or a workflow without `permissions: pull-requests: write`)")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pull request comment: %w", err)
+	}
+	gh.Infof("gradegate: pull request comment %s", c.URL())
+	return nil
 }
 
 // cutMarkdown returns md if it fits in limit bytes, and otherwise its longest

@@ -423,6 +423,9 @@ func TestActionInputs(t *testing.T) {
 		{name: "merge without shards", env: map[string]string{"INPUT_COMMAND": "merge"}, wantErr: "needs the shard results"},
 		{name: "merge glob matching nothing", env: map[string]string{"INPUT_COMMAND": "merge", "INPUT_RESULTS": filepath.Join(dir, "none-*.json")}, wantErr: "no shard results file matches"},
 		{name: "results for validate", env: map[string]string{"INPUT_COMMAND": "validate", "INPUT_RESULTS": "r.json"}, wantErr: "input results applies"},
+		{name: "comment for validate", env: map[string]string{"INPUT_COMMAND": "validate", "INPUT_COMMENT": "true"}, wantErr: "input comment applies"},
+		{name: "comment not a boolean", env: map[string]string{"INPUT_COMMENT": "please"}, wantErr: "input comment: want true or false"},
+		{name: "comment on run", env: map[string]string{"INPUT_COMMENT": "true"}, want: []string{"run", "gradegate.yaml", "--results", "OUT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -479,8 +482,8 @@ func TestActionMasksTheToken(t *testing.T) {
 	}
 }
 
-// TestActionPostsMutateAndShadow checks SPEC section 8: mutate and shadow
-// post to GitHub like the gate commands, their exit code being the verdict.
+// TestActionPostsMutateAndShadow checks that mutate and shadow post to
+// GitHub like the gate commands, their exit code being the verdict.
 func TestActionPostsMutateAndShadow(t *testing.T) {
 	tests := []struct {
 		name           string

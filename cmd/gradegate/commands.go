@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
@@ -64,6 +65,24 @@ func loadSuite(path string, limits input.Limits) (*suite, error) {
 		return nil, err
 	}
 	return &suite{m: m, fsys: fsys}, nil
+}
+
+// loadCases reads the dataset and the samples whole and checks the dataset
+// contract. The grader and the rubric, which are read later, are checked to
+// be readable now, so every file problem of the run is reported at once.
+func (s *suite) loadCases() (*dataset.Set, error) {
+	set, err := dataset.Load(s.fsys, s.m)
+	if ferr := s.laterFiles(); ferr != nil {
+		return nil, errors.Join(err, ferr)
+	}
+	return set, err
+}
+
+// laterFiles checks that the files read after the dataset, the rubric and
+// the grader, can be read, without reading them: with the dataset's own
+// problems they make every file problem of a run one report.
+func (s *suite) laterFiles() error {
+	return s.m.CheckFiles(s.fsys, "rubric.path", "grader.source")
 }
 
 // graderSource reads the grader once: these exact bytes are both the ones
@@ -223,9 +242,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	} else {
 		fs.Var(&f.shard, "shard", "grade only shard K of N (K/N)")
 	}
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	path, err := manifestArg(name, pos)
 	if err != nil {
@@ -243,7 +262,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		// is read whole.
 		var set *dataset.Set
 		if !canariesOnly {
-			if set, err = dataset.Load(s.fsys, s.m); err != nil {
+			if set, err = s.loadCases(); err != nil {
 				return a.fail(name, err)
 			}
 		}
@@ -263,7 +282,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		src = dataset.Open(s.fsys, s.m)
 		if src.Err() != nil {
 			_, err := src.Close()
-			return a.fail(name, err)
+			return a.fail(name, errors.Join(err, s.laterFiles()))
 		}
 		defer src.Close()
 	}
@@ -410,9 +429,9 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	fs.StringVar(&python, "python", python, "Python interpreter for the grader lint (env GRADEGATE_PYTHON)")
 	var limits input.Limits
 	registerLimits(fs, &limits)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	path, err := manifestArg("validate", pos)
 	if err != nil {
@@ -434,7 +453,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 		cov.add(c)
 	}
 	sum, err := src.Close()
-	if err != nil {
+	if err := errors.Join(err, s.laterFiles()); err != nil {
 		return a.fail("validate", err)
 	}
 	_, mismatches, err := gate.CheckDigests(s.fsys, s.m, true)
@@ -500,8 +519,8 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	python := defaultPython(a.getenv)
 	fs.StringVar(&python, "python", python, "Python interpreter to try the checks with")
-	if _, err := parseInterleaved(fs, args); err != nil {
-		return outcome{code: exitInput}
+	if _, done := a.parseFlags(fs, args); done != nil {
+		return *done
 	}
 	// Doctor applies every layer the machine allows whatever New decides;
 	// when New refuses (no network boundary), an unsandboxed Sandbox still
@@ -574,9 +593,9 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	path := "gradegate.yaml"
 	fs.StringVar(&path, "manifest", path, "the manifest the shards ran")
 	registerLimits(fs, &f.limits)
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	files, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
@@ -722,12 +741,17 @@ func defaultPython(getenv func(string) string) string {
 type coverage struct {
 	m         *manifest.Manifest
 	mandatory map[string]bool
-	missing   []dataset.Case // rows without a sample, their bytes dropped
-	rows      map[string]int // mandatory slice -> rows with a sample
+	missing   []dataset.Case  // rows without a sample, their bytes dropped
+	rows      map[string]int  // mandatory slice -> rows with a sample
+	inData    map[string]bool // every slice some row is in, for "did you mean"
 }
 
+// codeUnknownSlice is the warning for a slice rule in gate.slices that
+// names no slice of the dataset (a mandatory one holds as slice_too_small).
+const codeUnknownSlice = "unknown_slice"
+
 func newCoverage(m *manifest.Manifest) *coverage {
-	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}}
+	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, inData: map[string]bool{}}
 	for _, r := range m.Gate.Slices {
 		if r.Mandatory {
 			c.mandatory[r.Name] = true
@@ -737,6 +761,9 @@ func newCoverage(m *manifest.Manifest) *coverage {
 }
 
 func (cv *coverage) add(c dataset.Case) {
+	for _, sl := range c.Slices {
+		cv.inData[sl] = true
+	}
 	if c.Sample == nil {
 		cv.missing = append(cv.missing, dataset.Case{ID: c.ID, Slices: c.Slices, File: c.File, Line: c.Line})
 		return
@@ -774,13 +801,27 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 		out = append(out, manifest.Finding{Code: gate.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
 			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", sum.Intended, m.Dataset.Path, sum.Rows, notInDataset)})
 	}
+	names := make([]string, 0, len(cv.inData))
+	for sl := range cv.inData {
+		names = append(names, sl)
+	}
+	sort.Strings(names)
 	for _, r := range m.Gate.Slices {
+		if !r.Mandatory && !cv.inData[r.Name] {
+			// A rule for a slice no row has never applies: most likely a typo.
+			out = append(out, manifest.Finding{Code: codeUnknownSlice, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.slices." + r.Name),
+				Message: fmt.Sprintf("gate.slices.%s: no case of the dataset is in slice %s, so its rule never applies%s", r.Name, r.Name, manifest.Suggest(r.Name, names))})
+			continue
+		}
 		if !r.Mandatory || cv.rows[r.Name] >= max(r.MinCases, 1) {
 			continue
 		}
 		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, cv.rows[r.Name], r.MinCases)
 		if cv.rows[r.Name] == 0 {
 			msg = fmt.Sprintf("mandatory slice %s has no case with a sample in the dataset (it may have vanished in a join or a rename)", r.Name)
+			if !cv.inData[r.Name] {
+				msg += manifest.Suggest(r.Name, names)
+			}
 		}
 		out = append(out, manifest.Finding{Code: gate.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
 	}

@@ -18,9 +18,9 @@ func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	var limits input.Limits
 	registerLimits(fs, &limits)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	if len(pos) != 2 {
 		return a.fail("compare", fmt.Errorf("%w: gradegate compare takes BASE.json and HEAD.json, got %d arguments", manifest.ErrInput, len(pos)))

@@ -1,6 +1,7 @@
 package main
 
-// Exit codes (SPEC section 7). Nothing but exitPass is a pass.
+// Exit codes of every command, as the README's "Exit codes" lists them.
+// Nothing but exitPass is a pass.
 const (
 	exitPass     = 0 // the gate passed (or a command found nothing)
 	exitHold     = 1 // the gate holds (or a command found something)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
 )
 
@@ -32,11 +34,58 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newFlagSet returns a flag set that reports usage errors to stderr.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a command's flag set. It prints nothing itself:
+// (*app).parseFlags reports a usage error like every other input error, and
+// prints the command's usage for -h and --help.
+func newFlagSet(name string, _ io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gradegate "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
+}
+
+// parseFlags parses a command's arguments with parseInterleaved. done is
+// non-nil when the command must stop: -h or --help printed the command's
+// usage on stdout (exit 0), or the command line cannot be used (exit 2,
+// reported as every input error is, in the --format asked for when it was
+// parsed before the problem).
+func (a *app) parseFlags(fs *flag.FlagSet, args []string) (pos []string, done *outcome) {
+	pos, err := parseInterleaved(fs, args)
+	if f := fs.Lookup("format"); f != nil {
+		a.format = format(f.Value.String())
+	}
+	if err == nil {
+		return pos, nil
+	}
+	name := strings.TrimPrefix(fs.Name(), "gradegate ")
+	if errors.Is(err, flag.ErrHelp) {
+		if werr := commandUsage(a.stdout, fs); werr != nil {
+			o := a.fail(name, werr)
+			return nil, &o
+		}
+		return nil, &outcome{code: exitPass}
+	}
+	o := a.fail(name, &manifest.Error{Msg: fmt.Sprintf("%v (gradegate %s --help shows the usage)", err, name), Err: err})
+	return nil, &o
+}
+
+// commandUsage writes a command's usage line, with its positional
+// arguments, what it does and its flags.
+func commandUsage(w io.Writer, fs *flag.FlagSet) error {
+	name := strings.TrimPrefix(fs.Name(), "gradegate ")
+	var b strings.Builder
+	for _, c := range commands() {
+		if c.name == name {
+			fmt.Fprintf(&b, "Usage: gradegate %s\n\n%s.\n", c.usage, c.summary)
+		}
+	}
+	b.WriteString("\nFlags:\n")
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	b.WriteString("\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // format is the --format value.

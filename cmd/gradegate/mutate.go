@@ -29,9 +29,9 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("mutate", a.stderr)
 	var f gradeFlags
 	f.register(fs, a.getenv)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	path, err := manifestArg("mutate", pos)
 	if err != nil {
@@ -49,7 +49,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 		// kill; its canaries and its calibration are what test it.
 		return a.fail("mutate", notForModelGraders(s.m, "mutation testing (there is no grader source to mutate; the canaries and calibration against human labels test a model grader)"))
 	}
-	set, err := dataset.Load(s.fsys, s.m)
+	set, err := s.loadCases()
 	if err != nil {
 		return a.fail("mutate", err)
 	}
@@ -172,9 +172,9 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	f.register(fs, a.getenv)
 	var basePath string
 	fs.StringVar(&basePath, "base", "", "the old grader source to compare with, or for a model grader a manifest whose grader block is the base (required)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	if basePath == "" {
 		return a.fail("shadow", fmt.Errorf("%w: gradegate shadow needs --base OLD_GRADER.py", manifest.ErrInput))
@@ -190,7 +190,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	set, err := dataset.Load(s.fsys, s.m)
+	set, err := s.loadCases()
 	if err != nil {
 		return a.fail("shadow", err)
 	}

@@ -39,9 +39,9 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
 	var limits input.Limits
 	registerLimits(fs, &limits)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	file, err := manifestArg("pin", pos)
 	if err != nil {

@@ -39,6 +39,10 @@ type app struct {
 
 	pythonNoted bool // the interpreter fallback was reported once already
 
+	// format is the command's --format, once its flags are parsed: fail
+	// writes the problems in it.
+	format format
+
 	// outputRoots confine every file gradegate writes (the Action: the
 	// workspace and RUNNER_TEMP); nil allows any path.
 	outputRoots []string
@@ -58,12 +62,13 @@ func commands() []command {
 		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun},
 		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate},
 		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F]", "canaries only", (*app).cmdCanary},
-		{"pin", "pin [MANIFEST]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
+		{"pin", "pin [MANIFEST] [--format F]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
 		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F]", "combine shard results into one verdict", (*app).cmdMerge},
 		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
 		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
 		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py|BASE_MANIFEST [--format F] [--results FILE]", "grade the cases with the old and the new grader", (*app).cmdShadow},
 		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
+		{"init", "init [DIR] [--format F]", "write a starter suite (manifest, grader, dataset, samples, canaries), pinned, into DIR", (*app).cmdInit},
 		{"version", "version [--format F]", "print the version (also: gradegate --version)", (*app).cmdVersion},
 	}
 }
@@ -88,6 +93,10 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 	a := &app{getenv: getenv, stdout: stdout, stderr: render.NewGuard(stderr, render.LineRunes), now: time.Now}
 	for _, o := range opts {
 		o(a)
+	}
+	if len(args) == 2 && args[0] == "help" {
+		// gradegate help CMD is gradegate CMD --help.
+		args = []string{args[1], "--help"}
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		a.usage(stdout)
@@ -122,12 +131,16 @@ func (a *app) usage(w io.Writer) {
 	for _, c := range cs {
 		fmt.Fprintf(w, "  gradegate %-*s  %s\n", width, c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\ngradegate CMD --help shows a command's arguments and flags; gradegate --version its version.")
 	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.")
 }
 
 // fail reports err and returns the exit code it deserves: 2 for input the
 // user can fix, 3 for everything else. Every problem of a joined error gets
-// its own line.
+// its own line on stderr. With --format json or markdown the problems are
+// also data on stdout: the command's document with each problem as a
+// finding (see failureReport), so a caller that reads stdout learns every
+// problem of the run, not an empty page.
 func (a *app) fail(cmd string, err error) outcome {
 	code := exitInternal
 	if errors.Is(err, manifest.ErrInput) {
@@ -135,6 +148,10 @@ func (a *app) fail(cmd string, err error) outcome {
 	}
 	for _, line := range errorLines(err) {
 		fmt.Fprintf(a.stderr, "gradegate %s: %s\n", cmd, line)
+	}
+	if werr := a.writeFailure(cmd, code, err); werr != nil {
+		fmt.Fprintf(a.stderr, "gradegate %s: writing the findings: %v\n", cmd, werr)
+		code = exitInternal
 	}
 	return outcome{code: code}
 }

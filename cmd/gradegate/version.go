@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/manifest"
 )
 
 // version and commit are stamped by release builds:
@@ -115,15 +116,15 @@ func (a *app) cmdVersion(ctx context.Context, args []string) outcome {
 	fs := newFlagSet("version", a.stderr)
 	f := formatHuman
 	fs.Var(&f, "format", "stdout format: human, json or markdown")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return outcome{code: exitInput}
+	pos, done := a.parseFlags(fs, args)
+	if done != nil {
+		return *done
 	}
 	if len(pos) > 0 {
-		fmt.Fprintf(a.stderr, "gradegate version: takes no arguments, got %s\n", strings.Join(pos, " "))
-		return outcome{code: exitInput}
+		return a.fail("version", fmt.Errorf("%w: gradegate version takes no arguments, got %s", manifest.ErrInput, strings.Join(pos, " ")))
 	}
 	v := currentVersion()
+	var err error
 	v.Image = a.getenv(imageEnv)
 	switch f {
 	case formatJSON:

@@ -85,6 +85,7 @@ func TestActionMetadata(t *testing.T) {
 		"shard":        "",
 		"check-name":   "",
 		"hosted":       "false",
+		"comment":      "false",
 	}
 	if diff := cmp.Diff(wantDefaults, defaults); diff != "" {
 		t.Errorf("inputs and defaults (-want +got):\n%s", diff)

@@ -169,7 +169,8 @@ func New(client *github.Client, owner, repo, headSHA, name string, opts ...Optio
 	return c
 }
 
-// DefaultName is the check run name for a manifest name (SPEC section 10).
+// DefaultName is the check run name for a manifest name: "gradegate / <name>",
+// unless the Action's check-name input fixes another.
 func DefaultName(manifestName string) string { return "gradegate / " + manifestName }
 
 // NewClient returns a go-github client for apiURL (GITHUB_API_URL; empty means

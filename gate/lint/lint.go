@@ -1,7 +1,7 @@
 // Package lint checks a Python grader's source without running it: the
 // grader contract's signature, its size, its imports against the image's
 // package set, and patterns that let a grader pass what it should fail
-// (SPEC sections 4 and 8).
+// (gradegate validate and run report them as findings).
 //
 // The checks that need Python's syntax tree live in lint.py, embedded and run
 // with the grader's own interpreter, which parses the source and never

@@ -65,7 +65,7 @@ const LauncherArg = "__gradegate-launch"
 // gradegate's image no account owns them.
 const BaseUID = 60000
 
-// Fixed limits of every sandboxed grader process (SPEC section 5).
+// Fixed limits of every sandboxed grader process, whatever the manifest says.
 const (
 	// FileSizeLimit bounds every file a grader writes (RLIMIT_FSIZE).
 	FileSizeLimit = 1 << 30

@@ -1,6 +1,6 @@
 // Package shadow grades the same cases and canaries with two grader sources,
 // the base (the grader as it was) and the head (as it is now), and lists
-// every case whose score or class changed (gradegate shadow, SPEC section 8).
+// every case whose score or class changed (gradegate shadow).
 //
 // It answers the question a grader change raises in review: which stored
 // outputs does the new grader judge differently? Because both sources grade
@@ -41,7 +41,7 @@ const (
 type RunnerFactory func(ctx context.Context, src []byte) (gate.Runner, func(), error)
 
 // Report is the shadow comparison of two grader sources. Its JSON form is
-// the shadow document of SPEC section 8; lists are never null.
+// the document gradegate shadow --format json writes; lists are never null.
 type Report struct {
 	Schema string `json:"schema"`
 	Base   Source `json:"base"`

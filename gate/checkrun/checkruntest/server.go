@@ -35,9 +35,27 @@ type Request struct {
 	// Body is the decoded JSON body. Create and update requests share these
 	// fields; HeadSHA is empty on updates.
 	Body github.CreateCheckRunOptions
+	// Comment is the body of a pull request comment create or edit.
+	Comment string
 	// Status is what the fake answered.
 	Status int
 }
+
+// CommentID is the id of the first pull request comment the fake holds;
+// later ones count up from it.
+const CommentID = 9000
+
+// Comment is a pull request comment as the fake holds it.
+type Comment struct {
+	ID     int64
+	Number int // the pull request
+	Body   string
+	Edits  int // how many times it was edited
+}
+
+// commentsPerPage is the fake's page size for comments unless per_page
+// asks for fewer, small so that tests page without many comments.
+const commentsPerPage = 2
 
 // Reply is a canned answer for one request.
 type Reply struct {
@@ -77,6 +95,9 @@ type Server struct {
 	queue    []Reply
 	deny     bool
 	runs     []Run
+
+	denyComments bool
+	comments     []Comment
 }
 
 // New starts a fake closed when the test ends.
@@ -114,6 +135,40 @@ func (s *Server) Deny() {
 	s.deny = true
 }
 
+// DenyComments makes every pull request comment request fail with 403, as
+// for a token without `pull-requests: write`; check runs still work.
+func (s *Server) DenyComments() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.denyComments = true
+}
+
+// AddComment puts a comment on pull request number, as someone else (or an
+// earlier run) wrote it, and returns its id.
+func (s *Server) AddComment(number int, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addComment(number, body)
+}
+
+func (s *Server) addComment(number int, body string) int64 {
+	id := CommentID + int64(len(s.comments))
+	s.comments = append(s.comments, Comment{ID: id, Number: number, Body: body})
+	return id
+}
+
+// Comments returns the pull request comments, oldest first.
+func (s *Server) Comments() []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Comment(nil), s.comments...)
+}
+
+// CommentURL is the web address the fake gives a comment.
+func CommentURL(id int64) string {
+	return fmt.Sprintf("https://github.example/o/r/pull/1#issuecomment-%d", id)
+}
+
 // Requests returns every request received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -131,6 +186,9 @@ func (s *Server) Runs() []Run {
 // HTMLURL is the web address the fake gives its first check run.
 func (s *Server) HTMLURL() string { return htmlURL(RunID) }
 
+// HTMLURLOf is the web address the fake gives the check run with id.
+func HTMLURLOf(id int64) string { return htmlURL(id) }
+
 func htmlURL(id int64) string { return fmt.Sprintf("https://github.example/o/r/runs/%d", id) }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
@@ -139,15 +197,25 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("reading request body: %v", err)
 	}
 	req := Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, Prefix), Auth: r.Header.Get("Authorization")}
+	isComment := strings.Contains(req.Path, "/issues/")
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &req.Body); err != nil {
 			s.t.Errorf("%s %s: body is not JSON: %v", r.Method, r.URL.Path, err)
+		}
+		if isComment {
+			var c struct {
+				Body string `json:"body"`
+			}
+			json.Unmarshal(raw, &c)
+			req.Comment = c.Body
 		}
 	}
 
 	s.mu.Lock()
 	var reply *Reply
 	switch {
+	case s.denyComments && isComment:
+		reply = &Reply{Status: http.StatusForbidden, Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/issues/comments#create-an-issue-comment","status":"403"}`}
 	case s.deny:
 		reply = &Reply{Status: http.StatusForbidden, Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/checks/runs#create-a-check-run","status":"403"}`}
 	case len(s.queue) > 0 && (s.queue[0].For == r.Method || s.queue[0].For == "" && r.Method != http.MethodGet):
@@ -220,6 +288,25 @@ func (s *Server) serve(w http.ResponseWriter, req Request, query url.Values) int
 		}
 	case req.Method == http.MethodGet && len(parts) == 6 && parts[0] == "repos" && parts[3] == "commits" && parts[5] == "check-runs":
 		return s.list(w, parts[4], query)
+	case len(parts) == 6 && parts[0] == "repos" && parts[3] == "issues" && parts[5] == "comments":
+		n, err := strconv.Atoi(parts[4])
+		switch {
+		case err != nil:
+		case req.Method == http.MethodGet:
+			return s.listComments(w, n, query)
+		case req.Method == http.MethodPost:
+			s.addComment(n, req.Comment)
+			return writeJSON(w, http.StatusCreated, apiComment(s.comments[len(s.comments)-1]))
+		}
+	case req.Method == http.MethodPatch && len(parts) == 6 && parts[0] == "repos" && parts[3] == "issues" && parts[4] == "comments":
+		id, _ := strconv.ParseInt(parts[5], 10, 64)
+		for i := range s.comments {
+			if s.comments[i].ID == id {
+				s.comments[i].Body = req.Comment
+				s.comments[i].Edits++
+				return writeJSON(w, http.StatusOK, apiComment(s.comments[i]))
+			}
+		}
 	}
 	if run == nil {
 		s.t.Errorf("unexpected request %s %s", req.Method, req.Path)
@@ -258,5 +345,50 @@ func apiRun(r Run) map[string]any {
 		"external_id": r.ExternalID,
 		"html_url":    htmlURL(r.ID),
 		"status":      r.Status,
+	}
+}
+
+// listComments answers GET repos/{o}/{r}/issues/{n}/comments a page at a
+// time, oldest first, with a Link header to the next page as GitHub sends.
+func (s *Server) listComments(w http.ResponseWriter, number int, query url.Values) int {
+	var all []map[string]any
+	for _, c := range s.comments {
+		if c.Number == number {
+			all = append(all, apiComment(c))
+		}
+	}
+	per := commentsPerPage
+	if n, err := strconv.Atoi(query.Get("per_page")); err == nil && n > 0 && n < per {
+		per = n
+	}
+	page := 1
+	if n, err := strconv.Atoi(query.Get("page")); err == nil && n > 0 {
+		page = n
+	}
+	from := min((page-1)*per, len(all))
+	to := min(from+per, len(all))
+	if to < len(all) {
+		next := url.Values{"page": {strconv.Itoa(page + 1)}, "per_page": {strconv.Itoa(per)}}
+		w.Header().Set("Link", fmt.Sprintf(`<%s%srepos/o/r/issues/%d/comments?%s>; rel="next"`, s.srv.URL, Prefix, number, next.Encode()))
+	}
+	out := all[from:to]
+	if out == nil {
+		out = []map[string]any{}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) int {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+	return status
+}
+
+func apiComment(c Comment) map[string]any {
+	return map[string]any{
+		"id":       c.ID,
+		"body":     c.Body,
+		"html_url": CommentURL(c.ID),
 	}
 }
