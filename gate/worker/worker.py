@@ -784,7 +784,7 @@ class Worker:
                 self.violation = None
                 self.spawned = False
                 try:
-                    ret = fn(req["sample"], req["item"])
+                    ret = fn(hosted_sample(req["sample"]), req["item"])
                 except BaseException as exc:
                     resp = self.exception(exc)
                 else:
