@@ -252,7 +252,7 @@ func (r *Reader) readFields(rw *caseRow) {
 			label := int(v)
 			rw.Label = &label
 		} else {
-			add(CodeLabelDomain, fmt.Sprintf("item.%s must be 0 or 1, not %s; the label is ignored", f.Label, bytes.TrimSpace(raw)))
+			add(CodeLabelDomain, fmt.Sprintf("item.%s must be 0 or 1, not %s; the label is ignored", f.Label, cutValue(string(bytes.TrimSpace(raw)))))
 		}
 	}
 }
@@ -298,4 +298,19 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// maxValueRunes is how much of a value from the dataset a finding's message
+// quotes: enough to recognise it, never a megabyte of it. The finding's
+// case_id keeps the whole id.
+const maxValueRunes = 200
+
+// cutValue is a dataset value as a message quotes it: at most maxValueRunes
+// characters, with its full length when it was cut.
+func cutValue(s string) string {
+	r := []rune(s)
+	if len(r) <= maxValueRunes {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d characters)", string(r[:maxValueRunes]), len(r))
 }

@@ -462,3 +462,34 @@ func TestSampleDigest(t *testing.T) {
 		})
 	}
 }
+
+// TestFindingsCutLongValues: a megabyte label or case id is quoted in a
+// finding's message cut to a few hundred characters with its length; the
+// finding's case_id keeps the whole id.
+func TestFindingsCutLongValues(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	rows := `{"item": {"case_id": "a", "human_score": "` + long + `"}, "sample": {}}` + "\n" +
+		`{"item": {"case_id": "` + long + `"}, "sample": {}}` + "\n" +
+		`{"item": {"case_id": "` + long + `"}, "sample": {}}` + "\n"
+	fsys := fstest.MapFS{"s/cases.jsonl": {Data: []byte(rows)}}
+	set, err := Load(fsys, testManifest("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]bool{}
+	for _, f := range set.Findings {
+		codes[f.Code] = true
+		if len(f.Message) > 1000 {
+			t.Errorf("%s: message of %d bytes, want it cut", f.Code, len(f.Message))
+		}
+		if f.Code == CodeDuplicateCaseID && f.CaseID != long {
+			t.Errorf("duplicate_case_id: case_id cut to %d bytes, want the whole id", len(f.CaseID))
+		}
+		if !strings.Contains(f.Message, "… (10485") {
+			t.Errorf("%s: message %.120q… does not give the value's length", f.Code, f.Message)
+		}
+	}
+	if !codes[CodeLabelDomain] || !codes[CodeDuplicateCaseID] {
+		t.Fatalf("findings %v, want label_domain and duplicate_case_id", codes)
+	}
+}

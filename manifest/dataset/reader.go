@@ -410,7 +410,7 @@ func (r *Reader) duplicateIDs() []manifest.Finding {
 		out = append(out, manifest.Finding{
 			Code: CodeDuplicateCaseID, Severity: manifest.SeverityHold,
 			File: r.file, Line: ls[0], CaseID: id,
-			Message: fmt.Sprintf("case_id %q is on %d lines: %s", id, len(ls), joinInts(ls)),
+			Message: fmt.Sprintf("case_id %q is on %d lines: %s", cutValue(id), len(ls), joinInts(ls)),
 		})
 	}
 	return out
