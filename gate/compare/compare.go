@@ -43,8 +43,8 @@ type Report struct {
 	NewlyUnevaluable []string `json:"newly_unevaluable"`
 	PassRate         PassRate `json:"pass_rate"`
 
-	// The fields below feed the text and markdown views only; the JSON shape
-	// is fixed by SPEC section 8.
+	// The fields below feed the text and markdown views only; the JSON
+	// document keeps its published shape (schema gradegate.compare/v1).
 
 	// Base and Head summarise the two runs.
 	Base Run `json:"-"`

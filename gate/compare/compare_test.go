@@ -558,3 +558,33 @@ func TestCompareStreams(t *testing.T) {
 		t.Errorf("error = %v, want an input error naming the status", err)
 	}
 }
+
+// TestWriteTextNeutralisesHostileIDs: a case id or a run name from a results
+// file reaches the terminal with its bidi controls, escapes and workflow
+// commands escaped, in every list of the report.
+func TestWriteTextNeutralisesHostileIDs(t *testing.T) {
+	hostile := "\u202eevil\u200b\x1b[31m\n::error::x ##[warning]y"
+	r := &Report{
+		Flipped:          []Flip{{CaseID: hostile, Base: "pass", Head: "fail"}},
+		Added:            []string{hostile},
+		Removed:          []string{},
+		NewlyUnevaluable: []string{},
+		Base:             Run{Name: hostile},
+		Head:             Run{Name: "head"},
+	}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, bad := range []string{"\u202e", "\u200b", "\x1b", "::error::", "##[warning]"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("text output carries %q:\n%s", bad, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "::") {
+			t.Errorf("a line starts a workflow command: %q", line)
+		}
+	}
+}

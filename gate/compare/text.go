@@ -17,6 +17,9 @@ const maxMarkdownRows = 100
 func (r *Report) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	b.WriteString("gradegate compare\n")
+	// Everything from the results files goes through the printer: case
+	// ids, statuses and names may carry escapes, bidi controls or workflow
+	// commands.
 	fmt.Fprintf(&b, "  base  %s\n", runLine(r.Base))
 	fmt.Fprintf(&b, "  head  %s\n", runLine(r.Head))
 	for _, n := range r.notes() {
@@ -36,7 +39,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		rows := make([][]string, len(r.Flipped))
 		for i, f := range r.Flipped {
-			rows[i] = []string{f.CaseID, f.Base, f.Head, output(f.OutputChanged)}
+			rows[i] = []string{render.Text(f.CaseID), render.Text(f.Base), render.Text(f.Head), output(f.OutputChanged)}
 		}
 		if err := render.Table(&b, []string{"case", "base", "head", "output"}, rows); err != nil {
 			return fmt.Errorf("compare: %w", err)
@@ -51,7 +54,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			b.WriteString("  none\n")
 		}
 		for _, id := range l.ids {
-			fmt.Fprintf(&b, "  %s\n", id)
+			fmt.Fprintf(&b, "  %s\n", render.Text(id))
 		}
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
@@ -173,7 +176,7 @@ func (r *Report) notes() []string {
 func runLine(run Run) string {
 	c := run.Counts
 	return fmt.Sprintf("%s  %s  %d passed / %d graded, %d failed, %d errored, %d omitted, %d intended",
-		orDash(run.Name), orDash(run.Verdict), c.Passed, c.Graded, c.Failed, c.Errored, c.Omitted, c.Intended)
+		render.Text(orDash(run.Name)), render.Text(orDash(run.Verdict)), c.Passed, c.Graded, c.Failed, c.Errored, c.Omitted, c.Intended)
 }
 
 // change is the whole pass-rate difference, head − base.
