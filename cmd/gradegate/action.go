@@ -44,6 +44,10 @@ type actionInputs struct {
 	hosted    bool
 	comment   bool // keep a sticky pull request comment with the summary
 	token     string
+	// judgeCache and judgeCacheMode are --judge-cache and
+	// --judge-cache-mode: a model grader's recorded calls (run, canary,
+	// shadow).
+	judgeCache, judgeCacheMode string
 }
 
 // readInputs reads and checks the inputs. go-githubactions maps an input
@@ -58,6 +62,9 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 		base:      gh.GetInput("base"),
 		checkName: gh.GetInput("check-name"),
 		token:     gh.GetInput("github-token"),
+
+		judgeCache:     gh.GetInput("judge-cache"),
+		judgeCacheMode: gh.GetInput("judge-cache-mode"),
 	}
 	if in.manifest == "" {
 		in.manifest = "gradegate.yaml"
@@ -96,6 +103,12 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 	}
 	if in.command == "shadow" && in.base == "" {
 		errs = append(errs, errors.New("input base: command shadow needs the path of the old grader source"))
+	}
+	switch {
+	case (in.judgeCache != "" || in.judgeCacheMode != "") && in.command != "run" && in.command != "canary" && in.command != "shadow":
+		errs = append(errs, fmt.Errorf("inputs judge-cache and judge-cache-mode apply to commands run, canary and shadow, not %s", in.command))
+	case in.judgeCacheMode != "" && in.judgeCache == "":
+		errs = append(errs, errors.New("input judge-cache-mode needs judge-cache, the folder of recorded model calls"))
 	}
 	if in.comment && !posts(in.command) {
 		errs = append(errs, fmt.Errorf("input comment applies to commands run, canary, merge, mutate and shadow, not %s", in.command))
@@ -138,13 +151,13 @@ func (in actionInputs) args(resultsFile string) ([]string, error) {
 		if in.shard != "" {
 			a = append(a, "--shard", in.shard)
 		}
-		return a, nil
+		return append(a, in.judgeArgs()...), nil
 	case "canary":
 		a := []string{"canary", in.manifest, "--results", resultsFile}
 		if in.hosted {
 			a = append(a, "--hosted")
 		}
-		return a, nil
+		return append(a, in.judgeArgs()...), nil
 	case "merge":
 		// A container action gets no shell, so gradegate expands the globs.
 		a := []string{"merge", "--manifest", in.manifest, "--results", resultsFile}
@@ -162,11 +175,23 @@ func (in actionInputs) args(resultsFile string) ([]string, error) {
 	case "mutate":
 		return []string{"mutate", in.manifest, "--results", resultsFile}, nil
 	case "shadow":
-		return []string{"shadow", in.manifest, "--base", in.base, "--results", resultsFile}, nil
+		return append([]string{"shadow", in.manifest, "--base", in.base, "--results", resultsFile}, in.judgeArgs()...), nil
 	case "doctor", "version":
 		return []string{in.command}, nil
 	}
 	return []string{in.command, in.manifest}, nil
+}
+
+// judgeArgs are the model grader cache flags the inputs ask for.
+func (in actionInputs) judgeArgs() []string {
+	var a []string
+	if in.judgeCache != "" {
+		a = append(a, "--judge-cache", in.judgeCache)
+	}
+	if in.judgeCacheMode != "" {
+		a = append(a, "--judge-cache-mode", in.judgeCacheMode)
+	}
+	return a
 }
 
 // runAction runs gradegate as the GitHub Action: command and options come

@@ -426,6 +426,18 @@ func TestActionInputs(t *testing.T) {
 		{name: "comment for validate", env: map[string]string{"INPUT_COMMAND": "validate", "INPUT_COMMENT": "true"}, wantErr: "input comment applies"},
 		{name: "comment not a boolean", env: map[string]string{"INPUT_COMMENT": "please"}, wantErr: "input comment: want true or false"},
 		{name: "comment on run", env: map[string]string{"INPUT_COMMENT": "true"}, want: []string{"run", "gradegate.yaml", "--results", "OUT"}},
+		{
+			name: "model grader cache on run",
+			env:  map[string]string{"INPUT_JUDGE-CACHE": "evals/judge/cache", "INPUT_JUDGE-CACHE-MODE": "read"},
+			want: []string{"run", "gradegate.yaml", "--results", "OUT", "--judge-cache", "evals/judge/cache", "--judge-cache-mode", "read"},
+		},
+		{
+			name: "model grader cache on shadow",
+			env:  map[string]string{"INPUT_COMMAND": "shadow", "INPUT_BASE": "old.yaml", "INPUT_JUDGE-CACHE": "c"},
+			want: []string{"shadow", "gradegate.yaml", "--base", "old.yaml", "--results", "OUT", "--judge-cache", "c"},
+		},
+		{name: "judge cache for merge", env: map[string]string{"INPUT_COMMAND": "merge", "INPUT_RESULTS": filepath.Join(dir, "shard-*.json"), "INPUT_JUDGE-CACHE": "c"}, wantErr: "apply to commands run, canary and shadow"},
+		{name: "judge cache mode alone", env: map[string]string{"INPUT_JUDGE-CACHE-MODE": "read"}, wantErr: "input judge-cache-mode needs judge-cache"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
