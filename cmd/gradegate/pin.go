@@ -155,5 +155,6 @@ func (p pinnedFS) Open(name string) (fs.File, error) {
 	if name != p.name {
 		return hostFS{}.Open(name)
 	}
-	return fstest.MapFS{name: &fstest.MapFile{Data: p.data, Mode: 0o644}}.Open(name)
+	// The key is any valid fs path: the manifest's own may be absolute.
+	return fstest.MapFS{"manifest": &fstest.MapFile{Data: p.data, Mode: 0o644}}.Open("manifest")
 }
