@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/manifest"
 )
 
 var _ gate.StreamRunner = (*Pool)(nil)
@@ -485,8 +486,12 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				break
 			}
 			if r.Op == "bad_request" {
-				return nil, closed, errors.Join(fmt.Errorf("worker: the grader process could not read the request of %s: %s; gradegate sent input its own worker cannot decode",
-					caseNames(head.ids), r.Message), p.retire(s))
+				// The dataset reader refuses what Python would (invalid
+				// UTF-8, nesting past its limit), so this is a row that
+				// slipped through: an input error naming the case, never a
+				// worker_crash.
+				return nil, closed, errors.Join(fmt.Errorf("%w: worker: the grader process could not read the request of %s: %s; Python cannot decode this case's item or sample (fix the dataset row); gradegate sent input its own worker cannot decode",
+					manifest.ErrInput, caseNames(head.ids), r.Message), p.retire(s))
 			}
 			now := time.Now()
 			elapsed := now.Sub(w.started())

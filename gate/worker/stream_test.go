@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/manifest"
 )
 
 // streamAll runs p.Stream over tasks and returns the outcomes by sequence
@@ -255,6 +256,9 @@ func TestUndecodableRequest(t *testing.T) {
 			})
 			if err == nil || !strings.Contains(err.Error(), `"broken-row"`) || !strings.Contains(err.Error(), "cannot decode") {
 				t.Errorf("Grade error = %v, want a tool error naming broken-row", err)
+			}
+			if !errors.Is(err, manifest.ErrInput) {
+				t.Errorf("Grade error = %v, want an input error (exit 2)", err)
 			}
 			var le *LoadError
 			if errors.As(err, &le) {
