@@ -49,9 +49,11 @@ type SubGrader struct {
 }
 
 // SimilarityMetrics are the text_similarity metrics gradegate computes.
-// OpenAI's bleu, gleu, meteor, rouge_1..rouge_5, rouge_l and cosine are
-// refused with a message: gradegate does not compute them.
-func SimilarityMetrics() []string { return []string{"fuzzy_match"} }
+// OpenAI's meteor (its synonym matching needs WordNet) and cosine (it needs
+// an embedding model) are refused with a message.
+func SimilarityMetrics() []string {
+	return []string{"fuzzy_match", "bleu", "gleu", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"}
+}
 
 var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -166,13 +168,13 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 					sg.Metric = v
 					if !contains(SimilarityMetrics(), v) {
 						d.fail(s.node("evaluation_metric").Line, s.key("evaluation_metric"),
-							"%q is not built: gradegate computes text_similarity only with %s locally (bleu, gleu, meteor, rouge_* and cosine are not computed here; cosine needs an embedding model)",
+							"%q is not built: gradegate computes text_similarity with %s (not meteor, whose synonym matching needs WordNet, nor cosine, which needs an embedding model)",
 							v, strings.Join(SimilarityMetrics(), ", "))
 					}
 				}
 			}
 		case TypeScoreModel, TypeLabelModel:
-			d.fail(k.Line, sk, "a %s sub-grader is not built: gradegate runs a multi grader's python, string_check and text_similarity (fuzzy_match) parts locally, not its model parts", sg.Type)
+			d.fail(k.Line, sk, "a %s sub-grader is not built: gradegate runs a multi grader's python, string_check and text_similarity parts locally, not its model parts", sg.Type)
 			continue
 		}
 		out = append(out, sg)

@@ -57,7 +57,7 @@ func TestParseMultiErrors(t *testing.T) {
 		name, from, to, key, msg string
 	}{
 		{"unknown name in formula", `"0.85 * similarity + 0.15 * mentions"`, `"similarity + other"`, "grader.calculate_output", `"other" at column 14 is not a sub-grader`},
-		{"metric not built", "type: string_check\n      input", "type: text_similarity\n      evaluation_metric: bleu\n      input", "grader.graders.mentions.evaluation_metric", `"bleu" is not built`},
+		{"metric not built", "type: string_check\n      input", "type: text_similarity\n      evaluation_metric: meteor\n      input", "grader.graders.mentions.evaluation_metric", `"meteor" is not built: gradegate computes text_similarity with fuzzy_match, bleu`},
 		{"model sub-grader not built", "type: string_check", "type: score_model", "grader.graders.mentions", "score_model sub-grader is not built"},
 		{"operation", "operation: ilike", "operation: regex", "grader.graders.mentions.operation", "must be one of eq | ne | like | ilike"},
 		{"no python part", "type: python\n      source: grader.py\n      sha256: \"" + hexB + "\"\n      timeout_seconds: 30", "type: string_check\n      input: x\n      reference: y\n      operation: eq", "grader.graders", "needs one python sub-grader"},

@@ -1,6 +1,6 @@
 // Package multi grades OpenAI's multi graders: the Python sub-grader runs
 // in the sandbox like any Python grader, string_check and text_similarity
-// (fuzzy_match) sub-graders run here, and calculate_output combines them.
+// sub-graders run here, and calculate_output combines them.
 package multi
 
 import (
@@ -29,10 +29,10 @@ func Local(sg manifest.SubGrader, sample, item json.RawMessage) (float64, error)
 	case manifest.SubStringCheck:
 		return StringCheck(sg.Operation, input, ref)
 	case manifest.SubTextSimilarity:
-		if sg.Metric == "fuzzy_match" {
-			return FuzzyMatch(input, ref), nil
+		if score, ok := Similarity(sg.Metric, input, ref); ok {
+			return score, nil
 		}
-		return 0, fmt.Errorf("evaluation_metric %q is not computed by gradegate", sg.Metric)
+		return 0, similarityError(sg.Metric)
 	}
 	return 0, fmt.Errorf("sub-grader type %q is not run locally", sg.Type)
 }
