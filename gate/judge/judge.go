@@ -208,11 +208,17 @@ func (j *Judge) Plan(tasks []gate.Task) ([]string, error) {
 // that is more than grader.max_calls, no call is sent at all: a run that
 // cannot finish within its budget spends none of it, and every task the
 // cache cannot answer errors as not sent.
-func (j *Judge) Reserve(needed int) {
+func (j *Judge) Reserve(needed int) { j.ReserveShared(needed, needed) }
+
+// ReserveShared is Reserve for a judge that shares its budget with others
+// (a multi grader's model sub-graders): needed calls are this judge's,
+// total all of theirs, and when total is more than grader.max_calls none
+// of them sends any.
+func (j *Judge) ReserveShared(needed, total int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.usage.Needed += needed
-	if j.budget >= 0 && needed > j.budget {
+	if j.budget >= 0 && total > j.budget {
 		j.budget = 0
 	}
 }
