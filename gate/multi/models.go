@@ -99,7 +99,9 @@ func (m *Models) Grade(ctx context.Context, tasks []gate.Task) (map[string][]gat
 	keys := make([][sha256.Size]byte, len(tasks))
 	for i, t := range tasks {
 		h := sha256.New()
-		for _, part := range [][]byte{[]byte(t.ID), t.Sample, t.Item} {
+		// The request is made of the sample and the item only: a task
+		// placed under another ID (a blind canary) is the same request.
+		for _, part := range [][]byte{t.Sample, t.Item} {
 			fmt.Fprintf(h, "%d:", len(part))
 			h.Write(part)
 		}
