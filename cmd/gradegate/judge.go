@@ -222,6 +222,9 @@ func (a *app) gradeJudge(ctx context.Context, name string, s *suite, set *datase
 		return a.fail(name, err)
 	}
 	res.AddJudge(j.Usage(), lint.ModelGrader(s.m))
+	if err := a.checkJudgeDeterminism(ctx, s, set, !opts.CanariesOnly, f, opts.Shard, res, j.HasKey()); err != nil {
+		return a.fail(name, err)
+	}
 	return a.finish(name, res, f)
 }
 
