@@ -139,6 +139,26 @@ func TestMultiModelSubGrader(t *testing.T) {
 		}
 	})
 
+	t.Run("the determinism check asks the model sub-graders again", func(t *testing.T) {
+		live := judgetest.New(t, keywordJudge)
+		asked := rewrite(t, m, "gate:\n", "gate:\n  determinism: {sample: 2}\n")
+		results := filepath.Join(t.TempDir(), "r.json")
+		env := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", live.URL())
+		code, out, errs := runCLI(t, env, "canary", asked, "--results", results, "--python", "/usr/bin/python3")
+		res := readJudgeResults(t, results)
+		// 4 canaries asked by the run, then twice more with no cache.
+		if code != exitPass || res.Determinism == nil || res.Determinism.Asked != gate.DeterminismPythonModel || live.Requests() != 12 || res.Judge.Calls != 12 {
+			t.Errorf("exit %d, %d requests, determinism %+v, judge %+v\n%s%s", code, live.Requests(), res.Determinism, res.Judge, out, errs)
+		}
+		// Replayed without a key, the Python part is checked and the
+		// model sub-graders' recorded answers are reused, saying so.
+		code, out, errs = runCLI(t, judgeEnv(), "canary", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", results, "--python", "/usr/bin/python3")
+		res = readJudgeResults(t, results)
+		if code != exitPass || res.Determinism == nil || res.Determinism.Asked != "" || !strings.Contains(errs, "skipped: OPENAI_API_KEY is not set") {
+			t.Errorf("replay: exit %d, determinism %+v\n%s%s", code, res.Determinism, out, errs)
+		}
+	})
+
 	t.Run("over budget, nothing is sent and the gate holds", func(t *testing.T) {
 		live := judgetest.New(t, keywordJudge)
 		over := rewrite(t, m, "type: multi\n", "type: multi\n  max_calls: 12\n")
