@@ -223,6 +223,21 @@ func (j *Judge) ReserveShared(needed, total int) {
 	}
 }
 
+// RequestKey is the digest of the request a task makes, the cache's key:
+// two tasks with the same key are the same call. A task whose prompt cannot
+// be rendered has none ("").
+func (j *Judge) RequestKey(t gate.Task) (string, error) {
+	r, err := j.request(t)
+	var te *TemplateError
+	if errors.As(err, &te) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return r.key, nil
+}
+
 // HasKey reports whether the judge may call the API.
 func (j *Judge) HasKey() bool { return j.client != nil }
 

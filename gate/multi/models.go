@@ -2,7 +2,6 @@ package multi
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -28,8 +27,8 @@ type Models struct {
 }
 
 type memoKey struct {
-	name string
-	task [sha256.Size]byte
+	name    string
+	request string
 }
 
 // NewModels builds a judge for each model sub-grader of mg with newJudge;
@@ -96,41 +95,43 @@ func (m *Models) PlanAndReserve(tasks []gate.Task) ([]string, error) {
 // are answered from memory) and returns the outcomes by sub-grader name,
 // in task order.
 func (m *Models) Grade(ctx context.Context, tasks []gate.Task) (map[string][]gate.Outcome, error) {
-	keys := make([][sha256.Size]byte, len(tasks))
-	for i, t := range tasks {
-		h := sha256.New()
-		// The request is made of the sample and the item only: a task
-		// placed under another ID (a blind canary) is the same request.
-		for _, part := range [][]byte{t.Sample, t.Item} {
-			fmt.Fprintf(h, "%d:", len(part))
-			h.Write(part)
-		}
-		h.Sum(keys[i][:0])
-	}
 	out := map[string][]gate.Outcome{}
 	for _, name := range m.names {
+		j := m.judges[name]
 		got := make([]gate.Outcome, len(tasks))
+		keys := make([]string, len(tasks))
 		var ask []gate.Task
 		var at []int
-		m.mu.Lock()
 		for i, t := range tasks {
-			if o, ok := m.memo[memoKey{name, keys[i]}]; ok {
+			// The memory is keyed by the request, as the cache is: a
+			// canary placed among the cases under another ID, or with
+			// fields its prompt does not read, is the same call.
+			key, err := j.RequestKey(t)
+			if err != nil {
+				return nil, fmt.Errorf("sub-grader %s: %s: %w", name, t.ID, err)
+			}
+			keys[i] = key
+			m.mu.Lock()
+			o, ok := m.memo[memoKey{name, key}]
+			m.mu.Unlock()
+			if ok && key != "" {
 				got[i] = o
 				continue
 			}
 			ask = append(ask, t)
 			at = append(at, i)
 		}
-		m.mu.Unlock()
 		if len(ask) > 0 {
-			asked, err := m.judges[name].Grade(ctx, ask)
+			asked, err := j.Grade(ctx, ask)
 			if err != nil {
 				return nil, fmt.Errorf("sub-grader %s: %w", name, err)
 			}
 			m.mu.Lock()
 			for k, i := range at {
 				got[i] = asked[k]
-				m.memo[memoKey{name, keys[i]}] = asked[k]
+				if keys[i] != "" {
+					m.memo[memoKey{name, keys[i]}] = asked[k]
+				}
 			}
 			m.mu.Unlock()
 		}
