@@ -38,7 +38,18 @@ type Determinism struct {
 	DurationMS float64 `json:"duration_ms"`
 	// Status is "pass" when nothing differed, "hold" otherwise.
 	Status string `json:"status"`
+	// Asked says what was graded twice: "" the Python grader (other
+	// processes, another hash seed); "model" a model grader, asked again
+	// with the judge cache off; "python+model" a multi grader's Python
+	// part and its model sub-graders, asked again with the cache off.
+	Asked string `json:"asked,omitempty"`
 }
+
+// What a determinism check graded twice, besides a Python grader alone.
+const (
+	DeterminismModel       = "model"
+	DeterminismPythonModel = "python+model"
+)
 
 // Difference is one task whose two gradings disagree.
 type Difference struct {
@@ -255,8 +266,15 @@ func determinismReason(d *Determinism) *Reason {
 			names = append(names, describeDifference(x))
 		}
 	}
-	msg := fmt.Sprintf("%d of %d canaries and cases graded twice (other processes, PYTHONHASHSEED %d then %d, another order) differed: %s",
-		len(d.Differed), d.Canaries+d.Cases, d.HashSeeds[0], d.HashSeeds[1], strings.Join(names, "; "))
+	how := fmt.Sprintf("other processes, PYTHONHASHSEED %d then %d, another order", d.HashSeeds[0], d.HashSeeds[1])
+	switch d.Asked {
+	case DeterminismModel:
+		how = "the model asked again with the judge cache off, another order"
+	case DeterminismPythonModel:
+		how = fmt.Sprintf("other processes, PYTHONHASHSEED %d then %d, the model sub-graders asked again with the judge cache off, another order", d.HashSeeds[0], d.HashSeeds[1])
+	}
+	msg := fmt.Sprintf("%d of %d canaries and cases graded twice (%s) differed: %s",
+		len(d.Differed), d.Canaries+d.Cases, how, strings.Join(names, "; "))
 	if n := len(d.Differed) - len(names); n > 0 {
 		msg += fmt.Sprintf("; and %d more", n)
 	}

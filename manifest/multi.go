@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"math"
 	"path"
 	"regexp"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // calculate_output formula.
 const TypeMulti = "multi"
 
-// Sub-grader types a multi grader can hold locally.
+// Sub-grader types a multi grader can hold besides the model ones.
 const (
 	SubPython         = "python"
 	SubStringCheck    = "string_check"
@@ -30,6 +31,24 @@ type MultiGrader struct {
 	Python string `json:"python"`
 	// Graders are every sub-grader, the Python one included, in manifest order.
 	Graders []SubGrader `json:"graders"`
+	// MaxCalls bounds the model calls of one run over all the model
+	// sub-graders; 0: no bound.
+	MaxCalls int `json:"max_calls,omitempty"`
+}
+
+// Models are the score_model and label_model sub-graders, which the gate
+// asks itself.
+func (mg *MultiGrader) Models() []SubGrader {
+	if mg == nil {
+		return nil
+	}
+	var out []SubGrader
+	for _, sg := range mg.Graders {
+		if sg.Model != nil {
+			out = append(out, sg)
+		}
+	}
+	return out
 }
 
 // SubGrader is one named sub-grader of a multi grader.
@@ -45,7 +64,11 @@ type SubGrader struct {
 	Operation string `json:"operation,omitempty"`
 	// Metric is a text_similarity's evaluation_metric.
 	Metric string `json:"evaluation_metric,omitempty"`
-	Line   int    `json:"-"`
+	// Model is a score_model or label_model sub-grader as a grader of its
+	// own (its model, prompt, range or labels, sampling parameters); its
+	// MaxCalls is the multi grader's.
+	Model *Grader `json:"model_grader,omitempty"`
+	Line  int     `json:"-"`
 }
 
 // SimilarityMetrics are the text_similarity metrics gradegate computes.
@@ -58,11 +81,12 @@ func SimilarityMetrics() []string {
 var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // multiGrader decodes a multi grader: calculate_output, graders (exactly
-// one python sub-grader, plus string_check and text_similarity ones) and
-// the keys that say how its combined score counts.
+// one python sub-grader, plus string_check, text_similarity, score_model
+// and label_model ones), max_calls (the model sub-graders' budget) and the
+// keys that say how its combined score counts.
 func (d *decoder) multiGrader(s *section, g *Grader) {
 	s.forbid("a multi grader (these belong to its python sub-grader in graders)", "source", "sha256", "contract", "image_tag", "metric", "isolation")
-	s.forbid("a multi grader", "model", "input", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls")
+	s.forbid("a multi grader", "model", "input", "labels", "passing_labels", "sampling_params", "endpoint")
 	s.require("graders", "calculate_output")
 	mg := &MultiGrader{}
 	g.Multi = mg
@@ -81,6 +105,15 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 		}
 		if mg.Python == "" && len(mg.Graders) > 0 {
 			d.fail(n.Line, s.key("graders"), "needs one python sub-grader: gradegate gates a multi grader through its Python part (its canaries, calibration and mutation test)")
+		}
+	}
+	if v, ok := s.integer("max_calls", 1, math.MaxInt); ok {
+		if len(mg.Models()) == 0 {
+			d.fail(s.node("max_calls").Line, s.key("max_calls"), "bounds the model calls of a multi grader's score_model and label_model sub-graders, and this one has none")
+		}
+		mg.MaxCalls = v
+		for _, sg := range mg.Models() {
+			sg.Model.Judge.MaxCalls = v
 		}
 	}
 	d.pythonScale(s, g)
@@ -112,7 +145,7 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 		}
 		d.lines[sk] = k.Line
 		s, ok := d.mapping(v, sk, k.Line, "type", "name", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation",
-			"input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold")
+			"input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold", "endpoint")
 		if !ok {
 			continue
 		}
@@ -125,7 +158,7 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 				d.fail(k.Line, sk, "a second python sub-grader: gradegate gates one python sub-grader per multi grader")
 				continue
 			}
-			s.forbid("a python sub-grader", "input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold")
+			s.forbid("a python sub-grader", "input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold", "endpoint")
 			s.require("source", "sha256")
 			g.Source, _ = s.relPath("source")
 			g.SHA256, _ = s.digest("sha256")
@@ -144,7 +177,7 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 				d.lines["grader."+f] = d.lines[sk+"."+f]
 			}
 		case SubStringCheck, SubTextSimilarity:
-			s.forbid("a "+sg.Type+" sub-grader", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold")
+			s.forbid("a "+sg.Type+" sub-grader", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold", "endpoint")
 			s.require("input", "reference")
 			for _, f := range []struct {
 				key string
@@ -174,8 +207,13 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 				}
 			}
 		case TypeScoreModel, TypeLabelModel:
-			d.fail(k.Line, sk, "a %s sub-grader is not built: gradegate runs a multi grader's python, string_check and text_similarity parts locally, not its model parts", sg.Type)
-			continue
+			// The same keys, defaults and checks as a model grader of its
+			// own; the gate asks it as it asks one.
+			s.forbid("a "+sg.Type+" sub-grader", "reference", "operation", "evaluation_metric")
+			mg := &Grader{Type: sg.Type, TimeoutSeconds: DefaultTimeoutSeconds}
+			d.modelGrader(s, mg)
+			mg.Name = name
+			sg.Model = mg
 		}
 		out = append(out, sg)
 	}

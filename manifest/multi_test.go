@@ -58,7 +58,9 @@ func TestParseMultiErrors(t *testing.T) {
 	}{
 		{"unknown name in formula", `"0.85 * similarity + 0.15 * mentions"`, `"similarity + other"`, "grader.calculate_output", `"other" at column 14 is not a sub-grader`},
 		{"metric not built", "type: string_check\n      input", "type: text_similarity\n      evaluation_metric: meteor\n      input", "grader.graders.mentions.evaluation_metric", `"meteor" is not built: gradegate computes text_similarity with fuzzy_match, bleu`},
-		{"model sub-grader not built", "type: string_check", "type: score_model", "grader.graders.mentions", "score_model sub-grader is not built"},
+		{"model sub-grader without a model", "type: string_check", "type: score_model", "grader.graders.mentions.model", "required"},
+		{"model sub-grader with a reference", "type: string_check\n      input: \"{{sample.output_text}}\"\n      reference: \"{{item.reference_answer}}\"\n      operation: ilike", "type: label_model\n      model: gpt-4o-2024-08-06\n      input: [{role: user, content: \"{{sample.output_text}}\"}]\n      labels: [yes, no]\n      passing_labels: [yes]\n      reference: x", "grader.graders.mentions.reference", "does not apply to a label_model sub-grader"},
+		{"budget without a model sub-grader", "type: multi", "type: multi\n  max_calls: 10", "grader.max_calls", "has none"},
 		{"operation", "operation: ilike", "operation: regex", "grader.graders.mentions.operation", "must be one of eq | ne | like | ilike"},
 		{"no python part", "type: python\n      source: grader.py\n      sha256: \"" + hexB + "\"\n      timeout_seconds: 30", "type: string_check\n      input: x\n      reference: y\n      operation: eq", "grader.graders", "needs one python sub-grader"},
 		{"source at the top", "type: multi", "type: multi\n  source: grader.py", "grader.source", "does not apply to a multi grader"},
@@ -74,6 +76,40 @@ func TestParseMultiErrors(t *testing.T) {
 				t.Errorf("error %v, want %s: …%s", err, tt.key, tt.msg)
 			}
 		})
+	}
+}
+
+const multiModel = `    judged:
+      type: score_model
+      model: gpt-4o-mini-2024-07-18
+      input:
+        - {role: user, content: "Answer: {{sample.output_text}}"}
+      range: [0, 5]
+      pass_threshold: 4
+      sampling_params: {temperature: 0}
+      endpoint: responses
+`
+
+func TestParseMultiModel(t *testing.T) {
+	text := strings.Replace(multiManifest, "canaries:", multiModel+"canaries:", 1)
+	text = strings.Replace(text, "type: multi", "type: multi\n  max_calls: 50", 1)
+	text = strings.Replace(text, "+ 0.15 * mentions", "+ 0.1 * mentions + 0.01 * judged", 1)
+	m, err := Parse([]byte(text), "gradegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := m.Grader.Multi.Models()
+	if len(models) != 1 || m.Grader.Multi.MaxCalls != 50 {
+		t.Fatalf("models %+v, max_calls %d", models, m.Grader.Multi.MaxCalls)
+	}
+	g := models[0].Model
+	if g.Type != TypeScoreModel || g.Name != "judged" || g.Judge == nil || g.Judge.Model != "gpt-4o-mini-2024-07-18" ||
+		g.Judge.Range != [2]float64{0, 5} || g.PassThreshold != 4 || g.Judge.Endpoint != EndpointResponses ||
+		g.Judge.MaxCalls != 50 || g.TimeoutSeconds != DefaultTimeoutSeconds || len(g.Judge.Input) != 1 {
+		t.Errorf("model sub-grader %+v / %+v", g, g.Judge)
+	}
+	if m.Grader.Judge != nil {
+		t.Error("a multi grader with a model part became a model grader")
 	}
 }
 

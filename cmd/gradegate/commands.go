@@ -56,6 +56,9 @@ type suite struct {
 	fsys   hostFS
 	source []byte
 	python worker.Python // resolved by runner
+	// models asks a multi grader's model sub-graders; every runner of the
+	// suite shares it, so each request is asked once.
+	models *multi.Models
 }
 
 func loadSuite(path string, limits input.Limits) (*suite, error) {
@@ -149,6 +152,8 @@ type graderEnv struct {
 	// hashSeed is the grader processes' PYTHONHASHSEED; "" leaves Python's
 	// random seed per process.
 	hashSeed string
+	// models asks the model sub-graders of a multi grader; nil without.
+	models *multi.Models
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
@@ -165,7 +170,10 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 		return nil, err
 	}
 	s.python = py
-	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers}, nil
+	if err := a.multiModels(s, f, false, gate.Shard{}); err != nil {
+		return nil, err
+	}
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models}, nil
 }
 
 // newRunner starts a pool grading with src. A grader that cannot load is
@@ -194,7 +202,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
-	return gate.Ranged(multi.Wrap(pool, g.Multi), g.Range), func() {
+	return gate.Ranged(multi.Wrap(pool, g.Multi, e.models), g.Range), func() {
 		if err := pool.Close(); err != nil {
 			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
 		}
@@ -289,6 +297,11 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if hostedOn && a.getenv("OPENAI_API_KEY") == "" {
 		return a.fail(name, fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput))
 	}
+	// A multi grader's model calls are counted against the cache and the
+	// budget over what this command grades, before any is sent.
+	if err := a.multiModels(s, f, canariesOnly, gate.Shard{Index: f.shard.index, Count: f.shard.count}); err != nil {
+		return a.fail(name, err)
+	}
 	r, stop, err := a.runner(ctx, s, f)
 	if err != nil {
 		return a.fail(name, err)
@@ -333,6 +346,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	defer res.Close()
 	res.MutationExcluded = mutationExcluded
+	if s.models != nil {
+		res.AddJudge(s.models.Usage(), subGraderLint(s.m))
+	}
 	if err := a.checkDeterminism(ctx, s, !canariesOnly, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}

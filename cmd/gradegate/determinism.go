@@ -10,9 +10,16 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/worker"
+	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
+
+// codeDeterminismSkipped is the warning of a determinism check that was
+// asked for and could not ask the model again.
+const codeDeterminismSkipped = "determinism_skipped"
 
 // checkDeterminism grades every canary and a sample of the cases twice, each
 // time in a fresh pool with its own PYTHONHASHSEED and the second time in
@@ -20,6 +27,12 @@ import (
 // nondeterministic_grader. It runs after the main grading, so the pools it
 // starts share no process with it. The seed comes from the system's random
 // source and is recorded in the results.
+//
+// A multi grader's model sub-graders are asked again, with the judge cache
+// off, only when the manifest writes gate.determinism (each ask costs
+// calls), a key is set and grader.max_calls leaves room for both
+// gradings; otherwise their answers from the run are reused, and when
+// gate.determinism is written the results say why.
 //
 // A grader that does not load is not checked: the gate already holds on it.
 //
@@ -34,21 +47,42 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f 
 	if err != nil {
 		return err
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("determinism check: seeding: %w", err)
+	seed, err := determinismSeed()
+	if err != nil {
+		return err
 	}
-	seed := binary.LittleEndian.Uint64(b[:])
 	var cases func() (dataset.Case, bool)
 	if withCases && s.m.Gate.Determinism.Sample > 0 {
 		r := dataset.Open(s.fsys, s.m)
 		defer r.Close()
 		cases = r.Next
 	}
+	askModels := false
+	if subs := s.m.Grader.Multi.Models(); len(subs) > 0 {
+		why, err := modelDeterminismSkip(s.m, s.models.HasKey(), usedCalls(res), len(subs), func() (int, error) {
+			return multiSampleSize(s, withCases, shard)
+		})
+		if err != nil {
+			return err
+		}
+		a.noteDeterminismSkipped(s.m, res, why)
+		askModels = why == "" && s.m.Line("gate.determinism") > 0
+	}
+	var asked []*multi.Models
 	start := time.Now()
 	d, err := gate.CheckDeterminism(ctx, s.m, cases, shard, seed, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
 		e := *env
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
+		if askModels {
+			m, err := multi.NewModels(s.m.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
+				return a.newJudge(g, judgeFlags{concurrency: f.judge.concurrency})
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			asked = append(asked, m)
+			e.models = m
+		}
 		return e.newRunner(ctx, src)
 	})
 	var le *worker.LoadError
@@ -60,6 +94,165 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f 
 		return err
 	}
 	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	if askModels {
+		d.Asked = gate.DeterminismPythonModel
+		for _, m := range asked {
+			addCalls(res.Judge, m.Usage())
+		}
+	}
 	res.AddDeterminism(d)
 	return nil
+}
+
+// checkJudgeDeterminism is the determinism check of a model grader: every
+// canary and a sample of the cases asked twice with the judge cache off
+// (neither read nor written), the second time in another order. It costs
+// calls, so it runs only when the manifest writes gate.determinism; without
+// a key, or when grader.max_calls leaves too few calls, it is skipped and
+// the results and the error stream say why.
+func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.Set, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results, hasKey bool) error {
+	if s.m.Line("gate.determinism") == 0 {
+		return nil
+	}
+	var cases []dataset.Case
+	if withCases && set != nil && s.m.Gate.Determinism.Sample > 0 {
+		cases = set.Cases
+	}
+	why, err := modelDeterminismSkip(s.m, hasKey, usedCalls(res), 1, func() (int, error) {
+		return len(s.m.Canaries) + min(s.m.Gate.Determinism.Sample, countSampled(cases, shard)), nil
+	})
+	if err != nil || why != "" {
+		a.noteDeterminismSkipped(s.m, res, why)
+		return err
+	}
+	seed, err := determinismSeed()
+	if err != nil {
+		return err
+	}
+	i := 0
+	next := func() (dataset.Case, bool) {
+		if i >= len(cases) {
+			return dataset.Case{}, false
+		}
+		i++
+		return cases[i-1], true
+	}
+	var asked []*judge.Judge
+	start := time.Now()
+	d, err := gate.CheckDeterminism(ctx, s.m, next, shard, seed, func(ctx context.Context, _ uint32) (gate.Runner, func(), error) {
+		j, err := a.newJudge(s.m.Grader, judgeFlags{concurrency: f.judge.concurrency})
+		if err != nil {
+			return nil, nil, err
+		}
+		asked = append(asked, j)
+		return j, func() {}, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	d.Asked = gate.DeterminismModel
+	for _, j := range asked {
+		addCalls(res.Judge, j.Usage())
+	}
+	res.AddDeterminism(d)
+	return nil
+}
+
+// modelDeterminismSkip says why the determinism check cannot ask the
+// model graders again ("" when it can, or when gate.determinism is not
+// written and so it is not asked to): no key, or too few calls left of
+// grader.max_calls after the run's own. tasks counts the canaries and
+// sampled cases each model grader would be asked about, twice.
+func modelDeterminismSkip(m *manifest.Manifest, hasKey bool, used, graders int, tasks func() (int, error)) (string, error) {
+	if m.Line("gate.determinism") == 0 {
+		return "", nil
+	}
+	if !hasKey {
+		return "OPENAI_API_KEY is not set (a replay-only run): the determinism check of a model grader asks the model twice with the judge cache off", nil
+	}
+	maxCalls := 0
+	switch {
+	case m.Grader.Judge != nil:
+		maxCalls = m.Grader.Judge.MaxCalls
+	case m.Grader.Multi != nil:
+		maxCalls = m.Grader.Multi.MaxCalls
+	}
+	if maxCalls == 0 {
+		return "", nil
+	}
+	n, err := tasks()
+	if err != nil {
+		return "", err
+	}
+	if needed := 2 * n * graders; used+needed > maxCalls {
+		return fmt.Sprintf("it needs %d model calls (%d canaries and sampled cases, twice) and grader.max_calls (%d) leaves %d after this run's %d",
+			needed, n, maxCalls, max(maxCalls-used, 0), used), nil
+	}
+	return "", nil
+}
+
+// noteDeterminismSkipped says, on the error stream and as a warning in the
+// results, that the determinism check did not ask the model again.
+func (a *app) noteDeterminismSkipped(m *manifest.Manifest, res *gate.Results, why string) {
+	if why == "" {
+		return
+	}
+	msg := "determinism check of the model graders skipped: " + why
+	fmt.Fprintf(a.stderr, "gradegate: %s\n", msg)
+	res.Findings = append(res.Findings, manifest.Finding{Code: codeDeterminismSkipped, Severity: manifest.SeverityWarn,
+		File: m.File, Line: m.Line("gate.determinism"), Message: msg})
+}
+
+func determinismSeed() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("determinism check: seeding: %w", err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// usedCalls are the model calls the run has made so far.
+func usedCalls(res *gate.Results) int {
+	if res.Judge == nil {
+		return 0
+	}
+	return res.Judge.Calls
+}
+
+// addCalls counts the determinism check's calls in the run's usage.
+func addCalls(u, x *gate.JudgeUsage) {
+	if u == nil || x == nil {
+		return
+	}
+	u.Calls += x.Calls
+	u.Retries += x.Retries
+	u.Tokens.Input += x.Tokens.Input
+	u.Tokens.Output += x.Tokens.Output
+	u.WallMS += x.WallMS
+}
+
+// countSampled counts the shard's cases that have a sample.
+func countSampled(cases []dataset.Case, shard gate.Shard) int {
+	count, index := max(shard.Count, 1), max(shard.Index, 1)
+	n := 0
+	for _, c := range cases {
+		if c.Sample != nil && gate.ShardOf(c.ID, count) == index {
+			n++
+		}
+	}
+	return n
+}
+
+// multiSampleSize is how many canaries and cases a multi grader's
+// determinism check grades.
+func multiSampleSize(s *suite, withCases bool, shard gate.Shard) (int, error) {
+	if !withCases || s.m.Gate.Determinism.Sample == 0 {
+		return len(s.m.Canaries), nil
+	}
+	tasks, err := multiTasks(s, false, shard)
+	if err != nil {
+		return 0, err
+	}
+	return len(s.m.Canaries) + min(s.m.Gate.Determinism.Sample, len(tasks)-len(s.m.Canaries)), nil
 }

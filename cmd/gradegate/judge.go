@@ -14,6 +14,7 @@ import (
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/lint"
+	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/shadow"
 	"github.com/gradegate/gradegate/manifest"
@@ -86,16 +87,101 @@ func planJudge(j *judge.Judge, tasks []gate.Task) error {
 		return err
 	}
 	if len(misses) > 0 && !j.HasKey() {
-		named := misses[:min(len(misses), maxMissesNamed)]
-		more := ""
-		if len(misses) > len(named) {
-			more = fmt.Sprintf(" and %d more", len(misses)-len(named))
-		}
-		return fmt.Errorf("the judge cache has no reply for %d of %d requests and OPENAI_API_KEY is not set: %s%s (record them with a key and --judge-cache DIR, or point --judge-cache at the recorded folder)",
-			len(misses), len(tasks), strings.Join(named, ", "), more)
+		return noKeyError(misses, len(tasks))
 	}
 	j.Reserve(len(misses))
 	return nil
+}
+
+// noKeyError is the tool failure of a run whose cache misses requests
+// with no key to ask them, naming the cases.
+func noKeyError(misses []string, total int) error {
+	named := misses[:min(len(misses), maxMissesNamed)]
+	more := ""
+	if len(misses) > len(named) {
+		more = fmt.Sprintf(" and %d more", len(misses)-len(named))
+	}
+	return fmt.Errorf("the judge cache has no reply for %d of %d requests and OPENAI_API_KEY is not set: %s%s (record them with a key and --judge-cache DIR, or point --judge-cache at the recorded folder)",
+		len(misses), total, strings.Join(named, ", "), more)
+}
+
+// multiModels builds, once per suite, the judges of a multi grader's
+// score_model and label_model sub-graders, and counts the calls they need
+// beyond the cache over the canaries and, unless canariesOnly, the shard's
+// cases that have a sample: without a key any is a tool failure naming the
+// cases (exit 3); over the multi grader's max_calls none is sent and the
+// run holds. A multi grader without model sub-graders needs nothing.
+func (a *app) multiModels(s *suite, f gradeFlags, canariesOnly bool, shard gate.Shard) error {
+	if s.models != nil || len(s.m.Grader.Multi.Models()) == 0 {
+		return nil
+	}
+	models, err := multi.NewModels(s.m.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
+		return a.newJudge(g, f.judge)
+	})
+	if err != nil {
+		return err
+	}
+	tasks, err := multiTasks(s, canariesOnly, shard)
+	if err != nil {
+		return err
+	}
+	misses, err := models.PlanAndReserve(tasks)
+	if err != nil {
+		return err
+	}
+	if len(misses) > 0 && !models.HasKey() {
+		return noKeyError(misses, len(tasks))
+	}
+	s.models = models
+	return nil
+}
+
+// multiTasks are the tasks a multi grader's run may ask its model
+// sub-graders about: the canaries, then the shard's cases that have a
+// sample, read in one pass over the dataset.
+func multiTasks(s *suite, canariesOnly bool, shard gate.Shard) ([]gate.Task, error) {
+	var tasks []gate.Task
+	for _, c := range s.m.Canaries {
+		tasks = append(tasks, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+	}
+	if canariesOnly {
+		return tasks, nil
+	}
+	r := dataset.Open(s.fsys, s.m)
+	count, index := max(shard.Count, 1), max(shard.Index, 1)
+	for {
+		c, ok := r.Next()
+		if !ok {
+			break
+		}
+		if c.Sample == nil || gate.ShardOf(c.ID, count) != index {
+			continue
+		}
+		tasks = append(tasks, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
+	}
+	if _, err := r.Close(); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+// subGraderLint is the model grader lint of each model sub-grader of a
+// multi grader (a model alias rather than a dated snapshot holds), its
+// findings naming the sub-grader's keys and lines.
+func subGraderLint(m *manifest.Manifest) []manifest.Finding {
+	var out []manifest.Finding
+	for _, sg := range m.Grader.Multi.Models() {
+		key := "grader.graders." + sg.Name
+		sub := *m
+		sub.Grader = *sg.Model
+		sub.Lines = map[string]int{"grader.model": m.Line(key + ".model"), "grader.input": m.Line(key + ".input")}
+		for _, f := range lint.ModelGrader(&sub) {
+			f.Message = strings.ReplaceAll(f.Message, "grader.model", key+".model")
+			f.Message = strings.ReplaceAll(f.Message, "grader.input", key+".input")
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // judgeTasks are the tasks a run grades: the canaries, then the shard's
@@ -136,6 +222,9 @@ func (a *app) gradeJudge(ctx context.Context, name string, s *suite, set *datase
 		return a.fail(name, err)
 	}
 	res.AddJudge(j.Usage(), lint.ModelGrader(s.m))
+	if err := a.checkJudgeDeterminism(ctx, s, set, !opts.CanariesOnly, f, opts.Shard, res, j.HasKey()); err != nil {
+		return a.fail(name, err)
+	}
 	return a.finish(name, res, f)
 }
 

@@ -208,13 +208,34 @@ func (j *Judge) Plan(tasks []gate.Task) ([]string, error) {
 // that is more than grader.max_calls, no call is sent at all: a run that
 // cannot finish within its budget spends none of it, and every task the
 // cache cannot answer errors as not sent.
-func (j *Judge) Reserve(needed int) {
+func (j *Judge) Reserve(needed int) { j.ReserveShared(needed, needed) }
+
+// ReserveShared is Reserve for a judge that shares its budget with others
+// (a multi grader's model sub-graders): needed calls are this judge's,
+// total all of theirs, and when total is more than grader.max_calls none
+// of them sends any.
+func (j *Judge) ReserveShared(needed, total int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.usage.Needed += needed
-	if j.budget >= 0 && needed > j.budget {
+	if j.budget >= 0 && total > j.budget {
 		j.budget = 0
 	}
+}
+
+// RequestKey is the digest of the request a task makes, the cache's key:
+// two tasks with the same key are the same call. A task whose prompt cannot
+// be rendered has none ("").
+func (j *Judge) RequestKey(t gate.Task) (string, error) {
+	r, err := j.request(t)
+	var te *TemplateError
+	if errors.As(err, &te) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return r.key, nil
 }
 
 // HasKey reports whether the judge may call the API.

@@ -1,6 +1,8 @@
 // Package multi grades OpenAI's multi graders: the Python sub-grader runs
 // in the sandbox like any Python grader, string_check and text_similarity
-// sub-graders run here, and calculate_output combines them.
+// (fuzzy_match, bleu, gleu, rouge) sub-graders run here, score_model and
+// label_model sub-graders are asked by the gate through package judge, and
+// calculate_output combines them.
 package multi
 
 import (

@@ -98,7 +98,7 @@ func TestWrap(t *testing.T) {
 		{Class: gate.ClassOK, Score: &half, Scores: map[string]float64{"score": 0.5}},
 		{Class: gate.ClassTimeout, Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "timeout"}},
 		{Class: gate.ClassOK, Score: &one},
-	}, multiGrader(t))
+	}, multiGrader(t), nil)
 	out, err := r.Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestWrap(t *testing.T) {
 	if o := out[3]; o.Class != gate.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader exact") || !strings.Contains(o.Error.Message, "has no field answer") {
 		t.Errorf("missing template value: %+v", o.Error)
 	}
-	if Wrap(fixed{}, nil) == nil {
+	if Wrap(fixed{}, nil, nil) == nil {
 		t.Error("Wrap(nil) lost the runner")
 	}
 }
