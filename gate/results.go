@@ -245,6 +245,10 @@ type CanaryResult struct {
 	// Placement says where the canary travelled among the cases; nil when
 	// canaries were graded alone (the canary command).
 	Placement *CanaryPlacement `json:"placement,omitempty"`
+	// File and Line say where the canary is written (the manifest or its
+	// canaries file), so a failing canary can be pointed at.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.
