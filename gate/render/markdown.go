@@ -290,25 +290,40 @@ func mdStatus(s string) string {
 	return md(s)
 }
 
-// mutationLine states the grader's mutation score when the run measured it,
-// with every line a no-mutate pragma excluded and why, and the determinism
-// check when one ran.
+// mutationLine states the grader's mutation score when the run measured it
+// and the determinism check when one ran, in one short paragraph under the
+// counts.
 func mutationLine(res *gate.Results) string {
-	var b strings.Builder
+	var parts []string
 	if res.MutationScore != nil {
-		b.WriteString("\nMutation score: " + pct(res.MutationScore) + "\n")
-		if len(res.MutationExcluded) > 0 {
-			fmt.Fprintf(&b, "\n<details><summary>%s excluded from mutation testing (no-mutate)</summary>\n\n",
-				plural(len(res.MutationExcluded), "line", "lines"))
-			for _, e := range res.MutationExcluded {
-				b.WriteString(fmt.Sprintf("- line %d (%s): %s\n", e.Line, plural(e.Mutants, "mutant", "mutants"), md(exclusionReason(e))))
-			}
-			b.WriteString("\n</details>\n")
+		p := "Mutation score: " + pct(res.MutationScore)
+		if n := len(res.MutationExcluded); n > 0 {
+			p += fmt.Sprintf(" (%s excluded by no-mutate, listed below)", plural(n, "line", "lines"))
 		}
+		parts = append(parts, p)
 	}
 	if d := res.Determinism; d != nil {
-		b.WriteString("\n" + md(determinismLine(d)) + "\n")
+		parts = append(parts, md(determinismLine(d)))
 	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(parts, "<br>\n") + "\n"
+}
+
+// exclusionSection lists every line a no-mutate pragma excluded from
+// mutation testing and why, folded: it explains the score, not the verdict.
+func exclusionSection(res *gate.Results) string {
+	if res.MutationScore == nil || len(res.MutationExcluded) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n<details><summary>%s excluded from mutation testing (no-mutate)</summary>\n\n",
+		plural(len(res.MutationExcluded), "line", "lines"))
+	for _, e := range res.MutationExcluded {
+		fmt.Fprintf(&b, "- line %d (%s): %s\n", e.Line, plural(e.Mutants, "mutant", "mutants"), md(exclusionReason(e)))
+	}
+	b.WriteString("\n</details>\n")
 	return b.String()
 }
 
@@ -475,6 +490,10 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(s)
 	}
 
+	if ex := exclusionSection(res); ex != "" {
+		add(mdSection{head: ex})
+	}
+
 	if hold, others := holdFindings(res.Findings); len(hold) > 0 || others > 0 {
 		add(findingSection("Findings", hold, others, rankFinding, "finding rows", "the results JSON"))
 	}
@@ -508,32 +527,38 @@ func mdFamilyLine(res *gate.Results) string {
 // passed folded in a details block: the failures are the evidence.
 func canarySections(cs []gate.CanaryResult) []mdSection {
 	failed, passed := splitCanaries(cs)
-	head := tableHead("canary", ">expect", ">got", "class", "status", "message")
-	row := func(cn gate.CanaryResult) string {
-		return tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)), mdStatus(cn.Status),
-			cell(canaryMessage(cn), markdownCellRunes))
-	}
 	var secs []mdSection
 	if len(failed) > 0 {
 		s := mdSection{
-			head: fmt.Sprintf("\n### Canaries (%d of %d failed)\n\n", len(failed), len(cs)) + head,
+			head: fmt.Sprintf("\n### Canaries (%d of %d failed)\n\n", len(failed), len(cs)) +
+				tableHead("canary", ">expect", ">got", "class", "status", "message"),
 			what: "failed canary rows",
 		}
 		for _, cn := range failed {
-			s.rows = append(s.rows, mdRow{row(cn), rankCanaryFail})
+			s.rows = append(s.rows, mdRow{tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)),
+				mdStatus(cn.Status), cell(canaryMessage(cn), markdownCellRunes)), rankCanaryFail})
 		}
 		secs = append(secs, s)
 	} else {
-		secs = append(secs, mdSection{head: fmt.Sprintf("\n### Canaries\n\nAll %d canaries behaved as expected.\n", len(cs))})
+		secs = append(secs, mdSection{head: "\n### Canaries\n"})
 	}
 	if len(passed) > 0 {
+		summary := plural(len(passed), "canary", "canaries") + " passed"
+		if len(failed) == 0 {
+			summary = fmt.Sprintf("All %d canaries passed", len(passed))
+			if len(passed) == 1 {
+				summary = "The canary passed"
+			}
+		}
 		s := mdSection{
-			head: fmt.Sprintf("\n<details><summary>%s passed</summary>\n\n", plural(len(passed), "canary", "canaries")) + head,
+			head: fmt.Sprintf("\n<details><summary>%s</summary>\n\n", summary) +
+				tableHead("canary", ">expect", ">got", "class", "message"),
 			tail: func(int) string { return "\n</details>\n" },
 			what: "passed canary rows",
 		}
 		for _, cn := range passed {
-			s.rows = append(s.rows, mdRow{row(cn), rankCanaryPass})
+			s.rows = append(s.rows, mdRow{tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)),
+				cell(canaryMessage(cn), markdownCellRunes)), rankCanaryPass})
 		}
 		secs = append(secs, s)
 	}
