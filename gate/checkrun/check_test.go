@@ -575,12 +575,12 @@ func TestAnnotationsOnCauses(t *testing.T) {
 			want: []string{manifestFile + ":30 canary happy failed", graderFile + ":12 grader raised KeyError here (canary happy)"},
 		},
 		{
-			name: "false pass outside mandatory slices",
+			name:  "false pass outside mandatory slices",
 			cases: []gate.CaseResult{{CaseID: "tone-7", Slices: tone, Status: gate.StatusPass, Score: float(1), HumanScore: label(0), Line: 7}},
 			want:  []string{datasetFile + ":7 false pass: case tone-7 is labelled 0 but passed"},
 		},
 		{
-			name: "false fail in a mandatory slice",
+			name:  "false fail in a mandatory slice",
 			cases: []gate.CaseResult{{CaseID: "ship-3", Slices: ship, Status: gate.StatusFail, Score: float(0), HumanScore: label(1), Line: 3}},
 			want:  []string{datasetFile + ":3 false fail: case ship-3 is labelled 1 but failed in mandatory slice ineligible_shipped"},
 		},
