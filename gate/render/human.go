@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -189,20 +190,35 @@ func humanReasons(ew *errWriter, res *gate.Results, p palette) {
 	list("Reasons", reasons, p.hold)
 }
 
-// humanWarnings lists the warnings grouped by code, each with its count and
-// first few messages.
+// humanWarnings lists the warnings grouped by code: the code (with a count
+// when there are several) beside the first message, the next few under it.
 func humanWarnings(ew *errWriter, res *gate.Results, p palette) {
 	if len(res.Warnings) == 0 {
 		return
 	}
+	groups := groupWarnings(res.Warnings)
+	labels := make([]string, len(groups))
+	width := 0
+	for i, g := range groups {
+		labels[i] = oneLine(g.code)
+		if g.n > 1 {
+			labels[i] += fmt.Sprintf(" ×%d", g.n)
+		}
+		width = max(width, utf8.RuneCountInString(labels[i]))
+	}
 	ew.printf("\n%s\n", p.title.Sprintf("Warnings (%d)", len(res.Warnings)))
-	for _, g := range groupWarnings(res.Warnings) {
-		ew.printf("  %s (%d)\n", p.warn.Sprint(oneLine(g.code)), g.n)
-		for _, m := range g.first {
-			ew.printf("    %s\n", oneLine(m))
+	indent := strings.Repeat(" ", width)
+	for i, g := range groups {
+		pad := strings.Repeat(" ", width-utf8.RuneCountInString(labels[i]))
+		for j, m := range g.first {
+			if j == 0 {
+				ew.printf("  %s%s  %s\n", p.warn.Sprint(labels[i]), pad, oneLine(m))
+			} else {
+				ew.printf("  %s  %s\n", indent, oneLine(m))
+			}
 		}
 		if more := g.n - len(g.first); more > 0 {
-			ew.printf("    %s\n", p.dim.Sprintf("… and %d more in the results JSON", more))
+			ew.printf("  %s  %s\n", indent, p.dim.Sprintf("… and %d more in the results JSON", more))
 		}
 	}
 }
