@@ -45,7 +45,7 @@ func TestAddJudge(t *testing.T) {
 }
 
 // Reasons added after the verdict take their place root cause first: lint
-// before the canaries it broke, the judge budget after what grading showed.
+// and a judge budget that sent nothing before the canaries they broke.
 func TestAddJudgeKeepsReasonOrder(t *testing.T) {
 	r := &Results{Verdict: VerdictHold, Reasons: []Reason{{Code: ReasonCanaryFailed}, {Code: ReasonUnevaluableCases}}}
 	r.AddJudge(&JudgeUsage{NotSent: 1, Needed: 2, MaxCalls: 1},
@@ -54,7 +54,7 @@ func TestAddJudgeKeepsReasonOrder(t *testing.T) {
 	for _, x := range r.Reasons {
 		got = append(got, x.Code)
 	}
-	want := []string{ReasonGraderLint, ReasonCanaryFailed, ReasonUnevaluableCases, ReasonJudgeBudgetExceeded}
+	want := []string{ReasonGraderLint, ReasonJudgeBudgetExceeded, ReasonCanaryFailed, ReasonUnevaluableCases}
 	if !slices.Equal(got, want) {
 		t.Errorf("reasons = %v, want %v", got, want)
 	}

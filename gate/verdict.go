@@ -182,16 +182,17 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 }
 
 // reasonRank orders reasons root cause first: what makes the run itself
-// untrustworthy (digests, the dataset, the grader's lint, the canaries), then
-// what the grading showed (a nondeterministic grader, omitted and
-// unevaluable cases, the slice and overall rules, false passes, surviving
-// mutants, the judge budget). A code not listed goes last.
+// untrustworthy (digests, the dataset, the grader's lint, a judge budget
+// that let no model call go out, the canaries), then what the grading showed
+// (a nondeterministic grader, omitted and unevaluable cases, the slice and
+// overall rules, false passes, surviving mutants). A code not listed goes
+// last.
 func reasonRank(code string) int {
 	order := []string{
-		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonCanaryFailed,
-		ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
+		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonJudgeBudgetExceeded,
+		ReasonCanaryFailed, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
 		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold,
-		ReasonFalsePass, ReasonMutantsSurvived, ReasonJudgeBudgetExceeded,
+		ReasonFalsePass, ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i
