@@ -310,6 +310,7 @@ func (r *Results) AddDeterminism(d *Determinism) {
 	r.Determinism = d
 	if reason := determinismReason(d); reason != nil {
 		r.Reasons = append(r.Reasons, *reason)
+		sortReasons(r.Reasons)
 		r.Verdict = VerdictHold
 	}
 }

@@ -72,6 +72,7 @@ func (r *Results) AddJudge(u *JudgeUsage, lint []manifest.Finding) {
 	}
 	if len(front) > 0 {
 		r.Reasons = append(front, r.Reasons...)
+		sortReasons(r.Reasons)
 		r.Verdict = VerdictHold
 	}
 }

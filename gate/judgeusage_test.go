@@ -44,6 +44,22 @@ func TestAddJudge(t *testing.T) {
 	}
 }
 
+// Reasons added after the verdict take their place root cause first: lint
+// and a judge budget that sent nothing before the canaries they broke.
+func TestAddJudgeKeepsReasonOrder(t *testing.T) {
+	r := &Results{Verdict: VerdictHold, Reasons: []Reason{{Code: ReasonCanaryFailed}, {Code: ReasonUnevaluableCases}}}
+	r.AddJudge(&JudgeUsage{NotSent: 1, Needed: 2, MaxCalls: 1},
+		[]manifest.Finding{{Code: "import_not_in_image", Severity: manifest.SeverityHold, Message: "import requests"}})
+	var got []string
+	for _, x := range r.Reasons {
+		got = append(got, x.Code)
+	}
+	want := []string{ReasonGraderLint, ReasonJudgeBudgetExceeded, ReasonCanaryFailed, ReasonUnevaluableCases}
+	if !slices.Equal(got, want) {
+		t.Errorf("reasons = %v, want %v", got, want)
+	}
+}
+
 func TestMergeJudge(t *testing.T) {
 	a := &Results{Judge: &JudgeUsage{Type: "score_model", Model: "m-2024-01-01", Calls: 2, Cached: 1, NotSent: 1, NotSentIDs: []string{"x"}, Needed: 3, Tokens: Tokens{10, 2}, WallMS: 5}}
 	b := &Results{Judge: &JudgeUsage{Type: "score_model", Model: "m-2024-01-01", Calls: 1, InvalidReplies: 1, InvalidIDs: []string{"y"}, Needed: 1, Tokens: Tokens{5, 1}, CachedTokens: Tokens{7, 7}, WallMS: 4}}

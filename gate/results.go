@@ -131,6 +131,7 @@ func (r *Results) AddHosted(rep *hosted.Report, runErr error) {
 		msgs = append(msgs, "no canary was run on the hosted grader")
 	}
 	r.Reasons = append(r.Reasons, Reason{Code: ReasonCanaryFailed, Message: "hosted parity: " + strings.Join(msgs, "; ")})
+	sortReasons(r.Reasons)
 	r.Verdict = VerdictHold
 }
 
@@ -197,7 +198,24 @@ type Overall struct {
 	// Status is pass or hold; warn in a shard of several (merge decides)
 	// and skipped when no case was meant to be graded (the canary command).
 	Status string `json:"status"`
+	// Aggregation says how PassRate was computed: "row" (passed over graded
+	// rows) or "family" (each family counts once: the mean of the families'
+	// pass fractions). Results written before it was recorded have none,
+	// which reads as "row".
+	Aggregation string `json:"aggregation,omitempty"`
+	// Families is how many families the rate is over when Aggregation is
+	// "family" (a graded row without a family is a family of its own).
+	Families int `json:"families,omitempty"`
 }
+
+// Aggregation values of Overall.
+const (
+	AggregationRow    = "row"
+	AggregationFamily = "family"
+)
+
+// PerFamily reports whether the pass rates were computed per family.
+func (o Overall) PerFamily() bool { return o.Aggregation == AggregationFamily }
 
 // SliceResult is one row of the per-slice table.
 type SliceResult struct {
@@ -227,6 +245,10 @@ type CanaryResult struct {
 	// Placement says where the canary travelled among the cases; nil when
 	// canaries were graded alone (the canary command).
 	Placement *CanaryPlacement `json:"placement,omitempty"`
+	// File and Line say where the canary is written (the manifest or its
+	// canaries file), so a failing canary can be pointed at.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.

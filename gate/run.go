@@ -355,6 +355,8 @@ func canaryResult(c manifest.Canary, threshold float64, o Outcome) CanaryResult 
 		Status:      res.Status,
 		Message:     res.Message,
 		Output:      o.Output,
+		File:        c.File,
+		Line:        c.Line,
 	}
 	if o.Class == ClassOK {
 		cr.Got = o.Score

@@ -132,6 +132,10 @@ func (g *group) addFamily(name string, p int) {
 	s.graded++
 }
 
+// familyCount is how many families the group's family rate is over: the
+// named families with a graded row, and each graded row without a family.
+func (g *group) familyCount() int { return len(g.familyOrder) + g.singles.graded }
+
 // rate is the pass rate over graded rows, or nil when none was graded.
 // Under family aggregation each family counts once: its score is the mean
 // pass of its graded rows, and the rate is the mean of the family scores.
@@ -149,7 +153,7 @@ func (g *group) rate(family bool) *float64 {
 		sum += float64(s.passed) / float64(s.graded)
 	}
 	sum += float64(g.singles.passed)
-	r := sum / float64(len(g.familyOrder)+g.singles.graded)
+	r := sum / float64(g.familyCount())
 	return &r
 }
 

@@ -171,7 +171,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		v.Overall = d.overall()
 	}
 
-	slices.SortStableFunc(d.reasons, func(a, b Reason) int { return cmp.Compare(reasonRank(a.Code), reasonRank(b.Code)) })
+	sortReasons(d.reasons)
 	v.Reasons = d.reasons
 	v.Warnings = d.warnings
 	v.Verdict = VerdictPass
@@ -181,18 +181,29 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	return v
 }
 
-// reasonRank orders reasons from the run's integrity (digests, canaries,
-// data) to its measures (rates, calibration, mutants, lint).
+// reasonRank orders reasons root cause first: what makes the run itself
+// untrustworthy (digests, the dataset, the grader's lint, a judge budget
+// that let no model call go out, the canaries), then what the grading showed
+// (a nondeterministic grader, omitted and unevaluable cases, the slice and
+// overall rules, false passes, surviving mutants). A code not listed goes
+// last.
 func reasonRank(code string) int {
 	order := []string{
-		ReasonDigestMismatch, ReasonCanaryFailed, ReasonDatasetInvalid, ReasonOmittedCases,
-		ReasonUnevaluableCases, ReasonSliceBelowThreshold, ReasonSliceTooSmall,
-		ReasonOverallBelowThreshold, ReasonFalsePass, ReasonMutantsSurvived, ReasonGraderLint,
+		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonJudgeBudgetExceeded,
+		ReasonCanaryFailed, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
+		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold,
+		ReasonFalsePass, ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i
 	}
 	return len(order)
+}
+
+// sortReasons puts reasons in reasonRank order, keeping the order of those
+// of one code.
+func sortReasons(rs []Reason) {
+	slices.SortStableFunc(rs, func(a, b Reason) int { return cmp.Compare(reasonRank(a.Code), reasonRank(b.Code)) })
 }
 
 // decider accumulates reasons and warnings while Decide walks the rules.
@@ -520,7 +531,10 @@ func (d *decider) sliceMeasures(sr *SliceResult, rule manifest.SliceRule, g *gro
 // overall judges the overall pass rate.
 func (d *decider) overall() Overall {
 	r := d.t.overall.rate(d.family())
-	o := Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: VerdictPass}
+	o := Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: VerdictPass, Aggregation: AggregationRow}
+	if d.family() {
+		o.Aggregation, o.Families = AggregationFamily, d.t.overall.familyCount()
+	}
 	var msg string
 	switch {
 	case r == nil:

@@ -466,6 +466,9 @@ func TestDecide(t *testing.T) {
 				if *v.Overall.PassRate != 0.75 {
 					t.Errorf("pass rate = %v", *v.Overall.PassRate)
 				}
+				if v.Overall.Aggregation != AggregationRow || v.Overall.Families != 0 {
+					t.Errorf("overall aggregation %q over %d families, want row", v.Overall.Aggregation, v.Overall.Families)
+				}
 			},
 		},
 		{
@@ -479,6 +482,9 @@ func TestDecide(t *testing.T) {
 			check: func(t *testing.T, v Verdict) {
 				if *v.Overall.PassRate != 0.5 {
 					t.Errorf("pass rate = %v", *v.Overall.PassRate)
+				}
+				if v.Overall.Aggregation != AggregationFamily || v.Overall.Families != 2 {
+					t.Errorf("overall aggregation %q over %d families, want family over 2", v.Overall.Aggregation, v.Overall.Families)
 				}
 				if !strings.Contains(v.Reasons[0].Message, "each family counts once") {
 					t.Errorf("message = %q", v.Reasons[0].Message)
@@ -498,6 +504,9 @@ func TestDecide(t *testing.T) {
 				// families: f1 = 0.5, solo-1 = 1, solo-2 = 1 → 2.5/3
 				if got := *v.Overall.PassRate; got != 0.8333 {
 					t.Errorf("pass rate = %v, want 0.8333", got)
+				}
+				if v.Overall.Families != 3 {
+					t.Errorf("families = %d, want 3 (f1 and two rows without a family)", v.Overall.Families)
 				}
 			},
 		},
@@ -614,9 +623,9 @@ func TestDecide(t *testing.T) {
 			warnings: []string{"broad_except_constant"},
 		},
 
-		// several at once, in SPEC order
+		// several at once, root cause first
 		{
-			name: "reasons come in SPEC order",
+			name: "reasons come root cause first",
 			gate: gateWith(func(g *manifest.Gate) {
 				g.MinPassRate = 0.9
 				g.Slices = []manifest.SliceRule{mandatory("ship", 1, 0)}
@@ -631,8 +640,8 @@ func TestDecide(t *testing.T) {
 				DigestMismatches: []DigestMismatch{{Name: "grader", Want: "sha256:a", Got: "sha256:b"}},
 			},
 			reasons: []string{
-				ReasonDigestMismatch, ReasonCanaryFailed, ReasonDatasetInvalid, ReasonUnevaluableCases,
-				ReasonSliceBelowThreshold, ReasonOverallBelowThreshold, ReasonGraderLint,
+				ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonCanaryFailed, ReasonUnevaluableCases,
+				ReasonSliceBelowThreshold, ReasonOverallBelowThreshold,
 			},
 		},
 

@@ -33,11 +33,16 @@ type Annotation struct {
 const maxCaseIDsListed = 5
 
 // Annotations returns what the check run annotates, at most the configured
-// maximum, most important first:
+// maximum, causes first:
 //   - findings that have a file and a line;
+//   - the manifest line of every canary that failed;
 //   - grader source lines where cases or failed canaries raised, one
 //     annotation per line naming the cases;
-//   - dataset lines of the failing or erroring cases of mandatory slices.
+//   - dataset lines of the cases the grading got wrong or could not judge:
+//     an unevaluable case, a false pass (graded pass, labelled 0), a false
+//     fail (graded fail, labelled 1), and a failing case of a mandatory
+//     slice that has no label or a positive one. A correct fail (labelled
+//     0 and graded fail) is the grader doing its job and is not annotated.
 //
 // Paths that cannot be made relative to the repository are left out.
 // The caller uses the same list for workflow commands when the token may not
@@ -75,6 +80,17 @@ func (c *Check) Annotations(res *gate.Results) []Annotation {
 		add(f.File, Annotation{Line: f.Line, Level: l, Title: title, Message: f.Message})
 	}
 
+	for _, cn := range res.Canaries {
+		if cn.Status == gate.StatusPass {
+			continue
+		}
+		msg := cn.Message
+		if cn.Error != nil {
+			msg = strings.TrimSpace(msg + "\n" + errorText(cn.Error))
+		}
+		add(cn.File, Annotation{Line: cn.Line, Level: LevelFailure, Title: "canary " + cn.Name + " failed", Message: msg})
+	}
+
 	for _, g := range graderRaises(res) {
 		add(c.files.Grader, Annotation{Line: g.line, Level: level, Title: g.title(), Message: g.message()})
 	}
@@ -86,24 +102,9 @@ func (c *Check) Annotations(res *gate.Results) []Annotation {
 		}
 	}
 	for _, cs := range res.Cases {
-		if cs.Status != gate.StatusFail && cs.Status != gate.StatusError {
-			continue
+		if title := caseTitle(cs, mandatory); title != "" {
+			add(c.files.Dataset, Annotation{Line: cs.Line, Level: level, Title: title, Message: caseMessage(cs)})
 		}
-		var in []string
-		for _, s := range cs.Slices {
-			if mandatory[s] {
-				in = append(in, s)
-			}
-		}
-		if len(in) == 0 {
-			continue
-		}
-		verb := "failed"
-		if cs.Status == gate.StatusError {
-			verb = "could not be graded"
-		}
-		title := fmt.Sprintf("case %s %s in mandatory slice %s", cs.CaseID, verb, strings.Join(in, ", "))
-		add(c.files.Dataset, Annotation{Line: cs.Line, Level: level, Title: title, Message: caseMessage(cs)})
 	}
 
 	if c.maxAnnotations >= 0 && len(out) > c.maxAnnotations {
@@ -208,6 +209,37 @@ func errorText(e *gate.CaseError) string {
 		return string(e.Class) + ": " + e.Message
 	}
 	return string(e.Class)
+}
+
+// caseTitle says why a case's dataset line is annotated, or "" when it is
+// not: the grading got it wrong (a false pass or fail), could not judge it,
+// or failed it in a mandatory slice with nothing saying the fail is right.
+func caseTitle(cs gate.CaseResult, mandatory map[string]bool) string {
+	var in []string
+	for _, s := range cs.Slices {
+		if mandatory[s] {
+			in = append(in, s)
+		}
+	}
+	where := ""
+	if len(in) > 0 {
+		where = " in mandatory slice " + strings.Join(in, ", ")
+	}
+	label := -1
+	if cs.HumanScore != nil {
+		label = *cs.HumanScore
+	}
+	switch {
+	case cs.Status == gate.StatusError:
+		return fmt.Sprintf("case %s could not be graded%s", cs.CaseID, where)
+	case cs.Status == gate.StatusPass && label == 0:
+		return fmt.Sprintf("false pass: case %s is labelled 0 but passed%s", cs.CaseID, where)
+	case cs.Status == gate.StatusFail && label == 1:
+		return fmt.Sprintf("false fail: case %s is labelled 1 but failed%s", cs.CaseID, where)
+	case cs.Status == gate.StatusFail && label != 0 && len(in) > 0:
+		return fmt.Sprintf("case %s failed%s", cs.CaseID, where)
+	}
+	return ""
 }
 
 func caseMessage(cs gate.CaseResult) string {

@@ -474,7 +474,8 @@ func TestAnnotations(t *testing.T) {
 	}
 	res.Canaries = []gate.CanaryResult{
 		{Name: "corrupt-fixture", ExpectError: true, Status: gate.StatusPass, Class: gate.ClassGraderException, Error: keyErr()},
-		{Name: "equivalent-serialization", Status: gate.StatusFail, Class: gate.ClassGraderException, Error: keyErr()},
+		{Name: "equivalent-serialization", Status: gate.StatusFail, Class: gate.ClassGraderException, Error: keyErr(),
+			File: "evals/order-summary/gradegate.yaml", Line: 40},
 	}
 	for i := range 7 {
 		res.Cases = append(res.Cases, gate.CaseResult{
@@ -504,14 +505,18 @@ func TestAnnotations(t *testing.T) {
 	want := []short{
 		{"evals/order-summary/grader.py", 31, "warning"},
 		{"evals/order-summary/grader.py", 4, "failure"},
-		{"evals/order-summary/grader.py", 12, "failure"}, // one annotation for 7 cases and a canary
+		{"evals/order-summary/gradegate.yaml", 40, "failure"}, // the failing canary
+		{"evals/order-summary/grader.py", 12, "failure"},      // one annotation for 7 cases and a canary
 		{"evals/order-summary/cases.jsonl", 1, "failure"},
-		{"evals/order-summary/cases.jsonl", 200, "failure"},
 	}
+	for i := range 7 { // unevaluable, in any slice
+		want = append(want, short{"evals/order-summary/cases.jsonl", 100 + i, "failure"})
+	}
+	want = append(want, short{"evals/order-summary/cases.jsonl", 200, "failure"})
 	if diff := cmp.Diff(want, gotShort); diff != "" {
 		t.Fatalf("annotations (-want +got):\n%s", diff)
 	}
-	raised := got[2]
+	raised := got[3]
 	for _, s := range []string{"KeyError", "8 cases and canaries"} {
 		if !strings.Contains(raised.Title, s) {
 			t.Errorf("grader annotation title %q lacks %q", raised.Title, s)
@@ -525,14 +530,113 @@ func TestAnnotations(t *testing.T) {
 	if strings.Contains(raised.Message, "corrupt-fixture") {
 		t.Error("a canary that raised as expected was annotated")
 	}
-	if !strings.Contains(got[4].Message, "timeout") {
-		t.Errorf("timeout case message %q does not say timeout", got[4].Message)
+	if last := got[len(got)-1]; !strings.Contains(last.Message, "timeout") {
+		t.Errorf("timeout case message %q does not say timeout", last.Message)
 	}
 
 	limited := checkrun.New(nil, "o", "r", headSHA, "", checkrun.WithMaxAnnotations(2),
 		checkrun.WithFiles(checkrun.Files{Grader: "g.py", Dataset: "d.jsonl"}))
 	if n := len(limited.Annotations(res)); n != 2 {
 		t.Errorf("WithMaxAnnotations(2): got %d", n)
+	}
+}
+
+func label(v int) *int { return &v }
+
+// TestAnnotationsOnCauses posts one run per table row to the fake GitHub
+// server and checks which lines the check run annotates: the causes of a
+// hold, never a case the grader failed rightly.
+func TestAnnotationsOnCauses(t *testing.T) {
+	const (
+		manifestFile = "evals/order-summary/gradegate.yaml"
+		graderFile   = "evals/order-summary/grader.py"
+		datasetFile  = "evals/order-summary/cases.jsonl"
+	)
+	ship := []string{"ineligible_shipped"}
+	tone := []string{"tone"}
+	tests := []struct {
+		name     string
+		canaries []gate.CanaryResult
+		cases    []gate.CaseResult
+		want     []string // path:line title
+	}{
+		{
+			name: "failing canary at its manifest line",
+			canaries: []gate.CanaryResult{
+				{Name: "wrong-currency", Status: gate.StatusFail, Got: float(1), Message: "expected 0, got 1", File: manifestFile, Line: 41},
+				{Name: "extra-key", Status: gate.StatusPass, Got: float(0), File: manifestFile, Line: 47},
+			},
+			want: []string{manifestFile + ":41 canary wrong-currency failed"},
+		},
+		{
+			name: "a canary that raised unexpectedly: its line and the grader line",
+			canaries: []gate.CanaryResult{{Name: "happy", Status: gate.StatusFail, Class: gate.ClassGraderException, File: manifestFile, Line: 30,
+				Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "'total'", Line: 12}}},
+			want: []string{manifestFile + ":30 canary happy failed", graderFile + ":12 grader raised KeyError here (canary happy)"},
+		},
+		{
+			name:  "false pass outside mandatory slices",
+			cases: []gate.CaseResult{{CaseID: "tone-7", Slices: tone, Status: gate.StatusPass, Score: float(1), HumanScore: label(0), Line: 7}},
+			want:  []string{datasetFile + ":7 false pass: case tone-7 is labelled 0 but passed"},
+		},
+		{
+			name:  "false fail in a mandatory slice",
+			cases: []gate.CaseResult{{CaseID: "ship-3", Slices: ship, Status: gate.StatusFail, Score: float(0), HumanScore: label(1), Line: 3}},
+			want:  []string{datasetFile + ":3 false fail: case ship-3 is labelled 1 but failed in mandatory slice ineligible_shipped"},
+		},
+		{
+			name: "unevaluable case outside mandatory slices",
+			cases: []gate.CaseResult{{CaseID: "tone-2", Slices: tone, Status: gate.StatusError, Class: gate.ClassTimeout,
+				Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "ran past 120s"}, Line: 2}},
+			want: []string{datasetFile + ":2 case tone-2 could not be graded"},
+		},
+		{
+			name:  "unlabelled fail in a mandatory slice",
+			cases: []gate.CaseResult{{CaseID: "ship-5", Slices: ship, Status: gate.StatusFail, Score: float(0), Line: 5}},
+			want:  []string{datasetFile + ":5 case ship-5 failed in mandatory slice ineligible_shipped"},
+		},
+		{
+			name:  "a correct fail is not annotated",
+			cases: []gate.CaseResult{{CaseID: "ship-6", Slices: ship, Status: gate.StatusFail, Score: float(0), HumanScore: label(0), Line: 6}},
+		},
+		{
+			name:  "an unlabelled fail outside mandatory slices is not annotated",
+			cases: []gate.CaseResult{{CaseID: "tone-8", Slices: tone, Status: gate.StatusFail, Score: float(0), Line: 8}},
+		},
+		{
+			name:  "a labelled pass is not annotated",
+			cases: []gate.CaseResult{{CaseID: "ship-9", Slices: ship, Status: gate.StatusPass, Score: float(1), HumanScore: label(1), Line: 9}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := results(gate.VerdictHold, 0)
+			res.Cases, res.Canaries = tt.cases, tt.canaries
+			srv := checkruntest.New(t)
+			var s sleeps
+			if err := newCheck(t, srv, &s).Report(context.Background(), res); err != nil {
+				t.Fatalf("Report: %v", err)
+			}
+			got := []string{}
+			for _, r := range srv.Requests() {
+				if r.Body.Output == nil {
+					continue
+				}
+				for _, a := range r.Body.Output.Annotations {
+					if a.GetAnnotationLevel() != checkrun.LevelFailure {
+						t.Errorf("%s:%d is %s on a hold", a.GetPath(), a.GetStartLine(), a.GetAnnotationLevel())
+					}
+					got = append(got, fmt.Sprintf("%s:%d %s", a.GetPath(), a.GetStartLine(), a.GetTitle()))
+				}
+			}
+			want := tt.want
+			if want == nil {
+				want = []string{}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

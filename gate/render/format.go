@@ -468,3 +468,69 @@ func determinismLine(d *gate.Determinism) string {
 	}
 	return s + plural(len(d.Differed), "differed", "differed")
 }
+
+// warningExamples is how many messages of one warning code a report shows;
+// the results JSON has them all.
+const warningExamples = 3
+
+// warnGroup is the warnings of one code: how many, and the first few
+// messages.
+type warnGroup struct {
+	code  string
+	n     int
+	first []string
+}
+
+// groupWarnings groups warnings by code, in order of each code's first
+// warning, so a hundred near_duplicate warnings read as one line.
+func groupWarnings(ws []gate.Warning) []warnGroup {
+	var out []warnGroup
+	at := map[string]int{}
+	for _, w := range ws {
+		i, ok := at[w.Code]
+		if !ok {
+			i = len(out)
+			at[w.Code] = i
+			out = append(out, warnGroup{code: w.Code})
+		}
+		g := &out[i]
+		g.n++
+		if len(g.first) < warningExamples {
+			g.first = append(g.first, reasonText(w.Slice, "", w.Message))
+		}
+	}
+	return out
+}
+
+// splitCanaries returns the canaries that failed and those that passed, each
+// in the results' order.
+func splitCanaries(cs []gate.CanaryResult) (failed, passed []gate.CanaryResult) {
+	for _, c := range cs {
+		if c.Status == gate.StatusPass {
+			passed = append(passed, c)
+		} else {
+			failed = append(failed, c)
+		}
+	}
+	return failed, passed
+}
+
+// rateColumn names the pass rate column: under family aggregation each
+// family counts once, which the counts beside it do not show.
+func rateColumn(o gate.Overall) string {
+	if o.PerFamily() {
+		return "pass rate per family"
+	}
+	return "pass rate"
+}
+
+// familyLine says why a per-family pass rate differs from passed over
+// graded; "" under row aggregation.
+func familyLine(res *gate.Results) string {
+	o := res.Overall
+	if !o.PerFamily() {
+		return ""
+	}
+	return fmt.Sprintf("Pass rates are per family: each family counts once (the overall rate is the mean over %s, while the counts are rows).",
+		plural(o.Families, "family", "families"))
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -103,9 +104,10 @@ func (e *errWriter) printf(format string, a ...any) {
 	fmt.Fprintf(e, format, a...)
 }
 
-// Human writes results for a person at a terminal: the verdict and the
-// sandbox first, then the reasons and warnings, the counts, the per-slice
-// table, the canary table, the worst cases and the findings that hold.
+// Human writes results for a person at a terminal: the verdict, the sandbox
+// and the reasons first, then the counts, the per-slice table, the canaries
+// (those that failed in a table, those that passed by name), the worst
+// cases, the findings that hold, and the warnings grouped by code.
 func Human(w io.Writer, res *gate.Results, opts Options) error {
 	if res == nil {
 		return errors.New("render: no results")
@@ -128,6 +130,7 @@ func Human(w io.Writer, res *gate.Results, opts Options) error {
 		return err
 	}
 	humanFindings(ew, res, p)
+	humanWarnings(ew, res, p)
 	humanFooter(ew, res, p)
 
 	if ew.err != nil {
@@ -184,12 +187,40 @@ func humanReasons(ew *errWriter, res *gate.Results, p palette) {
 	for _, r := range res.Reasons {
 		reasons = append(reasons, item{r.Code, reasonText(r.Slice, r.File, r.Message), caseIDList(r.CaseIDs, reasonCaseIDLimit)})
 	}
-	var warnings []item
-	for _, wn := range res.Warnings {
-		warnings = append(warnings, item{wn.Code, reasonText(wn.Slice, "", wn.Message), ""})
-	}
 	list("Reasons", reasons, p.hold)
-	list("Warnings", warnings, p.warn)
+}
+
+// humanWarnings lists the warnings grouped by code: the code (with a count
+// when there are several) beside the first message, the next few under it.
+func humanWarnings(ew *errWriter, res *gate.Results, p palette) {
+	if len(res.Warnings) == 0 {
+		return
+	}
+	groups := groupWarnings(res.Warnings)
+	labels := make([]string, len(groups))
+	width := 0
+	for i, g := range groups {
+		labels[i] = oneLine(g.code)
+		if g.n > 1 {
+			labels[i] += fmt.Sprintf(" ×%d", g.n)
+		}
+		width = max(width, utf8.RuneCountInString(labels[i]))
+	}
+	ew.printf("\n%s\n", p.title.Sprintf("Warnings (%d)", len(res.Warnings)))
+	indent := strings.Repeat(" ", width)
+	for i, g := range groups {
+		pad := strings.Repeat(" ", width-utf8.RuneCountInString(labels[i]))
+		for j, m := range g.first {
+			if j == 0 {
+				ew.printf("  %s%s  %s\n", p.warn.Sprint(labels[i]), pad, oneLine(m))
+			} else {
+				ew.printf("  %s  %s\n", indent, oneLine(m))
+			}
+		}
+		if more := g.n - len(g.first); more > 0 {
+			ew.printf("  %s  %s\n", indent, p.dim.Sprintf("… and %d more in the results JSON", more))
+		}
+	}
 }
 
 // newTable returns a terminal table whose headers stay as written and whose
@@ -229,7 +260,7 @@ func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
 	ew.printf("\n%s\n", p.title.Sprint("Counts"))
 	c := res.Counts
 	t := newTable(ew,
-		[]string{"intended", "graded", "passed", "failed", "errored", "omitted", "pass rate", "min", "status"},
+		[]string{"intended", "graded", "passed", "failed", "errored", "omitted", rateColumn(res.Overall), "min", "status"},
 		[]tw.Align{right, right, right, right, right, right, right, right, left})
 	err := renderTable(t, [][]string{{
 		strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
@@ -237,6 +268,9 @@ func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
 		pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
 		p.status(res.Overall.Status),
 	}})
+	if line := familyLine(res); line != "" {
+		ew.printf("%s\n", line)
+	}
 	if res.MutationScore != nil {
 		ew.printf("mutation score: %s\n", pct(res.MutationScore))
 		for _, e := range res.MutationExcluded {
@@ -255,7 +289,7 @@ func humanSlices(ew *errWriter, res *gate.Results, p palette) error {
 	}
 	ew.printf("\n%s\n", p.title.Sprint("Slices"))
 	t := newTable(ew,
-		[]string{"slice", "rule", "intended", "graded", "passed", "failed", "errored", "omitted", "pass rate", "min", "false pass/fail", "status"},
+		[]string{"slice", "rule", "intended", "graded", "passed", "failed", "errored", "omitted", rateColumn(res.Overall), "min", "false pass/fail", "status"},
 		[]tw.Align{left, left, right, right, right, right, right, right, right, right, right, left})
 	var rows [][]string
 	for _, s := range res.Slices {
@@ -275,18 +309,35 @@ func humanCanaries(ew *errWriter, res *gate.Results, p palette) error {
 	if len(res.Canaries) == 0 {
 		return nil
 	}
-	ew.printf("\n%s\n", p.title.Sprint("Canaries"))
+	failed, passed := splitCanaries(res.Canaries)
+	names := make([]string, len(passed))
+	for i, c := range passed {
+		names[i] = c.Name
+	}
+	passedLine := cut(oneLine(strings.Join(names, ", ")), humanCellRunes*2)
+	if len(failed) == 0 {
+		ew.printf("\n%s %s\n", p.title.Sprintf("Canaries:"), p.pass.Sprintf("all %d behaved as expected", len(passed)))
+		ew.printf("  %s\n", p.dim.Sprint(passedLine))
+		return nil
+	}
+	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(res.Canaries)))
 	t := newTable(ew,
 		[]string{"canary", "expect", "got", "class", "status", "message"},
 		[]tw.Align{left, right, right, left, left, left})
 	var rows [][]string
-	for _, c := range res.Canaries {
+	for _, c := range failed {
 		rows = append(rows, []string{
 			oneLine(c.Name), expectText(c), score(c.Got), oneLine(string(c.Class)), p.status(c.Status),
 			cut(oneLine(canaryMessage(c)), humanCellRunes),
 		})
 	}
-	return renderTable(t, rows)
+	if err := renderTable(t, rows); err != nil {
+		return err
+	}
+	if len(passed) > 0 {
+		ew.printf("%s %s\n", p.pass.Sprintf("passed (%d):", len(passed)), p.dim.Sprint(passedLine))
+	}
+	return nil
 }
 
 func humanCases(ew *errWriter, res *gate.Results, p palette) error {

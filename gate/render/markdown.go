@@ -290,23 +290,40 @@ func mdStatus(s string) string {
 	return md(s)
 }
 
-// mutationLine states the grader's mutation score when the run measured it,
-// with every line a no-mutate pragma excluded and why, and the determinism
-// check when one ran.
+// mutationLine states the grader's mutation score when the run measured it
+// and the determinism check when one ran, in one short paragraph under the
+// counts.
 func mutationLine(res *gate.Results) string {
-	var b strings.Builder
+	var parts []string
 	if res.MutationScore != nil {
-		b.WriteString("\nMutation score: " + pct(res.MutationScore) + "\n")
-		if len(res.MutationExcluded) > 0 {
-			b.WriteString("\nExcluded from mutation testing (`# gradegate: no-mutate`):\n\n")
-			for _, e := range res.MutationExcluded {
-				b.WriteString(fmt.Sprintf("- line %d (%s): %s\n", e.Line, plural(e.Mutants, "mutant", "mutants"), md(exclusionReason(e))))
-			}
+		p := "Mutation score: " + pct(res.MutationScore)
+		if n := len(res.MutationExcluded); n > 0 {
+			p += fmt.Sprintf(" (%s excluded by no-mutate, listed below)", plural(n, "line", "lines"))
 		}
+		parts = append(parts, p)
 	}
 	if d := res.Determinism; d != nil {
-		b.WriteString("\n" + md(determinismLine(d)) + "\n")
+		parts = append(parts, md(determinismLine(d)))
 	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(parts, "<br>\n") + "\n"
+}
+
+// exclusionSection lists every line a no-mutate pragma excluded from
+// mutation testing and why, folded: it explains the score, not the verdict.
+func exclusionSection(res *gate.Results) string {
+	if res.MutationScore == nil || len(res.MutationExcluded) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n<details><summary>%s excluded from mutation testing (no-mutate)</summary>\n\n",
+		plural(len(res.MutationExcluded), "line", "lines"))
+	for _, e := range res.MutationExcluded {
+		fmt.Fprintf(&b, "- line %d (%s): %s\n", e.Line, plural(e.Mutants, "mutant", "mutants"), md(exclusionReason(e)))
+	}
+	b.WriteString("\n</details>\n")
 	return b.String()
 }
 
@@ -371,32 +388,21 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(mdSection{head: b.String()})
 	}
 
-	if len(res.Warnings) > 0 {
-		s := mdSection{
-			head: fmt.Sprintf("\n### Warnings (%d)\n\n", len(res.Warnings)) + tableHead("code", "message"),
-			what: "warning rows",
-		}
-		for _, wn := range res.Warnings {
-			s.rows = append(s.rows, mdRow{tableRow(code(wn.Code), cell(reasonText(wn.Slice, "", wn.Message), markdownCellRunes)), rankWarning})
-		}
-		add(s)
-	}
-
 	// Counts, overall.
 	c := res.Counts
 	add(mdSection{head: "\n### Counts\n\n" +
-		tableHead(">intended", ">graded", ">passed", ">failed", ">errored", ">omitted", ">pass rate", ">min", "status") +
+		tableHead(">intended", ">graded", ">passed", ">failed", ">errored", ">omitted", ">"+rateColumn(res.Overall), ">min", "status") +
 		tableRow(strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
 			pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
 			mdStatus(res.Overall.Status)) +
-		mutationLine(res),
+		mdFamilyLine(res) + mutationLine(res),
 	})
 
 	if len(res.Slices) > 0 {
 		s := mdSection{
 			head: "\n### Slices\n\n" + tableHead("slice", "rule", ">intended", ">graded", ">passed", ">failed",
-				">errored", ">omitted", ">pass rate", ">min", ">false pass/fail", "status"),
+				">errored", ">omitted", ">"+rateColumn(res.Overall), ">min", ">false pass/fail", "status"),
 			keepHead: true,
 			what:     "slice rows",
 		}
@@ -417,21 +423,7 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 	}
 
 	if len(res.Canaries) > 0 {
-		s := mdSection{
-			head: "\n### Canaries\n\n" + tableHead("canary", ">expect", ">got", "class", "status", "message"),
-			what: "canary rows",
-		}
-		for _, cn := range res.Canaries {
-			rank := rankCanaryFail
-			if cn.Status == gate.StatusPass {
-				rank = rankCanaryPass
-			}
-			s.rows = append(s.rows, mdRow{tableRow(
-				md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)), mdStatus(cn.Status),
-				cell(canaryMessage(cn), markdownCellRunes),
-			), rank})
-		}
-		add(s)
+		secs = append(secs, canarySections(res.Canaries)...)
 	}
 
 	if h := res.Hosted; h != nil {
@@ -498,8 +490,16 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(s)
 	}
 
+	if ex := exclusionSection(res); ex != "" {
+		add(mdSection{head: ex})
+	}
+
 	if hold, others := holdFindings(res.Findings); len(hold) > 0 || others > 0 {
 		add(findingSection("Findings", hold, others, rankFinding, "finding rows", "the results JSON"))
+	}
+
+	if len(res.Warnings) > 0 {
+		add(warningSection(res.Warnings))
 	}
 
 	var foot []string
@@ -513,4 +513,95 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(mdSection{rows: []mdRow{{"\n<sub>" + strings.Join(foot, " · ") + "</sub>\n", rankFooter}}})
 	}
 	return secs
+}
+
+// mdFamilyLine says, under the counts, that the pass rates are per family.
+func mdFamilyLine(res *gate.Results) string {
+	if line := familyLine(res); line != "" {
+		return "\n" + md(line) + "\n"
+	}
+	return ""
+}
+
+// canarySections writes the canaries that failed as a table, and those that
+// passed folded in a details block: the failures are the evidence.
+func canarySections(cs []gate.CanaryResult) []mdSection {
+	failed, passed := splitCanaries(cs)
+	var secs []mdSection
+	if len(failed) > 0 {
+		s := mdSection{
+			head: fmt.Sprintf("\n### Canaries (%d of %d failed)\n\n", len(failed), len(cs)) +
+				tableHead("canary", ">expect", ">got", "class", "status", "message"),
+			what: "failed canary rows",
+		}
+		for _, cn := range failed {
+			s.rows = append(s.rows, mdRow{tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)),
+				mdStatus(cn.Status), cell(canaryMessage(cn), markdownCellRunes)), rankCanaryFail})
+		}
+		secs = append(secs, s)
+	} else {
+		secs = append(secs, mdSection{head: "\n### Canaries\n"})
+	}
+	if len(passed) > 0 {
+		summary := plural(len(passed), "canary", "canaries") + " passed"
+		if len(failed) == 0 {
+			summary = fmt.Sprintf("All %d canaries passed", len(passed))
+			if len(passed) == 1 {
+				summary = "The canary passed"
+			}
+		}
+		s := mdSection{
+			head: fmt.Sprintf("\n<details><summary>%s</summary>\n\n", summary) +
+				tableHead("canary", ">expect", ">got", "class", "message"),
+			tail: func(int) string { return "\n</details>\n" },
+			what: "passed canary rows",
+		}
+		for _, cn := range passed {
+			s.rows = append(s.rows, mdRow{tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)),
+				cell(canaryMessage(cn), markdownCellRunes)), rankCanaryPass})
+		}
+		secs = append(secs, s)
+	}
+	return secs
+}
+
+// warningSection writes the warnings grouped by code, each with its count
+// and first few messages, folded in a details block: they come last because
+// they do not decide the verdict.
+func warningSection(ws []gate.Warning) mdSection {
+	groups := groupWarnings(ws)
+	codes := make([]string, len(groups))
+	for i, g := range groups {
+		codes[i] = fmt.Sprintf("%s ×%d", summaryText(g.code), g.n)
+	}
+	s := mdSection{
+		head: fmt.Sprintf("\n<details><summary>Warnings (%d): %s</summary>\n\n", len(ws), strings.Join(codes, ", ")) +
+			tableHead("code", ">count", "first"),
+		tail: func(int) string { return "\n</details>\n" },
+		what: "warning rows",
+	}
+	for _, g := range groups {
+		lines := make([]string, len(g.first))
+		for i, m := range g.first {
+			lines[i] = cell(m, markdownCellRunes)
+		}
+		if more := g.n - len(g.first); more > 0 {
+			lines = append(lines, fmt.Sprintf("… and %d more in the results JSON", more))
+		}
+		s.rows = append(s.rows, mdRow{tableRow(code(g.code), strconv.Itoa(g.n), strings.Join(lines, "<br>")), rankWarning})
+	}
+	return s
+}
+
+// summaryText keeps what may stand in an HTML <summary> as it is (letters,
+// digits, "_", "-", "."): markdown is not read there, so nothing can be
+// escaped, only left out.
+func summaryText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			return r
+		}
+		return -1
+	}, s)
 }
