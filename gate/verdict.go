@@ -187,7 +187,7 @@ func reasonRank(code string) int {
 	order := []string{
 		ReasonDigestMismatch, ReasonCanaryFailed, ReasonDatasetInvalid, ReasonOmittedCases,
 		ReasonUnevaluableCases, ReasonSliceBelowThreshold, ReasonSliceTooSmall,
-		ReasonOverallBelowThreshold, ReasonFalsePass, ReasonMutantsSurvived, ReasonGraderLint,
+		ReasonOverallBelowThreshold, ReasonRegressedVsBaseline, ReasonFalsePass, ReasonMutantsSurvived, ReasonGraderLint,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i

@@ -307,6 +307,7 @@ func mutationLine(res *gate.Results) string {
 	if d := res.Determinism; d != nil {
 		b.WriteString("\n" + md(determinismLine(d)) + "\n")
 	}
+	b.WriteString(baselineMarkdown(res.Baseline))
 	return b.String()
 }
 
