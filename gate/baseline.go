@@ -118,7 +118,7 @@ func (r *Results) ApplyBaseline(b *Baseline, rule manifest.Baseline) {
 	for _, s := range order {
 		ids := regressed[s]
 		r.Reasons = append(r.Reasons, Reason{Code: ReasonRegressedVsBaseline, Slice: s, CaseIDs: ids, File: b.File,
-			Message: fmt.Sprintf("%s of mandatory slice %q passed in %s and fail now", countOf(len(ids), "case", "cases"), s, b.File)})
+			Message: fmt.Sprintf("%s of mandatory slice %q passed in %s and failed in this run", countOf(len(ids), "case", "cases"), s, b.File)})
 		b.Status = VerdictHold
 	}
 	r.Baseline = b

@@ -44,7 +44,7 @@ func TestApplyBaseline(t *testing.T) {
 			},
 			wantVerdict: VerdictHold, wantStatus: VerdictHold,
 			wantReasons: []Reason{{Code: ReasonRegressedVsBaseline, Slice: "must", CaseIDs: []string{"b"}, File: "base.json",
-				Message: `1 case of mandatory slice "must" passed in base.json and fail now`}},
+				Message: `1 case of mandatory slice "must" passed in base.json and failed in this run`}},
 		},
 		{
 			name: "a pass to fail outside mandatory slices, or to error, does not hold", change: f(0),

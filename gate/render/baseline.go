@@ -12,7 +12,8 @@ import (
 const baselineFlipLimit = 20
 
 // baselineLines says what run --baseline found, as plain lines: a summary,
-// then one line per flip, mandatory and pass-to-fail flips first. A flip
+// then one line per flip (each shown indented or as a list item),
+// mandatory and pass-to-fail flips first. A flip
 // whose output did not change is marked: the grader moved, not the
 // candidate. Untrusted values (the file name, case ids, slices) go through
 // Text.
@@ -64,7 +65,7 @@ func flipLine(f gate.BaselineFlip) string {
 	if !f.OutputChanged {
 		notes = append(notes, "same output: the grader moved")
 	}
-	s := fmt.Sprintf("  %s: %s → %s", Text(f.CaseID), f.Base, f.Head)
+	s := fmt.Sprintf("%s: %s → %s", Text(f.CaseID), f.Base, f.Head)
 	if len(f.Slices) > 0 {
 		s += " [" + Text(strings.Join(f.Slices, ", ")) + "]"
 	}
@@ -79,7 +80,10 @@ func baselineHuman(ew *errWriter, b *gate.Baseline) {
 	if b == nil {
 		return
 	}
-	for _, l := range baselineLines(b) {
+	for i, l := range baselineLines(b) {
+		if i > 0 {
+			ew.printf("  ")
+		}
 		ew.printf("%s\n", oneLine(l))
 	}
 }
@@ -95,7 +99,7 @@ func baselineMarkdown(b *gate.Baseline) string {
 	if len(lines) > 1 {
 		s.WriteString("\n")
 		for _, l := range lines[1:] {
-			s.WriteString("- " + md(strings.TrimSpace(l)) + "\n")
+			s.WriteString("- " + md(l) + "\n")
 		}
 	}
 	return s.String()
