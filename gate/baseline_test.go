@@ -100,3 +100,49 @@ func TestApplyBaselineRanksReasons(t *testing.T) {
 		t.Errorf("reason order (-want +got):\n%s", diff)
 	}
 }
+
+// AllRows reads a streamed run's rows back from its spool, from the first
+// row on every call, and a run that kept its rows from Cases.
+func TestAllRows(t *testing.T) {
+	want := []CaseResult{row("a", StatusPass, in("s")), row("b", StatusFail), row("c", StatusOmitted)}
+	s, err := newCaseSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range want {
+		if err := s.add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spooled := &Results{Rows: &CaseRows{spool: s}}
+	defer spooled.Close()
+	for _, tt := range []struct {
+		name string
+		res  *Results
+	}{{"spooled", spooled}, {"spooled again", spooled}, {"in memory", &Results{Cases: want}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			it, err := tt.res.AllRows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for {
+				c, ok, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				ids = append(ids, c.CaseID+":"+c.Status)
+			}
+			if diff := cmp.Diff([]string{"a:pass", "b:fail", "c:omitted"}, ids); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
+	}
+	spooled.Close()
+	if _, err := spooled.AllRows(); err == nil {
+		t.Error("AllRows after Close: no error")
+	}
+}
