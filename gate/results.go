@@ -71,6 +71,9 @@ type Results struct {
 	// Hosted is the local-versus-hosted parity of the canaries when `canary
 	// --hosted` ran them on OpenAI's hosted grader, with every attempt.
 	Hosted *hosted.Report `json:"hosted,omitempty"`
+	// Baseline sets the run beside the base branch's results (run
+	// --baseline); nil when none was given.
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// Judge is what a model grader's calls cost (calls, cache, tokens,
 	// time); nil for a Python grader.
 	Judge *JudgeUsage `json:"judge,omitempty"`

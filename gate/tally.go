@@ -20,6 +20,8 @@ type Tally struct {
 	family  bool
 	overall group
 	slices  map[string]*group
+	// noSlice tallies the rows that are in no slice; nil until one comes.
+	noSlice *group
 	// zeroed counts the graded rows whose grader raised (on_exception:
 	// zero graded them 0), and zeroedIDs names the first few with their
 	// error.
@@ -44,6 +46,12 @@ func (t *Tally) Add(c CaseResult) {
 			}
 			t.zeroedIDs = append(t.zeroedIDs, what)
 		}
+	}
+	if len(c.Slices) == 0 {
+		if t.noSlice == nil {
+			t.noSlice = &group{}
+		}
+		t.noSlice.add(c, t.family)
 	}
 	for _, s := range c.Slices {
 		g := t.slices[s]

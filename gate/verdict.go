@@ -191,7 +191,7 @@ func reasonRank(code string) int {
 	order := []string{
 		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonJudgeBudgetExceeded,
 		ReasonCanaryFailed, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
-		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold,
+		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold, ReasonRegressedVsBaseline,
 		ReasonFalsePass, ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
@@ -405,8 +405,21 @@ func (d *decider) slices() []SliceResult {
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
 		out = append(out, sr)
 	}
+	if g := d.t.noSlice; g != nil && len(out) > 0 {
+		// The rows in no slice get a row of their own, last, so that the
+		// table accounts for every row; it is reported and never holds.
+		rule := manifest.SliceRule{Name: NoSlice, MinPassRate: d.g.MinPassRate}
+		sr := SliceResult{Name: NoSlice, Counts: g.Counts, PassRate: g.rate(d.family()), MinPassRate: rule.MinPassRate,
+			FalsePass: g.falsePass, FalseFail: g.falseFail}
+		d.informativeSlice(&sr, rule, false)
+		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
+		out = append(out, sr)
+	}
 	return out
 }
+
+// NoSlice names the slice table's row of the rows that are in no slice.
+const NoSlice = "(no slice)"
 
 // holds reports whether a slice rule can hold the gate.
 func holds(r manifest.SliceRule) bool { return r.Mandatory && !r.WarnOnly }

@@ -358,7 +358,11 @@ func TestDecide(t *testing.T) {
 			reasons:  nil,
 			warnings: []string{WarnSliceBelowThreshold},
 			check: func(t *testing.T, v Verdict) {
-				if len(v.Slices) != 1 || v.Slices[0].Name != "other" || v.Slices[0].Mandatory || v.Slices[0].Status != StatusWarn {
+				if len(v.Slices) != 2 || v.Slices[0].Name != "other" || v.Slices[0].Mandatory || v.Slices[0].Status != StatusWarn {
+					t.Errorf("slices = %+v", v.Slices)
+				}
+				// The rows in no slice are a row of the table too.
+				if len(v.Slices) == 2 && (v.Slices[1].Name != NoSlice || v.Slices[1].Intended != 3) {
 					t.Errorf("slices = %+v", v.Slices)
 				}
 			},
@@ -765,7 +769,11 @@ func checkInvariants(t *testing.T, v Verdict) {
 			t.Errorf("slice %s status %q", s.Name, s.Status)
 		}
 	}
-	if !slices.IsSortedFunc(v.Slices, func(a, b SliceResult) int {
+	table := v.Slices
+	if n := len(table); n > 0 && table[n-1].Name == NoSlice {
+		table = table[:n-1] // the rows in no slice come last
+	}
+	if !slices.IsSortedFunc(table, func(a, b SliceResult) int {
 		if a.Mandatory != b.Mandatory {
 			if a.Mandatory {
 				return -1
@@ -814,6 +822,53 @@ func TestDecideSliceTable(t *testing.T) {
 	// A case in several slices counts once overall.
 	if v.Counts.Intended != 3 {
 		t.Errorf("counts = %+v", v.Counts)
+	}
+}
+
+// TestDecideNoSliceRow checks that rows in no slice get a row of their own
+// in the slice table, last, that never holds, and that no such row appears
+// when every row has a slice or there is no slice table.
+func TestDecideNoSliceRow(t *testing.T) {
+	g := gateWith(func(g *manifest.Gate) { g.Slices = []manifest.SliceRule{mandatory("must", 1, 0)} })
+	tests := []struct {
+		name  string
+		cases []CaseResult
+		want  *SliceResult // the (no slice) row; nil: none
+	}{
+		{
+			name:  "rows without a slice are counted, failing ones warn",
+			cases: cat(rows("a", StatusPass, 2, in("must")), rows("b", StatusPass, 1), rows("c", StatusFail, 1)),
+			want: &SliceResult{Name: NoSlice, Counts: Counts{Intended: 2, Graded: 2, Passed: 1, Failed: 1},
+				PassRate: ptr(0.5), MinPassRate: 1, Status: StatusWarn},
+		},
+		{name: "every row in a slice: no row", cases: rows("a", StatusPass, 2, in("must"))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Decide(g, Evidence{Cases: tt.cases, Canaries: passingCanaries()})
+			var got *SliceResult
+			for i, s := range v.Slices {
+				if s.Name == NoSlice {
+					if i != len(v.Slices)-1 {
+						t.Errorf("%s is row %d of %d, want last", NoSlice, i+1, len(v.Slices))
+					}
+					got = &v.Slices[i]
+				}
+			}
+			if (got == nil) != (tt.want == nil) || got != nil && dump(got) != dump(tt.want) {
+				t.Errorf("no-slice row = %s, want %s", dump(got), dump(tt.want))
+			}
+			for _, r := range v.Reasons {
+				if r.Slice == NoSlice {
+					t.Errorf("reason %s: the row never holds", dump(r))
+				}
+			}
+		})
+	}
+	// Without a slice table there is no row to add.
+	v := Decide(baseGate(), Evidence{Cases: rows("a", StatusPass, 2), Canaries: passingCanaries()})
+	if len(v.Slices) != 0 {
+		t.Errorf("slices = %s, want none", dump(v.Slices))
 	}
 }
 

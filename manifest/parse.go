@@ -307,7 +307,7 @@ func (d *decoder) gate(top *section) Gate {
 	}
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
-		"calibration", "require_controls", "min_mutation_score", "determinism")
+		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline")
 	if !ok {
 		return g
 	}
@@ -333,6 +333,11 @@ func (d *decoder) gate(top *section) Gate {
 			if v, ok := c.integer("sample", 0, math.MaxInt); ok {
 				g.Determinism.Sample = v
 			}
+		}
+	}
+	if n := s.node("baseline"); n != nil {
+		if c, ok := d.mapping(n, "gate.baseline", d.lines["gate.baseline"], "max_drop"); ok {
+			g.Baseline.MaxDrop, _ = c.fraction("max_drop")
 		}
 	}
 	if n := s.node("slices"); n != nil {

@@ -156,6 +156,7 @@ gate:
   require_controls: true
   min_mutation_score: 0.9
   determinism: {sample: 50}
+  baseline: {max_drop: 0.02}
 `
 
 func TestParseSpecExample(t *testing.T) {
@@ -231,6 +232,7 @@ func TestParseSpecExample(t *testing.T) {
 			RequireControls:  true,
 			MinMutationScore: f64(0.9),
 			Determinism:      Determinism{Sample: 50},
+			Baseline:         Baseline{MaxDrop: 0.02},
 		},
 	}
 	if diff := cmp.Diff(want, m, rawJSON, cmpIgnoreLines); diff != "" {
@@ -516,6 +518,20 @@ func TestParseErrors(t *testing.T) {
 			yaml: minimal + "gate:\n  determinism: {sample: -1}\n",
 			want: []wantErr{
 				{"gate.determinism.sample", "determinism:", "must be at least 0, got -1"},
+			},
+		},
+		{
+			name: "baseline max_drop is a fraction",
+			yaml: minimal + "gate:\n  baseline:\n    max_drop: 1.5\n",
+			want: []wantErr{
+				{"gate.baseline.max_drop", "max_drop: 1.5", "must be between 0 and 1, got 1.5"},
+			},
+		},
+		{
+			name: "baseline keys are strict",
+			yaml: minimal + "gate:\n  baseline:\n    max_drops: 0.1\n",
+			want: []wantErr{
+				{"gate.baseline.max_drops", "max_drops: 0.1", "did you mean max_drop?"},
 			},
 		},
 		{

@@ -161,6 +161,15 @@ type Gate struct {
 	RequireControls  bool        `json:"require_controls"`
 	MinMutationScore *float64    `json:"min_mutation_score,omitempty"`
 	Determinism      Determinism `json:"determinism"`
+	Baseline         Baseline    `json:"baseline"`
+}
+
+// Baseline is gate.baseline: how a run given a base branch's results
+// (run --baseline) may differ from them on the cases both graded.
+type Baseline struct {
+	// MaxDrop is the drop of the pass rate on the cases graded in both runs
+	// that is allowed, 0..1; default 0 (any drop holds).
+	MaxDrop float64 `json:"max_drop"`
 }
 
 // Determinism is gate.determinism: every canary and a sample of the cases

@@ -40,6 +40,7 @@ type actionInputs struct {
 	results   string // run, canary, mutate, shadow: where to write; merge: the shard files
 	shard     string
 	base      string // shadow: the old grader source
+	baseline  string // run: the base branch's results file (--baseline)
 	checkName string
 	hosted    bool
 	comment   bool // keep a sticky pull request comment with the summary
@@ -60,6 +61,7 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 		results:   gh.GetInput("results"),
 		shard:     gh.GetInput("shard"),
 		base:      gh.GetInput("base"),
+		baseline:  gh.GetInput("baseline"),
 		checkName: gh.GetInput("check-name"),
 		token:     gh.GetInput("github-token"),
 
@@ -94,6 +96,9 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 	}
 	if in.shard != "" && in.command != "run" {
 		errs = append(errs, fmt.Errorf("input shard applies to command run, not %s", in.command))
+	}
+	if in.baseline != "" && in.command != "run" {
+		errs = append(errs, fmt.Errorf("input baseline applies to command run, not %s", in.command))
 	}
 	if in.hosted && in.command != "canary" {
 		errs = append(errs, fmt.Errorf("input hosted applies to command canary, not %s", in.command))
@@ -150,6 +155,9 @@ func (in actionInputs) args(resultsFile string) ([]string, error) {
 		a := []string{"run", in.manifest, "--results", resultsFile}
 		if in.shard != "" {
 			a = append(a, "--shard", in.shard)
+		}
+		if in.baseline != "" {
+			a = append(a, "--baseline", in.baseline)
 		}
 		return append(a, in.judgeArgs()...), nil
 	case "canary":

@@ -437,6 +437,12 @@ func TestActionInputs(t *testing.T) {
 			want: []string{"shadow", "gradegate.yaml", "--base", "old.yaml", "--results", "OUT", "--judge-cache", "c"},
 		},
 		{name: "judge cache for merge", env: map[string]string{"INPUT_COMMAND": "merge", "INPUT_RESULTS": filepath.Join(dir, "shard-*.json"), "INPUT_JUDGE-CACHE": "c"}, wantErr: "apply to commands run, canary and shadow"},
+		{
+			name: "baseline on run",
+			env:  map[string]string{"INPUT_BASELINE": "base/results.json", "INPUT_SHARD": "1/2"},
+			want: []string{"run", "gradegate.yaml", "--results", "OUT", "--shard", "1/2", "--baseline", "base/results.json"},
+		},
+		{name: "baseline outside run", env: map[string]string{"INPUT_COMMAND": "canary", "INPUT_BASELINE": "b.json"}, wantErr: "input baseline applies to command run, not canary"},
 		{name: "judge cache mode alone", env: map[string]string{"INPUT_JUDGE-CACHE-MODE": "read"}, wantErr: "input judge-cache-mode needs judge-cache"},
 	}
 	for _, tt := range tests {

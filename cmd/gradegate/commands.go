@@ -35,6 +35,7 @@ type gradeFlags struct {
 	judge       judgeFlags // model graders
 	limits      input.Limits
 	canarySeed  uint64
+	baseline    baselineInput // run --baseline
 }
 
 func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -249,6 +250,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		fs.StringVar(&hostedURL, "hosted-url", hosted.DefaultBaseURL, "base URL of the hosted grader API")
 	} else {
 		fs.Var(&f.shard, "shard", "grade only shard K of N (K/N)")
+		fs.StringVar(&f.baseline.file, "baseline", "", "compare with the base branch's results file; hold when the cases graded in both did worse")
 	}
 	pos, done := a.parseFlags(fs, args)
 	if done != nil {
@@ -264,6 +266,12 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	s, err := loadSuite(path, f.limits)
 	if err != nil {
 		return a.fail(name, err)
+	}
+	if f.baseline.file != "" {
+		f.baseline.rule, f.baseline.name = s.m.Gate.Baseline, s.m.Name
+		if err := checkBaseline(f.baseline, f.limits); err != nil {
+			return a.fail(name, err)
+		}
 	}
 	if s.m.Grader.Judge != nil {
 		// A model grader's calls, not memory, bound its suites: its dataset
@@ -381,6 +389,11 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 // finish writes the results file and stdout, and turns the verdict into the
 // exit code. A failure to write is a tool failure: never a pass.
 func (a *app) finish(name string, res *gate.Results, f gradeFlags) outcome {
+	if f.baseline.file != "" {
+		if err := applyBaseline(res, f.baseline, f.limits); err != nil {
+			return a.fail(name, err)
+		}
+	}
 	o := outcome{results: res, code: exitHold}
 	if res.Verdict == gate.VerdictPass {
 		o.code = exitPass

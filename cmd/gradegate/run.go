@@ -59,7 +59,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun},
+		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--baseline BASE_RESULTS.json] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun},
 		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate},
 		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F]", "canaries only", (*app).cmdCanary},
 		{"pin", "pin [MANIFEST] [--format F]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},

@@ -194,7 +194,7 @@ func TestWorkflowsLint(t *testing.T) {
 	for _, wf := range wfs {
 		seen[filepath.Base(wf.name)] = true
 	}
-	for _, want := range []string{"ci.yml", "pull-request.yml", "hosted-canary.yml", "release-protection.yml", "sharded.yml"} {
+	for _, want := range []string{"ci.yml", "pull-request.yml", "hosted-canary.yml", "release-protection.yml", "sharded.yml", "baseline.yml"} {
 		if !seen[want] {
 			t.Errorf("workflow %s is missing", want)
 		}
@@ -301,6 +301,7 @@ func TestExampleWorkflowsUseTheAction(t *testing.T) {
 		{"pull-request.yml", []string{"uses: gradegate/gradegate@", "pull_request:", "checks: write", "contents: read"}},
 		{"hosted-canary.yml", []string{"workflow_dispatch:", "command: canary", "hosted: true", "OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}"}},
 		{"release-protection.yml", []string{`- "release/**"`, "check-name: gradegate / release"}},
+		{"baseline.yml", []string{"push:", "pull_request:", "actions: read", "gh run download", "baseline: ${{ steps.base.outputs.file }}", "actions/upload-artifact@"}},
 		{"sharded.yml", []string{"matrix:", "shard: ${{ matrix.shard }}/4", "actions/upload-artifact@", "actions/download-artifact@", "command: merge"}},
 	}
 	for _, tt := range tests {

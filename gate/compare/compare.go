@@ -62,6 +62,9 @@ type Flip struct {
 	// OutputChanged says whether the sample digest differs. A flip with the
 	// same output is the grader or the rules moving, not the candidate.
 	OutputChanged bool `json:"output_changed"`
+	// Slices are the case's slices in head; not part of the compare
+	// document.
+	Slices []string `json:"-"`
 }
 
 // PassRate splits the change of the overall pass rate in two. Every rate is
@@ -205,7 +208,7 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 		}
 		if b.status != h.Status {
 			flippedKeys = append(flippedKeys, k)
-			flipped = append(flipped, Flip{CaseID: k.String(), Base: b.status, Head: h.Status, OutputChanged: b.sha != h.SampleSHA256})
+			flipped = append(flipped, Flip{CaseID: k.String(), Base: b.status, Head: h.Status, OutputChanged: b.sha != h.SampleSHA256, Slices: h.Slices})
 		}
 		if h.Status == gate.StatusError && b.status != gate.StatusError {
 			newlyErr = append(newlyErr, k)

@@ -280,6 +280,7 @@ func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
 	if d := res.Determinism; d != nil {
 		ew.printf("%s\n", oneLine(determinismLine(d)))
 	}
+	baselineHuman(ew, res.Baseline)
 	return err
 }
 

@@ -422,6 +422,10 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(s)
 	}
 
+	if bl := baselineMarkdown(res.Baseline); bl != "" {
+		add(mdSection{head: bl})
+	}
+
 	if len(res.Canaries) > 0 {
 		secs = append(secs, canarySections(res.Canaries)...)
 	}

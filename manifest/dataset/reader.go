@@ -53,6 +53,8 @@ type Reader struct {
 	controls  map[string]*controlCount
 	findings  []manifest.Finding
 	screen    *nearScreen
+	unknown   *unknownFields // nil without a schema that declares fields
+	labeled   bool           // a row has the label field
 	done      bool
 	closed    bool
 }
@@ -128,6 +130,11 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	}
 	if m.Dataset.Schema != "" {
 		r.schema, r.schemaErr = compileSchema(fsys, path.Join(m.Dir, m.Dataset.Schema), m)
+		if r.schema != nil {
+			if d := schemaFields(r.schema.schema); d != nil {
+				r.unknown = newUnknownFields(d, r.fields)
+			}
+		}
 	}
 	return r
 }
@@ -183,6 +190,12 @@ func (r *Reader) fold(row *caseRow) {
 		if f, ok := r.schema.check(row); ok {
 			r.findings = append(r.findings, f)
 		}
+	}
+	if r.unknown != nil && !row.Unreadable {
+		r.unknown.add(row.fields, row.Line)
+	}
+	if !r.labeled {
+		_, r.labeled = row.field(r.fields.Label)
 	}
 	if !row.hasID {
 		r.noID++
@@ -341,7 +354,11 @@ func (r *Reader) Close() (*Summary, error) {
 		s.Findings = append(s.Findings, r.samples.findings...)
 	}
 	s.Findings = append(s.Findings, r.duplicateIDs()...)
+	s.Findings = append(s.Findings, r.labelFieldMissing()...)
 	s.Findings = append(s.Findings, r.missingControls()...)
+	if r.unknown != nil {
+		s.Findings = append(s.Findings, r.unknown.findings(r.file, r.schema.file)...)
+	}
 	near, err := r.screen.findings()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,170 @@
+package dataset
+
+import (
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// CodeLabelFieldMissing is the finding of a dataset in which no row has the
+// label field: calibration (false passes and false fails) is off.
+const CodeLabelFieldMissing = "label_field_missing"
+
+// Bounds of the undeclared-field report: the lines named per field, and the
+// distinct field names followed; occurrences of further names are counted
+// together.
+const (
+	unknownFieldLines = 3
+	maxUnknownFields  = 50
+)
+
+// declaredFields is what an item schema declares at the top level: the
+// names of "properties" and the "patternProperties" patterns.
+type declaredFields struct {
+	names    map[string]bool
+	patterns []jsonschema.Regexp
+}
+
+// schemaFields returns the top-level fields sch declares, following a root
+// $ref; nil when it declares none (then every field is allowed, and none is
+// reported).
+func schemaFields(sch *jsonschema.Schema) *declaredFields {
+	for i := 0; sch != nil && i < 8; i++ { // a $ref chain, bounded
+		if len(sch.Properties) > 0 || len(sch.PatternProperties) > 0 {
+			d := &declaredFields{names: map[string]bool{}}
+			for name := range sch.Properties {
+				d.names[name] = true
+			}
+			for re := range sch.PatternProperties {
+				d.patterns = append(d.patterns, re)
+			}
+			return d
+		}
+		sch = sch.Ref
+	}
+	return nil
+}
+
+func (d *declaredFields) has(name string) bool {
+	if d.names[name] {
+		return true
+	}
+	for _, re := range d.patterns {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownField is what is kept of one undeclared field name.
+type unknownField struct {
+	rows  int
+	lines []int // the first few
+}
+
+// unknownFields follows the item fields the schema does not declare.
+type unknownFields struct {
+	declared *declaredFields
+	skip     map[string]bool // the fields gradegate reads itself
+	byName   map[string]*unknownField
+	order    []string // names in order of first appearance
+	others   int      // occurrences of names beyond maxUnknownFields
+}
+
+func newUnknownFields(d *declaredFields, f manifest.Fields) *unknownFields {
+	return &unknownFields{
+		declared: d,
+		skip:     map[string]bool{f.ID: true, f.Slice: true, f.Family: true, f.Label: true},
+		byName:   map[string]*unknownField{},
+	}
+}
+
+// add notes the undeclared top-level fields of one row.
+func (u *unknownFields) add(fields []member, line int) {
+	for i, f := range fields {
+		if u.skip[f.key] || u.declared.has(f.key) || repeated(fields[:i], f.key) {
+			continue
+		}
+		uf := u.byName[f.key]
+		if uf == nil {
+			if len(u.order) >= maxUnknownFields {
+				u.others++
+				continue
+			}
+			uf = &unknownField{}
+			u.byName[f.key] = uf
+			u.order = append(u.order, f.key)
+		}
+		uf.rows++
+		if len(uf.lines) < unknownFieldLines {
+			uf.lines = append(uf.lines, line)
+		}
+	}
+}
+
+func repeated(fields []member, key string) bool {
+	for _, f := range fields {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// findings reports each undeclared field once, with its row count and first
+// lines, in order of first appearance.
+func (u *unknownFields) findings(file, schema string) []manifest.Finding {
+	var out []manifest.Finding
+	for _, name := range u.order {
+		uf := u.byName[name]
+		where := "line " + joinInts(uf.lines)
+		if len(uf.lines) > 1 {
+			where = "lines " + joinInts(uf.lines)
+		}
+		if uf.rows > len(uf.lines) {
+			where += ", …"
+		}
+		out = append(out, manifest.Finding{
+			Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: file, Line: uf.lines[0],
+			Message: fmt.Sprintf("item field %q is not declared by %s: %s (%s)", cutValue(name), schema, rowCount(uf.rows), where),
+		})
+	}
+	if u.others > 0 {
+		out = append(out, manifest.Finding{
+			Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: file,
+			Message: fmt.Sprintf("%d more occurrences of item fields not declared by %s, beyond the first %d names", u.others, schema, maxUnknownFields),
+		})
+	}
+	return out
+}
+
+func rowCount(n int) string {
+	if n == 1 {
+		return "on 1 row"
+	}
+	return fmt.Sprintf("on %d rows", n)
+}
+
+// labelFieldMissing is the finding of a dataset in which no row has the
+// label field, at the manifest line that names it. It is reported when the
+// manifest names the label field or requires controls: a suite that never
+// mentions labels has chosen to run without calibration.
+func (r *Reader) labelFieldMissing() []manifest.Finding {
+	if r.labeled || r.rows == 0 {
+		return nil
+	}
+	line := r.m.Line("dataset.fields.label")
+	if line == 0 {
+		if !r.m.Gate.RequireControls {
+			return nil
+		}
+		line = r.m.Line("dataset")
+	}
+	return []manifest.Finding{{
+		Code: CodeLabelFieldMissing, Severity: manifest.SeverityWarn, File: r.m.File, Line: line,
+		Message: fmt.Sprintf("no row of %s has the label field %q (dataset.fields.label): calibration is off, no false pass or false fail can be counted", r.file, cutValue(r.fields.Label)),
+	}}
+}

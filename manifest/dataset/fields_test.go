@@ -1,0 +1,146 @@
+package dataset
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// Item fields the schema does not declare are one warning per field name,
+// with a row count and the first lines; the fields gradegate reads itself
+// (id, slice, family, label) are never reported.
+func TestUnknownFields(t *testing.T) {
+	const declares = `{"type": "object", "properties": {"request": {"type": "string"}}, "patternProperties": {"^x_": {}}}`
+	tests := []struct {
+		name   string
+		schema string // "" for no schema
+		lines  []string
+		want   []wantFinding
+	}{
+		{
+			name:   "undeclared fields are counted with their first three lines",
+			schema: declares,
+			lines: []string{
+				`{"item": {"case_id": "a", "request": "r", "note": 1}}`,
+				`{"item": {"case_id": "b", "request": "r", "note": 2, "extra": true}}`,
+				`{"item": {"case_id": "c", "request": "r", "note": 3, "x_ok": 1}}`,
+				`{"item": {"case_id": "d", "request": "r", "note": 4, "slice": "s", "human_score": 1}}`,
+			},
+			want: []wantFinding{
+				{CodeUnknownField, manifest.SeverityWarn, "cases.jsonl", 1, "", `item field "note" is not declared by item.schema.json: on 4 rows (lines 1, 2, 3, …)`},
+				{CodeUnknownField, manifest.SeverityWarn, "cases.jsonl", 2, "", `item field "extra" is not declared by item.schema.json: on 1 row (line 2)`},
+			},
+		},
+		{
+			name:   "a schema that declares no properties reports nothing",
+			schema: `{"type": "object"}`,
+			lines:  []string{`{"item": {"case_id": "a", "note": 1}}`},
+		},
+		{
+			name:  "no schema reports nothing",
+			lines: []string{`{"item": {"case_id": "a", "note": 1}}`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n"))}}
+			m := testManifest(".")
+			if tt.schema != "" {
+				files["item.schema.json"] = &fstest.MapFile{Data: []byte(tt.schema)}
+				m.Dataset.Schema = "item.schema.json"
+			}
+			set, err := Load(files, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []manifest.Finding
+			for _, f := range set.Findings {
+				if f.Code == CodeUnknownField {
+					got = append(got, f)
+				}
+			}
+			checkFindings(t, got, tt.want)
+		})
+	}
+}
+
+// The names followed are capped; further names are counted in one finding.
+func TestUnknownFieldsCapped(t *testing.T) {
+	var fields []string
+	for i := range maxUnknownFields + 5 {
+		fields = append(fields, fmt.Sprintf(`"f%d": 1`, i))
+	}
+	files := fstest.MapFS{
+		"cases.jsonl":      {Data: []byte(`{"item": {"case_id": "a", ` + strings.Join(fields, ", ") + `}}`)},
+		"item.schema.json": {Data: []byte(`{"properties": {"request": {}}}`)},
+	}
+	m := testManifest(".")
+	m.Dataset.Schema = "item.schema.json"
+	set, err := Load(files, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	last := ""
+	for _, f := range set.Findings {
+		if f.Code == CodeUnknownField {
+			n++
+			last = f.Message
+		}
+	}
+	if n != maxUnknownFields+1 || !strings.Contains(last, "5 more occurrences") {
+		t.Errorf("%d unknown_field findings, last %q; want %d, the last counting 5 more", n, last, maxUnknownFields+1)
+	}
+}
+
+// A label field no row has is a warning when the manifest names it or
+// requires controls; a suite that never mentions labels gets none.
+func TestLabelFieldMissing(t *testing.T) {
+	tests := []struct {
+		name     string
+		lines    []string
+		named    bool // dataset.fields.label written in the manifest
+		controls bool
+		want     []wantFinding
+	}{
+		{
+			name:  "named and absent from every row",
+			lines: []string{`{"item": {"case_id": "a"}}`, `{"item": {"case_id": "b"}}`},
+			named: true,
+			want:  []wantFinding{{CodeLabelFieldMissing, manifest.SeverityWarn, "gradegate.yaml", 7, "", `no row of cases.jsonl has the label field "human_score"`}},
+		},
+		{
+			name:     "required controls and absent",
+			lines:    []string{`{"item": {"case_id": "a"}}`},
+			controls: true,
+			want:     []wantFinding{{CodeLabelFieldMissing, manifest.SeverityWarn, "gradegate.yaml", 3, "", `calibration is off`}},
+		},
+		{name: "one row has it", lines: []string{`{"item": {"case_id": "a"}}`, `{"item": {"case_id": "b", "human_score": 0}}`}, named: true},
+		{name: "never mentioned", lines: []string{`{"item": {"case_id": "a"}}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n"))}}
+			m := testManifest(".")
+			m.Lines = map[string]int{"dataset": 3}
+			if tt.named {
+				m.Lines["dataset.fields.label"] = 7
+			}
+			m.Gate.RequireControls = tt.controls
+			set, err := Load(files, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []manifest.Finding
+			for _, f := range set.Findings {
+				if f.Code == CodeLabelFieldMissing {
+					got = append(got, f)
+				}
+			}
+			checkFindings(t, got, tt.want)
+		})
+	}
+}
