@@ -298,6 +298,10 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
+	sample, err := determinismSample(s, !canariesOnly, &opts)
+	if err != nil {
+		return a.fail(name, err)
+	}
 	var lintOpts []lint.Option
 	if hostedOn {
 		lintOpts = append(lintOpts, lint.ForHosted())
@@ -333,7 +337,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	defer res.Close()
 	res.MutationExcluded = mutationExcluded
-	if err := a.checkDeterminism(ctx, s, !canariesOnly, f, opts.Shard, res); err != nil {
+	if err := a.checkDeterminism(ctx, s, sample, f, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error

@@ -11,21 +11,35 @@ import (
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/worker"
-	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
-// checkDeterminism grades every canary and a sample of the cases twice, each
-// time in a fresh pool with its own PYTHONHASHSEED and the second time in
-// another order, and records the check in res: a difference holds with
+// determinismSample starts the determinism check of a run: its seed, from
+// the system's random source (recorded in the results), and the sample of
+// cases it draws from the run's own pass over the dataset (opts.Observe),
+// so the dataset is read once. The canary command passes no cases.
+func determinismSample(s *suite, withCases bool, opts *gate.Options) (*gate.DeterminismSample, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("determinism check: seeding: %w", err)
+	}
+	ds, err := gate.NewDeterminismSample(s.m, opts.Shard, binary.LittleEndian.Uint64(b[:]))
+	if err != nil {
+		return nil, err
+	}
+	if withCases && s.m.Gate.Determinism.Sample > 0 {
+		opts.Observe = ds.Observe
+	}
+	return ds, nil
+}
+
+// checkDeterminism grades every canary and the sample of the cases twice,
+// each time in a fresh pool with its own PYTHONHASHSEED and the second time
+// in another order, and records the check in res: a difference holds with
 // nondeterministic_grader. It runs after the main grading, so the pools it
-// starts share no process with it. The seed comes from the system's random
-// source and is recorded in the results.
+// starts share no process with it.
 //
 // A grader that does not load is not checked: the gate already holds on it.
-//
-// The sample is drawn from a second pass over the dataset (the canary
-// command passes none), so memory holds the sample, not the dataset.
-func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
+func (a *app) checkDeterminism(ctx context.Context, s *suite, sample *gate.DeterminismSample, f gradeFlags, res *gate.Results) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
@@ -34,19 +48,8 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f 
 	if err != nil {
 		return err
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("determinism check: seeding: %w", err)
-	}
-	seed := binary.LittleEndian.Uint64(b[:])
-	var cases func() (dataset.Case, bool)
-	if withCases && s.m.Gate.Determinism.Sample > 0 {
-		r := dataset.Open(s.fsys, s.m)
-		defer r.Close()
-		cases = r.Next
-	}
 	start := time.Now()
-	d, err := gate.CheckDeterminism(ctx, s.m, cases, shard, seed, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
+	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
 		e := *env
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
 		return e.newRunner(ctx, src)
