@@ -81,8 +81,47 @@ type HashSeedRunner func(ctx context.Context, hashSeed uint32) (Runner, func(), 
 //
 // The error is the tool failing, including a runner that cannot start.
 func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases func() (dataset.Case, bool), shard Shard, seed uint64, newRunner HashSeedRunner) (*Determinism, error) {
-	if m == nil || newRunner == nil {
-		return nil, errors.New("determinism: no manifest or no runner")
+	ds, err := NewDeterminismSample(m, shard, seed)
+	if err != nil {
+		return nil, err
+	}
+	if cases != nil {
+		for {
+			c, ok := cases()
+			if !ok {
+				break
+			}
+			ds.Observe(c)
+		}
+	}
+	return ds.Check(ctx, newRunner)
+}
+
+// DeterminismSample draws the determinism check's sample of cases while
+// something else reads the dataset: Observe each row as it streams past
+// (the gate run's own pass, through Options.Observe), then Check. The
+// dataset is read once, and the sample is the one CheckDeterminism draws
+// with the same seed from the same rows.
+type DeterminismSample struct {
+	m     *manifest.Manifest
+	shard Shard
+	rng   *rand.Rand
+	d     *Determinism
+	keep  []picked
+	seen  int
+}
+
+// picked is a sampled case and its place among the shard's cases.
+type picked struct {
+	seq  int
+	task Task
+}
+
+// NewDeterminismSample starts the sample of a determinism check seeded with
+// seed; the hash seeds are drawn now.
+func NewDeterminismSample(m *manifest.Manifest, shard Shard, seed uint64) (*DeterminismSample, error) {
+	if m == nil {
+		return nil, errors.New("determinism: no manifest")
 	}
 	shard, err := shard.normalize()
 	if err != nil {
@@ -96,12 +135,43 @@ func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases func() (d
 	if d.HashSeeds[1] >= d.HashSeeds[0] {
 		d.HashSeeds[1]++
 	}
+	return &DeterminismSample{m: m, shard: shard, rng: rng, d: d}, nil
+}
 
+// Observe sees one dataset row, of any shard, in dataset order. It keeps
+// up to the sample's size of the shard's cases that have a sample,
+// uniformly at random over the dataset (a reservoir, so memory holds the
+// sample whatever the dataset's size).
+func (s *DeterminismSample) Observe(c dataset.Case) {
+	n := s.d.Sample
+	if n <= 0 || c.Sample == nil || ShardOf(c.ID, s.shard.Count) != s.shard.Index {
+		return
+	}
+	t := Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
+	if len(s.keep) < n {
+		s.keep = append(s.keep, picked{s.seen, t})
+	} else if j := s.rng.IntN(s.seen + 1); j < n {
+		s.keep[j] = picked{s.seen, t}
+	}
+	s.seen++
+}
+
+// Check grades every canary and the sampled cases twice, as
+// CheckDeterminism says. A sample is checked once.
+func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner) (*Determinism, error) {
+	if newRunner == nil {
+		return nil, errors.New("determinism: no runner")
+	}
+	m, d, rng := s.m, s.d, s.rng
 	canaries := make([]Task, len(m.Canaries))
 	for i, c := range m.Canaries {
 		canaries[i] = Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
 	}
-	sampled := sampleCases(cases, shard, d.Sample, rng)
+	slices.SortFunc(s.keep, func(a, b picked) int { return a.seq - b.seq })
+	sampled := make([]Task, len(s.keep))
+	for i, p := range s.keep {
+		sampled[i] = p.task
+	}
 	d.Canaries, d.Cases = len(canaries), len(sampled)
 
 	// The second order: a permutation of every task, canaries first.
@@ -129,44 +199,6 @@ func CheckDeterminism(ctx context.Context, m *manifest.Manifest, cases func() (d
 		d.Status = VerdictHold
 	}
 	return d, nil
-}
-
-// sampleCases picks up to n of the shard's cases that have a sample,
-// uniformly at random over the dataset as it streams past (a reservoir, so
-// memory holds n cases whatever the dataset's size), and returns them in
-// dataset order. A nil cases yields none.
-func sampleCases(cases func() (dataset.Case, bool), shard Shard, n int, rng *rand.Rand) []Task {
-	if n <= 0 || cases == nil {
-		return nil
-	}
-	type picked struct {
-		seq  int
-		task Task
-	}
-	var keep []picked
-	seen := 0
-	for {
-		c, ok := cases()
-		if !ok {
-			break
-		}
-		if c.Sample == nil || ShardOf(c.ID, shard.Count) != shard.Index {
-			continue
-		}
-		t := Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
-		if len(keep) < n {
-			keep = append(keep, picked{seen, t})
-		} else if j := rng.IntN(seen + 1); j < n {
-			keep[j] = picked{seen, t}
-		}
-		seen++
-	}
-	slices.SortFunc(keep, func(a, b picked) int { return a.seq - b.seq })
-	out := make([]Task, len(keep))
-	for i, p := range keep {
-		out[i] = p.task
-	}
-	return out
 }
 
 // gradeOnce grades tasks in the given order with a fresh runner and returns

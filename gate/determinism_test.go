@@ -311,3 +311,46 @@ func iterCases(cases []dataset.Case) func() (dataset.Case, bool) {
 		return cases[i-1], true
 	}
 }
+
+// The sample a run's own pass draws (Options.Observe) is the sample
+// CheckDeterminism draws from a second pass with the same seed, for every
+// shard, and it spreads over the whole dataset.
+func TestDeterminismSampleFromRun(t *testing.T) {
+	const n = 3000
+	for _, shard := range []Shard{{}, {Index: 2, Count: 3}} {
+		s := bigSuite(n)
+		s.m.Gate.Determinism.Sample = 50
+		during, err := NewDeterminismSample(s.m, shard, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{CanarySeed: testSeed, Shard: shard, Observe: during.Observe}
+		if _, err := Run(context.Background(), s.inputs(), &fakeRunner{outcomes: bigOutcomes(n)}, opts); err != nil {
+			t.Fatal(err)
+		}
+		again, err := NewDeterminismSample(s.m, shard, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range bigSuite(n).set.Cases {
+			again.Observe(c)
+		}
+		ids := func(ds *DeterminismSample) []string {
+			var out []string
+			for _, p := range ds.keep {
+				out = append(out, p.task.ID)
+			}
+			return out
+		}
+		got, want := ids(during), ids(again)
+		if len(got) != 50 || !slices.Equal(got, want) {
+			t.Errorf("shard %+v: sampled during the run %v, from a second pass %v", shard, got, want)
+		}
+		if during.d.HashSeeds != again.d.HashSeeds {
+			t.Errorf("shard %+v: hash seeds %v and %v", shard, during.d.HashSeeds, again.d.HashSeeds)
+		}
+		if slices.Max(got) < "c-02000" {
+			t.Errorf("shard %+v: the sample %v does not reach the end of the dataset", shard, got)
+		}
+	}
+}

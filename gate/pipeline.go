@@ -90,6 +90,7 @@ type pipeline struct {
 	sink     func(CaseResult) error
 	progress Progress
 	canaries *blindCanaries
+	observe  func(dataset.Case) // nil for none
 
 	mu       sync.Mutex
 	drained  *sync.Cond
@@ -170,6 +171,9 @@ func (p *pipeline) next() (Task, bool, error) {
 		}
 		p.readRows++
 		p.canaries.observe(c)
+		if p.observe != nil {
+			p.observe(c)
+		}
 		if ShardOf(c.ID, p.shard.Count) != p.shard.Index {
 			continue
 		}

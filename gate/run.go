@@ -67,6 +67,11 @@ type Options struct {
 	// Rows is the number of dataset rows when the caller knows it (for
 	// Progress); 0 when unknown.
 	Rows int
+	// Observe, when set, sees every dataset row as the run reads it, of
+	// every shard, in dataset order, before the row is graded: what else
+	// needs the rows (the determinism check's sample) takes them from the
+	// run's own pass instead of reading the dataset again.
+	Observe func(dataset.Case)
 }
 
 // DefaultBatch is how many tasks a batch Runner gets per Grade call:
@@ -244,6 +249,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 		opts.Progress.Start(opts.Rows)
 	}
 	p := newPipeline(m, shard, src, sink, opts.Progress, blind)
+	p.observe = opts.Observe
 	runErr := p.run(ctx, StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
 	if opts.Progress != nil {
 		opts.Progress.Finish()

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
@@ -123,7 +124,12 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // runner starts the grader pool. A grader that cannot even be loaded is not
 // a tool failure: every task then errors with the load failure, so canaries
 // fail and cases count as unevaluable, and the gate holds with the reason.
-func (a *app) runner(ctx context.Context, s *suite, f gradeFlags) (gate.Runner, func(), error) {
+//
+// starting, when not nil, is called once the sandbox and Python are settled
+// (s.python is set) and the grader read, just before the grader processes
+// start: what it starts in the background overlaps with their start. It is
+// not called when settling them fails.
+func (a *app) runner(ctx context.Context, s *suite, f gradeFlags, starting func()) (gate.Runner, func(), error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, nil, err
@@ -131,6 +137,9 @@ func (a *app) runner(ctx context.Context, s *suite, f gradeFlags) (gate.Runner, 
 	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return nil, nil, err
+	}
+	if starting != nil {
+		starting()
 	}
 	r, stop, err := env.newRunner(ctx, src)
 	var le *worker.LoadError
@@ -310,20 +319,31 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err := a.multiModels(s, f, canariesOnly, gate.Shard{Index: f.shard.index, Count: f.shard.count}); err != nil {
 		return a.fail(name, err)
 	}
-	r, stop, err := a.runner(ctx, s, f)
-	if err != nil {
-		return a.fail(name, err)
-	}
-	defer stop()
-	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
-	if f.shard.count > 0 {
-		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
-	}
 	var lintOpts []lint.Option
 	if hostedOn {
 		lintOpts = append(lintOpts, lint.ForHosted())
 	}
-	findings, err := s.lint(ctx, a.getenv(imageEnv), lintOpts...)
+	// The grader lint (a Python process of its own) runs while the grader
+	// processes start; a failure to start them is reported first.
+	var findings []manifest.Finding
+	var lintErr error
+	var linting sync.WaitGroup
+	r, stop, err := a.runner(ctx, s, f, func() {
+		linting.Go(func() { findings, lintErr = s.lint(ctx, a.getenv(imageEnv), lintOpts...) })
+	})
+	linting.Wait()
+	if err != nil {
+		return a.fail(name, err)
+	}
+	defer stop()
+	if lintErr != nil {
+		return a.fail(name, lintErr)
+	}
+	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
+	if f.shard.count > 0 {
+		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
+	}
+	sample, err := determinismSample(s, !canariesOnly, &opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -357,7 +377,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if s.models != nil {
 		res.AddJudge(s.models.Usage(), subGraderLint(s.m))
 	}
-	if err := a.checkDeterminism(ctx, s, !canariesOnly, f, opts.Shard, res); err != nil {
+	if err := a.checkDeterminism(ctx, s, sample, !canariesOnly, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error

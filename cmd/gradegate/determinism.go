@@ -21,12 +21,30 @@ import (
 // asked for and could not ask the model again.
 const codeDeterminismSkipped = "determinism_skipped"
 
-// checkDeterminism grades every canary and a sample of the cases twice, each
-// time in a fresh pool with its own PYTHONHASHSEED and the second time in
-// another order, and records the check in res: a difference holds with
+// determinismSample starts the determinism check of a run: its seed, from
+// the system's random source (recorded in the results), and the sample of
+// cases it draws from the run's own pass over the dataset (opts.Observe),
+// so the dataset is read once. The canary command passes no cases.
+func determinismSample(s *suite, withCases bool, opts *gate.Options) (*gate.DeterminismSample, error) {
+	seed, err := determinismSeed()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := gate.NewDeterminismSample(s.m, opts.Shard, seed)
+	if err != nil {
+		return nil, err
+	}
+	if withCases && s.m.Gate.Determinism.Sample > 0 {
+		opts.Observe = ds.Observe
+	}
+	return ds, nil
+}
+
+// checkDeterminism grades every canary and the sample of the cases twice,
+// each time in a fresh pool with its own PYTHONHASHSEED and the second time
+// in another order, and records the check in res: a difference holds with
 // nondeterministic_grader. It runs after the main grading, so the pools it
-// starts share no process with it. The seed comes from the system's random
-// source and is recorded in the results.
+// starts share no process with it.
 //
 // A multi grader's model sub-graders are asked again, with the judge cache
 // off, only when the manifest writes gate.determinism (each ask costs
@@ -35,10 +53,7 @@ const codeDeterminismSkipped = "determinism_skipped"
 // gate.determinism is written the results say why.
 //
 // A grader that does not load is not checked: the gate already holds on it.
-//
-// The sample is drawn from a second pass over the dataset (the canary
-// command passes none), so memory holds the sample, not the dataset.
-func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
+func (a *app) checkDeterminism(ctx context.Context, s *suite, sample *gate.DeterminismSample, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
@@ -46,16 +61,6 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f 
 	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return err
-	}
-	seed, err := determinismSeed()
-	if err != nil {
-		return err
-	}
-	var cases func() (dataset.Case, bool)
-	if withCases && s.m.Gate.Determinism.Sample > 0 {
-		r := dataset.Open(s.fsys, s.m)
-		defer r.Close()
-		cases = r.Next
 	}
 	askModels := false
 	if subs := s.m.Grader.Multi.Models(); len(subs) > 0 {
@@ -70,7 +75,7 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, withCases bool, f 
 	}
 	var asked []*multi.Models
 	start := time.Now()
-	d, err := gate.CheckDeterminism(ctx, s.m, cases, shard, seed, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
+	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
 		e := *env
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
 		if askModels {
@@ -204,6 +209,8 @@ func (a *app) noteDeterminismSkipped(m *manifest.Manifest, res *gate.Results, wh
 		File: m.File, Line: m.Line("gate.determinism"), Message: msg})
 }
 
+// determinismSeed draws a determinism check's seed from the system's
+// random source; the results record it.
 func determinismSeed() (uint64, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
