@@ -28,7 +28,7 @@ const (
 	StatusOmitted = "omitted"
 )
 
-// Reason codes (SPEC section 7).
+// Reason codes: each hold reason's stable code.
 const (
 	ReasonDigestMismatch        = "digest_mismatch"
 	ReasonCanaryFailed          = "canary_failed"
@@ -43,7 +43,7 @@ const (
 	ReasonGraderLint            = "grader_lint"
 )
 
-// Results is the results JSON document (SPEC section 9).
+// Results is the results JSON document, schema gradegate.results/v1.
 type Results struct {
 	Schema   string             `json:"schema"`
 	Verdict  string             `json:"verdict"`
@@ -273,7 +273,7 @@ type CaseResult struct {
 	Line         int                `json:"line"`
 }
 
-// MarshalJSON writes every key of SPEC section 9 for every case, so readers
+// MarshalJSON writes every key of a case row for every case, so readers
 // need no special cases: an omitted case, which was never graded, has class
 // null rather than a missing key.
 func (c CaseResult) MarshalJSON() ([]byte, error) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestCaseResultKeys checks that every case carries every key of SPEC
-// section 9, whatever its status, so readers need no special cases.
+// TestCaseResultKeys checks that every case carries every key of a case
+// row, whatever its status, so readers need no special cases.
 func TestCaseResultKeys(t *testing.T) {
 	one := 1.0
 	tests := []struct {

@@ -256,7 +256,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("ship = %+v", ship)
 	}
 
-	// The JSON has the SPEC section 9 shape: lists are [], never null.
+	// The JSON has the results document's shape: lists are [], never null.
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)

@@ -84,9 +84,9 @@ const (
 	StatusSkipped = "skipped"
 )
 
-// isGraderLint reports whether a finding code comes from the grader lint
-// (SPEC section 8); a hold finding with such a code is grader_lint, any other
-// is dataset_invalid.
+// isGraderLint reports whether a finding code comes from the grader lint; a
+// hold finding with such a code is grader_lint, any other is
+// dataset_invalid.
 func isGraderLint(code string) bool {
 	switch code {
 	case "grade_signature", "source_too_large", "sample_unused", "broad_except_constant",

@@ -1,7 +1,7 @@
 // Package compare sets two results files side by side (gradegate compare
 // BASE.json HEAD.json): which cases flipped, which came and went, and how much
 // of a pass-rate change the same cases explain versus a changed case set
-// (SPEC section 8).
+// (gradegate.compare/v1).
 package compare
 
 import (
@@ -23,7 +23,7 @@ import (
 const Schema = "gradegate.compare/v1"
 
 // Report is the comparison of a base and a head run. Its JSON form is the
-// compare document of SPEC section 8; lists are never null, and sorted by
+// compare document (gradegate.compare/v1); lists are never null, and sorted by
 // case_id.
 type Report struct {
 	Schema string `json:"schema"`
@@ -357,7 +357,7 @@ func round4(f *float64) *float64 {
 // maxProblems bounds how many bad cases an input error lists.
 const maxProblems = 10
 
-// Load reads a results document (SPEC section 9). A document that is not
+// Load reads a results document (gradegate.results/v1). A document that is not
 // JSON, whose schema is not gradegate.results/v1, or with a case that has no
 // case_id or an unknown status is an input error: errors.Is(err,
 // manifest.ErrInput) holds.

@@ -250,7 +250,7 @@ func TestCompareUsesFileCounts(t *testing.T) {
 	}
 }
 
-// TestReportJSON pins the compare document's shape (SPEC section 8).
+// TestReportJSON pins the compare document's shape (gradegate.compare/v1).
 func TestReportJSON(t *testing.T) {
 	tests := []struct {
 		name       string

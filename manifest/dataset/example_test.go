@@ -312,7 +312,7 @@ func TestExampleGraders(t *testing.T) {
 		t.Fatalf("got %d outcomes for %d calls", len(outcomes), len(calls))
 	}
 
-	// A canary passes as SPEC section 6 says: exact reward and polarity, or
+	// A canary passes as the gate defines it: exact reward and polarity, or
 	// a raise when expect_error.
 	const passThreshold = 1.0
 	canaryOK := func(c exampleCanary, o pyOutcome) bool {
