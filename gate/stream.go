@@ -72,3 +72,29 @@ func (b batched) Stream(ctx context.Context, next func() (Task, bool, error), em
 		}
 	}
 }
+
+// GradeByStream is Runner.Grade for a runner that streams: it feeds tasks
+// to s.Stream and returns the outcomes in task order, so a StreamRunner
+// needs only one way to grade.
+func GradeByStream(ctx context.Context, s StreamRunner, tasks []Task) ([]Outcome, error) {
+	out := make([]Outcome, len(tasks))
+	i := 0
+	next := func() (Task, bool, error) {
+		if i >= len(tasks) {
+			return Task{}, false, nil
+		}
+		i++
+		return tasks[i-1], true, nil
+	}
+	emit := func(seq int, o Outcome) error {
+		if seq < 0 || seq >= len(out) {
+			return fmt.Errorf("the runner returned an outcome for task %d of %d", seq, len(out))
+		}
+		out[seq] = o
+		return nil
+	}
+	if err := s.Stream(ctx, next, emit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
@@ -255,65 +254,7 @@ func (j *Judge) request(t gate.Task) (request, error) {
 // a corrupt cache. A reply that cannot be read is an invalid_return
 // outcome, never an error and never a score.
 func (j *Judge) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	start := j.now()
-	defer func() {
-		j.mu.Lock()
-		j.usage.WallMS += float64(j.now().Sub(start).Microseconds()) / 1000
-		j.mu.Unlock()
-	}()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	out := make([]gate.Outcome, len(tasks))
-	errs := make([]error, len(tasks))
-	// A few long-lived workers rather than a goroutine per task: each
-	// would grow its stack anew for the JSON work of every task.
-	var taken atomic.Int64
-	var wg sync.WaitGroup
-	for range min(j.conc, len(tasks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := int(taken.Add(1) - 1)
-				if i >= len(tasks) {
-					return
-				}
-				o, err := j.grade(ctx, tasks[i])
-				if err != nil {
-					errs[i] = fmt.Errorf("%s: %w", tasks[i].ID, err)
-					cancel()
-					return
-				}
-				out[i] = o
-			}
-		}()
-	}
-	wg.Wait()
-	if err := firstCause(errs); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// firstCause is the first error that is not a call canceled because
-// another failed, or the first error when all are.
-func firstCause(errs []error) error {
-	var first error
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, context.Canceled) {
-			return err
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return first
+	return gate.GradeByStream(ctx, j, tasks)
 }
 
 // grade asks for one task.

@@ -65,7 +65,8 @@ func (j *Judge) Stream(ctx context.Context, next func() (gate.Task, bool, error)
 		seq int
 		t   gate.Task
 	}
-	// A fixed set of workers, as in Grade.
+	// A few long-lived workers rather than a goroutine per task: each
+	// would grow its stack anew for the JSON work of every task.
 	work := make(chan job)
 	var wg sync.WaitGroup
 	for range j.conc {
