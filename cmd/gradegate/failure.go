@@ -40,14 +40,7 @@ type failureReport struct {
 // finding, with the file and line of the problems that have one.
 func failureFindings(err error, code int) []manifest.Finding {
 	var out []manifest.Finding
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				walk(x)
-			}
-			return
-		}
+	for _, e := range problems(err) {
 		f := manifest.Finding{Code: codeToolError, Severity: manifest.SeverityHold, Message: e.Error()}
 		if errors.Is(e, manifest.ErrInput) {
 			f.Code = codeInputError
@@ -60,7 +53,6 @@ func failureFindings(err error, code int) []manifest.Finding {
 		}
 		out = append(out, f)
 	}
-	walk(err)
 	if len(out) == 0 {
 		out = append(out, manifest.Finding{Code: codeToolError, Severity: manifest.SeverityHold, Message: fmt.Sprintf("exit %d", code)})
 	}

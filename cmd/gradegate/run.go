@@ -188,18 +188,26 @@ func (a *app) fail(cmd string, err error) outcome {
 // errorLines flattens a joined error into one line per problem.
 func errorLines(err error) []string {
 	var lines []string
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				walk(x)
-			}
-			return
-		}
+	for _, e := range problems(err) {
 		lines = append(lines, strings.ReplaceAll(e.Error(), "\n", "\n  "))
 	}
-	walk(err)
 	return lines
+}
+
+// problems are the leaves of a joined error: each independent problem once.
+func problems(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		if err == nil {
+			return nil
+		}
+		return []error{err}
+	}
+	var out []error
+	for _, x := range j.Unwrap() {
+		out = append(out, problems(x)...)
+	}
+	return out
 }
 
 // manifestArg returns the manifest path from the positional arguments.
