@@ -112,8 +112,9 @@ func TestRootGraderHasNoCapabilities(t *testing.T) {
 		t.Errorf("probe capabilities: eff %s prm %s inh %s amb %s bnd %s", s.probe.CapEff, s.probe.CapPrm, s.probe.CapInh, s.probe.CapAmb, s.probe.CapBnd)
 	}
 	r := runPython(t, s, Spec{Slot: 1, MemoryMB: 1024}, `
-import os, subprocess
-caps = {l.split(":")[0]: int(l.split(":")[1], 16) for l in open("/proc/self/status") if l.startswith("Cap")}
+import os, subprocess, sys
+`+pythonCaps+`
+caps = {l.split(":")[0]: int(l.split(":")[1], 16) for l in lines}
 print("uid", os.getuid(), "caps", sum(caps.values()), len(caps))
 open("secret", "w").close()
 os.chmod("secret", 0)
@@ -126,7 +127,8 @@ for name, f in (("read mode 000", lambda: open("secret").read()),
     except PermissionError:
         print(name, "refused")
 # A program executed by uid 0 regains nothing (securebits, no_new_privs).
-print("child", subprocess.run(["/bin/grep", "^CapEff", "/proc/self/status"], capture_output=True, text=True).stdout.split())
+child = subprocess.run([sys.executable, "-I", "-S", "-c", CAPS + "\nprint(lines[2])"], capture_output=True, text=True).stdout
+print("child", child.split())
 `)
 	if r.err != nil {
 		t.Fatalf("%v: %s", r.err, r.stderr)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -50,9 +51,9 @@ type probeReport struct {
 	EUID       int    `json:"euid"`
 	GID        int    `json:"gid"`
 	Groups     []int  `json:"groups"`
-	Seccomp    string `json:"seccomp"` // /proc/self/status "Seccomp:"; 2 is filter mode
+	Seccomp    string `json:"seccomp"` // PR_GET_SECCOMP, as /proc/<pid>/status "Seccomp:"; 2 is filter mode
 	NoNewPrivs string `json:"no_new_privs"`
-	// Capability sets as /proc/self/status shows them (hex), and the
+	// Capability sets as /proc/<pid>/status shows them (hex), and the
 	// securebits (PR_GET_SECUREBITS; -1 when unreadable).
 	CapInh     string   `json:"cap_inh"`
 	CapPrm     string   `json:"cap_prm"`
@@ -342,9 +343,7 @@ func probeMain(args []string, w io.Writer) int {
 		LandlockABI: exp.LandlockABI, KernelLandlockABI: kernelLandlockABI(),
 	}
 	r.Groups, _ = os.Getgroups()
-	r.Seccomp, r.NoNewPrivs = procStatus("Seccomp"), procStatus("NoNewPrivs")
-	r.CapInh, r.CapPrm, r.CapEff = procStatus("CapInh"), procStatus("CapPrm"), procStatus("CapEff")
-	r.CapBnd, r.CapAmb = procStatus("CapBnd"), procStatus("CapAmb")
+	r.readOwnStatus()
 	r.Securebits = -1
 	if v, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0); err == nil {
 		r.Securebits = v
@@ -488,17 +487,37 @@ func tryCreate(path string) error {
 	return unix.Unlink(path)
 }
 
-func procStatus(key string) string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return ""
+// readOwnStatus fills in the seccomp mode, no_new_privs and the capability
+// sets in the form /proc/<pid>/status shows them ("2", "1", 16 hex digits),
+// from prctl(2) and capget(2): Landlock keeps the probe, like a grader, out
+// of /proc, its own entries included.
+func (r *probeReport) readOwnStatus() {
+	if v, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
+		r.Seccomp = strconv.Itoa(v)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			return strings.TrimSpace(v)
+	if v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err == nil {
+		r.NoNewPrivs = strconv.Itoa(v)
+	}
+	hex := func(v uint64) string { return fmt.Sprintf("%016x", v) }
+	if eff, prm, inh, err := threadCaps(); err == nil {
+		r.CapEff, r.CapPrm, r.CapInh = hex(eff), hex(prm), hex(inh)
+	}
+	// PR_CAPBSET_READ and PR_CAP_AMBIENT_IS_SET answer EINVAL past the
+	// last capability the kernel knows.
+	var bnd, amb uint64
+	for c := range 64 {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err != nil {
+			break
+		}
+		if in == 1 {
+			bnd |= 1 << c
+		}
+		if set, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, uintptr(c), 0, 0); err == nil && set == 1 {
+			amb |= 1 << c
 		}
 	}
-	return ""
+	r.CapBnd, r.CapAmb = hex(bnd), hex(amb)
 }
 
 func errnoErr(e unix.Errno) error {

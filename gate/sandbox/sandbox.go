@@ -521,16 +521,27 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 // systemReadPaths are what a CPython interpreter and its C extensions read
 // besides their own prefix: the dynamic loader's cache and libraries, time
 // zone data, user and group names (getpass, pwd), CPU topology for thread
-// pools (glibc's get_nprocs reads /sys/devices/system/cpu/online), and /proc
-// (the interpreter's own /proc/self; other processes' entries stay guarded
-// by the ptrace access check, which a different uid and a Landlock domain
-// both fail). Missing paths are skipped.
+// pools (glibc's get_nprocs reads /sys/devices/system/cpu/online). Missing
+// paths are skipped.
+//
+// /proc is not among them, so a grader opens and lists nothing under it.
+// Much of /proc is world-readable whatever the uid (every process's
+// cmdline and status, /proc/net/unix with the socket paths of the whole
+// machine), /proc/<pid>/fd lists for a process of the same uid without the
+// ptrace check, and a Landlock rule cannot grant the grader's own
+// /proc/<pid> alone: procfs makes a new inode for it whenever the kernel
+// drops the cached one, and the rule stays on the old. CPython needs none
+// of /proc: subprocess closes descriptors with close_range(2), os.cpu_count
+// reads /sys, and libraries that read /proc/self or /proc/meminfo (psutil,
+// loky) fall back when it is refused. Descriptors reopened through
+// /proc/self/fd/N still work: path walks are not checked, and Landlock
+// checks the file reached (a pipe, or a file in scratch).
 var systemReadPaths = []string{
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 	"/etc/localtime", "/etc/timezone", "/etc/passwd", "/etc/group",
 	"/etc/nsswitch.conf", "/etc/mime.types",
-	"/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup",
+	"/sys/devices/system/cpu", "/sys/fs/cgroup",
 	"/dev/urandom", "/dev/random", "/dev/zero",
 }
 
