@@ -115,6 +115,19 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		}
 	}
 
+	for _, o := range p.ProcOther {
+		name := "read " + o.Name + " refused"
+		if o.Name == "the list of /proc" {
+			name = "list /proc refused"
+		}
+		if o.Err != "" {
+			add("landlock", name, CheckOK, "%s", o.Err)
+		} else {
+			add("landlock", name, CheckFail, "read: a grader sees what /proc shows of every process on the machine")
+		}
+	}
+	add("landlock", "what /proc still shows", CheckSkip, "%s", procStillShown(p.LandlockABI > 0))
+
 	for _, u := range p.UnixConnect {
 		name := "connect to a UNIX socket outside scratch refused"
 		if strings.HasPrefix(u.Name, "@") {
@@ -211,6 +224,12 @@ attempt("AF_INET", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).clo
 attempt("AF_INET6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close())
 attempt("AF_UNIX", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
 attempt("socketpair", lambda: [s.close() for s in socket.socketpair()])
+def read(path):
+    with open(path, "rb") as f:
+        f.read()
+attempt("proc_other", lambda: read("/proc/1/cmdline"))
+attempt("proc_self", lambda: read("/proc/self/status"))
+attempt("proc_list", lambda: os.listdir("/proc"))
 def outside():
     p = os.path.join(os.path.dirname(os.getcwd()), "gradegate-doctor-%d" % os.getpid())
     open(p, "w").close()
@@ -263,6 +282,9 @@ func (d *Sandbox) pythonChecks(ctx context.Context, python string, add func(laye
 	refused("AF_INET", "AF_INET socket", true)
 	refused("AF_INET6", "AF_INET6 socket", true)
 	refused("write_outside", "write outside scratch", d.landlockABI > 0)
+	refused("proc_other", "read /proc/1/cmdline", d.landlockABI > 0)
+	refused("proc_self", "read its own /proc/self/status", d.landlockABI > 0)
+	refused("proc_list", "list /proc", d.landlockABI > 0)
 	if d.landlockABI >= unixSocketsABI {
 		refused("AF_UNIX", "AF_UNIX socket", false)
 	} else {

@@ -70,8 +70,12 @@ type probeReport struct {
 	WriteInside   string        `json:"write_inside"`
 	WriteOutside  []namedResult `json:"write_outside"` // ENOENT entries: directory missing
 	ParentEnviron string        `json:"parent_environ"`
-	UnixConnect   []namedResult `json:"unix_connect"` // the sockets of probeExpect.UnixSocket and AbstractSocket
-	Limits        []limitResult `json:"limits"`
+	// ProcOther are reads of what /proc shows of other processes:
+	// pid 1's and gradegate's command lines, /proc/net/unix, the list of
+	// pids (see procTargets).
+	ProcOther   []namedResult `json:"proc_other"`
+	UnixConnect []namedResult `json:"unix_connect"` // the sockets of probeExpect.UnixSocket and AbstractSocket
+	Limits      []limitResult `json:"limits"`
 
 	LandlockABI       int `json:"landlock_abi"` // enforced by the launcher
 	KernelLandlockABI int `json:"kernel_landlock_abi"`
@@ -138,8 +142,52 @@ func (r *probeReport) filesystemDetail(dropped string) string {
 			}
 		}
 		return fmt.Sprintf("Landlock ABI %d is enforced but writes to %s were not refused", r.LandlockABI, strings.Join(open, ", "))
+	case r.LandlockABI > 0 && !r.procConfined():
+		var open []string
+		for _, p := range r.ProcOther {
+			if p.Err == "" {
+				open = append(open, p.Name)
+			}
+		}
+		return fmt.Sprintf("Landlock ABI %d is enforced but reads of %s were not refused", r.LandlockABI, strings.Join(open, ", "))
 	}
 	return "no Landlock ruleset is in force: " + risk
+}
+
+// procTarget is something /proc shows of another process: Name as the
+// doctor shows it, Path what the probe opens (a directory is listed).
+type procTarget struct{ Name, Path string }
+
+// procTargets are what the probe tries to read of other processes through
+// /proc; gradegate is gradegate's pid.
+func procTargets(gradegate int) []procTarget {
+	return []procTarget{
+		{"/proc/1/cmdline", "/proc/1/cmdline"},
+		{"gradegate's /proc/<pid>/cmdline", fmt.Sprintf("/proc/%d/cmdline", gradegate)},
+		{"/proc/net/unix", "/proc/net/unix"},
+		{"the list of /proc", "/proc"},
+	}
+}
+
+// procConfined reports whether every read of another process's /proc
+// entries was refused.
+func (r *probeReport) procConfined() bool {
+	for _, p := range r.ProcOther {
+		if p.Err == "" {
+			return false
+		}
+	}
+	return len(r.ProcOther) > 0
+}
+
+// procStillShown is what /proc shows a grader whatever gradegate does,
+// stated as the doctor reports it; landlock is whether a ruleset is in
+// force.
+func procStillShown(landlock bool) string {
+	if !landlock {
+		return "no Landlock ruleset is in force: every world-readable /proc entry (each process's command line and status, /proc/net/unix) is readable"
+	}
+	return "stat(2) on /proc/<pid> still tells which pids exist and their owners' uids; hiding them needs a /proc of the grader's own (a mount namespace, CAP_SYS_ADMIN), which gradegate does not use"
 }
 
 // secretsProtected reports whether the probe failed to read gradegate's
@@ -205,7 +253,7 @@ func (r *probeReport) status(s *Sandbox) gate.Sandbox {
 	if r.UID != os.Getuid() && r.UID == r.EUID {
 		st.UID = r.UID
 	}
-	if r.LandlockABI > 0 && r.fsConfined() {
+	if r.LandlockABI > 0 && r.fsConfined() && r.procConfined() {
 		st.LandlockABI = r.LandlockABI
 	}
 	return st
@@ -396,6 +444,18 @@ func probeMain(args []string, w io.Writer) int {
 	}
 	_, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))
 	r.ParentEnviron = errName(err)
+	for _, p := range procTargets(os.Getppid()) {
+		var err error
+		if p.Path == "/proc" {
+			_, err = os.ReadDir(p.Path)
+		} else {
+			_, err = os.ReadFile(p.Path)
+		}
+		if errors.Is(err, unix.ENOENT) {
+			continue // a kernel without it (/proc/net/unix needs CONFIG_UNIX)
+		}
+		r.ProcOther = append(r.ProcOther, namedResult{p.Name, errName(err)})
+	}
 	if exp.UnixSocket != "" {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err == nil {
