@@ -37,9 +37,11 @@ import gc
 import io
 import json
 import math
+import _socket
 import numbers
 import os
 import reprlib
+import resource
 import select
 import signal
 import struct
@@ -144,17 +146,19 @@ def forbidden_open(args):
     """What an open() the sandbox refuses is trying, or None.
 
     Writes go only to the scratch directory (the working directory) and
-    /dev/null; another process's /proc entries are closed. The sandbox
-    (Landlock, uids) does the refusing; this only names the attempt.
+    /dev/null; /proc is closed but for reopening the grader's own
+    descriptors (/proc/self/fd/N). The sandbox (Landlock, uids) does the
+    refusing; this only names the attempt.
     """
     if len(args) < 3 or not isinstance(args[0], (str, bytes)):
         return None
     path = os.fsdecode(args[0])
     mode, flags = args[1] or "", args[2] or 0
     if path.startswith("/proc/"):
-        first = path[6:].split("/", 1)[0]
-        if first.isdigit() and int(first) != os.getpid():
-            return "to open another process's %s" % path
+        parts = path.split("/")
+        if len(parts) > 4 and parts[3] == "fd" and parts[2] in ("self", "thread-self", str(os.getpid())):
+            return None
+        return "to open %s" % path
     writing = (flags & WRITE_FLAGS) or any(c in mode for c in "wax+")
     if not writing:
         return None
@@ -438,11 +442,18 @@ def exception_response(exc, filename, memory_mb):
 
 
 def rss_kb():
+    # The peak resident size: the sandbox keeps graders out of /proc, and
+    # so out of /proc/self/statm's current one.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def unix_sockets_refused():
+    """Whether this sandbox refuses AF_UNIX sockets, as it does below Landlock ABI 9."""
     try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") >> 10)
-    except (OSError, ValueError, IndexError):
-        return 0
+        _socket.socket(AF_UNIX, _socket.SOCK_STREAM).close()
+    except PermissionError:
+        return True
+    return False
 
 
 def hosted_sample(sample):
@@ -485,10 +496,11 @@ class Worker:
         self.fn = None
         self.violation = None
         self.spawned = False
-        # When to ask Go for a replacement (0: never): resident memory grown
+        # When to ask Go for a replacement (0: never): peak resident memory grown
         # past the size after loading by grow_mb, or CPU time spent past
         # cpu_seconds (the CPU rlimit, a backstop, sits above it).
         self.network_denied = False
+        self.unix_denied = False  # AF_UNIX sockets refused too (unix_sockets_refused)
         self.exiting = []  # pids of forked children that answered (reap)
         self.next_child = None  # isolation case: the child forked ahead (spawn)
         self.grow_kb = int(init.get("grow_mb") or 0) * 1024
@@ -599,6 +611,8 @@ class Worker:
         if event == "socket.__new__":
             if len(args) > 1 and args[1] != AF_UNIX:
                 self.violation = "a network socket (address family %s)" % args[1]
+            elif len(args) > 1 and self.unix_denied:
+                self.violation = "a UNIX socket (only socketpair is allowed below Landlock ABI 9)"
         elif event == "open":
             self.violation = forbidden_open(args)
         elif event == "os.kill" or event == "os.killpg":
@@ -908,8 +922,6 @@ def main():
         # Second belt: the sandbox launcher owns limits, but when it did not
         # apply RLIMIT_AS (--unsandboxed, or a host that refuses it) a grader
         # would otherwise grow until the host's OOM killer picks a victim.
-        import resource
-
         limit = worker.memory_mb << 20
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
@@ -923,6 +935,7 @@ def main():
     # The hook names sandbox refusals (network_denied) and notices processes
     # the grader starts, which is when leftover children are looked for.
     worker.network_denied = bool(init.get("network_denied"))
+    worker.unix_denied = worker.network_denied and unix_sockets_refused()
     sys.addaudithook(worker.audit)
     err = worker.load(binascii.a2b_base64(init["source"]))
     out, cut = worker.capture.take()
