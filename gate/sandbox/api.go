@@ -22,13 +22,15 @@ var ErrSecretsExposed = errors.New("sandbox: graders could read gradegate's envi
 var ErrNoNetworkBoundary = errors.New("sandbox: the network boundary cannot be established")
 
 // ErrNoFilesystemBoundary means no Landlock ruleset could be enforced (the
-// kernel lacks Landlock, or refuses it), so nothing but file permissions
-// would stand between a grader and every world-readable file (the
-// workspace, the .git/config where actions/checkout leaves its token, the
-// event payload) and every world-writable directory (/tmp, /dev/shm); a
-// grader that keeps gradegate's uid could also read the environment of the
-// user's other processes and rewrite the user's files. gradegate must not
-// grade (the CLI exits 3) unless it runs unsandboxed.
+// kernel lacks Landlock, or refuses it), or one was but the probe could
+// still write outside scratch or read other processes' /proc entries, so
+// nothing but file permissions would stand between a grader and every
+// world-readable file (the workspace, the .git/config where
+// actions/checkout leaves its token, the event payload, the command line
+// of every process on the machine) and every world-writable directory
+// (/tmp, /dev/shm); a grader that keeps gradegate's uid could also read the
+// environment of the user's other processes and rewrite the user's files.
+// gradegate must not grade (the CLI exits 3) unless it runs unsandboxed.
 var ErrNoFilesystemBoundary = errors.New("sandbox: the filesystem boundary (Landlock) cannot be established")
 
 // ErrUIDsUnmapped means the uids graders would run as do not exist in

@@ -17,7 +17,7 @@
 //     no core files);
 //   - Landlock, at the highest ABI the kernel offers: read-only access to
 //     the interpreter and the system libraries, read-write access to the
-//     scratch directory only;
+//     scratch directory only, nothing under /proc;
 //   - a seccomp filter: no socket but AF_UNIX, and none that can reach a
 //     socket the grader did not make, no System V or POSIX message IPC, no
 //     namespaces, no ptrace, no io_uring, no leaving the process group.
@@ -530,12 +530,13 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 // machine), /proc/<pid>/fd lists for a process of the same uid without the
 // ptrace check, and a Landlock rule cannot grant the grader's own
 // /proc/<pid> alone: procfs makes a new inode for it whenever the kernel
-// drops the cached one, and the rule stays on the old. CPython needs none
-// of /proc: subprocess closes descriptors with close_range(2), os.cpu_count
-// reads /sys, and libraries that read /proc/self or /proc/meminfo (psutil,
-// loky) fall back when it is refused. Descriptors reopened through
-// /proc/self/fd/N still work: path walks are not checked, and Landlock
-// checks the file reached (a pipe, or a file in scratch).
+// has dropped the cached one (fs/proc/base.c proc_pid_lookup), and the
+// rule stays on the old. CPython needs none of /proc: subprocess closes
+// descriptors with close_range(2), os.cpu_count reads /sys, numpy imports
+// and computes, psutil imports (its calls that read /proc fail).
+// Descriptors reopened through /proc/self/fd/N still work: path walks are
+// not checked, and Landlock checks the file reached (a pipe, or a file in
+// scratch).
 var systemReadPaths = []string{
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
