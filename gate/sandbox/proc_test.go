@@ -216,3 +216,36 @@ lines = ["%s:\t%016x" % kv for kv in sets.items()]
 """
 exec(CAPS)
 `
+
+// TestStatusNeedsProcRefused: Landlock counts as in force (and so as the
+// filesystem boundary) only when the probe's reads of other processes'
+// /proc were refused, and the refusal to grade names what was readable.
+func TestStatusNeedsProcRefused(t *testing.T) {
+	refused := []namedResult{{"/proc/1/cmdline", "EACCES"}, {"/proc/net/unix", "EACCES"}, {"the list of /proc", "EACCES"}}
+	tests := []struct {
+		name    string
+		proc    []namedResult
+		wantABI int
+		detail  string // in filesystemDetail when wantABI is 0
+	}{
+		{"all refused", refused, 7, ""},
+		{"a command line readable", []namedResult{{"/proc/1/cmdline", ""}, refused[1], refused[2]}, 0, "reads of /proc/1/cmdline were not refused"},
+		{"the list readable", []namedResult{refused[0], refused[1], {"the list of /proc", ""}}, 0, "reads of the list of /proc were not refused"},
+		{"none there", nil, 7, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &probeReport{
+				UID: os.Getuid(), EUID: os.Geteuid(), LandlockABI: 7, KernelLandlockABI: 7,
+				WriteOutside: []namedResult{{"/tmp", "EACCES"}}, ProcOther: tt.proc,
+			}
+			st := r.status(&Sandbox{probeMemMB: 4096})
+			if st.LandlockABI != tt.wantABI {
+				t.Errorf("LandlockABI = %d, want %d", st.LandlockABI, tt.wantABI)
+			}
+			if d := r.filesystemDetail(""); tt.wantABI == 0 && !strings.Contains(d, tt.detail) {
+				t.Errorf("filesystemDetail = %q, want it to contain %q", d, tt.detail)
+			}
+		})
+	}
+}
