@@ -129,12 +129,8 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // (s.python is set) and the grader read, just before the grader processes
 // start: what it starts in the background overlaps with their start. It is
 // not called when settling them fails.
-func (a *app) runner(ctx context.Context, s *suite, f gradeFlags, starting func()) (gate.Runner, func(), error) {
+func (a *app) runner(ctx context.Context, s *suite, env *graderEnv, starting func()) (gate.Runner, func(), error) {
 	src, err := s.graderSource()
-	if err != nil {
-		return nil, nil, err
-	}
-	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,6 +158,9 @@ type graderEnv struct {
 	// hashSeed is the grader processes' PYTHONHASHSEED; "" leaves Python's
 	// random seed per process.
 	hashSeed string
+	// firstSlot is the first sandbox slot of the pools it starts
+	// (worker.Config.FirstSlot).
+	firstSlot int
 	// models asks the model sub-graders of a multi grader; nil without.
 	models *multi.Models
 }
@@ -202,6 +201,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Python:         e.py,
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
+		FirstSlot:      e.firstSlot,
 
 		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
 	})
@@ -328,13 +328,18 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	var findings []manifest.Finding
 	var lintErr error
 	var linting sync.WaitGroup
-	r, stop, err := a.runner(ctx, s, f, func() {
+	env, err := a.graders(ctx, s, f)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	r, stopPool, err := a.runner(ctx, s, env, func() {
 		linting.Go(func() { findings, lintErr = s.lint(ctx, a.getenv(imageEnv), lintOpts...) })
 	})
 	linting.Wait()
 	if err != nil {
 		return a.fail(name, err)
 	}
+	stop := sync.OnceFunc(stopPool)
 	defer stop()
 	if lintErr != nil {
 		return a.fail(name, lintErr)
@@ -350,7 +355,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	a.noteImageTag(s)
 	var mutationExcluded []gate.MutationExclusion
 	if !canariesOnly {
-		mutation, mutFindings, err := a.measureMutation(ctx, s, f, opts.Shard)
+		mutation, mutFindings, err := a.measureMutation(ctx, s, env, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
 		}
@@ -369,6 +374,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		in.Source = src
 	}
 	res, err := gate.Run(ctx, in, r, opts)
+	// The determinism check starts pools of its own on the same sandbox
+	// slots: this one's processes end first.
+	stop()
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -377,7 +385,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if s.models != nil {
 		res.AddJudge(s.models.Usage(), subGraderLint(s.m))
 	}
-	if err := a.checkDeterminism(ctx, s, sample, !canariesOnly, f, opts.Shard, res); err != nil {
+	if err := a.checkDeterminism(ctx, s, env, sample, !canariesOnly, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error
