@@ -167,14 +167,21 @@ type graderEnv struct {
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
 func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, error) {
+	// The interpreter is asked for its version while the sandbox probes its
+	// layers: two process starts at once instead of one after the other.
+	var resolved worker.Python
+	var resolveErr error
+	var resolving sync.WaitGroup
+	resolving.Go(func() { resolved, resolveErr = worker.ResolvePython(ctx, f.python) })
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
+	resolving.Wait()
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) {
 			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
 		}
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
 	}
-	py, err := a.python(ctx, sb, f.python)
+	py, err := a.reachablePython(ctx, sb, f.python, resolved, resolveErr)
 	if err != nil {
 		return nil, err
 	}
@@ -753,6 +760,12 @@ func (s *shardRows) Next() (gate.CaseResult, bool, error) {
 // says so.
 func (a *app) python(ctx context.Context, sb *sandbox.Sandbox, name string) (worker.Python, error) {
 	py, err := worker.ResolvePython(ctx, name)
+	return a.reachablePython(ctx, sb, name, py, err)
+}
+
+// reachablePython is python for an interpreter already resolved (py, or
+// the error resolving it).
+func (a *app) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name string, py worker.Python, err error) (worker.Python, error) {
 	if err != nil {
 		return worker.Python{}, fmt.Errorf("resolving the Python interpreter (--python, GRADEGATE_PYTHON): %w", err)
 	}
