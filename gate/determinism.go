@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -66,7 +67,8 @@ type Graded struct {
 }
 
 // HashSeedRunner starts a fresh runner whose grader processes use the given
-// PYTHONHASHSEED; the func releases it.
+// PYTHONHASHSEED; the func releases it. The determinism check calls it
+// from two goroutines at once.
 type HashSeedRunner func(ctx context.Context, hashSeed uint32) (Runner, func(), error)
 
 // CheckDeterminism grades every canary of m and up to m.Gate.Determinism.Sample
@@ -179,13 +181,21 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 	order := rng.Perm(len(tasks))
 	batch := m.Grader.Contract == "batch"
 
-	first, err := gradeOnce(ctx, newRunner, d.HashSeeds[0], tasks, identity(len(tasks)), len(canaries), batch)
-	if err != nil {
-		return nil, fmt.Errorf("determinism check, first grading: %w", err)
+	// The two gradings share nothing but the tasks, so they run at once:
+	// each in its own fresh runner, started while the other starts.
+	var first, second []Outcome
+	var err1, err2 error
+	var both sync.WaitGroup
+	both.Go(func() {
+		first, err1 = gradeOnce(ctx, newRunner, d.HashSeeds[0], tasks, identity(len(tasks)), len(canaries), batch)
+	})
+	second, err2 = gradeOnce(ctx, newRunner, d.HashSeeds[1], tasks, order, len(canaries), batch)
+	both.Wait()
+	if err1 != nil {
+		return nil, fmt.Errorf("determinism check, first grading: %w", err1)
 	}
-	second, err := gradeOnce(ctx, newRunner, d.HashSeeds[1], tasks, order, len(canaries), batch)
-	if err != nil {
-		return nil, fmt.Errorf("determinism check, second grading: %w", err)
+	if err2 != nil {
+		return nil, fmt.Errorf("determinism check, second grading: %w", err2)
 	}
 	for i, t := range tasks {
 		a, b := first[i], second[i]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -35,17 +36,22 @@ func detSuite(n, sample int, contract string) (*manifest.Manifest, []dataset.Cas
 
 // seededRunners starts a fakeRunner per grading; judge may make an outcome
 // depend on the hash seed, the way set order does in Python.
+// The two gradings start their runners at once.
 type seededRunners struct {
-	judge   func(hashSeed uint32, id string) (Outcome, bool)
-	seeds   []uint32
-	runners []*fakeRunner
-	open    int
+	judge  func(hashSeed uint32, id string) (Outcome, bool)
+	mu     sync.Mutex
+	bySeed map[uint32]*fakeRunner
+	open   int
 }
 
 func (s *seededRunners) start(_ context.Context, hashSeed uint32) (Runner, func(), error) {
 	r := &fakeRunner{outcomes: map[string]Outcome{}}
-	s.seeds = append(s.seeds, hashSeed)
-	s.runners = append(s.runners, r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bySeed == nil {
+		s.bySeed = map[uint32]*fakeRunner{}
+	}
+	s.bySeed[hashSeed] = r
 	s.open++
 	if s.judge != nil {
 		for _, id := range []string{"pos", "neg", "corrupt"} {
@@ -60,7 +66,11 @@ func (s *seededRunners) start(_ context.Context, hashSeed uint32) (Runner, func(
 			}
 		}
 	}
-	return r, func() { s.open-- }, nil
+	return r, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.open--
+	}, nil
 }
 
 // ids is every task id a runner was asked to grade, in order.
@@ -135,10 +145,10 @@ func TestCheckDeterminism(t *testing.T) {
 				t.Errorf("seed %d canaries %d cases %d sample %d; want %d, 3, %d, %d", d.Seed, d.Canaries, d.Cases, d.Sample, seed, tc.wantCases, tc.sample)
 			}
 			// Two fresh runners, two distinct non-zero hash seeds, both released.
-			if len(s.runners) != 2 || s.open != 0 || s.seeds[0] != d.HashSeeds[0] || s.seeds[1] != d.HashSeeds[1] || d.HashSeeds[0] == d.HashSeeds[1] || d.HashSeeds[0] == 0 || d.HashSeeds[1] == 0 {
-				t.Errorf("runners %d open %d seeds %v hash seeds %v", len(s.runners), s.open, s.seeds, d.HashSeeds)
+			if len(s.bySeed) != 2 || s.open != 0 || s.bySeed[d.HashSeeds[0]] == nil || s.bySeed[d.HashSeeds[1]] == nil || d.HashSeeds[0] == 0 || d.HashSeeds[1] == 0 {
+				t.Errorf("runners %d open %d hash seeds %v", len(s.bySeed), s.open, d.HashSeeds)
 			}
-			first, second := s.runners[0].ids(), s.runners[1].ids()
+			first, second := s.bySeed[d.HashSeeds[0]].ids(), s.bySeed[d.HashSeeds[1]].ids()
 			if len(first) != 3+tc.wantCases || slices.Contains(first, "no-sample") {
 				t.Errorf("first grading graded %v", first)
 			}
@@ -150,7 +160,7 @@ func TestCheckDeterminism(t *testing.T) {
 				t.Errorf("the second grading kept the first order %v", first)
 			}
 			if tc.contract == "batch" {
-				for _, r := range s.runners {
+				for _, r := range s.bySeed {
 					for _, call := range r.calls {
 						if slices.ContainsFunc(call, func(id string) bool { return id == "pos" || id == "neg" || id == "corrupt" }) && len(call) != 1 {
 							t.Errorf("a canary shares a batch: %v", call)
@@ -186,10 +196,11 @@ func TestDeterminismSampleIsSeeded(t *testing.T) {
 	m, cases := detSuite(500, 30, "")
 	pick := func(seed uint64) []string {
 		s := &seededRunners{}
-		if _, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start); err != nil {
+		d, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return s.runners[0].ids()
+		return s.bySeed[d.HashSeeds[0]].ids()
 	}
 	a, again, b := pick(7), pick(7), pick(8)
 	if !slices.Equal(a, again) {
@@ -212,7 +223,7 @@ func TestDeterminismShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range s.runners[0].ids()[3:] {
+	for _, id := range s.bySeed[d.HashSeeds[0]].ids()[3:] {
 		if ShardOf(id, 3) != 2 {
 			t.Errorf("case %s is not in shard 2/3", id)
 		}

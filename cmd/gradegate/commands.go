@@ -129,12 +129,8 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // (s.python is set) and the grader read, just before the grader processes
 // start: what it starts in the background overlaps with their start. It is
 // not called when settling them fails.
-func (a *app) runner(ctx context.Context, s *suite, f gradeFlags, starting func()) (gate.Runner, func(), error) {
+func (a *app) runner(ctx context.Context, s *suite, env *graderEnv, starting func()) (gate.Runner, func(), error) {
 	src, err := s.graderSource()
-	if err != nil {
-		return nil, nil, err
-	}
-	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,20 +158,30 @@ type graderEnv struct {
 	// hashSeed is the grader processes' PYTHONHASHSEED; "" leaves Python's
 	// random seed per process.
 	hashSeed string
+	// firstSlot is the first sandbox slot of the pools it starts
+	// (worker.Config.FirstSlot).
+	firstSlot int
 	// models asks the model sub-graders of a multi grader; nil without.
 	models *multi.Models
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
 func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, error) {
+	// The interpreter is asked for its version while the sandbox probes its
+	// layers: two process starts at once instead of one after the other.
+	var resolved worker.Python
+	var resolveErr error
+	var resolving sync.WaitGroup
+	resolving.Go(func() { resolved, resolveErr = worker.ResolvePython(ctx, f.python) })
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
+	resolving.Wait()
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) {
 			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
 		}
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
 	}
-	py, err := a.python(ctx, sb, f.python)
+	py, err := a.reachablePython(ctx, sb, f.python, resolved, resolveErr)
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +208,7 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		Python:         e.py,
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
+		FirstSlot:      e.firstSlot,
 
 		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
 	})
@@ -328,13 +335,18 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	var findings []manifest.Finding
 	var lintErr error
 	var linting sync.WaitGroup
-	r, stop, err := a.runner(ctx, s, f, func() {
+	env, err := a.graders(ctx, s, f)
+	if err != nil {
+		return a.fail(name, err)
+	}
+	r, stopPool, err := a.runner(ctx, s, env, func() {
 		linting.Go(func() { findings, lintErr = s.lint(ctx, a.getenv(imageEnv), lintOpts...) })
 	})
 	linting.Wait()
 	if err != nil {
 		return a.fail(name, err)
 	}
+	stop := sync.OnceFunc(stopPool)
 	defer stop()
 	if lintErr != nil {
 		return a.fail(name, lintErr)
@@ -350,7 +362,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	a.noteImageTag(s)
 	var mutationExcluded []gate.MutationExclusion
 	if !canariesOnly {
-		mutation, mutFindings, err := a.measureMutation(ctx, s, f, opts.Shard)
+		mutation, mutFindings, err := a.measureMutation(ctx, s, env, f, opts.Shard)
 		if err != nil {
 			return a.fail(name, err)
 		}
@@ -369,6 +381,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		in.Source = src
 	}
 	res, err := gate.Run(ctx, in, r, opts)
+	// The determinism check starts pools of its own on the same sandbox
+	// slots: this one's processes end first.
+	stop()
 	if err != nil {
 		return a.fail(name, err)
 	}
@@ -377,7 +392,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if s.models != nil {
 		res.AddJudge(s.models.Usage(), subGraderLint(s.m))
 	}
-	if err := a.checkDeterminism(ctx, s, sample, !canariesOnly, f, opts.Shard, res); err != nil {
+	if err := a.checkDeterminism(ctx, s, env, sample, !canariesOnly, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
 	}
 	var hostedErr error
@@ -745,6 +760,12 @@ func (s *shardRows) Next() (gate.CaseResult, bool, error) {
 // says so.
 func (a *app) python(ctx context.Context, sb *sandbox.Sandbox, name string) (worker.Python, error) {
 	py, err := worker.ResolvePython(ctx, name)
+	return a.reachablePython(ctx, sb, name, py, err)
+}
+
+// reachablePython is python for an interpreter already resolved (py, or
+// the error resolving it).
+func (a *app) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name string, py worker.Python, err error) (worker.Python, error) {
 	if err != nil {
 		return worker.Python{}, fmt.Errorf("resolving the Python interpreter (--python, GRADEGATE_PYTHON): %w", err)
 	}

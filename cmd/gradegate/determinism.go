@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
@@ -40,6 +42,10 @@ func determinismSample(s *suite, withCases bool, opts *gate.Options) (*gate.Dete
 	return ds, nil
 }
 
+// determinismWorkers bounds each determinism pool: it grades the canaries
+// and a sample of a few hundred cases.
+const determinismWorkers = 4
+
 // checkDeterminism grades every canary and the sample of the cases twice,
 // each time in a fresh pool with its own PYTHONHASHSEED and the second time
 // in another order, and records the check in res: a difference holds with
@@ -53,12 +59,12 @@ func determinismSample(s *suite, withCases bool, opts *gate.Options) (*gate.Dete
 // gate.determinism is written the results say why.
 //
 // A grader that does not load is not checked: the gate already holds on it.
-func (a *app) checkDeterminism(ctx context.Context, s *suite, sample *gate.DeterminismSample, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
+//
+// The two gradings run at once on the run's sandbox and interpreter, each
+// pool with half the run's workers (at most determinismWorkers) on sandbox
+// slots of its own.
+func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sample *gate.DeterminismSample, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
 	src, err := s.graderSource()
-	if err != nil {
-		return err
-	}
-	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return err
 	}
@@ -74,10 +80,24 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, sample *gate.Deter
 		askModels = why == "" && s.m.Line("gate.determinism") > 0
 	}
 	var asked []*multi.Models
+	var mu sync.Mutex
+	pools := 0
+	workers := env.workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	workers = max(1, min(workers/2, determinismWorkers))
 	start := time.Now()
 	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
 		e := *env
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
+		e.workers = workers
+		mu.Lock()
+		// Each pool takes its workers' slots and as many again for
+		// replacements loading beside them.
+		e.firstSlot = pools * 2 * workers
+		pools++
+		mu.Unlock()
 		if askModels {
 			m, err := multi.NewModels(s.m.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
 				return a.newJudge(g, judgeFlags{concurrency: f.judge.concurrency})
@@ -85,7 +105,9 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, sample *gate.Deter
 			if err != nil {
 				return nil, nil, err
 			}
+			mu.Lock()
 			asked = append(asked, m)
+			mu.Unlock()
 			e.models = m
 		}
 		return e.newRunner(ctx, src)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
@@ -53,7 +54,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
-	rep, err := a.mutationScore(ctx, s, set, f)
+	rep, err := a.mutationScore(ctx, s, set, f, nil)
 	if err != nil {
 		return a.fail("mutate", err)
 	}
@@ -145,16 +146,37 @@ func markdownOf(r interface{ WriteMarkdown(io.Writer) error }) string {
 }
 
 // mutationScore runs the mutants, each forked from the unmutated grader's
-// sandboxed pool.
-func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags) (*mutate.Report, error) {
+// sandboxed pool. Given the env of a run whose pool is up, it uses that
+// sandbox and interpreter, on slots after the run pool's; without one it
+// establishes its own.
+func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, run *graderEnv) (*mutate.Report, error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
 	f.workers = min(f.workers, mutateWorkers)
-	env, err := a.graders(ctx, s, f)
-	if err != nil {
-		return nil, err
+	var env *graderEnv
+	if run != nil {
+		e := *run
+		e.workers = f.workers
+		if e.workers <= 0 {
+			e.workers = mutateWorkers
+		}
+		// The run's pool holds slots 0 to 2*workers-1 (a replacement loads
+		// beside each process).
+		runWorkers := run.workers
+		if runWorkers <= 0 {
+			runWorkers = runtime.NumCPU()
+		}
+		e.firstSlot = run.firstSlot + 2*runWorkers
+		if e.firstSlot+2*e.workers <= run.sb.Slots() || run.sb.Status().Unsandboxed {
+			env = &e
+		}
+	}
+	if env == nil {
+		if env, err = a.graders(ctx, s, f); err != nil {
+			return nil, err
+		}
 	}
 	var cases []dataset.Case
 	if set != nil {
@@ -236,7 +258,7 @@ func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict. The report is nil when no
 // test ran; a grader with nothing to mutate is a finding instead.
-func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard gate.Shard) (*mutate.Report, []manifest.Finding, error) {
+func (a *app) measureMutation(ctx context.Context, s *suite, env *graderEnv, f gradeFlags, shard gate.Shard) (*mutate.Report, []manifest.Finding, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil, nil
 	}
@@ -245,7 +267,7 @@ func (a *app) measureMutation(ctx context.Context, s *suite, f gradeFlags, shard
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := a.mutationScore(ctx, s, set, f)
+	rep, err := a.mutationScore(ctx, s, set, f, env)
 	if errors.Is(err, manifest.ErrInput) {
 		// The grader itself does not parse or load: the gate holds for that
 		// (its canaries fail, its cases error) and still reports every

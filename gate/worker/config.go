@@ -66,6 +66,12 @@ type Config struct {
 	// order of sets, are then alike in every process. Empty leaves Python's
 	// own random seed per process (isolated mode ignores PYTHONHASHSEED).
 	HashSeed string
+	// FirstSlot is the first sandbox slot (and with it the uid and scratch
+	// directory) the pool's processes use: slots FirstSlot to
+	// FirstSlot+Workers-1, and the next Workers for replacements loading
+	// beside them. Pools that run at the same time on one Sandbox must use
+	// slots apart, so that no process of one shares a uid with the other.
+	FirstSlot int
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says

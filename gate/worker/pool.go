@@ -164,7 +164,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		live:   map[*proc]bool{},
 	}
 	for i := range cfg.Workers {
-		p.release(&slot{id: i, alt: p.altSlot(i)})
+		p.release(&slot{id: cfg.FirstSlot + i, alt: p.altSlot(i)})
 	}
 	p.stopWatch = context.AfterFunc(ctx, func() { p.shut(fmt.Errorf("worker: pool context: %w", context.Cause(ctx))) })
 
@@ -228,6 +228,12 @@ func (cfg *Config) fill() error {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
+	}
+	switch {
+	case cfg.FirstSlot < 0:
+		errs = append(errs, fmt.Errorf("first slot %d is negative", cfg.FirstSlot))
+	case cfg.Sandbox != nil && !cfg.Sandbox.Status().Unsandboxed && cfg.FirstSlot+cfg.Workers > cfg.Sandbox.Slots():
+		errs = append(errs, fmt.Errorf("slots %d to %d: the sandbox serves slots 0 to %d", cfg.FirstSlot, cfg.FirstSlot+cfg.Workers-1, cfg.Sandbox.Slots()-1))
 	}
 	if cfg.OutputLimit <= 0 {
 		cfg.OutputLimit = DefaultOutputLimit
@@ -336,7 +342,7 @@ func (p *Pool) shut(reason error) {
 // budget of the grader still serving cases.
 func (p *Pool) altSlot(i int) int {
 	sb := p.cfg.Sandbox
-	alt := i + p.cfg.Workers
+	alt := p.cfg.FirstSlot + i + p.cfg.Workers
 	if alt >= sb.Slots() {
 		return -1
 	}

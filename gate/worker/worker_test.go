@@ -688,18 +688,26 @@ def grade(sample, item):
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name  string
-		sb    *sandbox.Sandbox
-		slots []string // sandbox slot of each process, in order
+		name      string
+		sb        *sandbox.Sandbox
+		firstSlot int
+		slots     []string // sandbox slot of each process, in order
 	}{
-		{"sandboxed", sb, []string{"0", "1", "0", "1"}},
-		{"unsandboxed", unsandboxed, []string{"0", "1", "0", "1"}},
+		{"sandboxed", sb, 0, []string{"0", "1", "0", "1"}},
+		{"unsandboxed", unsandboxed, 0, []string{"0", "1", "0", "1"}},
 		// Too few sandbox slots for a second one: replaced on demand.
-		{"one sandbox slot", oneSlot, []string{"0", "0", "0", "0"}},
+		{"one sandbox slot", oneSlot, 0, []string{"0", "0", "0", "0"}},
+		// A pool beside another on one sandbox keeps to its own slots.
+		{"from slot 5", sb, 5, []string{"5", "6", "5", "6"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPool(t, py, src, func(c *Config) { c.Sandbox = tc.sb; c.RecycleAfter = 2; c.TimeoutSeconds = 10 })
+			p := newPool(t, py, src, func(c *Config) {
+				c.Sandbox = tc.sb
+				c.RecycleAfter = 2
+				c.TimeoutSeconds = 10
+				c.FirstSlot = tc.firstSlot
+			})
 			tasks := []gate.Task{
 				task("1", nil), task("2", nil), // first process, retired at 2
 				task("3", nil), task("4", map[string]any{"crash": true}), // second, crashes
@@ -741,7 +749,7 @@ def grade(sample, item):
 			if !slices.Equal(slots, tc.slots) {
 				t.Errorf("sandbox slots of the processes = %v, want %v", slots, tc.slots)
 			}
-			if uid := tc.sb.SlotUID(0); uid >= 0 {
+			if uid := tc.sb.SlotUID(tc.firstSlot); uid >= 0 {
 				for i, s := range procs {
 					if want := uid + i%2; s.UID != want {
 						t.Errorf("process %d: uid %d, want %d", i, s.UID, want)

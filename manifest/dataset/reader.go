@@ -42,7 +42,7 @@ type Reader struct {
 	samples   *sampleJoin
 	schema    *itemSchema
 
-	caseErrs  []error
+	caseErrs  problems
 	schemaErr error
 
 	rows      int
@@ -51,7 +51,7 @@ type Reader struct {
 	seen      map[string]idInfo
 	dupLines  map[string][]int
 	controls  map[string]*controlCount
-	findings  []manifest.Finding
+	findings  findingList
 	screen    *nearScreen
 	unknown   *unknownFields // nil without a schema that declares fields
 	labeled   bool           // a row has the label field
@@ -106,6 +106,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		dupLines: map[string][]int{},
 		controls: map[string]*controlCount{},
 	}
+	r.caseErrs.file = r.file
 	r.hidden = map[string]bool{r.fields.Label: true}
 	for _, f := range m.Dataset.HiddenFields {
 		r.hidden[f] = true
@@ -119,7 +120,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 
 	f, err := openFile(fsys, r.file, m, "dataset.path")
 	if err != nil {
-		r.caseErrs = append(r.caseErrs, err)
+		r.caseErrs.add(err)
 		r.done = true
 	} else {
 		r.casesFile = f
@@ -141,9 +142,9 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 
 // Err reports the input errors found so far.
 func (r *Reader) Err() error {
-	errs := slices.Clone(r.caseErrs)
+	errs := slices.Clone(r.caseErrs.errs())
 	if r.samples != nil {
-		errs = append(errs, r.samples.errs...)
+		errs = append(errs, r.samples.errs.errs()...)
 	}
 	if r.schemaErr != nil {
 		errs = append(errs, r.schemaErr)
@@ -154,7 +155,7 @@ func (r *Reader) Err() error {
 // Failed reports whether an input error has been found already, so that
 // Close will return an error: a caller can stop early.
 func (r *Reader) Failed() bool {
-	return len(r.caseErrs) > 0 || r.schemaErr != nil || (r.samples != nil && len(r.samples.errs) > 0)
+	return r.caseErrs.any() || r.schemaErr != nil || (r.samples != nil && r.samples.errs.any())
 }
 
 // Next returns the next dataset row with its sample joined in; ok is false
@@ -165,14 +166,14 @@ func (r *Reader) Next() (c Case, ok bool) {
 		if !ok {
 			r.done = true
 			if r.cases.err != nil {
-				r.caseErrs = append(r.caseErrs, &manifest.Error{File: r.file, Line: r.cases.n + 1,
+				r.caseErrs.add(&manifest.Error{File: r.file, Line: r.cases.n + 1,
 					Msg: fmt.Sprintf("cannot read: %v", r.cases.err), Err: r.cases.err})
 			}
 			break
 		}
 		row, err := r.parseCase(line, n)
 		if err != nil {
-			r.caseErrs = append(r.caseErrs, err)
+			r.caseErrs.add(err)
 			continue
 		}
 		r.rows++
@@ -185,10 +186,10 @@ func (r *Reader) Next() (c Case, ok bool) {
 // fold runs the per-row checks and the samples join, and keeps what the
 // whole-file checks need.
 func (r *Reader) fold(row *caseRow) {
-	r.findings = append(r.findings, row.findings...)
+	r.findings.add(row.findings...)
 	if r.schema != nil && !row.Unreadable {
 		if f, ok := r.schema.check(row); ok {
-			r.findings = append(r.findings, f)
+			r.findings.add(f)
 		}
 	}
 	if r.unknown != nil && !row.Unreadable {
@@ -288,7 +289,7 @@ func (r *Reader) join(row *caseRow) {
 func (r *Reader) attach(row *caseRow, ref sampleRef) {
 	data, err := r.samples.read(ref)
 	if err != nil {
-		r.samples.errs = append(r.samples.errs, &manifest.Error{File: r.samples.file, Line: int(ref.line),
+		r.samples.errs.add(&manifest.Error{File: r.samples.file, Line: int(ref.line),
 			Msg: fmt.Sprintf("cannot read back: %v", err), Err: err})
 		return
 	}
@@ -324,14 +325,14 @@ func (r *Reader) Close() (*Summary, error) {
 			r.samples.finish()
 		}
 	}
-	if r.rows == 0 && len(r.caseErrs) == 0 {
+	if r.rows == 0 && !r.caseErrs.any() {
 		// Nothing to grade would make every rate vacuous; refuse it rather
 		// than let an empty export pass.
-		r.caseErrs = append(r.caseErrs, &manifest.Error{File: r.file, Msg: "holds no cases"})
+		r.caseErrs.add(&manifest.Error{File: r.file, Msg: "holds no cases"})
 	}
-	errs := slices.Clone(r.caseErrs)
+	errs := slices.Clone(r.caseErrs.errs())
 	if r.samples != nil {
-		errs = append(errs, r.samples.errs...)
+		errs = append(errs, r.samples.errs.errs()...)
 	}
 	if r.schemaErr != nil {
 		errs = append(errs, r.schemaErr)
@@ -339,7 +340,7 @@ func (r *Reader) Close() (*Summary, error) {
 	// A sample for a line that could not be read would only repeat that
 	// line's error as "not in the dataset", so the join is judged only for
 	// a clean dataset.
-	if len(r.caseErrs) == 0 && r.samples != nil {
+	if !r.caseErrs.any() && r.samples != nil {
 		errs = append(errs, r.joinErrors()...)
 	}
 	if len(errs) > 0 {
@@ -349,11 +350,12 @@ func (r *Reader) Close() (*Summary, error) {
 	if s.Intended == 0 {
 		s.Intended = r.rows
 	}
-	s.Findings = r.findings
+	found := r.findings
 	if r.samples != nil {
-		s.Findings = append(s.Findings, r.samples.findings...)
+		found.add(r.samples.findings.all()...)
 	}
-	s.Findings = append(s.Findings, r.duplicateIDs()...)
+	found.add(r.duplicateIDs()...)
+	s.Findings = found.all()
 	s.Findings = append(s.Findings, r.labelFieldMissing()...)
 	s.Findings = append(s.Findings, r.missingControls()...)
 	if r.unknown != nil {
@@ -406,11 +408,11 @@ func (r *Reader) joinErrors() []error {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b lineErr) int { return a.line - b.line })
-	errs := make([]error, len(out))
-	for i, e := range out {
-		errs[i] = &manifest.Error{File: sj.file, Line: e.line, Key: "case_id", Msg: e.msg}
+	errs := problems{file: sj.file}
+	for _, e := range out {
+		errs.add(&manifest.Error{File: sj.file, Line: e.line, Key: "case_id", Msg: e.msg})
 	}
-	return errs
+	return errs.errs()
 }
 
 // duplicateIDs reports each case_id written on more than one line, once,

@@ -48,16 +48,16 @@ type sampleJoin struct {
 	eof      bool
 	indexed  bool
 	index    map[string]*sampleRef
-	errs     []error
+	errs     problems
 	joinErrs []joinErr
-	findings []manifest.Finding
+	findings findingList
 }
 
 func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
-	sj := &sampleJoin{file: file, m: m, index: map[string]*sampleRef{}}
+	sj := &sampleJoin{file: file, m: m, index: map[string]*sampleRef{}, errs: problems{file: file}}
 	f, err := openFile(fsys, file, m, "samples.path")
 	if err != nil {
-		sj.errs = append(sj.errs, err)
+		sj.errs.add(err)
 		sj.eof = true
 		return sj
 	}
@@ -69,7 +69,7 @@ func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
 	} else {
 		data, err := io.ReadAll(f)
 		if err != nil {
-			sj.errs = append(sj.errs, &manifest.Error{File: m.File, Line: m.Line("samples.path"), Key: "samples.path",
+			sj.errs.add(&manifest.Error{File: m.File, Line: m.Line("samples.path"), Key: "samples.path",
 				Msg: fmt.Sprintf("cannot read %s: %v", file, err), Err: err})
 			sj.eof = true
 			return sj
@@ -91,7 +91,7 @@ func (sj *sampleJoin) peek() *sampleLine {
 		if !ok {
 			sj.eof = true
 			if sj.lr.err != nil {
-				sj.errs = append(sj.errs, &manifest.Error{File: sj.file, Line: sj.lr.n + 1,
+				sj.errs.add(&manifest.Error{File: sj.file, Line: sj.lr.n + 1,
 					Msg: fmt.Sprintf("cannot read: %v", sj.lr.err), Err: sj.lr.err})
 			}
 			break
@@ -148,7 +148,7 @@ func (sj *sampleJoin) finish() {
 // input error, every problem of it listed.
 func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 	lineErr := func(key, msg string) {
-		sj.errs = append(sj.errs, &manifest.Error{File: sj.file, Line: n, Key: key, Msg: msg})
+		sj.errs.add(&manifest.Error{File: sj.file, Line: n, Key: key, Msg: msg})
 	}
 	sc := scanLine(line, "")
 	slow := sc.syntax
@@ -202,7 +202,7 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 		bad = true
 	}
 	if sc.unreadable != "" {
-		sj.findings = append(sj.findings, manifest.Finding{
+		sj.findings.add(manifest.Finding{
 			Code: CodeDatasetInvalid, Severity: manifest.SeverityHold, File: sj.file, Line: n, CaseID: id,
 			Message: "the sample is not sent to the grader: " + sc.unreadable,
 		})
