@@ -49,6 +49,9 @@ type actionInputs struct {
 	// --judge-cache-mode: a model grader's recorded calls (run, canary,
 	// shadow).
 	judgeCache, judgeCacheMode string
+	// image is the image the step must run in: full, slim, or empty for
+	// the action path's own.
+	image string
 }
 
 // readInputs reads and checks the inputs. go-githubactions maps an input
@@ -67,6 +70,7 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 
 		judgeCache:     gh.GetInput("judge-cache"),
 		judgeCacheMode: gh.GetInput("judge-cache-mode"),
+		image:          gh.GetInput("image"),
 	}
 	if in.manifest == "" {
 		in.manifest = "gradegate.yaml"
@@ -88,6 +92,11 @@ func readInputs(gh *githubactions.Action) (actionInputs, error) {
 			errs = append(errs, fmt.Errorf("input comment: want true or false, got %q", c))
 		}
 		in.comment = b
+	}
+	switch in.image {
+	case "", "full", "slim":
+	default:
+		errs = append(errs, fmt.Errorf("input image: want full or slim, got %q", in.image))
 	}
 	switch in.command {
 	case "run", "canary", "merge", "validate", "mutate", "shadow", "pin", "doctor", "version":
@@ -230,6 +239,24 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		return exitInput
 	}
 
+	if in.image != "" {
+		running := getenv(imageEnv)
+		if err := checkImage(in.image, running); err != nil {
+			gh.Errorf("gradegate: %v", err)
+			return exitInput
+		}
+		if running == "" {
+			// Outside the published images (a binary on the runner): the
+			// grader lint checks imports against the image the input names.
+			outer := getenv
+			getenv = func(k string) string {
+				if k == imageEnv {
+					return in.image
+				}
+				return outer(k)
+			}
+		}
+	}
 	resultsFile := ""
 	if in.command != "merge" {
 		resultsFile = in.results
@@ -665,4 +692,19 @@ func (c *commandWindow) Write(p []byte) (int, error) {
 		c.stop()
 	}
 	return n, err
+}
+
+// checkImage holds the image input to the image the step runs in
+// (GRADEGATE_IMAGE, empty outside the published images). A container
+// action's image is fixed by its path, so the input cannot switch it; a
+// mismatch stops the step with the path that runs the wanted image.
+func checkImage(want, running string) error {
+	if want == "" || running == "" || want == running {
+		return nil
+	}
+	path := "gradegate/gradegate"
+	if want == "slim" {
+		path = "gradegate/gradegate/slim"
+	}
+	return fmt.Errorf("input image is %s, but this step runs the %s image: the image comes with the action path, so use `uses: %s@<commit>` for the %s image", want, running, path, want)
 }

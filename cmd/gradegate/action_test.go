@@ -689,3 +689,34 @@ func TestAnnotateWithCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestActionImageInput(t *testing.T) {
+	tests := []struct {
+		name, want, running string
+		wantErr             string
+	}{
+		{name: "empty takes the path's image", want: "", running: "full"},
+		{name: "the image it runs in", want: "slim", running: "slim"},
+		{name: "outside the published images", want: "slim", running: ""},
+		{name: "slim asked in the full image", want: "slim", running: "full", wantErr: "uses: gradegate/gradegate/slim@<commit>"},
+		{name: "full asked in the slim image", want: "full", running: "slim", wantErr: "uses: gradegate/gradegate@<commit>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkImage(tt.want, tt.running)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+	env := map[string]string{"INPUT_IMAGE": "medium"}
+	if _, err := readInputs(githubactions.New(githubactions.WithGetenv(func(k string) string { return env[k] }))); err == nil || !strings.Contains(err.Error(), `input image: want full or slim, got "medium"`) {
+		t.Errorf("image medium: error %v", err)
+	}
+}
