@@ -86,7 +86,7 @@ func (r *Reader) parseCase(line []byte, n int) (caseRow, error) {
 	lineErr := func(key, msg string) error {
 		return &manifest.Error{File: r.file, Line: n, Key: key, Msg: msg}
 	}
-	sc := scanLine(line, "item")
+	sc := scanLineKeys(line, "item", &r.keys)
 	if sc.syntax {
 		top, msg := object(line)
 		if msg != "" {

@@ -52,6 +52,7 @@ type Reader struct {
 	dupLines  map[string][]int
 	controls  map[string]*controlCount
 	findings  findingList
+	keys      keyTable
 	screen    *nearScreen
 	unknown   *unknownFields // nil without a schema that declares fields
 	labeled   bool           // a row has the label field
@@ -264,6 +265,11 @@ func (r *Reader) join(row *caseRow) {
 				sj.joinErr(p.line, fmt.Sprintf("case %q already has an inline sample at %s:%d; keep one of the two", row.ID, row.File, row.Line))
 				return
 			}
+			if p.span != nil {
+				// Nothing was read since p: its bytes are still the line's.
+				r.attachData(row, p.ref, bytes.Clone(p.span))
+				return
+			}
 			r.attach(row, p.ref)
 			return
 		}
@@ -293,6 +299,11 @@ func (r *Reader) attach(row *caseRow, ref sampleRef) {
 			Msg: fmt.Sprintf("cannot read back: %v", err), Err: err})
 		return
 	}
+	r.attachData(row, ref, data)
+}
+
+// attachData joins the sample at ref, whose bytes are data, to row.
+func (r *Reader) attachData(row *caseRow, ref sampleRef, data []byte) {
 	row.Sample = data
 	row.SampleFile, row.SampleLine = r.samples.file, int(ref.line)
 	row.ref = ref

@@ -27,6 +27,10 @@ type sampleLine struct {
 	line   int
 	caseID string
 	ref    sampleRef
+	// span is the sample in the line just read, valid until the samples
+	// file is read further: a sample taken in step with the dataset is
+	// copied from it instead of read back.
+	span []byte
 }
 
 // joinErr is a samples line that contradicts the dataset.
@@ -51,6 +55,7 @@ type sampleJoin struct {
 	errs     problems
 	joinErrs []joinErr
 	findings findingList
+	keys     keyTable
 }
 
 func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
@@ -150,7 +155,7 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 	lineErr := func(key, msg string) {
 		sj.errs.add(&manifest.Error{File: sj.file, Line: n, Key: key, Msg: msg})
 	}
-	sc := scanLine(line, "")
+	sc := scanLineKeys(line, "", &sj.keys)
 	slow := sc.syntax
 	if slow {
 		top, msg := object(line)
@@ -166,11 +171,16 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 		}
 	}
 	bad := false
-	top := map[string][]byte{}
-	for _, mb := range sc.top {
-		top[mb.key] = mb.val
+	// The members as a JSON object reads them: the last of a repeated key
+	// wins. A line has two members, so the common case needs no map.
+	var top map[string][]byte
+	if len(sc.top) != 2 || sc.top[0].key != "case_id" || sc.top[1].key != "sample" {
+		top = map[string][]byte{}
+		for _, mb := range sc.top {
+			top[mb.key] = mb.val
+		}
 	}
-	if sc.unreadable == "" || len(top) > 0 {
+	if top != nil && (sc.unreadable == "" || len(top) > 0) {
 		for _, k := range sortedKeys(top) {
 			if k != "case_id" && k != "sample" {
 				lineErr(k, `unknown key; a samples line holds only "case_id" and "sample"`)
@@ -178,8 +188,20 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 			}
 		}
 	}
+	member := func(key string) ([]byte, bool) {
+		if top != nil {
+			v, ok := top[key]
+			return v, ok
+		}
+		for _, mb := range sc.top {
+			if mb.key == key {
+				return mb.val, true
+			}
+		}
+		return nil, false
+	}
 	var id string
-	if raw, ok := top["case_id"]; !ok {
+	if raw, ok := member("case_id"); !ok {
 		if sc.unreadable == "" {
 			lineErr("case_id", "missing")
 		}
@@ -190,7 +212,7 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 	} else {
 		id = v
 	}
-	sample, ok := top["sample"]
+	sample, ok := member("sample")
 	switch {
 	case !ok && sc.unreadable != "":
 		sample, ok = []byte("{}"), true // cut short by the depth bound
@@ -218,7 +240,11 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 		// it starts.
 		ref.off = off + int64(cap(line)-cap(sample))
 	}
-	return sampleLine{line: n, caseID: id, ref: ref}, true
+	sl := sampleLine{line: n, caseID: id, ref: ref}
+	if ref.data == nil {
+		sl.span = sample
+	}
+	return sl, true
 }
 
 // sortedKeys returns a map's keys in order.

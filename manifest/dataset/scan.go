@@ -45,11 +45,39 @@ type lineScanner struct {
 	// captureItem is set while the object under nestKey is scanned.
 	captureItem bool
 	out         scanned
+	keys        *keyTable // nil: every key is a new string
+}
+
+// keyTable hands out one string per distinct key: the rows of a dataset
+// share their keys, so a key costs an allocation once, not once a row.
+type keyTable struct{ m map[string]string }
+
+// maxKeys bounds a table: a dataset whose keys are all different (ids used
+// as keys) gets new strings past it, not an ever-growing table.
+const maxKeys = 4096
+
+func (t *keyTable) get(b []byte) string {
+	if k, ok := t.m[string(b)]; ok {
+		return k
+	}
+	k := string(b)
+	if t.m == nil {
+		t.m = map[string]string{}
+	}
+	if len(t.m) < maxKeys {
+		t.m[k] = k
+	}
+	return k
 }
 
 // scanLine scans one JSON line that should hold an object.
 func scanLine(data []byte, nestKey string) scanned {
-	s := lineScanner{data: data, nestKey: nestKey}
+	return scanLineKeys(data, nestKey, nil)
+}
+
+// scanLineKeys is scanLine with keys taken from a table.
+func scanLineKeys(data []byte, nestKey string, keys *keyTable) scanned {
+	s := lineScanner{data: data, nestKey: nestKey, keys: keys}
 	s.ws()
 	if s.i >= len(s.data) || s.data[s.i] != '{' {
 		// Not an object: whatever it is, encoding/json says what is wrong
@@ -146,7 +174,11 @@ func (s *lineScanner) object(level int) bool {
 		valStart := s.i
 		var key string
 		if level <= 2 {
-			key = keyString(s.data[keyStart:keyEnd], plain)
+			if plain && s.keys != nil {
+				key = s.keys.get(s.data[keyStart+1 : keyEnd-1])
+			} else {
+				key = keyString(s.data[keyStart:keyEnd], plain)
+			}
 		}
 		nested := level == 1 && key == s.nestKey
 		if nested && s.i < len(s.data) && s.data[s.i] == '{' {
