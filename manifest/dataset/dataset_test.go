@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -445,17 +446,12 @@ func TestSampleDigest(t *testing.T) {
 		{"whitespace does not count", `{"output_text": "x",  "choices": [ 1, 2 ]}`, "{\"output_text\":\"x\",\n\"choices\":[1,2]}", true},
 		{"whitespace inside strings counts", `{"output_text": "a b"}`, `{"output_text": "a  b"}`, false},
 		{"key order counts", `{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`, false},
+		{"escaped quotes and tabs", "{\"t\": \"a\\\" b\\\\\",\t\"u\" :\r\n[ ]}", `{"t":"a\" b\\","u":[]}`, true},
+		{"an escaped quote keeps a string open", `{"t": "\" x"}`, `{"t":"\"x"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			da, err := sampleDigest(json.RawMessage(tt.a))
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := sampleDigest(json.RawMessage(tt.b))
-			if err != nil {
-				t.Fatal(err)
-			}
+			da, db := sampleDigest(json.RawMessage(tt.a)), sampleDigest(json.RawMessage(tt.b))
 			if (da == db) != tt.same {
 				t.Errorf("digests %s and %s: same = %v, want %v", da, db, da == db, tt.same)
 			}
@@ -491,5 +487,21 @@ func TestFindingsCutLongValues(t *testing.T) {
 	}
 	if !codes[CodeLabelDomain] || !codes[CodeDuplicateCaseID] {
 		t.Fatalf("findings %v, want label_domain and duplicate_case_id", codes)
+	}
+}
+
+// compactValid is json.Compact for JSON the scanner has accepted.
+func TestCompactValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, src := range []string{
+		`{}`, ` { "a" : [ 1 , 2.5e3 , true , null ] } `, "{\"s\":\"tab\\t \\\" in\\\\\",\n\"n\":{ }}",
+		`["\u00e9  x", "café", " ", "\\"]`, "\t[\r\n]\n",
+	} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(src)); err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if got := compactValid(nil, []byte(src)); string(got) != want.String() {
+			t.Errorf("compactValid(%q) = %q, want %q", src, got, want.String())
+		}
 	}
 }

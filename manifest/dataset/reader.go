@@ -236,8 +236,8 @@ func (r *Reader) fold(row *caseRow) {
 		}
 	}
 	if row.Sample != nil {
-		// Only well-formed JSON becomes a sample, so Compact cannot fail.
-		row.SampleSHA256, _ = sampleDigest(row.Sample)
+		// Only well-formed JSON becomes a sample.
+		row.SampleSHA256 = sampleDigest(row.Sample)
 	}
 	// The near-duplicate screen sees every row, once.
 	r.screen.add(row)
@@ -448,14 +448,36 @@ func (r *Reader) duplicateIDs() []manifest.Finding {
 
 // sampleDigest is the hex sha256 of the sample's compacted JSON, so that
 // re-indenting a samples file does not change any case's output identity.
-func sampleDigest(sample json.RawMessage) (string, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(sample))
-	if err := json.Compact(&buf, sample); err != nil {
-		return "", fmt.Errorf("compacting sample: %w", err)
+func sampleDigest(sample json.RawMessage) string {
+	sum := sha256.Sum256(compactValid(make([]byte, 0, len(sample)), sample))
+	return hex.EncodeToString(sum[:])
+}
+
+// compactValid appends valid JSON to dst without the whitespace between
+// tokens, as json.Compact does, in one pass that only tells strings from
+// the rest.
+func compactValid(dst, src []byte) []byte {
+	inString, escaped := false, false
+	start := 0
+	for i, c := range src {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return append(dst, src[start:]...)
 }
 
 // openFile opens name from fsys. A failure is an input error at the
