@@ -164,12 +164,19 @@ type graderEnv struct {
 	hashSeed string
 	// models asks the model sub-graders of a multi grader; nil without.
 	models *multi.Models
+	// portable: grade with worker.PortablePool (os/exec and pipes, no
+	// sandbox), the pool of every system but Linux.
+	portable bool
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
 func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, error) {
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
 	if err != nil {
+		if errors.Is(err, sandbox.ErrNotAvailable) {
+			// Not Linux: the error is the whole story, in one line.
+			return nil, err
+		}
 		if errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) {
 			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
 		}
@@ -183,14 +190,24 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 	if err := a.multiModels(s, f, false, gate.Shard{}); err != nil {
 		return nil, err
 	}
-	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models}, nil
+	portable := f.unsandboxed && (runtime.GOOS != "linux" || a.getenv(workerPoolEnv) == "portable")
+	if mb := s.m.Grader.MemoryMB; portable && mb > 0 && !a.memoryNoted {
+		a.memoryNoted = true
+		fmt.Fprintf(a.stderr, "gradegate: memory_mb=%d is not enforced: this system's worker pool has no memory limit (the gradegate Action enforces it)\n", mb)
+	}
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models, portable: portable}, nil
 }
+
+// workerPoolEnv set to "portable" makes an --unsandboxed command on Linux
+// grade with the portable worker pool, the one macOS and Windows grade
+// with, so that path can be run and tested on Linux.
+const workerPoolEnv = "GRADEGATE_WORKER_POOL"
 
 // newRunner starts a pool grading with src. A grader that cannot load is
 // returned as a *worker.LoadError.
 func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, func(), error) {
 	g := e.s.m.Grader
-	pool, err := worker.New(ctx, worker.Config{
+	cfg := worker.Config{
 		Source:         src,
 		SourceName:     filepath.Base(g.Source),
 		Contract:       g.Contract,
@@ -204,7 +221,17 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		HashSeed:       e.hashSeed,
 
 		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
-	})
+	}
+	var pool interface {
+		gate.StreamRunner
+		Close() error
+	}
+	var err error
+	if e.portable {
+		pool, err = worker.NewPortable(ctx, cfg)
+	} else {
+		pool, err = worker.New(ctx, cfg)
+	}
 	var le *worker.LoadError
 	if errors.As(err, &le) {
 		return nil, nil, err
