@@ -173,14 +173,7 @@ type graderEnv struct {
 func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, error) {
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
 	if err != nil {
-		if errors.Is(err, sandbox.ErrNotAvailable) {
-			// Not Linux: the error is the whole story, in one line.
-			return nil, err
-		}
-		if errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) {
-			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
-		}
-		return nil, fmt.Errorf("starting the sandbox: %w", err)
+		return nil, sandboxRefusal(err)
 	}
 	py, err := a.python(ctx, sb, f.python)
 	if err != nil {
@@ -196,6 +189,19 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 		fmt.Fprintf(a.stderr, "gradegate: memory_mb=%d is not enforced: this system's worker pool has no memory limit (the gradegate Action enforces it)\n", mb)
 	}
 	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models, portable: portable}, nil
+}
+
+// sandboxRefusal is the error a grading command fails with when the
+// sandbox cannot be established (exit 3).
+func sandboxRefusal(err error) error {
+	switch {
+	case errors.Is(err, sandbox.ErrNotAvailable):
+		// Not Linux: the error says why and what to do, in one line.
+		return err
+	case errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed):
+		return fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
+	}
+	return fmt.Errorf("starting the sandbox: %w", err)
 }
 
 // workerPoolEnv set to "portable" makes an --unsandboxed command on Linux
