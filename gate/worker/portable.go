@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +70,14 @@ type portableSlot struct {
 
 var _ gate.StreamRunner = (*PortablePool)(nil)
 
+// portableWorkerPy is worker.py, the worker both pools run.
+//
+//go:embed worker.py
+var portableWorkerPy string
+
+// portableMS is d in milliseconds, as outcomes carry it.
+func portableMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 // NewPortable validates cfg, starts one worker process and loads the grader
 // in it, so a grader that cannot load is reported before any case runs (as
 // a *LoadError). It needs an unsandboxed cfg.Sandbox: the portable pool
@@ -78,7 +87,7 @@ func NewPortable(ctx context.Context, cfg Config) (*PortablePool, error) {
 	if err := cfg.checkPortable(); err != nil {
 		return nil, err
 	}
-	code, err := portableWorkerSource(workerSource)
+	code, err := portableWorkerSource(portableWorkerPy)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +463,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 		pr.dumpStack()
 	}
 	stopErr := p.stopProc(pr)
-	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), ms(time.Since(start)))
+	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), portableMS(time.Since(start)))
 	if res == portableTimedOut {
 		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", p.cfg.LoadTimeoutSeconds)
 	}
@@ -630,7 +639,7 @@ func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *portab
 				// process was started for.
 				ce := loadErr.Err
 				ce.Message = "loading the grader: " + ce.Message
-				o := gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(time.Since(start))}
+				o := gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: portableMS(time.Since(start))}
 				for _, seq := range r.seqs {
 					deliver(seq, o)
 				}
@@ -673,7 +682,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *portableRe
 			}
 			s.served += len(r.seqs)
 			out := rep.output(pr.out.take(r.id, markerGrace), p.cfg.OutputLimit)
-			outs := portableOutcomes(&p.cfg, rep, r, out, ms(elapsed))
+			outs := portableOutcomes(&p.cfg, rep, r, out, portableMS(elapsed))
 			if rep.recycle() || p.cfg.Isolation == IsolationCase || p.cfg.RecycleAfter > 0 && s.served >= p.cfg.RecycleAfter {
 				return outs, p.retire(s)
 			}
@@ -691,7 +700,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *portableRe
 		pr.dumpStack()
 	}
 	stopErr := p.retire(s)
-	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), ms(elapsed))
+	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), portableMS(elapsed))
 	outs := make([]gate.Outcome, len(r.seqs))
 	for i := range outs {
 		outs[i] = o

@@ -26,10 +26,13 @@ import (
 func portablePython(t testing.TB) Python {
 	t.Helper()
 	name := "python3"
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		name = "/usr/bin/python3"
-	}
-	if runtime.GOOS == "windows" {
+	switch runtime.GOOS {
+	case "linux":
+		// The system interpreter: python3 on PATH may be a slow shim.
+		if _, err := os.Stat("/usr/bin/python3"); err == nil {
+			name = "/usr/bin/python3"
+		}
+	case "windows":
 		name = "python"
 	}
 	py, err := ResolvePython(context.Background(), name)
@@ -533,7 +536,7 @@ func TestPortableConfig(t *testing.T) {
 // TestPortableWorkerSource: worker.py still ends with its main() call, which
 // the portable pool moves behind its own setup.
 func TestPortableWorkerSource(t *testing.T) {
-	src, err := portableWorkerSource(workerSource)
+	src, err := portableWorkerSource(portableWorkerPy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,7 @@ package worker
 
 import (
 	"context"
-	_ "embed"
 	"runtime"
-	"time"
 
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
@@ -16,20 +14,15 @@ import (
 // grader processes with pidfds, pipe2 and waitid, under a sandbox made of
 // seccomp, Landlock and per-grader uids, none of which exist here.
 
-//go:embed worker.py
-var workerSource string
-
 // Pool is the portable pool here.
 type Pool = PortablePool
 
-// New starts a portable pool when cfg.Sandbox is unsandboxed, and returns
-// sandbox.ErrNotAvailable otherwise: graders never run here under a Sandbox whose
-// status claims a layer.
+// New starts a portable pool when cfg.Sandbox is unsandboxed, and refuses
+// (sandbox.ErrNotAvailable) otherwise: graders never run here under a
+// Sandbox whose status claims a layer.
 func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Sandbox == nil || !cfg.Sandbox.Status().Unsandboxed {
 		return nil, sandbox.NotAvailable(runtime.GOOS)
 	}
 	return NewPortable(ctx, cfg)
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
