@@ -33,7 +33,7 @@ const portableInitLimit = 1 << 20
 // response is read, and waiting ends as soon as the reading goroutine has
 // it. Only a grader that moved fd 2 away makes the wait run to the end (its
 // output then goes with the next case).
-const markerGrace = time.Second
+const markerGrace = 2 * time.Second
 
 // readerGrace bounds how long stop waits for the pipe readers to see EOF
 // after the process is gone; a grandchild that escaped the kill (Windows
