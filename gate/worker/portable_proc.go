@@ -319,9 +319,16 @@ func (pr *portableProc) stop() error {
 		pr.kill()
 		<-pr.exited
 		close(pr.stopping)
-		pr.writeMu.Lock()
-		pr.req.Close()
-		pr.writeMu.Unlock()
+		if pr.writeMu.TryLock() {
+			pr.req.Close()
+			pr.writeMu.Unlock()
+		} else {
+			// A write is stuck: a process outside the group holds the
+			// pipe's other end and does not read. Close wakes it on Unix;
+			// on Windows Close would wait for it, so it must not hold
+			// stop up.
+			go pr.req.Close()
+		}
 		for _, f := range []struct {
 			end  chan struct{}
 			file *os.File
