@@ -163,6 +163,9 @@ type graderEnv struct {
 	firstSlot int
 	// models asks the model sub-graders of a multi grader; nil without.
 	models *multi.Models
+	// portable: grade with worker.PortablePool (os/exec and pipes, no
+	// sandbox), the pool of every system but Linux.
+	portable bool
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
@@ -176,10 +179,7 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
 	resolving.Wait()
 	if err != nil {
-		if errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) {
-			return nil, fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
-		}
-		return nil, fmt.Errorf("starting the sandbox: %w", err)
+		return nil, sandboxRefusal(err)
 	}
 	py, err := a.reachablePython(ctx, sb, f.python, resolved, resolveErr)
 	if err != nil {
@@ -189,14 +189,37 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 	if err := a.multiModels(s, f, false, gate.Shard{}); err != nil {
 		return nil, err
 	}
-	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models}, nil
+	portable := f.unsandboxed && (runtime.GOOS != "linux" || a.getenv(workerPoolEnv) == "portable")
+	if mb := s.m.Grader.MemoryMB; portable && mb > 0 && !a.memoryNoted {
+		a.memoryNoted = true
+		fmt.Fprintf(a.stderr, "gradegate: memory_mb=%d is not enforced: this system's worker pool has no memory limit (the gradegate Action enforces it)\n", mb)
+	}
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models, portable: portable}, nil
 }
+
+// sandboxRefusal is the error a grading command fails with when the
+// sandbox cannot be established (exit 3).
+func sandboxRefusal(err error) error {
+	switch {
+	case errors.Is(err, sandbox.ErrNotAvailable):
+		// Not Linux: the error says why and what to do, in one line.
+		return err
+	case errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed):
+		return fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
+	}
+	return fmt.Errorf("starting the sandbox: %w", err)
+}
+
+// workerPoolEnv set to "portable" makes an --unsandboxed command on Linux
+// grade with the portable worker pool, the one macOS and Windows grade
+// with, so that path can be run and tested on Linux.
+const workerPoolEnv = "GRADEGATE_WORKER_POOL"
 
 // newRunner starts a pool grading with src. A grader that cannot load is
 // returned as a *worker.LoadError.
 func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, func(), error) {
 	g := e.s.m.Grader
-	pool, err := worker.New(ctx, worker.Config{
+	cfg := worker.Config{
 		Source:         src,
 		SourceName:     filepath.Base(g.Source),
 		Contract:       g.Contract,
@@ -211,7 +234,17 @@ func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, fun
 		FirstSlot:      e.firstSlot,
 
 		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
-	})
+	}
+	var pool interface {
+		gate.StreamRunner
+		Close() error
+	}
+	var err error
+	if e.portable {
+		pool, err = worker.NewPortable(ctx, cfg)
+	} else {
+		pool, err = worker.New(ctx, cfg)
+	}
 	var le *worker.LoadError
 	if errors.As(err, &le) {
 		return nil, nil, err

@@ -40,6 +40,7 @@ type app struct {
 	now    func() time.Time
 
 	pythonNoted bool // the interpreter fallback was reported once already
+	memoryNoted bool // an unenforced memory_mb was reported once already
 
 	// format is the command's --format, once its flags are parsed: fail
 	// writes the problems in it.

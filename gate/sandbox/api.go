@@ -2,12 +2,30 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gradegate/gradegate/gate"
 )
 
 // This file holds what the sandbox says on every operating system: its
 // refusals and the doctor's report. The layers themselves are Linux's.
+
+// ErrNotAvailable means the operating system has no gradegate sandbox:
+// graders run there only unsandboxed. NotAvailable says it for one system.
+var ErrNotAvailable = errors.New("sandbox: not available on this system")
+
+// NotAvailable returns the error, matching ErrNotAvailable, that refuses to
+// grade on system goos without --unsandboxed. Its text is the one line the
+// CLI prints: why there is no sandbox there, and what to do instead.
+func NotAvailable(goos string) error { return notAvailableError{goos: goos} }
+
+type notAvailableError struct{ goos string }
+
+func (e notAvailableError) Error() string {
+	return fmt.Sprintf("no grader sandbox on %s: gradegate's sandbox is Linux's seccomp, Landlock and per-grader uids; grade here with --unsandboxed (no isolation and no memory limit, and every output says so), or in the gradegate Action, which grades sandboxed in its Linux container", e.goos)
+}
+
+func (e notAvailableError) Is(target error) bool { return target == ErrNotAvailable }
 
 // ErrSecretsExposed means a grader could read gradegate's own
 // /proc/<pid>/environ (and so GITHUB_TOKEN and other secrets): graders keep

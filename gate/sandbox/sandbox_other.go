@@ -16,11 +16,8 @@ import (
 
 // This file is the sandbox on every system but Linux: the layers are
 // Linux's (seccomp, Landlock, per-grader uids, prctl), so there is none.
-// New refuses with ErrNotAvailable, and only an unsandboxed Sandbox, whose
+// New refuses (NotAvailable), and only an unsandboxed Sandbox, whose
 // status says so in every output, can be made.
-
-// ErrNotAvailable means this operating system has no gradegate sandbox.
-var ErrNotAvailable = fmt.Errorf("sandbox: not available on %s: the grader sandbox is Linux's seccomp, Landlock and per-grader uids; the gradegate Action grades in its Linux container", runtime.GOOS)
 
 // The names below are those of the Linux sandbox, so that the packages
 // using it build everywhere.
@@ -73,15 +70,15 @@ func WithUIDLockDir(string) Option { return func(*Sandbox) {} }
 // directories (default: os.TempDir).
 func WithScratchRoot(dir string) Option { return func(s *Sandbox) { s.scratchRoot = dir } }
 
-// New returns an unsandboxed Sandbox when asked for one and ErrNotAvailable
-// otherwise.
+// New returns an unsandboxed Sandbox when asked for one and refuses
+// (NotAvailable) otherwise.
 func New(opts ...Option) (*Sandbox, error) {
 	s := &Sandbox{scratchRoot: os.TempDir()}
 	for _, o := range opts {
 		o(s)
 	}
 	if !s.unsandboxed {
-		return nil, ErrNotAvailable
+		return nil, NotAvailable(runtime.GOOS)
 	}
 	if s.slots <= 0 {
 		s.slots = max(UIDBlockSize, runtime.NumCPU())
@@ -154,7 +151,7 @@ func ProtectSelf() error { return nil }
 // launcher on this system: a request to act as one fails.
 func Init(args []string) error {
 	if len(args) > 1 && args[1] == LauncherArg {
-		return ErrNotAvailable
+		return NotAvailable(runtime.GOOS)
 	}
 	return nil
 }
@@ -165,12 +162,12 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		Schema:  "gradegate.doctor/v1",
 		Kernel:  runtime.GOOS + " " + runtime.GOARCH,
 		Sandbox: gate.Sandbox{UID: -1, Unsandboxed: true},
-		Checks:  []Check{{Name: "grader sandbox", Layer: "launcher", Status: CheckFail, Detail: ErrNotAvailable.Error()}},
+		Checks:  []Check{{Name: "grader sandbox", Layer: "launcher", Status: CheckFail, Detail: NotAvailable(runtime.GOOS).Error()}},
 	}
 }
 
 // WriteText writes the report as plain text.
 func (r Report) WriteText(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "system: %s\nsandbox: %s\n\nnetwork boundary: NOT established; gradegate refuses to grade here unless --unsandboxed\n", r.Kernel, ErrNotAvailable)
+	_, err := fmt.Fprintf(w, "system: %s\nsandbox: %s\n\nnetwork boundary: NOT established; gradegate refuses to grade here unless --unsandboxed\n", r.Kernel, NotAvailable(runtime.GOOS))
 	return err
 }

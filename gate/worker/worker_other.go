@@ -4,34 +4,25 @@ package worker
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
-// This file is the worker pool on every system but Linux. Resolving the
-// interpreter (ResolvePython) and running gradegate's own scripts
-// (RunScript) work everywhere; grading does not yet: the pool controls its
-// grader processes with Linux's pidfds, pipe2 and waitid, so New returns
-// ErrNotAvailable.
+// This file is the worker pool on every system but Linux: the portable pool
+// (PortablePool), for unsandboxed grading only. The Linux pool controls its
+// grader processes with pidfds, pipe2 and waitid, under a sandbox made of
+// seccomp, Landlock and per-grader uids, none of which exist here.
 
-// ErrNotAvailable means this operating system cannot run graders.
-var ErrNotAvailable = fmt.Errorf("worker: grading is not available on %s: gradegate controls grader processes with Linux's pidfds and waitid; grade in the gradegate Action (a Linux container) or on Linux", runtime.GOOS)
+// Pool is the portable pool here.
+type Pool = PortablePool
 
-// Pool is never made here: New refuses.
-type Pool struct{}
-
-// New returns ErrNotAvailable.
-func New(ctx context.Context, cfg Config) (*Pool, error) { return nil, ErrNotAvailable }
-
-// Sandbox reports that no layer is in force.
-func (p *Pool) Sandbox() gate.Sandbox { return gate.Sandbox{UID: -1, Unsandboxed: true} }
-
-// Close does nothing.
-func (p *Pool) Close() error { return nil }
-
-// Grade returns ErrNotAvailable.
-func (p *Pool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	return nil, ErrNotAvailable
+// New starts a portable pool when cfg.Sandbox is unsandboxed, and refuses
+// (sandbox.ErrNotAvailable) otherwise: graders never run here under a
+// Sandbox whose status claims a layer.
+func New(ctx context.Context, cfg Config) (*Pool, error) {
+	if cfg.Sandbox == nil || !cfg.Sandbox.Status().Unsandboxed {
+		return nil, sandbox.NotAvailable(runtime.GOOS)
+	}
+	return NewPortable(ctx, cfg)
 }
