@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -15,10 +14,6 @@ import (
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
-
-// softMemoryLimit is the Go heap size past which the collector works
-// harder (runtime/debug.SetMemoryLimit); GOMEMLIMIT overrides it.
-const softMemoryLimit = 160 << 20
 
 // outcome is what one command produced: its exit code and, for the commands
 // that grade, the results the action reports.
@@ -78,13 +73,6 @@ func commands() []command {
 
 // run is the whole command line tool; main only wires the process to it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if getenv("GOMEMLIMIT") == "" {
-		// A run's live memory is the case ids and the rows in flight, tens of
-		// megabytes at a million cases; a soft limit keeps the collector from
-		// letting garbage double that before it runs. It is soft: a run that
-		// needs more gets more.
-		debug.SetMemoryLimit(softMemoryLimit)
-	}
 	if len(args) == 0 && getenv("GITHUB_ACTIONS") == "true" {
 		return runAction(ctx, getenv, stdout, stderr)
 	}
