@@ -329,6 +329,7 @@ func (r *Reader) Close() (*Summary, error) {
 	}
 	if !r.closed {
 		r.closed = true
+		r.screen.finish()
 		if r.casesFile != nil {
 			r.casesFile.Close()
 		}
