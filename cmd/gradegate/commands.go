@@ -57,6 +57,9 @@ type suite struct {
 	m      *manifest.Manifest
 	fsys   hostFS
 	source []byte
+	// partSources are a multi grader's further python sub-graders' bytes,
+	// by sub-grader name, read once as source is.
+	partSources map[string][]byte
 	python worker.Python // resolved by runner
 	// models asks a multi grader's model sub-graders; every runner of the
 	// suite shares it, so each request is asked once.
@@ -105,20 +108,73 @@ func (s *suite) graderSource() ([]byte, error) {
 	return b, nil
 }
 
-// lint reads the grader source without running it (grade signature, size,
-// imports outside the image tag, broad excepts returning credit, …).
-// image is the Action image gradegate runs in (GRADEGATE_IMAGE).
-func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]manifest.Finding, error) {
+// part is one Python source of the grader: the grader's own (for a multi
+// grader its first python sub-grader), or a further python sub-grader of a
+// multi grader.
+type part struct {
+	// name is the sub-grader's name; "" for a python grader.
+	name string
+	// g is the grader the part runs as: its source, digest, image tag and
+	// limits.
+	g manifest.Grader
+	// path is the source's path as the suite reads it; key the manifest
+	// key that names it.
+	path, key string
+	src       []byte
+}
+
+// parts reads every Python source of the grader, the grader's own first;
+// these exact bytes are the ones whose digests the gate checks and the ones
+// the workers load.
+func (s *suite) parts() ([]part, error) {
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, lint.InImage(lint.ActionImage(image)))
-	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("linting the grader: %w", err)
+	g := s.m.Grader
+	subs := g.Multi.PythonParts()
+	first := part{g: g, path: s.m.Path(g.Source), key: "grader.source", src: src}
+	if len(subs) == 0 {
+		return []part{first}, nil
 	}
-	return append(fs, lint.Scale(s.m)...), nil
+	first.name = subs[0].Name
+	out := []part{first}
+	for _, sg := range subs[1:] {
+		p := part{name: sg.Name, g: g.Part(sg), path: s.m.Path(sg.Source), key: manifest.PartKey(sg.Name) + ".source"}
+		if p.src = s.partSources[sg.Name]; p.src == nil {
+			b, err := input.ReadFile(s.fsys, p.path, input.Grader, s.m.Limits.Of(input.Grader))
+			if err != nil {
+				return nil, manifest.ReadError(s.m.File, s.m.Line(p.key), p.key, "cannot read "+p.path, err)
+			}
+			if s.partSources == nil {
+				s.partSources = map[string][]byte{}
+			}
+			s.partSources[sg.Name], p.src = b, b
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// lint reads every Python source of the grader without running it (grade
+// signature, size, imports outside the image tag, broad excepts returning
+// credit, …). image is the Action image gradegate runs in
+// (GRADEGATE_IMAGE).
+func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]manifest.Finding, error) {
+	parts, err := s.parts()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, lint.InImage(lint.ActionImage(image)))
+	var all []manifest.Finding
+	for _, p := range parts {
+		fs, err := lint.Grader(ctx, s.python.Executable, p.src, p.path, p.g, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("linting the grader %s: %w", p.path, err)
+		}
+		all = append(all, fs...)
+	}
+	return append(all, lint.Scale(s.m)...), nil
 }
 
 // runner starts the grader pool. A grader that cannot even be loaded is not
@@ -144,7 +200,7 @@ func (a *app) runner(ctx context.Context, s *suite, f gradeFlags, starting func(
 	r, stop, err := env.newRunner(ctx, src)
 	var le *worker.LoadError
 	if errors.As(err, &le) {
-		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", s.m.Path(s.m.Grader.Source), le)
+		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", env.failedPath(le), le)
 		return loadFailed{err: le, sandbox: env.sb.Status()}, func() {}, nil
 	}
 	return r, stop, err
@@ -186,37 +242,118 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models}, nil
 }
 
-// newRunner starts a pool grading with src. A grader that cannot load is
-// returned as a *worker.LoadError.
+// newRunner starts a pool grading with src (for a multi grader, pools for
+// its python sub-graders, the first grading src and the others their
+// pinned sources). A grader that cannot load is returned as a
+// *worker.LoadError.
 func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	return e.newRunnerPart(ctx, 0, src)
+}
+
+// runnerFor is the runner factory for part k of the grader: the runners it
+// starts grade src in place of that part's pinned source.
+func (e *graderEnv) runnerFor(k int) func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	return func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+		return e.newRunnerPart(ctx, k, src)
+	}
+}
+
+// newRunnerPart starts one pool per Python part of the grader, part k
+// grading src and every other its pinned source, and wraps them into the
+// grader's runner. A part that cannot load is a *worker.LoadError naming
+// the part.
+func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.Runner, func(), error) {
+	parts, err := e.s.parts()
+	if err != nil {
+		return nil, nil, err
+	}
+	if k < 0 || k >= len(parts) {
+		return nil, nil, fmt.Errorf("the grader has no python part %d", k)
+	}
+	parts[k].src = src
+	pools := make([]*worker.Pool, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() { pools[i], errs[i] = e.startPool(ctx, p) })
+	}
+	wg.Wait()
+	stop := func() {
+		for _, p := range pools {
+			if p == nil {
+				continue
+			}
+			if err := p.Close(); err != nil {
+				fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+			}
+		}
+	}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		stop()
+		var le *worker.LoadError
+		if errors.As(err, &le) {
+			return nil, nil, partLoadError(parts, i, le)
+		}
+		return nil, nil, fmt.Errorf("starting the grader: %w", err)
+	}
 	g := e.s.m.Grader
-	pool, err := worker.New(ctx, worker.Config{
-		Source:         src,
-		SourceName:     filepath.Base(g.Source),
-		Contract:       g.Contract,
-		Metric:         g.Metric,
-		TimeoutSeconds: g.TimeoutSeconds,
-		MemoryMB:       g.MemoryMB,
-		Isolation:      g.Isolation,
+	runners := make([]gate.Runner, len(pools))
+	for i, p := range pools {
+		runners[i] = p
+	}
+	return gate.Ranged(multi.WrapParts(runners, g.Multi, e.models), g.Range), stop, nil
+}
+
+// startPool starts the sandboxed worker pool of one Python part.
+func (e *graderEnv) startPool(ctx context.Context, p part) (*worker.Pool, error) {
+	return worker.New(ctx, worker.Config{
+		Source:         p.src,
+		SourceName:     filepath.Base(p.g.Source),
+		Contract:       p.g.Contract,
+		Metric:         p.g.Metric,
+		TimeoutSeconds: p.g.TimeoutSeconds,
+		MemoryMB:       p.g.MemoryMB,
+		Isolation:      p.g.Isolation,
 		Workers:        e.workers,
 		Python:         e.py,
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
 
-		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
+		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
 	})
-	var le *worker.LoadError
-	if errors.As(err, &le) {
-		return nil, nil, err
+}
+
+// partLoadError names the part that did not load when the grader has more
+// than one: its lines are its own file's, so for every part but the first
+// (grader.source) the line moves into the message.
+func partLoadError(parts []part, i int, le *worker.LoadError) *worker.LoadError {
+	if len(parts) < 2 {
+		return le
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("starting the grader: %w", err)
+	out := *le
+	out.Err.Message = fmt.Sprintf("sub-grader %s: %s", parts[i].name, le.Err.Message)
+	if i > 0 && le.Err.Line > 0 {
+		out.Err.Message = fmt.Sprintf("sub-grader %s (%s line %d): %s", parts[i].name, filepath.Base(parts[i].path), le.Err.Line, le.Err.Message)
+		out.Err.Line = 0
 	}
-	return gate.Ranged(multi.Wrap(pool, g.Multi, e.models), g.Range), func() {
-		if err := pool.Close(); err != nil {
-			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+	return &out
+}
+
+// failedPath is the grader file a load error is about, for messages.
+func (e *graderEnv) failedPath(le *worker.LoadError) string {
+	parts, err := e.s.parts()
+	if err != nil || len(parts) < 2 {
+		return e.s.m.Path(e.s.m.Grader.Source)
+	}
+	for _, p := range parts[1:] {
+		if strings.HasPrefix(le.Err.Message, "sub-grader "+p.name+" ") {
+			return p.path
 		}
-	}, nil
+	}
+	return parts[0].path
 }
 
 // loadFailed is the runner of a grader that failed to load.

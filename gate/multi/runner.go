@@ -3,7 +3,9 @@ package multi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"sync"
 
 	"github.com/gradegate/gradegate/gate"
@@ -22,29 +24,80 @@ import (
 // when there are no model sub-graders (with them, the calls of a batch go
 // out together, Concurrency at a time).
 func Wrap(r gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
-	if mg == nil {
-		return r
+	return WrapParts([]gate.Runner{r}, mg, models)
+}
+
+// WrapParts is Wrap for a multi grader with more than one python
+// sub-grader: parts[i] grades mg.PythonParts()[i], each in its own pool.
+// The parts grade every batch at once; a case errors with the first part
+// (in manifest order) that did not give a score, its message naming the
+// sub-grader. A part's error line is the line of its own source, so for
+// every part but the first (whose source is grader.source) the line moves
+// into the message, where it cannot be taken for a line of the first.
+func WrapParts(parts []gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
+	if mg == nil || len(parts) == 0 {
+		if len(parts) == 1 {
+			return parts[0]
+		}
+		return nil
 	}
-	if s, ok := r.(gate.StreamRunner); ok && models == nil {
-		return streaming{runner{r, mg, nil}, s}
+	x := runner{r: parts[0], more: parts[1:], mg: mg, models: models}
+	if s, ok := parts[0].(gate.StreamRunner); ok && models == nil && len(parts) == 1 {
+		return streaming{x, s}
 	}
-	return runner{r, mg, models}
+	return x
 }
 
 type runner struct {
-	r      gate.Runner
+	r gate.Runner
+	// more grade the python sub-graders after the first, in order.
+	more   []gate.Runner
 	mg     *manifest.MultiGrader
 	models *Models
 }
 
 func (x runner) Sandbox() gate.Sandbox { return x.r.Sandbox() }
 
+// gradeParts grades tasks with every python part at once: the first
+// part's outcomes, and the others' by sub-grader name.
+func (x runner) gradeParts(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, map[string][]gate.Outcome, error) {
+	if len(x.more) == 0 {
+		out, err := x.r.Grade(ctx, tasks)
+		return out, nil, err
+	}
+	names := x.mg.PythonParts()
+	all := make([][]gate.Outcome, 1+len(x.more))
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, r := range append([]gate.Runner{x.r}, x.more...) {
+		wg.Go(func() {
+			all[i], errs[i] = r.Grade(ctx, tasks)
+			if errs[i] == nil && len(all[i]) < len(tasks) {
+				errs[i] = fmt.Errorf("sub-grader %s returned %d outcomes for %d tasks", names[i].Name, len(all[i]), len(tasks))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	more := map[string][]gate.Outcome{}
+	for i := range x.more {
+		more[names[i+1].Name] = all[i+1]
+	}
+	return all[0], more, nil
+}
+
 func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	out, err := x.r.Grade(ctx, tasks)
+	out, more, err := x.gradeParts(ctx, tasks)
 	if err != nil {
 		return nil, err
 	}
 	out = out[:min(len(out), len(tasks))]
+	partScores := make([]map[string]float64, len(out))
+	for i := range out {
+		out[i], partScores[i] = x.joinParts(out[i], more, i)
+	}
 	var asked map[string][]gate.Outcome
 	var at []int
 	if x.models != nil {
@@ -72,7 +125,7 @@ func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, e
 			}
 			k++
 		}
-		out[i] = combine(x.mg, tasks[i], out[i], models)
+		out[i] = combine(x.mg, tasks[i], out[i], models, partScores[i])
 	}
 	return out, nil
 }
@@ -100,22 +153,71 @@ func (x streaming) Stream(ctx context.Context, next func() (gate.Task, bool, err
 		t := pending[i]
 		delete(pending, i)
 		mu.Unlock()
-		return emit(i, Combine(x.mg, t, o))
+		return emit(i, combine(x.mg, t, o, nil, nil))
 	})
 }
 
 // Combine turns the Python sub-grader's outcome on task t into the multi
 // grader's, for a multi grader without model sub-graders.
 func Combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome) gate.Outcome {
-	return combine(mg, t, o, nil)
+	return combine(mg, t, o, nil, nil)
 }
 
-// combine is Combine with the model sub-graders' outcomes on t, by name.
-func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[string]gate.Outcome) gate.Outcome {
+// joinParts folds the further python parts' outcomes on task i into the
+// first part's outcome o, and returns the further parts' scores by name:
+// the first part that did not give a score makes the case error with it;
+// otherwise the parts' output is joined and their durations added.
+func (x runner) joinParts(o gate.Outcome, more map[string][]gate.Outcome, i int) (gate.Outcome, map[string]float64) {
+	if len(x.more) == 0 {
+		return o, nil
+	}
+	parts := x.mg.PythonParts()
+	if o.Class != gate.ClassOK || o.Score == nil {
+		return partError(parts[0], o, true), nil
+	}
+	scores := map[string]float64{}
+	for _, sg := range parts[1:] {
+		po := more[sg.Name][i]
+		o.DurationMS += po.DurationMS
+		if po.Output != "" {
+			o.Output += "[" + sg.Name + "] " + po.Output
+		}
+		if po.Class != gate.ClassOK || po.Score == nil {
+			e := partError(sg, po, false)
+			e.Output, e.DurationMS = o.Output, o.DurationMS
+			return e, nil
+		}
+		scores[sg.Name] = *po.Score
+	}
+	return o, scores
+}
+
+// partError is a python part's outcome that gave no score, its message
+// naming the part; first says whether the part's lines are grader.source's.
+func partError(sg manifest.SubGrader, o gate.Outcome, first bool) gate.Outcome {
+	if o.Error == nil {
+		return o
+	}
+	e := *o.Error
+	e.Message = fmt.Sprintf("sub-grader %s: %s", sg.Name, e.Message)
+	if !first && e.Line > 0 {
+		e.Message = fmt.Sprintf("sub-grader %s (%s line %d): %s", sg.Name, path.Base(sg.Source), e.Line, o.Error.Message)
+		e.Line = 0
+	}
+	o.Error = &e
+	return o
+}
+
+// combine is Combine with the model sub-graders' outcomes on t, and the
+// scores of the python parts after the first, by name.
+func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[string]gate.Outcome, parts map[string]float64) gate.Outcome {
 	if o.Class != gate.ClassOK || o.Score == nil {
 		return o
 	}
 	scores := map[string]float64{mg.Python: *o.Score}
+	for name, v := range parts {
+		scores[name] = v
+	}
 	replies := map[string]json.RawMessage{}
 	for _, sg := range mg.Graders {
 		switch {

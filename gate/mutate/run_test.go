@@ -259,7 +259,7 @@ func TestRunSlowMutant(t *testing.T) {
 		}
 		return fakeRunner{src: s, judge: perfect(m, cases)}, func() {}, nil
 	}
-	r, err := run(context.Background(), src, "grader.py", m, cases, hangs, python(t), 50*time.Millisecond)
+	r, err := run(context.Background(), []Part{{File: "grader.py", Src: src, NewRunner: hangs}}, m, cases, python(t), 50*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
