@@ -60,7 +60,7 @@ type suite struct {
 	// partSources are a multi grader's further python sub-graders' bytes,
 	// by sub-grader name, read once as source is.
 	partSources map[string][]byte
-	python worker.Python // resolved by runner
+	python      worker.Python // resolved by runner
 	// models asks a multi grader's model sub-graders; every runner of the
 	// suite shares it, so each request is asked once.
 	models *multi.Models
