@@ -58,7 +58,9 @@ type suite struct {
 	fsys   hostFS
 	source []byte
 	// partSources are a multi grader's further python sub-graders' bytes,
-	// by sub-grader name, read once as source is.
+	// by sub-grader name, read once as source is; partsMu guards them, as
+	// the lint reads them while the pools start.
+	partsMu     sync.Mutex
 	partSources map[string][]byte
 	python      worker.Python // resolved by runner
 	// models asks a multi grader's model sub-graders; every runner of the
@@ -127,6 +129,8 @@ type part struct {
 // these exact bytes are the ones whose digests the gate checks and the ones
 // the workers load.
 func (s *suite) parts() ([]part, error) {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
@@ -186,10 +190,11 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // start: what it starts in the background overlaps with their start. It is
 // not called when settling them fails.
 func (a *app) runner(ctx context.Context, s *suite, f gradeFlags, starting func()) (gate.Runner, func(), error) {
-	src, err := s.graderSource()
+	parts, err := s.parts()
 	if err != nil {
 		return nil, nil, err
 	}
+	src := parts[0].src
 	env, err := a.graders(ctx, s, f)
 	if err != nil {
 		return nil, nil, err
