@@ -127,3 +127,44 @@ func TestPinMulti(t *testing.T) {
 		t.Errorf("pinned:\n%s\nwant:\n%s", out, multiManifest)
 	}
 }
+
+// TestParseMultiParts: a second python sub-grader has its own source,
+// digest and limits; the first stays the grader's own; pin finds and
+// rewrites each one's digest.
+func TestParseMultiParts(t *testing.T) {
+	second := "    format:\n      type: python\n      source: checks/format.py\n      sha256: \"" + hexA + "\"\n      memory_mb: 512\n      isolation: case\n"
+	text := strings.Replace(multiManifest, "    mentions:\n", second+"    mentions:\n", 1)
+	text = strings.Replace(text, "0.15 * mentions", "0.1 * mentions + 0.05 * format", 1)
+	m, err := Parse([]byte(text), "gradegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Grader
+	parts := g.Multi.PythonParts()
+	if len(parts) != 2 || g.Multi.Python != "similarity" || g.Source != "grader.py" || g.SHA256 != hexB || g.TimeoutSeconds != 30 {
+		t.Fatalf("grader %+v, parts %+v", g, parts)
+	}
+	p := g.Part(parts[1])
+	if p.Source != "checks/format.py" || p.SHA256 != hexA || p.MemoryMB != 512 || p.Isolation != "case" || p.TimeoutSeconds != DefaultTimeoutSeconds || p.PassThreshold != 0.8 || p.Multi != nil {
+		t.Errorf("second part %+v", p)
+	}
+	if m.Line(PartKey("format")+".sha256") != strings.Count(text[:strings.Index(text, "      sha256: \""+hexA)], "\n")+1 {
+		t.Errorf("the second part's sha256 line is %d", m.Line(PartKey("format")+".sha256"))
+	}
+
+	unpinned := strings.Replace(text, `sha256: "`+hexA+`"`+"\n      memory_mb", "memory_mb", 1)
+	files, err := PinnedFiles([]byte(unpinned), "gradegate.yaml")
+	if err != nil || files["grader"] != "grader.py" || files[PartKey("format")] != "checks/format.py" {
+		t.Fatalf("PinnedFiles = %v, %v", files, err)
+	}
+	out, err := Pin([]byte(unpinned), map[string]string{"grader": hexB, PartKey("format"): hexA, "dataset": hexA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != text {
+		t.Errorf("pinned:\n%s\nwant:\n%s", out, text)
+	}
+	if _, err := Pin([]byte(text), map[string]string{PartKey("nope"): hexA}); err == nil {
+		t.Error("pinned a sub-grader that does not exist")
+	}
+}
