@@ -439,9 +439,6 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		}
 		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
 	}
-	if hostedOn && s.m.Grader.Multi != nil {
-		return a.fail(name, fmt.Errorf("%w: --hosted does not run a multi grader: gradegate sends only Python graders to the hosted grader", manifest.ErrInput))
-	}
 	var src *dataset.Reader
 	if !canariesOnly {
 		// The dataset streams while it is graded; files that cannot be
@@ -597,17 +594,73 @@ func (a *app) colorOptions() render.Options {
 
 // hostedParity runs the canaries on OpenAI's hosted grader and compares.
 func (a *app) hostedParity(ctx context.Context, s *suite, res *gate.Results, baseURL string) (*hosted.Report, error) {
-	src, err := s.graderSource()
+	g, err := s.hostedGrader()
 	if err != nil {
 		return nil, err
 	}
 	c := hosted.NewClient(baseURL, a.getenv("OPENAI_API_KEY"))
-	g := hosted.Grader{Type: "python", Name: s.m.Grader.Name, Source: string(src), ImageTag: s.m.Grader.ImageTag}
 	local := make([]hosted.Local, 0, len(res.Canaries))
 	for _, cr := range res.Canaries {
 		local = append(local, hosted.Local{Name: cr.Name, Got: cr.Got, Errored: cr.Class != gate.ClassOK, Class: string(cr.Class)})
 	}
 	return hosted.Parity(ctx, c, g, s.m.Canaries, local, s.m.Grader.PassThreshold)
+}
+
+// hostedGrader is the grader as OpenAI's hosted grader takes it: a Python
+// grader with exactly the pinned bytes, or a multi grader in OpenAI's own
+// shape, each python sub-grader with its pinned bytes and every other
+// sub-grader with its keys as written.
+func (s *suite) hostedGrader() (hosted.Grader, error) {
+	parts, err := s.parts()
+	if err != nil {
+		return hosted.Grader{}, err
+	}
+	g := s.m.Grader
+	if g.Multi == nil {
+		return hosted.Grader{Type: "python", Name: g.Name, Source: string(parts[0].src), ImageTag: g.ImageTag}, nil
+	}
+	src := map[string]string{}
+	for _, p := range parts {
+		src[p.name] = string(p.src)
+	}
+	out := hosted.Grader{Type: manifest.TypeMulti, Name: g.Name, CalculateOutput: g.Multi.CalculateOutput, Graders: map[string]hosted.Grader{}}
+	for _, sg := range g.Multi.Graders {
+		sub := hosted.Grader{Type: sg.Type, Name: sg.Name}
+		switch {
+		case sg.Type == manifest.SubPython:
+			sub.Source, sub.ImageTag = src[sg.Name], sg.ImageTag
+		case sg.Model != nil:
+			sub.Fields = hostedModelFields(sg.Model)
+		default:
+			sub.Fields = map[string]any{"input": sg.Input, "reference": sg.Reference}
+			if sg.Type == manifest.SubStringCheck {
+				sub.Fields["operation"] = sg.Operation
+			} else {
+				sub.Fields["evaluation_metric"] = sg.Metric
+			}
+		}
+		out.Graders[sg.Name] = sub
+	}
+	return out, nil
+}
+
+// hostedModelFields are a score_model or label_model sub-grader's keys in
+// OpenAI's shape: model, input, sampling_params, and range or labels and
+// passing_labels. The endpoint, timeout and budget are gradegate's own and
+// stay here.
+func hostedModelFields(g *manifest.Grader) map[string]any {
+	j := g.Judge
+	input := make([]map[string]string, len(j.Input))
+	for i, m := range j.Input {
+		input[i] = map[string]string{"role": m.Role, "content": m.Content}
+	}
+	f := map[string]any{"model": j.Model, "input": input, "sampling_params": j.SamplingParams}
+	if g.Type == manifest.TypeLabelModel {
+		f["labels"], f["passing_labels"] = j.Labels, j.PassingLabels
+	} else {
+		f["range"] = j.Range
+	}
+	return f
 }
 
 // cmdValidate checks the manifest, the digests and the dataset contract
