@@ -114,10 +114,11 @@ type SubGrader struct {
 }
 
 // SimilarityMetrics are the text_similarity metrics gradegate computes.
-// OpenAI's meteor (its synonym matching needs WordNet) and cosine (it needs
-// an embedding model) are refused with a message.
+// meteor runs nltk's meteor_score in the sandbox and needs nltk and its
+// WordNet data there; OpenAI's cosine (it needs an embedding model) is
+// refused with a message.
 func SimilarityMetrics() []string {
-	return []string{"fuzzy_match", "bleu", "gleu", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"}
+	return []string{"fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"}
 }
 
 var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -246,7 +247,7 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 					sg.Metric = v
 					if !contains(SimilarityMetrics(), v) {
 						d.fail(s.node("evaluation_metric").Line, s.key("evaluation_metric"),
-							"%q is not built: gradegate computes text_similarity with %s (not meteor, whose synonym matching needs WordNet, nor cosine, which needs an embedding model)",
+							"%q is not built: gradegate computes text_similarity with %s (not cosine, which needs an embedding model)",
 							v, strings.Join(SimilarityMetrics(), ", "))
 					}
 				}

@@ -276,6 +276,18 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.
 		return nil, nil, fmt.Errorf("the grader has no python part %d", k)
 	}
 	parts[k].src = src
+	// A meteor text_similarity runs gradegate's own meteor source in a
+	// pool of its own, after the python parts.
+	var meteors []manifest.SubGrader
+	for _, sg := range e.s.m.Grader.Multi.Graders {
+		if multi.Meteor(sg) {
+			meteors = append(meteors, sg)
+			parts = append(parts, part{name: sg.Name, g: e.s.m.Grader.Part(manifest.SubGrader{
+				Source: multi.MeteorFile, TimeoutSeconds: e.s.m.Grader.TimeoutSeconds, MemoryMB: e.s.m.Grader.MemoryMB, Isolation: worker.IsolationWorker,
+			}), src: multi.MeteorSource})
+		}
+	}
+	python := len(parts) - len(meteors)
 	pools := make([]*worker.Pool, len(parts))
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
@@ -299,17 +311,40 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.
 		}
 		stop()
 		var le *worker.LoadError
-		if errors.As(err, &le) {
-			return nil, nil, partLoadError(parts, i, le)
+		switch {
+		case errors.As(err, &le) && i >= python:
+			return nil, nil, meteorMissing(e.s.m, meteors[i-python], e.py, le)
+		case errors.As(err, &le):
+			return nil, nil, partLoadError(parts[:python], i, le)
 		}
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
 	g := e.s.m.Grader
-	runners := make([]gate.Runner, len(pools))
-	for i, p := range pools {
+	runners := make([]gate.Runner, python)
+	for i, p := range pools[:python] {
 		runners[i] = p
 	}
-	return gate.Ranged(multi.WrapParts(runners, g.Multi, e.models), g.Range), stop, nil
+	meteor := map[string]gate.Runner{}
+	for i, sg := range meteors {
+		meteor[sg.Name] = pools[python+i]
+	}
+	return gate.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models), g.Range), stop, nil
+}
+
+// meteorMissing is the refusal of a meteor text_similarity whose grader
+// cannot load: nltk or its WordNet data cannot be imported by the
+// interpreter the graders run with.
+func meteorMissing(m *manifest.Manifest, sg manifest.SubGrader, py worker.Python, le *worker.LoadError) error {
+	key := manifest.PartKey(sg.Name) + ".evaluation_metric"
+	return &manifest.Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf(
+		"meteor needs nltk and its WordNet data, which %s cannot import in the sandbox (%s); install them there (pip install nltk && python -m nltk.downloader wordnet) or choose another metric",
+		py.Executable, oneLine(le.Err.Message))}
+}
+
+// oneLine is the first line of s.
+func oneLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }
 
 // startPool starts the sandboxed worker pool of one Python part.

@@ -19,14 +19,11 @@ import (
 // A template naming a value the task does not have is an error, as it is
 // for a model grader's prompt.
 func Local(sg manifest.SubGrader, sample, item json.RawMessage) (float64, error) {
-	input, err := judge.Render(sg.Input, sample, item)
+	texts, err := Templates(sg, sample, item)
 	if err != nil {
-		return 0, fmt.Errorf("input: %w", err)
+		return 0, err
 	}
-	ref, err := judge.Render(sg.Reference, sample, item)
-	if err != nil {
-		return 0, fmt.Errorf("reference: %w", err)
-	}
+	input, ref := texts[0], texts[1]
 	switch sg.Type {
 	case manifest.SubStringCheck:
 		return StringCheck(sg.Operation, input, ref)
@@ -37,6 +34,20 @@ func Local(sg manifest.SubGrader, sample, item json.RawMessage) (float64, error)
 		return 0, similarityError(sg.Metric)
 	}
 	return 0, fmt.Errorf("sub-grader type %q is not run locally", sg.Type)
+}
+
+// Templates fills a sub-grader's input and reference templates from a
+// sample and an item.
+func Templates(sg manifest.SubGrader, sample, item json.RawMessage) ([2]string, error) {
+	input, err := judge.Render(sg.Input, sample, item)
+	if err != nil {
+		return [2]string{}, fmt.Errorf("input: %w", err)
+	}
+	ref, err := judge.Render(sg.Reference, sample, item)
+	if err != nil {
+		return [2]string{}, fmt.Errorf("reference: %w", err)
+	}
+	return [2]string{input, ref}, nil
 }
 
 // StringCheck is OpenAI's string_check: eq and ne compare exactly, like is

@@ -159,7 +159,7 @@ func TestWrapParts(t *testing.T) {
 	for i := range tasks {
 		tasks[i] = gate.Task{ID: string(rune('a' + i)), Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`)}
 	}
-	out, err := WrapParts([]gate.Runner{first, second}, mg, nil).Grade(context.Background(), tasks)
+	out, err := WrapParts([]gate.Runner{first, second}, nil, mg, nil).Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +195,61 @@ func TestWrapParts(t *testing.T) {
 				t.Errorf("error %+v, want message %q line %d", o.Error, tt.msg, tt.line)
 			}
 		})
+	}
+}
+
+// echo answers each task with a score read from its item, and keeps the
+// tasks it was given.
+type echo struct{ got *[]gate.Task }
+
+func (e echo) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	*e.got = append(*e.got, tasks...)
+	out := make([]gate.Outcome, len(tasks))
+	for i, t := range tasks {
+		var item map[string]string
+		json.Unmarshal(t.Item, &item)
+		v := float64(len(item["input"])) / 10
+		out[i] = gate.Outcome{Class: gate.ClassOK, Score: &v}
+	}
+	return out, nil
+}
+func (echo) Sandbox() gate.Sandbox { return gate.Sandbox{} }
+
+// TestWrapMeteor: a meteor sub-grader is graded by a pool of its own on
+// tasks carrying its filled templates, and its score goes into the
+// formula and the scores; a template that cannot be filled errors the
+// case, naming the sub-grader.
+func TestWrapMeteor(t *testing.T) {
+	one := 1.0
+	mg := &manifest.MultiGrader{
+		Python: "py",
+		Graders: []manifest.SubGrader{
+			{Name: "py", Type: manifest.SubPython},
+			{Name: "m", Type: manifest.SubTextSimilarity, Metric: "meteor", Input: "{{sample.output_text}}", Reference: "{{item.answer}}"},
+		},
+	}
+	f, err := manifest.ParseFormula("0.5 * py + 0.5 * m", []string{"py", "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg.Formula = f
+	var got []gate.Task
+	tasks := []gate.Task{
+		{ID: "a", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{"answer": "Paris, France"}`)},
+		{ID: "b", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{}`)},
+	}
+	out, err := WrapParts([]gate.Runner{fixed{{Class: gate.ClassOK, Score: &one}, {Class: gate.ClassOK, Score: &one}}},
+		map[string]gate.Runner{"m": echo{&got}}, mg, nil).Grade(context.Background(), tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0].Item) != `{"input":"Paris","reference":"Paris, France"}` {
+		t.Fatalf("meteor tasks %q", got)
+	}
+	if o := out[0]; o.Class != gate.ClassOK || *o.Score != 0.75 || o.Scores["m"] != 0.5 || o.Scores["py"] != 1 {
+		t.Errorf("a: %+v", o)
+	}
+	if o := out[1]; o.Class != gate.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader m: reference:") {
+		t.Errorf("b: %+v %+v", o, o.Error)
 	}
 }
