@@ -279,7 +279,11 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.
 	// A meteor text_similarity runs gradegate's own meteor source in a
 	// pool of its own, after the python parts.
 	var meteors []manifest.SubGrader
-	for _, sg := range e.s.m.Grader.Multi.Graders {
+	var subs []manifest.SubGrader
+	if mg := e.s.m.Grader.Multi; mg != nil {
+		subs = mg.Graders
+	}
+	for _, sg := range subs {
 		if multi.Meteor(sg) {
 			meteors = append(meteors, sg)
 			parts = append(parts, part{name: sg.Name, g: e.s.m.Grader.Part(manifest.SubGrader{
@@ -374,9 +378,12 @@ func partLoadError(parts []part, i int, le *worker.LoadError) *worker.LoadError 
 		return le
 	}
 	out := *le
-	out.Err.Message = fmt.Sprintf("sub-grader %s: %s", parts[i].name, le.Err.Message)
+	// The load message may start with the exception type, which every
+	// rendering puts in front again.
+	msg := strings.TrimPrefix(le.Err.Message, le.Err.Type+": ")
+	out.Err.Message = fmt.Sprintf("sub-grader %s: %s", parts[i].name, msg)
 	if i > 0 && le.Err.Line > 0 {
-		out.Err.Message = fmt.Sprintf("sub-grader %s (%s line %d): %s", parts[i].name, filepath.Base(parts[i].path), le.Err.Line, le.Err.Message)
+		out.Err.Message = fmt.Sprintf("sub-grader %s (%s line %d): %s", parts[i].name, filepath.Base(parts[i].path), le.Err.Line, msg)
 		out.Err.Line = 0
 	}
 	return &out
@@ -389,7 +396,7 @@ func (e *graderEnv) failedPath(le *worker.LoadError) string {
 		return e.s.m.Path(e.s.m.Grader.Source)
 	}
 	for _, p := range parts[1:] {
-		if strings.HasPrefix(le.Err.Message, "sub-grader "+p.name+" ") {
+		if strings.HasPrefix(le.Err.Message, "sub-grader "+p.name+" ") || strings.HasPrefix(le.Err.Message, "sub-grader "+p.name+":") {
 			return p.path
 		}
 	}
