@@ -206,9 +206,14 @@ func (a *app) runner(ctx context.Context, s *suite, f gradeFlags, starting func(
 	var le *worker.LoadError
 	if errors.As(err, &le) {
 		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", env.failedPath(le), le)
+		env.close()
 		return loadFailed{err: le, sandbox: env.sb.Status()}, func() {}, nil
 	}
-	return r, stop, err
+	if err != nil {
+		env.close()
+		return nil, nil, err
+	}
+	return r, func() { stop(); env.close() }, nil
 }
 
 // graderEnv starts grader pools for one suite: the sandbox and the
@@ -225,6 +230,46 @@ type graderEnv struct {
 	hashSeed string
 	// models asks the model sub-graders of a multi grader; nil without.
 	models *multi.Models
+	// meteor holds the pools of a multi grader's meteor text_similarity
+	// sub-graders, started once and shared by every runner of the
+	// environment (they run gradegate's own source, which no mutant or
+	// base changes); close stops them.
+	meteor *meteorPools
+}
+
+// meteorPools are the shared meteor pools of a graderEnv, by sub-grader
+// name.
+type meteorPools struct {
+	mu    sync.Mutex
+	pools map[string]*worker.Pool
+}
+
+// meteorPool returns the pool of a meteor sub-grader, starting it the
+// first time.
+func (e *graderEnv) meteorPool(ctx context.Context, p part) (*worker.Pool, error) {
+	e.meteor.mu.Lock()
+	defer e.meteor.mu.Unlock()
+	if pool, ok := e.meteor.pools[p.name]; ok {
+		return pool, nil
+	}
+	pool, err := e.startPool(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	e.meteor.pools[p.name] = pool
+	return pool, nil
+}
+
+// close stops the shared pools of the environment.
+func (e *graderEnv) close() {
+	e.meteor.mu.Lock()
+	defer e.meteor.mu.Unlock()
+	for name, p := range e.meteor.pools {
+		if err := p.Close(); err != nil {
+			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+		}
+		delete(e.meteor.pools, name)
+	}
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
@@ -244,7 +289,8 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 	if err := a.multiModels(s, f, false, gate.Shard{}); err != nil {
 		return nil, err
 	}
-	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models}, nil
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models,
+		meteor: &meteorPools{pools: map[string]*worker.Pool{}}}, nil
 }
 
 // newRunner starts a pool grading with src (for a multi grader, pools for
@@ -296,11 +342,15 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
+		if i >= python {
+			wg.Go(func() { pools[i], errs[i] = e.meteorPool(ctx, p) })
+			continue
+		}
 		wg.Go(func() { pools[i], errs[i] = e.startPool(ctx, p) })
 	}
 	wg.Wait()
 	stop := func() {
-		for _, p := range pools {
+		for _, p := range pools[:python] {
 			if p == nil {
 				continue
 			}

@@ -62,6 +62,7 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, sample *gate.Deter
 	if err != nil {
 		return err
 	}
+	defer env.close()
 	askModels := false
 	if subs := s.m.Grader.Multi.Models(); len(subs) > 0 {
 		why, err := modelDeterminismSkip(s.m, s.models.HasKey(), usedCalls(res), len(subs), func() (int, error) {

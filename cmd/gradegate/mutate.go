@@ -158,6 +158,7 @@ func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f g
 	if err != nil {
 		return nil, err
 	}
+	defer env.close()
 	var cases []dataset.Case
 	if set != nil {
 		cases = set.Cases
@@ -227,6 +228,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
+	defer env.close()
 	rep, err := shadow.Run(ctx, base, head, s.m, set.Cases, env.runnerFor(k))
 	if err != nil {
 		return a.fail("shadow", err)
