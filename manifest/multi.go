@@ -128,7 +128,7 @@ var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // and label_model ones), max_calls (the model sub-graders' budget) and the
 // keys that say how its combined score counts.
 func (d *decoder) multiGrader(s *section, g *Grader) {
-	s.forbid("a multi grader (these belong to its python sub-grader in graders)", "source", "sha256", "contract", "image_tag", "metric", "isolation")
+	s.forbid("a multi grader (these belong to its python sub-graders in graders)", "source", "sha256", "contract", "image_tag", "metric", "isolation", "timeout_seconds", "memory_mb")
 	s.forbid("a multi grader", "model", "input", "labels", "passing_labels", "sampling_params", "endpoint")
 	s.require("graders", "calculate_output")
 	mg := &MultiGrader{}
@@ -160,6 +160,10 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 		}
 	}
 	d.pythonScale(s, g)
+	// Starting a grader process and loading its source: every python part.
+	if v, ok := s.integer("load_timeout_seconds", 1, MaxTimeoutSeconds); ok {
+		g.LoadTimeoutSeconds = v
+	}
 	if v, ok := s.str("calculate_output"); ok {
 		mg.CalculateOutput = v
 		if len(names) > 0 {

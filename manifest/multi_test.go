@@ -64,6 +64,8 @@ func TestParseMultiErrors(t *testing.T) {
 		{"operation", "operation: ilike", "operation: regex", "grader.graders.mentions.operation", "must be one of eq | ne | like | ilike"},
 		{"no python part", "type: python\n      source: grader.py\n      sha256: \"" + hexB + "\"\n      timeout_seconds: 30", "type: string_check\n      input: x\n      reference: y\n      operation: eq", "grader.graders", "needs a python sub-grader"},
 		{"source at the top", "type: multi", "type: multi\n  source: grader.py", "grader.source", "does not apply to a multi grader"},
+		{"timeout at the top", "type: multi", "type: multi\n  timeout_seconds: 5", "grader.timeout_seconds", "does not apply to a multi grader (these belong to its python sub-graders"},
+		{"memory at the top", "type: multi", "type: multi\n  memory_mb: 512", "grader.memory_mb", "does not apply to a multi grader"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +137,7 @@ func TestParseMultiParts(t *testing.T) {
 	second := "    format:\n      type: python\n      source: checks/format.py\n      sha256: \"" + hexA + "\"\n      memory_mb: 512\n      isolation: case\n"
 	text := strings.Replace(multiManifest, "    mentions:\n", second+"    mentions:\n", 1)
 	text = strings.Replace(text, "0.15 * mentions", "0.1 * mentions + 0.05 * format", 1)
+	text = strings.Replace(text, "type: multi", "type: multi\n  load_timeout_seconds: 45", 1)
 	m, err := Parse([]byte(text), "gradegate.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +148,9 @@ func TestParseMultiParts(t *testing.T) {
 		t.Fatalf("grader %+v, parts %+v", g, parts)
 	}
 	p := g.Part(parts[1])
+	if g.LoadTimeoutSeconds != 45 || p.LoadTimeoutSeconds != 45 {
+		t.Errorf("load timeouts %d and %d, want the multi grader's 45 for every part", g.LoadTimeoutSeconds, p.LoadTimeoutSeconds)
+	}
 	if p.Source != "checks/format.py" || p.SHA256 != hexA || p.MemoryMB != 512 || p.Isolation != "case" || p.TimeoutSeconds != DefaultTimeoutSeconds || p.PassThreshold != 0.8 || p.Multi != nil {
 		t.Errorf("second part %+v", p)
 	}
