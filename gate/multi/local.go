@@ -1,8 +1,9 @@
-// Package multi grades OpenAI's multi graders: the Python sub-grader runs
-// in the sandbox like any Python grader, string_check and text_similarity
-// (fuzzy_match, bleu, gleu, rouge) sub-graders run here, score_model and
-// label_model sub-graders are asked by the gate through package judge, and
-// calculate_output combines them.
+// Package multi grades OpenAI's multi graders: the python sub-graders run
+// in the sandbox like any Python grader, each in a pool of its own;
+// string_check and text_similarity (fuzzy_match, bleu, gleu, rouge)
+// sub-graders run here, except meteor, which runs nltk in the sandbox
+// (MeteorSource); score_model and label_model sub-graders are asked by the
+// gate through package judge; and calculate_output combines them.
 package multi
 
 import (
