@@ -48,6 +48,13 @@ func pinnedFiles(m *manifest.Manifest, withDataset bool) []pinnedFile {
 		// source file to pin, and its digest is of its keys.
 		files = append(files, pinnedFile{"grader", m.Grader.Source, m.Grader.SHA256, true})
 	}
+	// A multi grader's further python sub-graders are pinned each by its
+	// own digest.
+	for i, sg := range m.Grader.Multi.PythonParts() {
+		if i > 0 {
+			files = append(files, pinnedFile{manifest.PartKey(sg.Name), sg.Source, sg.SHA256, true})
+		}
+	}
 	if m.Rubric != nil && m.Rubric.Path != "" {
 		files = append(files, pinnedFile{"rubric", m.Rubric.Path, m.Rubric.SHA256, true})
 	}
@@ -67,6 +74,9 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 	for _, f := range pinnedFiles(m, withDataset) {
 		file := path.Join(m.Dir, f.path)
 		kind := input.ForKey(f.name)
+		if strings.HasPrefix(f.name, manifest.PartKey("")) {
+			kind = input.Grader
+		}
 		sum, err := fileDigest(fsys, file, kind, m.Limits.Of(kind))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -80,6 +90,10 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 	}
 	if len(errs) > 0 {
 		return Digests{}, nil, errors.Join(errs...)
+	}
+	if parts := m.Grader.Multi.PythonParts(); len(parts) > 1 {
+		// The results name every python part's digest, the first too.
+		d.Graders[parts[0].Name] = d.Grader
 	}
 	if m.Grader.Judge != nil {
 		d.Grader = manifest.GraderDigest(m.Grader)
@@ -135,6 +149,13 @@ func NormalizeDigest(s string) string {
 }
 
 func (d *Digests) set(name, v string) {
+	if part, ok := strings.CutPrefix(name, manifest.PartKey("")); ok {
+		if d.Graders == nil {
+			d.Graders = map[string]string{}
+		}
+		d.Graders[part] = v
+		return
+	}
 	switch name {
 	case "dataset":
 		d.Dataset = v
@@ -148,6 +169,9 @@ func (d *Digests) set(name, v string) {
 }
 
 func (d Digests) get(name string) string {
+	if part, ok := strings.CutPrefix(name, manifest.PartKey("")); ok {
+		return d.Graders[part]
+	}
 	switch name {
 	case "dataset":
 		return d.Dataset

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -67,7 +68,11 @@ func canaryNames(cs []CanaryResult) string {
 }
 
 func digestText(d Digests) string {
-	return fmt.Sprintf("dataset=%s samples=%s grader=%s rubric=%s", d.Dataset, d.Samples, d.Grader, d.Rubric)
+	s := fmt.Sprintf("dataset=%s samples=%s grader=%s rubric=%s", d.Dataset, d.Samples, d.Grader, d.Rubric)
+	for _, name := range slices.Sorted(maps.Keys(d.Graders)) {
+		s += fmt.Sprintf(" graders.%s=%s", name, d.Graders[name])
+	}
+	return s
 }
 
 // weakest is the sandbox every shard had: a layer counts only when it was in

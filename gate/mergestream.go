@@ -257,7 +257,7 @@ func checkHeaders(parts []*Results, m *manifest.Manifest, bad func(string, ...an
 			bad("%s: shard %d appears twice", name, p.Shard.Index)
 		}
 		seen[p.Shard.Index] = true
-		if p.Digests != first.Digests {
+		if !p.Digests.Equal(first.Digests) {
 			bad("%s: digests %s differ from results #1's %s: the shards graded different files",
 				name, digestText(p.Digests), digestText(first.Digests))
 		}

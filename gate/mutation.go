@@ -4,7 +4,10 @@ package gate
 // pragma keeps from being mutation-tested, as the mutation report and the
 // results list it: an exclusion is never silent.
 type MutationExclusion struct {
-	Line int `json:"line"`
+	// Part names the python sub-grader of a multi grader whose source the
+	// line is in, when the grader has more than one; "" otherwise.
+	Part string `json:"part,omitempty"`
+	Line int    `json:"line"`
 	// Reason is the text after "no-mutate:"; empty when the pragma gives
 	// none, and then the line's mutants count as survivors.
 	Reason string `json:"reason"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
@@ -166,6 +167,15 @@ type Digests struct {
 	Samples string `json:"samples,omitempty"`
 	Grader  string `json:"grader"`
 	Rubric  string `json:"rubric,omitempty"`
+	// Graders holds, for a multi grader with more than one python
+	// sub-grader, each one's digest by sub-grader name (Grader is the
+	// first's).
+	Graders map[string]string `json:"graders,omitempty"`
+}
+
+// Equal reports whether two runs graded the same files.
+func (d Digests) Equal(o Digests) bool {
+	return d.Dataset == o.Dataset && d.Samples == o.Samples && d.Grader == o.Grader && d.Rubric == o.Rubric && maps.Equal(d.Graders, o.Graders)
 }
 
 // Versions records what produced the results.

@@ -208,7 +208,7 @@ func TestRun(t *testing.T) {
 	if want := (Digests{
 		Dataset: "sha256:" + digest("…cases…\n"), Samples: "sha256:" + digest("…samples…\n"),
 		Grader: "sha256:" + s.m.Grader.SHA256, Rubric: "sha256:" + digest("# rubric\n"),
-	}); res.Digests != want {
+	}); !res.Digests.Equal(want) {
 		t.Errorf("digests = %+v, want %+v", res.Digests, want)
 	}
 	if want := (Versions{DatasetRevision: "2026-11-29", RubricVersion: "order-rubric-2", GraderName: "grader",

@@ -20,14 +20,16 @@ const (
 	SubTextSimilarity = "text_similarity"
 )
 
-// MultiGrader is the part of a multi grader beyond its Python sub-grader,
-// whose source, digest and limits are the Grader's own fields, so pinning,
-// digests, lint, mutation and shadow treat it as the grader under test.
+// MultiGrader is the part of a multi grader beyond its first Python
+// sub-grader, whose source, digest and limits are also the Grader's own
+// fields, so a multi grader with one Python part is pinned, digested,
+// linted, mutated and shadowed as a Python grader is. Every further Python
+// sub-grader carries its own source and digest (see PythonParts).
 type MultiGrader struct {
 	// CalculateOutput is the formula as written; Formula is its parse.
 	CalculateOutput string   `json:"calculate_output"`
 	Formula         *Formula `json:"-"`
-	// Python names the Python sub-grader.
+	// Python names the first Python sub-grader.
 	Python string `json:"python"`
 	// Graders are every sub-grader, the Python one included, in manifest order.
 	Graders []SubGrader `json:"graders"`
@@ -51,10 +53,50 @@ func (mg *MultiGrader) Models() []SubGrader {
 	return out
 }
 
+// PythonParts are the python sub-graders, in manifest order: the first is
+// the Grader's own source.
+func (mg *MultiGrader) PythonParts() []SubGrader {
+	if mg == nil {
+		return nil
+	}
+	var out []SubGrader
+	for _, sg := range mg.Graders {
+		if sg.Type == SubPython {
+			out = append(out, sg)
+		}
+	}
+	return out
+}
+
+// PartKey is the manifest key of a python sub-grader's section
+// ("grader.graders.NAME"): its source and sha256 keys are under it, and
+// pin and the digest checks name it.
+func PartKey(name string) string { return "grader.graders." + name }
+
+// Part is the grader a python sub-grader runs as: g's settings (contract,
+// metric, load timeout, scale) with the sub-grader's source, digest, image
+// tag and limits.
+func (g Grader) Part(sg SubGrader) Grader {
+	p := g
+	p.Source, p.SHA256, p.ImageTag = sg.Source, sg.SHA256, sg.ImageTag
+	p.TimeoutSeconds, p.MemoryMB, p.Isolation = sg.TimeoutSeconds, sg.MemoryMB, sg.Isolation
+	p.Multi = nil
+	return p
+}
+
 // SubGrader is one named sub-grader of a multi grader.
 type SubGrader struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
+	// Source (relative to the manifest's folder), SHA256, ImageTag,
+	// TimeoutSeconds, MemoryMB and Isolation are a python sub-grader's,
+	// with the defaults of a Python grader applied.
+	Source         string `json:"source,omitempty"`
+	SHA256         string `json:"sha256,omitempty"`
+	ImageTag       string `json:"image_tag,omitempty"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+	MemoryMB       int    `json:"memory_mb,omitempty"`
+	Isolation      string `json:"isolation,omitempty"`
 	// Input and Reference are templates over the item and the sample
 	// ({{sample.output_text}}, {{item.field}}): string_check and
 	// text_similarity.
@@ -72,20 +114,21 @@ type SubGrader struct {
 }
 
 // SimilarityMetrics are the text_similarity metrics gradegate computes.
-// OpenAI's meteor (its synonym matching needs WordNet) and cosine (it needs
-// an embedding model) are refused with a message.
+// meteor runs nltk's meteor_score in the sandbox and needs nltk and its
+// WordNet data there; OpenAI's cosine (it needs an embedding model) is
+// refused with a message.
 func SimilarityMetrics() []string {
-	return []string{"fuzzy_match", "bleu", "gleu", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"}
+	return []string{"fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"}
 }
 
 var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// multiGrader decodes a multi grader: calculate_output, graders (exactly
-// one python sub-grader, plus string_check, text_similarity, score_model
+// multiGrader decodes a multi grader: calculate_output, graders (one or
+// more python sub-graders, and string_check, text_similarity, score_model
 // and label_model ones), max_calls (the model sub-graders' budget) and the
 // keys that say how its combined score counts.
 func (d *decoder) multiGrader(s *section, g *Grader) {
-	s.forbid("a multi grader (these belong to its python sub-grader in graders)", "source", "sha256", "contract", "image_tag", "metric", "isolation")
+	s.forbid("a multi grader (these belong to its python sub-graders in graders)", "source", "sha256", "contract", "image_tag", "metric", "isolation", "timeout_seconds", "memory_mb")
 	s.forbid("a multi grader", "model", "input", "labels", "passing_labels", "sampling_params", "endpoint")
 	s.require("graders", "calculate_output")
 	mg := &MultiGrader{}
@@ -99,12 +142,12 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 		mg.Graders = d.subGraders(n, s.key("graders"), g)
 		for _, sg := range mg.Graders {
 			names = append(names, sg.Name)
-			if sg.Type == SubPython {
+			if sg.Type == SubPython && mg.Python == "" {
 				mg.Python = sg.Name
 			}
 		}
 		if mg.Python == "" && len(mg.Graders) > 0 {
-			d.fail(n.Line, s.key("graders"), "needs one python sub-grader: gradegate gates a multi grader through its Python part (its canaries, calibration and mutation test)")
+			d.fail(n.Line, s.key("graders"), "needs a python sub-grader: gradegate gates a multi grader through its Python part (its canaries, calibration and mutation test)")
 		}
 	}
 	if v, ok := s.integer("max_calls", 1, math.MaxInt); ok {
@@ -117,6 +160,10 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 		}
 	}
 	d.pythonScale(s, g)
+	// Starting a grader process and loading its source: every python part.
+	if v, ok := s.integer("load_timeout_seconds", 1, MaxTimeoutSeconds); ok {
+		g.LoadTimeoutSeconds = v
+	}
 	if v, ok := s.str("calculate_output"); ok {
 		mg.CalculateOutput = v
 		if len(names) > 0 {
@@ -154,25 +201,28 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 		sg.Type, _ = s.enum("type", SubPython, SubStringCheck, SubTextSimilarity, TypeScoreModel, TypeLabelModel)
 		switch sg.Type {
 		case SubPython:
-			if g.Source != "" {
-				d.fail(k.Line, sk, "a second python sub-grader: gradegate gates one python sub-grader per multi grader")
-				continue
-			}
 			s.forbid("a python sub-grader", "input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold", "endpoint")
 			s.require("source", "sha256")
-			g.Source, _ = s.relPath("source")
-			g.SHA256, _ = s.digest("sha256")
-			g.ImageTag, _ = s.str("image_tag")
+			sg.Source, _ = s.relPath("source")
+			sg.SHA256, _ = s.digest("sha256")
+			sg.ImageTag, _ = s.str("image_tag")
+			sg.TimeoutSeconds, sg.MemoryMB, sg.Isolation = DefaultTimeoutSeconds, DefaultMemoryMB, DefaultIsolation
 			if v, ok := s.integer("timeout_seconds", 1, MaxTimeoutSeconds); ok {
-				g.TimeoutSeconds = v
+				sg.TimeoutSeconds = v
 			}
 			if v, ok := s.integer("memory_mb", MinMemoryMB, MaxMemoryMB); ok {
-				g.MemoryMB = v
+				sg.MemoryMB = v
 			}
 			if v, ok := s.enum("isolation", "worker", "case"); ok {
-				g.Isolation = v
+				sg.Isolation = v
 			}
-			// Digest checks and pin point at the sub-grader's own lines.
+			if g.Source != "" {
+				break // a further python part: its own fields only
+			}
+			// The first python part is the grader's own source and limits;
+			// digest checks and pin point at its lines.
+			g.Source, g.SHA256, g.ImageTag = sg.Source, sg.SHA256, sg.ImageTag
+			g.TimeoutSeconds, g.MemoryMB, g.Isolation = sg.TimeoutSeconds, sg.MemoryMB, sg.Isolation
 			for _, f := range []string{"source", "sha256"} {
 				d.lines["grader."+f] = d.lines[sk+"."+f]
 			}
@@ -201,7 +251,7 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 					sg.Metric = v
 					if !contains(SimilarityMetrics(), v) {
 						d.fail(s.node("evaluation_metric").Line, s.key("evaluation_metric"),
-							"%q is not built: gradegate computes text_similarity with %s (not meteor, whose synonym matching needs WordNet, nor cosine, which needs an embedding model)",
+							"%q is not built: gradegate computes text_similarity with %s (not cosine, which needs an embedding model)",
 							v, strings.Join(SimilarityMetrics(), ", "))
 					}
 				}
@@ -251,4 +301,59 @@ func pythonGraderNode(grader *yaml.Node) *yaml.Node {
 		}
 	}
 	return grader
+}
+
+// isPartKey reports whether a pin section names a python sub-grader.
+func isPartKey(section string) bool {
+	name, ok := strings.CutPrefix(section, PartKey(""))
+	return ok && subNameRE.MatchString(name)
+}
+
+// partNode is the mapping of the sub-grader a PartKey names, or nil.
+func partNode(root *yaml.Node, key string) *yaml.Node {
+	grader := mappingValue(root, "grader")
+	if grader == nil || grader.Kind != yaml.MappingNode {
+		return nil
+	}
+	subs := mappingValue(grader, "graders")
+	if subs == nil || subs.Kind != yaml.MappingNode {
+		return nil
+	}
+	sub := mappingValue(subs, strings.TrimPrefix(key, PartKey("")))
+	if sub == nil {
+		return nil
+	}
+	return resolve(sub)
+}
+
+// furtherPythonParts names the python sub-graders of a multi grader's
+// section after the first, which pythonGraderNode stands for.
+func furtherPythonParts(grader *yaml.Node) []string {
+	if grader == nil || grader.Kind != yaml.MappingNode {
+		return nil
+	}
+	if t := mappingValue(grader, "type"); t == nil || t.Value != TypeMulti {
+		return nil
+	}
+	subs := mappingValue(grader, "graders")
+	if subs == nil || subs.Kind != yaml.MappingNode {
+		return nil
+	}
+	var out []string
+	first := true
+	for i := 0; i+1 < len(subs.Content); i += 2 {
+		sub := resolve(subs.Content[i+1])
+		if sub.Kind != yaml.MappingNode {
+			continue
+		}
+		if st := mappingValue(sub, "type"); st == nil || st.Value != SubPython {
+			continue
+		}
+		if first {
+			first = false
+			continue
+		}
+		out = append(out, subs.Content[i].Value)
+	}
+	return out
 }

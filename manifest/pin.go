@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -26,14 +27,15 @@ func pinTargets() []pinTarget {
 
 // Pin rewrites the sha256 values of a manifest's sections to the given
 // digests and returns the new manifest bytes. digests is keyed by section:
-// "dataset", "samples", "rubric", "grader"; a section not in the map is left
-// alone. Only the digest values change: comments, quoting, key order and
+// "dataset", "samples", "rubric", "grader" (for a multi grader, its first
+// python sub-grader), and PartKey(name) for a multi grader's further python
+// sub-graders; a section not in the map is left alone. Only the digest values change: comments, quoting, key order and
 // layout stay as the user wrote them. A section with a file but no sha256 key
 // gets a `sha256: "<hex>"` line right after its path (or source) line.
 func Pin(data []byte, digests map[string]string) ([]byte, error) {
 	for name, d := range digests {
-		if !slices.ContainsFunc(pinTargets(), func(t pinTarget) bool { return t.section == name }) {
-			return nil, fmt.Errorf("pin: unknown section %q: expected dataset, samples, rubric or grader", name)
+		if !slices.ContainsFunc(pinTargets(), func(t pinTarget) bool { return t.section == name }) && !isPartKey(name) {
+			return nil, fmt.Errorf("pin: unknown section %q: expected dataset, samples, rubric, grader or a python sub-grader", name)
 		}
 		if !ValidDigest(d) {
 			return nil, fmt.Errorf("pin: %s digest %q is not 64 lowercase hex digits", name, d)
@@ -54,6 +56,16 @@ func Pin(data []byte, digests map[string]string) ([]byte, error) {
 			continue
 		}
 		e, err := t.pinSection(root, target.section, target.fileKey, NormalizeDigest(digest))
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, e)
+	}
+	for _, key := range slices.Sorted(maps.Keys(digests)) {
+		if !isPartKey(key) {
+			continue
+		}
+		e, err := t.pinNode(partNode(root, key), key, "source", NormalizeDigest(digests[key]))
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +176,11 @@ func (t text) pinSection(root *yaml.Node, section, fileKey, digest string) (edit
 	if section == "grader" {
 		sec = pythonGraderNode(sec)
 	}
+	return t.pinNode(sec, section, fileKey, digest)
+}
+
+// pinNode pins the section sec, named section in errors.
+func (t text) pinNode(sec *yaml.Node, section, fileKey, digest string) (edit, error) {
 	if sec == nil || isNull(sec) {
 		return edit{}, &Error{Key: section, Msg: "cannot pin: the manifest has no " + section + " section"}
 	}
@@ -277,8 +294,11 @@ func checkPinned(out []byte, digests map[string]string) error {
 	}
 	for section, want := range digests {
 		_, sec := lookup(root, section)
-		if section == "grader" {
+		switch {
+		case section == "grader":
 			sec = pythonGraderNode(sec)
+		case isPartKey(section):
+			sec = partNode(root, section)
 		}
 		if sec == nil {
 			return fmt.Errorf("pin: rewritten manifest lost section %s", section)
@@ -314,6 +334,11 @@ func PinnedFiles(data []byte, file string) (map[string]string, error) {
 		}
 		if v := mappingValue(section, target.fileKey); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
 			out[target.section] = v.Value
+		}
+	}
+	for _, name := range furtherPythonParts(mappingValue(root, "grader")) {
+		if v := mappingValue(partNode(root, PartKey(name)), "source"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+			out[PartKey(name)] = v.Value
 		}
 	}
 	return out, nil

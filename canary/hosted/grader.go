@@ -3,6 +3,8 @@ package hosted
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,13 +14,50 @@ import (
 	"unicode/utf8"
 )
 
-// Grader is the hosted Python grader object
-// {"type": "python", "name": …, "source": …, "image_tag": …}.
+// Grader is a hosted grader object in OpenAI's shape: a Python grader
+// {"type": "python", "name": …, "source": …, "image_tag": …}, or a multi
+// grader {"type": "multi", "name": …, "graders": {name: grader, …},
+// "calculate_output": …} whose sub-graders are Python graders or, with
+// their keys in Fields, string_check, text_similarity, score_model and
+// label_model graders.
 type Grader struct {
-	Type     string `json:"type"` // "python" when empty
-	Name     string `json:"name"`
-	Source   string `json:"source"` // exactly the pinned bytes of the grader file
-	ImageTag string `json:"image_tag,omitempty"`
+	Type     string // "python" when empty
+	Name     string
+	Source   string // a Python grader's: exactly the pinned bytes of the grader file
+	ImageTag string
+
+	// Graders and CalculateOutput are a multi grader's.
+	Graders         map[string]Grader
+	CalculateOutput string
+	// Fields are the keys of a sub-grader other than a Python one (input,
+	// reference, operation, evaluation_metric, model, range, labels,
+	// passing_labels, sampling_params), sent as they are.
+	Fields map[string]any
+}
+
+// MarshalJSON writes the grader in OpenAI's shape: source (always, even
+// empty) and image_tag for a Python grader, graders and calculate_output
+// for a multi grader, and Fields for any other.
+func (g Grader) MarshalJSON() ([]byte, error) {
+	out := make(map[string]any, len(g.Fields)+4)
+	for k, v := range g.Fields {
+		out[k] = v
+	}
+	t := g.Type
+	if t == "" {
+		t = "python"
+	}
+	out["type"], out["name"] = t, g.Name
+	switch t {
+	case "python":
+		out["source"] = g.Source
+		if g.ImageTag != "" {
+			out["image_tag"] = g.ImageTag
+		}
+	case "multi":
+		out["graders"], out["calculate_output"] = g.Graders, g.CalculateOutput
+	}
+	return marshal(out)
 }
 
 func (g Grader) wire() (Grader, error) {
@@ -31,7 +70,23 @@ func (g Grader) wire() (Grader, error) {
 	if !utf8.ValidString(g.Source) {
 		return g, errors.New("grader source is not valid UTF-8, so it cannot be sent byte for byte")
 	}
+	for name, sub := range g.Graders {
+		if _, err := sub.wire(); err != nil {
+			return g, fmt.Errorf("sub-grader %s: %w", name, err)
+		}
+	}
 	return g, nil
+}
+
+// Digest is the hex SHA-256 of what identifies the grader that was sent:
+// a Python grader's source bytes, or a multi grader's JSON as sent.
+func (g Grader) Digest() string {
+	b := []byte(g.Source)
+	if g.Type == "multi" {
+		b, _ = marshal(g) // a Grader always marshals: its values are plain
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // marshal encodes v without HTML escaping (the service reads the same

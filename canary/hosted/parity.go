@@ -2,8 +2,6 @@ package hosted
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,7 +125,8 @@ type GraderInfo struct {
 	Type     string `json:"type"`
 	Name     string `json:"name"`
 	ImageTag string `json:"image_tag,omitempty"`
-	// SHA256 is the digest of the source bytes that were sent.
+	// SHA256 is the digest of the source bytes that were sent, or of a
+	// multi grader's JSON as sent (Grader.Digest).
 	SHA256 string `json:"sha256"`
 }
 
@@ -203,7 +202,6 @@ func Parity(ctx context.Context, c *Client, g Grader, canaries []manifest.Canary
 	// threshold is the grader's pass_threshold. A hosted reward within
 	// tolerance of the expectation can still fall on the other side of it; the
 	// polarity check below makes that a disagreement too.
-	sum := sha256.Sum256([]byte(g.Source))
 	w := g
 	if w.Type == "" {
 		w.Type = "python"
@@ -211,7 +209,7 @@ func Parity(ctx context.Context, c *Client, g Grader, canaries []manifest.Canary
 	rep := &Report{
 		Schema:        Schema,
 		BaseURL:       c.BaseURL(),
-		Grader:        GraderInfo{Type: w.Type, Name: w.Name, ImageTag: w.ImageTag, SHA256: hex.EncodeToString(sum[:])},
+		Grader:        GraderInfo{Type: w.Type, Name: w.Name, ImageTag: w.ImageTag, SHA256: g.Digest()},
 		Rows:          make([]Row, 0, len(canaries)),
 		Problems:      []string{},
 		NotComparable: []string{},

@@ -57,7 +57,12 @@ type suite struct {
 	m      *manifest.Manifest
 	fsys   hostFS
 	source []byte
-	python worker.Python // resolved by runner
+	// partSources are a multi grader's further python sub-graders' bytes,
+	// by sub-grader name, read once as source is; partsMu guards them, as
+	// the lint reads them while the pools start.
+	partsMu     sync.Mutex
+	partSources map[string][]byte
+	python      worker.Python // resolved by runner
 	// models asks a multi grader's model sub-graders; every runner of the
 	// suite shares it, so each request is asked once.
 	models *multi.Models
@@ -105,20 +110,75 @@ func (s *suite) graderSource() ([]byte, error) {
 	return b, nil
 }
 
-// lint reads the grader source without running it (grade signature, size,
-// imports outside the image tag, broad excepts returning credit, …).
-// image is the Action image gradegate runs in (GRADEGATE_IMAGE).
-func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]manifest.Finding, error) {
+// part is one Python source of the grader: the grader's own (for a multi
+// grader its first python sub-grader), or a further python sub-grader of a
+// multi grader.
+type part struct {
+	// name is the sub-grader's name; "" for a python grader.
+	name string
+	// g is the grader the part runs as: its source, digest, image tag and
+	// limits.
+	g manifest.Grader
+	// path is the source's path as the suite reads it; key the manifest
+	// key that names it.
+	path, key string
+	src       []byte
+}
+
+// parts reads every Python source of the grader, the grader's own first;
+// these exact bytes are the ones whose digests the gate checks and the ones
+// the workers load.
+func (s *suite) parts() ([]part, error) {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
 	src, err := s.graderSource()
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, lint.InImage(lint.ActionImage(image)))
-	fs, err := lint.Grader(ctx, s.python.Executable, src, s.m.Path(s.m.Grader.Source), s.m.Grader, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("linting the grader: %w", err)
+	g := s.m.Grader
+	subs := g.Multi.PythonParts()
+	first := part{g: g, path: s.m.Path(g.Source), key: "grader.source", src: src}
+	if len(subs) == 0 {
+		return []part{first}, nil
 	}
-	return append(fs, lint.Scale(s.m)...), nil
+	first.name = subs[0].Name
+	out := []part{first}
+	for _, sg := range subs[1:] {
+		p := part{name: sg.Name, g: g.Part(sg), path: s.m.Path(sg.Source), key: manifest.PartKey(sg.Name) + ".source"}
+		if p.src = s.partSources[sg.Name]; p.src == nil {
+			b, err := input.ReadFile(s.fsys, p.path, input.Grader, s.m.Limits.Of(input.Grader))
+			if err != nil {
+				return nil, manifest.ReadError(s.m.File, s.m.Line(p.key), p.key, "cannot read "+p.path, err)
+			}
+			if s.partSources == nil {
+				s.partSources = map[string][]byte{}
+			}
+			s.partSources[sg.Name], p.src = b, b
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// lint reads every Python source of the grader without running it (grade
+// signature, size, imports outside the image tag, broad excepts returning
+// credit, …). image is the Action image gradegate runs in
+// (GRADEGATE_IMAGE).
+func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]manifest.Finding, error) {
+	parts, err := s.parts()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, lint.InImage(lint.ActionImage(image)))
+	var all []manifest.Finding
+	for _, p := range parts {
+		fs, err := lint.Grader(ctx, s.python.Executable, p.src, p.path, p.g, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("linting the grader %s: %w", p.path, err)
+		}
+		all = append(all, fs...)
+	}
+	return append(all, lint.Scale(s.m)...), nil
 }
 
 // runner starts the grader pool. A grader that cannot even be loaded is not
@@ -130,20 +190,24 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // start: what it starts in the background overlaps with their start. It is
 // not called when settling them fails.
 func (a *app) runner(ctx context.Context, s *suite, env *graderEnv, starting func()) (gate.Runner, func(), error) {
-	src, err := s.graderSource()
+	parts, err := s.parts()
 	if err != nil {
 		return nil, nil, err
 	}
+	src := parts[0].src
 	if starting != nil {
 		starting()
 	}
 	r, stop, err := env.newRunner(ctx, src)
 	var le *worker.LoadError
 	if errors.As(err, &le) {
-		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", s.m.Path(s.m.Grader.Source), le)
+		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", env.failedPath(le), le)
 		return loadFailed{err: le, sandbox: env.sb.Status()}, func() {}, nil
 	}
-	return r, stop, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, stop, nil
 }
 
 // graderEnv starts grader pools for one suite: the sandbox and the
@@ -166,6 +230,46 @@ type graderEnv struct {
 	// portable: grade with worker.PortablePool (os/exec and pipes, no
 	// sandbox), the pool of every system but Linux.
 	portable bool
+	// meteor holds the pools of a multi grader's meteor text_similarity
+	// sub-graders, started once and shared by every runner of the
+	// environment (they run gradegate's own source, which no mutant or
+	// base changes); close stops them.
+	meteor *meteorPools
+}
+
+// meteorPools are the shared meteor pools of a graderEnv, by sub-grader
+// name.
+type meteorPools struct {
+	mu    sync.Mutex
+	pools map[string]graderPool
+}
+
+// meteorPool returns the pool of a meteor sub-grader, starting it the
+// first time.
+func (e *graderEnv) meteorPool(ctx context.Context, p part, i int) (graderPool, error) {
+	e.meteor.mu.Lock()
+	defer e.meteor.mu.Unlock()
+	if pool, ok := e.meteor.pools[p.name]; ok {
+		return pool, nil
+	}
+	pool, err := e.startPool(ctx, p, i)
+	if err != nil {
+		return nil, err
+	}
+	e.meteor.pools[p.name] = pool
+	return pool, nil
+}
+
+// close stops the shared pools of the environment.
+func (e *graderEnv) close() {
+	e.meteor.mu.Lock()
+	defer e.meteor.mu.Unlock()
+	for name, p := range e.meteor.pools {
+		if err := p.Close(); err != nil {
+			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+		}
+		delete(e.meteor.pools, name)
+	}
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
@@ -194,7 +298,8 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 		a.memoryNoted = true
 		fmt.Fprintf(a.stderr, "gradegate: memory_mb=%d is not enforced: this system's worker pool has no memory limit (the gradegate Action enforces it)\n", mb)
 	}
-	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models, portable: portable}, nil
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.workers, models: s.models, portable: portable,
+		meteor: &meteorPools{pools: map[string]graderPool{}}}, nil
 }
 
 // sandboxRefusal is the error a grading command fails with when the
@@ -215,48 +320,212 @@ func sandboxRefusal(err error) error {
 // with, so that path can be run and tested on Linux.
 const workerPoolEnv = "GRADEGATE_WORKER_POOL"
 
-// newRunner starts a pool grading with src. A grader that cannot load is
-// returned as a *worker.LoadError.
+// newRunner starts a pool grading with src (for a multi grader, pools for
+// its python sub-graders, the first grading src and the others their
+// pinned sources). A grader that cannot load is returned as a
+// *worker.LoadError.
 func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	return e.newRunnerPart(ctx, 0, src)
+}
+
+// runnerFor is the runner factory for part k of the grader: the runners it
+// starts grade src in place of that part's pinned source.
+func (e *graderEnv) runnerFor(k int) func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	return func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+		return e.newRunnerPart(ctx, k, src)
+	}
+}
+
+// newRunnerPart starts one pool per Python part of the grader, part k
+// grading src and every other its pinned source, and wraps them into the
+// grader's runner. A part that cannot load is a *worker.LoadError naming
+// the part.
+func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.Runner, func(), error) {
+	parts, err := e.s.parts()
+	if err != nil {
+		return nil, nil, err
+	}
+	if k < 0 || k >= len(parts) {
+		return nil, nil, fmt.Errorf("the grader has no python part %d", k)
+	}
+	parts[k].src = src
+	// A meteor text_similarity runs gradegate's own meteor source in a
+	// pool of its own, after the python parts.
+	var meteors []manifest.SubGrader
+	var subs []manifest.SubGrader
+	if mg := e.s.m.Grader.Multi; mg != nil {
+		subs = mg.Graders
+	}
+	for _, sg := range subs {
+		if multi.Meteor(sg) {
+			meteors = append(meteors, sg)
+			parts = append(parts, part{name: sg.Name, g: e.s.m.Grader.Part(manifest.SubGrader{
+				Source: multi.MeteorFile, TimeoutSeconds: e.s.m.Grader.TimeoutSeconds, MemoryMB: e.s.m.Grader.MemoryMB, Isolation: worker.IsolationWorker,
+			}), src: multi.MeteorSource})
+		}
+	}
+	python := len(parts) - len(meteors)
+	pools := make([]graderPool, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		if i >= python {
+			wg.Go(func() { pools[i], errs[i] = e.meteorPool(ctx, p, i) })
+			continue
+		}
+		wg.Go(func() { pools[i], errs[i] = e.startPool(ctx, p, i) })
+	}
+	wg.Wait()
+	stop := func() {
+		for _, p := range pools[:python] {
+			if p == nil {
+				continue
+			}
+			if err := p.Close(); err != nil {
+				fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+			}
+		}
+	}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		stop()
+		var le *worker.LoadError
+		switch {
+		case errors.As(err, &le) && i >= python:
+			return nil, nil, meteorMissing(e.s.m, meteors[i-python], e.py, le)
+		case errors.As(err, &le):
+			return nil, nil, partLoadError(parts[:python], i, le)
+		}
+		return nil, nil, fmt.Errorf("starting the grader: %w", err)
+	}
 	g := e.s.m.Grader
+	runners := make([]gate.Runner, python)
+	for i, p := range pools[:python] {
+		runners[i] = p
+	}
+	meteor := map[string]gate.Runner{}
+	for i, sg := range meteors {
+		meteor[sg.Name] = pools[python+i]
+	}
+	return gate.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models), g.Range), stop, nil
+}
+
+// meteorMissing is the refusal of a meteor text_similarity whose grader
+// cannot load: nltk or its WordNet data cannot be imported by the
+// interpreter the graders run with.
+func meteorMissing(m *manifest.Manifest, sg manifest.SubGrader, py worker.Python, le *worker.LoadError) error {
+	key := manifest.PartKey(sg.Name) + ".evaluation_metric"
+	return &manifest.Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf(
+		"meteor needs nltk and its WordNet data, which %s cannot import in the sandbox (%s); install them there (pip install nltk && python -m nltk.downloader wordnet) or choose another metric",
+		py.Executable, oneLine(le.Err.Message))}
+}
+
+// oneLine is the first line of s.
+func oneLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// graderPool is a started worker pool: the sandboxed one, or the portable
+// one of --unsandboxed on every system but Linux.
+type graderPool interface {
+	gate.StreamRunner
+	Close() error
+}
+
+// workerCount is how many processes each of the environment's pools runs.
+func (e *graderEnv) workerCount() int {
+	if e.workers > 0 {
+		return e.workers
+	}
+	return runtime.NumCPU()
+}
+
+// slotsPerRunner is how many sandbox slots one runner of the environment
+// takes: each pool of a part (python or meteor) its workers' slots and as
+// many again for replacements loading beside them. Runners that run at the
+// same time on one sandbox start firstSlot this far apart.
+func (e *graderEnv) slotsPerRunner() int {
+	parts := 1
+	if mg := e.s.m.Grader.Multi; mg != nil {
+		parts = 0
+		for _, sg := range mg.Graders {
+			if sg.Type == "python" || multi.Meteor(sg) {
+				parts++
+			}
+		}
+		parts = max(parts, 1)
+	}
+	return parts * 2 * e.workerCount()
+}
+
+// startPool starts the worker pool of part i of the grader (python parts
+// first, then meteor parts), on sandbox slots of its own.
+func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, error) {
 	cfg := worker.Config{
-		Source:         src,
-		SourceName:     filepath.Base(g.Source),
-		Contract:       g.Contract,
-		Metric:         g.Metric,
-		TimeoutSeconds: g.TimeoutSeconds,
-		MemoryMB:       g.MemoryMB,
-		Isolation:      g.Isolation,
-		Workers:        e.workers,
+		Source:         p.src,
+		SourceName:     filepath.Base(p.g.Source),
+		Contract:       p.g.Contract,
+		Metric:         p.g.Metric,
+		TimeoutSeconds: p.g.TimeoutSeconds,
+		MemoryMB:       p.g.MemoryMB,
+		Isolation:      p.g.Isolation,
+		Workers:        e.workerCount(),
 		Python:         e.py,
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
-		FirstSlot:      e.firstSlot,
+		FirstSlot:      e.firstSlot + i*2*e.workerCount(),
 
-		LoadTimeoutSeconds: g.LoadTimeoutSeconds,
+		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
 	}
-	var pool interface {
-		gate.StreamRunner
-		Close() error
-	}
-	var err error
+	// A failed start returns a nil interface, never a nil pool in one.
 	if e.portable {
-		pool, err = worker.NewPortable(ctx, cfg)
-	} else {
-		pool, err = worker.New(ctx, cfg)
-	}
-	var le *worker.LoadError
-	if errors.As(err, &le) {
-		return nil, nil, err
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("starting the grader: %w", err)
-	}
-	return gate.Ranged(multi.Wrap(pool, g.Multi, e.models), g.Range), func() {
-		if err := pool.Close(); err != nil {
-			fmt.Fprintf(e.a.stderr, "gradegate: stopping the grader processes: %v\n", err)
+		pool, err := worker.NewPortable(ctx, cfg)
+		if err != nil {
+			return nil, err
 		}
-	}, nil
+		return pool, nil
+	}
+	pool, err := worker.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return pool, nil
+}
+
+// partLoadError names the part that did not load when the grader has more
+// than one: its lines are its own file's, so for every part but the first
+// (grader.source) the line moves into the message.
+func partLoadError(parts []part, i int, le *worker.LoadError) *worker.LoadError {
+	if len(parts) < 2 {
+		return le
+	}
+	out := *le
+	// The load message may start with the exception type, which every
+	// rendering puts in front again.
+	msg := strings.TrimPrefix(le.Err.Message, le.Err.Type+": ")
+	out.Err.Message = fmt.Sprintf("sub-grader %s: %s", parts[i].name, msg)
+	if i > 0 && le.Err.Line > 0 {
+		out.Err.Message = fmt.Sprintf("sub-grader %s (%s line %d): %s", parts[i].name, filepath.Base(parts[i].path), le.Err.Line, msg)
+		out.Err.Line = 0
+	}
+	return &out
+}
+
+// failedPath is the grader file a load error is about, for messages.
+func (e *graderEnv) failedPath(le *worker.LoadError) string {
+	parts, err := e.s.parts()
+	if err != nil || len(parts) < 2 {
+		return e.s.m.Path(e.s.m.Grader.Source)
+	}
+	for _, p := range parts[1:] {
+		if strings.HasPrefix(le.Err.Message, "sub-grader "+p.name+" ") || strings.HasPrefix(le.Err.Message, "sub-grader "+p.name+":") {
+			return p.path
+		}
+	}
+	return parts[0].path
 }
 
 // loadFailed is the runner of a grader that failed to load.
@@ -337,9 +606,6 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		}
 		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
 	}
-	if hostedOn && s.m.Grader.Multi != nil {
-		return a.fail(name, fmt.Errorf("%w: --hosted does not run a multi grader: gradegate sends only Python graders to the hosted grader", manifest.ErrInput))
-	}
 	var src *dataset.Reader
 	if !canariesOnly {
 		// The dataset streams while it is graded; files that cannot be
@@ -372,6 +638,9 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
+	// The environment's shared pools (a meteor sub-grader's) serve the
+	// run, the mutation score and the determinism check.
+	defer env.close()
 	r, stopPool, err := a.runner(ctx, s, env, func() {
 		linting.Go(func() { findings, lintErr = s.lint(ctx, a.getenv(imageEnv), lintOpts...) })
 	})
@@ -503,17 +772,73 @@ func (a *app) colorOptions() render.Options {
 
 // hostedParity runs the canaries on OpenAI's hosted grader and compares.
 func (a *app) hostedParity(ctx context.Context, s *suite, res *gate.Results, baseURL string) (*hosted.Report, error) {
-	src, err := s.graderSource()
+	g, err := s.hostedGrader()
 	if err != nil {
 		return nil, err
 	}
 	c := hosted.NewClient(baseURL, a.getenv("OPENAI_API_KEY"))
-	g := hosted.Grader{Type: "python", Name: s.m.Grader.Name, Source: string(src), ImageTag: s.m.Grader.ImageTag}
 	local := make([]hosted.Local, 0, len(res.Canaries))
 	for _, cr := range res.Canaries {
 		local = append(local, hosted.Local{Name: cr.Name, Got: cr.Got, Errored: cr.Class != gate.ClassOK, Class: string(cr.Class)})
 	}
 	return hosted.Parity(ctx, c, g, s.m.Canaries, local, s.m.Grader.PassThreshold)
+}
+
+// hostedGrader is the grader as OpenAI's hosted grader takes it: a Python
+// grader with exactly the pinned bytes, or a multi grader in OpenAI's own
+// shape, each python sub-grader with its pinned bytes and every other
+// sub-grader with its keys as written.
+func (s *suite) hostedGrader() (hosted.Grader, error) {
+	parts, err := s.parts()
+	if err != nil {
+		return hosted.Grader{}, err
+	}
+	g := s.m.Grader
+	if g.Multi == nil {
+		return hosted.Grader{Type: "python", Name: g.Name, Source: string(parts[0].src), ImageTag: g.ImageTag}, nil
+	}
+	src := map[string]string{}
+	for _, p := range parts {
+		src[p.name] = string(p.src)
+	}
+	out := hosted.Grader{Type: manifest.TypeMulti, Name: g.Name, CalculateOutput: g.Multi.CalculateOutput, Graders: map[string]hosted.Grader{}}
+	for _, sg := range g.Multi.Graders {
+		sub := hosted.Grader{Type: sg.Type, Name: sg.Name}
+		switch {
+		case sg.Type == manifest.SubPython:
+			sub.Source, sub.ImageTag = src[sg.Name], sg.ImageTag
+		case sg.Model != nil:
+			sub.Fields = hostedModelFields(sg.Model)
+		default:
+			sub.Fields = map[string]any{"input": sg.Input, "reference": sg.Reference}
+			if sg.Type == manifest.SubStringCheck {
+				sub.Fields["operation"] = sg.Operation
+			} else {
+				sub.Fields["evaluation_metric"] = sg.Metric
+			}
+		}
+		out.Graders[sg.Name] = sub
+	}
+	return out, nil
+}
+
+// hostedModelFields are a score_model or label_model sub-grader's keys in
+// OpenAI's shape: model, input, sampling_params, and range or labels and
+// passing_labels. The endpoint, timeout and budget are gradegate's own and
+// stay here.
+func hostedModelFields(g *manifest.Grader) map[string]any {
+	j := g.Judge
+	input := make([]map[string]string, len(j.Input))
+	for i, m := range j.Input {
+		input[i] = map[string]string{"role": m.Role, "content": m.Content}
+	}
+	f := map[string]any{"model": j.Model, "input": input, "sampling_params": j.SamplingParams}
+	if g.Type == manifest.TypeLabelModel {
+		f["labels"], f["passing_labels"] = j.Labels, j.PassingLabels
+	} else {
+		f["range"] = j.Range
+	}
+	return f
 }
 
 // cmdValidate checks the manifest, the digests and the dataset contract

@@ -93,11 +93,14 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
 		e.workers = workers
 		mu.Lock()
-		// Each pool takes its workers' slots and as many again for
-		// replacements loading beside them.
-		e.firstSlot = pools * 2 * workers
+		// Each runner takes the slots of its pools after those of the
+		// run's, whose shared pools (a meteor sub-grader's) stay up.
+		e.firstSlot = env.firstSlot + env.slotsPerRunner() + pools*e.slotsPerRunner()
 		pools++
 		mu.Unlock()
+		if need := e.firstSlot + e.slotsPerRunner(); need > e.sb.Slots() && !e.sb.Status().Unsandboxed {
+			return nil, nil, fmt.Errorf("the determinism check needs %d sandbox slots and the sandbox has %d: grade with fewer --workers", need, e.sb.Slots())
+		}
 		if askModels {
 			m, err := multi.NewModels(s.m.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
 				return a.newJudge(g, judgeFlags{concurrency: f.judge.concurrency})

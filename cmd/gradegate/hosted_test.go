@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -25,7 +26,8 @@ type fakeHosted struct {
 	flip     map[string]float64 // canary name -> reward to answer instead
 	status   int                // when not 0, every request gets this status
 	mu       sync.Mutex
-	sources  []string // grader sources received
+	sources  []string          // grader sources received
+	graders  []json.RawMessage // grader objects received
 	auth     []string
 }
 
@@ -39,17 +41,19 @@ func (f *fakeHosted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Grader struct {
-			Source string `json:"source"`
-		} `json:"grader"`
+		Grader      json.RawMessage `json:"grader"`
 		ModelSample string          `json:"model_sample"`
 		Item        json.RawMessage `json:"item"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	var grader struct {
+		Source string `json:"source"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || json.Unmarshal(body.Grader, &grader) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	f.sources = append(f.sources, body.Grader.Source)
+	f.sources = append(f.sources, grader.Source)
+	f.graders = append(f.graders, body.Grader)
 	switch r.URL.Path {
 	case "/prefix/v1/fine_tuning/alpha/graders/validate":
 		json.NewEncoder(w).Encode(map[string]any{"grader": map[string]any{"type": "python"}})
@@ -183,6 +187,66 @@ func TestCanaryHosted(t *testing.T) {
 			}
 			if held != (tt.wantCode == exitHold) {
 				t.Errorf("hosted parity reason present = %v, want %v (reasons %+v)", held, tt.wantCode == exitHold, res.Reasons)
+			}
+		})
+	}
+}
+
+// TestCanaryHostedMulti sends a multi grader to the fake in OpenAI's own
+// shape: the python part with its pinned bytes, the string_check with its
+// keys, and calculate_output; parity is judged on the combined reward.
+func TestCanaryHostedMulti(t *testing.T) {
+	manifestPath := filepath.Join("..", "..", "testdata", "examples", "multi", "gradegate.yaml")
+	m, err := manifest.Load(hostFS{}, filepath.ToSlash(manifestPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := os.ReadFile(filepath.Join(filepath.Dir(manifestPath), "grader.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		flip     map[string]float64
+		wantCode int
+	}{
+		{name: "every canary agrees", wantCode: exitPass},
+		{name: "hosted scores the empty answer", flip: map[string]float64{"empty": 0.15}, wantCode: exitHold},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeHosted{t: t, canaries: m.Canaries, flip: tt.flip}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			env := map[string]string{"OPENAI_API_KEY": "sk-test", "NO_COLOR": "1"}
+			var stdout, stderr bytes.Buffer
+			o := execute(context.Background(), []string{"canary", manifestPath, "--hosted", "--hosted-url", srv.URL + "/prefix", "--format", "json"},
+				func(k string) string { return env[k] }, &stdout, &stderr)
+			if o.code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", o.code, tt.wantCode, stdout.String(), stderr.String())
+			}
+			want := map[string]any{
+				"type": "multi", "name": "similarity_and_keyword", "calculate_output": "0.85 * similarity + 0.15 * mentions",
+				"graders": map[string]any{
+					"similarity": map[string]any{"type": "python", "name": "similarity", "source": string(source)},
+					"mentions": map[string]any{"type": "string_check", "name": "mentions", "input": "{{sample.output_text}}",
+						"reference": "{{item.keyword}}", "operation": "ilike"},
+				},
+			}
+			if len(fake.graders) != 1+len(m.Canaries) {
+				t.Fatalf("%d requests, want validate and one run per canary", len(fake.graders))
+			}
+			for _, raw := range fake.graders {
+				var got map[string]any
+				if err := json.Unmarshal(raw, &got); err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Fatalf("grader sent (-want +got):\n%s", d)
+				}
+			}
+			if tt.wantCode == exitHold && !strings.Contains(stdout.String(), `hosted parity`) {
+				t.Errorf("the hold does not name hosted parity:\n%s", stdout.String())
 			}
 		})
 	}

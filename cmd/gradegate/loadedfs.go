@@ -7,22 +7,41 @@ import (
 	"time"
 )
 
-// loadedFS serves the suite's files as s.fsys does, except the grader,
-// which it serves from the bytes the worker loaded (suite.graderSource):
+// loadedFS serves the suite's files as s.fsys does, except the grader's
+// Python sources, which it serves from the bytes the workers loaded
+// (suite.parts):
 // the digest the gate checks is then the digest of what runs, and a grader
 // that rewrites its own file once loaded (to the pinned content, say)
 // changes nothing.
 type loadedFS struct{ s *suite }
 
 func (l loadedFS) Open(name string) (fs.File, error) {
-	if name != l.s.m.Path(l.s.m.Grader.Source) {
+	if !l.isSource(name) {
 		return l.s.fsys.Open(name)
 	}
-	src, err := l.s.graderSource()
+	parts, err := l.s.parts()
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &memFile{Reader: bytes.NewReader(src), name: path.Base(name), size: int64(len(src))}, nil
+	for _, p := range parts {
+		if p.path == name {
+			return &memFile{Reader: bytes.NewReader(p.src), name: path.Base(name), size: int64(len(p.src))}, nil
+		}
+	}
+	return l.s.fsys.Open(name)
+}
+
+// isSource reports whether name is one of the grader's Python sources.
+func (l loadedFS) isSource(name string) bool {
+	if name == l.s.m.Path(l.s.m.Grader.Source) {
+		return true
+	}
+	for _, sg := range l.s.m.Grader.Multi.PythonParts() {
+		if name == l.s.m.Path(sg.Source) {
+			return true
+		}
+	}
+	return false
 }
 
 // memFile is a read-only file held in memory.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
@@ -146,11 +146,12 @@ func markdownOf(r interface{ WriteMarkdown(io.Writer) error }) string {
 }
 
 // mutationScore runs the mutants, each forked from the unmutated grader's
-// sandboxed pool. Given the env of a run whose pool is up, it uses that
-// sandbox and interpreter, on slots after the run pool's; without one it
-// establishes its own.
+// sandboxed pool. Every Python part of a multi grader is mutated, each
+// mutant graded as the whole multi grader. Given the env of a run whose
+// pool is up, it uses that sandbox and interpreter, on slots after the run
+// pool's; without one it establishes its own.
 func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f gradeFlags, run *graderEnv) (*mutate.Report, error) {
-	src, err := s.graderSource()
+	parts, err := s.parts()
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +163,11 @@ func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f g
 		if e.workers <= 0 {
 			e.workers = mutateWorkers
 		}
-		// The run's pool holds slots 0 to 2*workers-1 (a replacement loads
-		// beside each process).
-		runWorkers := run.workers
-		if runWorkers <= 0 {
-			runWorkers = runtime.NumCPU()
-		}
-		e.firstSlot = run.firstSlot + 2*runWorkers
-		if e.firstSlot+2*e.workers <= run.sb.Slots() || run.sb.Status().Unsandboxed {
+		// The run's pools hold the slots after run.firstSlot (a replacement
+		// loads beside each process); the mutants' pools take the next ones
+		// and share the run's meteor pools, which the run stops.
+		e.firstSlot = run.firstSlot + run.slotsPerRunner()
+		if e.firstSlot+e.slotsPerRunner() <= run.sb.Slots() || run.sb.Status().Unsandboxed {
 			env = &e
 		}
 	}
@@ -177,12 +175,20 @@ func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f g
 		if env, err = a.graders(ctx, s, f); err != nil {
 			return nil, err
 		}
+		defer env.close()
 	}
 	var cases []dataset.Case
 	if set != nil {
 		cases = set.Cases
 	}
-	return mutate.Run(ctx, src, s.m.Grader.Source, s.m, cases, env.newRunner, env.py.Executable)
+	if len(parts) == 1 {
+		return mutate.Run(ctx, parts[0].src, s.m.Grader.Source, s.m, cases, env.newRunner, env.py.Executable)
+	}
+	mparts := make([]mutate.Part, len(parts))
+	for i, p := range parts {
+		mparts[i] = mutate.Part{Name: p.name, File: p.g.Source, Src: p.src, NewRunner: env.runnerFor(i)}
+	}
+	return mutate.RunParts(ctx, mparts, s.m, cases, env.py.Executable)
 }
 
 // cmdShadow grades the same cases and canaries with an old and the current
@@ -193,7 +199,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	var f gradeFlags
 	f.register(fs, a.getenv)
 	var basePath string
-	fs.StringVar(&basePath, "base", "", "the old grader source to compare with, or for a model grader a manifest whose grader block is the base (required)")
+	fs.StringVar(&basePath, "base", "", "the old grader source to compare with (NAME=OLD.py for one python sub-grader of a multi grader with several), or for a model grader a manifest whose grader block is the base (required)")
 	pos, done := a.parseFlags(fs, args)
 	if done != nil {
 		return *done
@@ -223,10 +229,15 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 		}
 		return a.shadowDone(s, rep, f)
 	}
-	head, err := s.graderSource()
+	parts, err := s.parts()
 	if err != nil {
 		return a.fail("shadow", err)
 	}
+	k, basePath, err := shadowPart(parts, basePath)
+	if err != nil {
+		return a.fail("shadow", err)
+	}
+	head := parts[k].src
 	base, err := input.ReadFile(hostFS{}, filepath.ToSlash(basePath), input.Grader, f.limits.Of(input.Grader))
 	if err != nil {
 		return a.fail("shadow", manifest.ReadError(basePath, 0, "", "cannot read the base grader", err))
@@ -235,11 +246,34 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	rep, err := shadow.Run(ctx, base, head, s.m, set.Cases, env.newRunner)
+	defer env.close()
+	rep, err := shadow.Run(ctx, base, head, s.m, set.Cases, env.runnerFor(k))
 	if err != nil {
 		return a.fail("shadow", err)
 	}
 	return a.shadowDone(s, rep, f)
+}
+
+// shadowPart says which Python part of the grader --base replaces, and the
+// base file: the grader's own source, or for a multi grader with more than
+// one python sub-grader the one named as --base NAME=OLD.py. The other
+// parts keep their pinned sources, so the comparison is of the combined
+// score.
+func shadowPart(parts []part, base string) (int, string, error) {
+	if len(parts) == 1 {
+		return 0, base, nil
+	}
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.name
+	}
+	if name, file, ok := strings.Cut(base, "="); ok {
+		if i := slices.Index(names, name); i >= 0 && file != "" {
+			return i, file, nil
+		}
+	}
+	return 0, "", fmt.Errorf("%w: --base %s: the multi grader has python sub-graders %s; name the one the old source is for, as --base NAME=OLD_GRADER.py",
+		manifest.ErrInput, base, strings.Join(names, ", "))
 }
 
 // shadowDone writes a shadow report and turns it into the exit code.

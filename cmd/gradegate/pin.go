@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"testing/fstest"
 
 	"github.com/gradegate/gradegate/gate/render"
@@ -22,7 +24,7 @@ type pinReport struct {
 }
 
 type pinFile struct {
-	Section string `json:"section"` // dataset | samples | rubric | grader
+	Section string `json:"section"` // dataset | samples | rubric | grader | grader.graders.NAME
 	Path    string `json:"path"`
 	SHA256  string `json:"sha256"`
 	Was     string `json:"was"` // the digest the manifest held; "" when none
@@ -65,17 +67,32 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 		if m.Rubric != nil {
 			old["rubric"] = m.Rubric.SHA256
 		}
+		for _, sg := range m.Grader.Multi.PythonParts() {
+			old[manifest.PartKey(sg.Name)] = sg.SHA256
+		}
 	}
 	rep := pinReport{Schema: "gradegate.pin/v1", Manifest: name, Files: []pinFile{}}
 	digests := map[string]string{}
 	dir := path.Dir(name)
-	for _, section := range []string{"dataset", "samples", "rubric", "grader"} {
+	sections := []string{"dataset", "samples", "rubric", "grader"}
+	// A multi grader's further python sub-graders, each pinned in its own
+	// section (grader.graders.NAME).
+	for _, k := range slices.Sorted(maps.Keys(files)) {
+		if !slices.Contains(sections, k) {
+			sections = append(sections, k)
+		}
+	}
+	for _, section := range sections {
 		rel, ok := files[section]
 		if !ok {
 			continue
 		}
 		p := path.Join(dir, rel)
-		d, err := manifest.DigestFile(hostFS{}, p, input.ForKey(section), limits.Of(input.ForKey(section)))
+		kind := input.ForKey(section)
+		if !slices.Contains(sections[:4], section) {
+			kind = input.Grader
+		}
+		d, err := manifest.DigestFile(hostFS{}, p, kind, limits.Of(kind))
 		if err != nil {
 			return a.fail("pin", err)
 		}

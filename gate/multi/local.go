@@ -1,8 +1,9 @@
-// Package multi grades OpenAI's multi graders: the Python sub-grader runs
-// in the sandbox like any Python grader, string_check and text_similarity
-// (fuzzy_match, bleu, gleu, rouge) sub-graders run here, score_model and
-// label_model sub-graders are asked by the gate through package judge, and
-// calculate_output combines them.
+// Package multi grades OpenAI's multi graders: the python sub-graders run
+// in the sandbox like any Python grader, each in a pool of its own;
+// string_check and text_similarity (fuzzy_match, bleu, gleu, rouge)
+// sub-graders run here, except meteor, which runs nltk in the sandbox
+// (MeteorSource); score_model and label_model sub-graders are asked by the
+// gate through package judge; and calculate_output combines them.
 package multi
 
 import (
@@ -19,14 +20,11 @@ import (
 // A template naming a value the task does not have is an error, as it is
 // for a model grader's prompt.
 func Local(sg manifest.SubGrader, sample, item json.RawMessage) (float64, error) {
-	input, err := judge.Render(sg.Input, sample, item)
+	texts, err := Templates(sg, sample, item)
 	if err != nil {
-		return 0, fmt.Errorf("input: %w", err)
+		return 0, err
 	}
-	ref, err := judge.Render(sg.Reference, sample, item)
-	if err != nil {
-		return 0, fmt.Errorf("reference: %w", err)
-	}
+	input, ref := texts[0], texts[1]
 	switch sg.Type {
 	case manifest.SubStringCheck:
 		return StringCheck(sg.Operation, input, ref)
@@ -37,6 +35,20 @@ func Local(sg manifest.SubGrader, sample, item json.RawMessage) (float64, error)
 		return 0, similarityError(sg.Metric)
 	}
 	return 0, fmt.Errorf("sub-grader type %q is not run locally", sg.Type)
+}
+
+// Templates fills a sub-grader's input and reference templates from a
+// sample and an item.
+func Templates(sg manifest.SubGrader, sample, item json.RawMessage) ([2]string, error) {
+	input, err := judge.Render(sg.Input, sample, item)
+	if err != nil {
+		return [2]string{}, fmt.Errorf("input: %w", err)
+	}
+	ref, err := judge.Render(sg.Reference, sample, item)
+	if err != nil {
+		return [2]string{}, fmt.Errorf("reference: %w", err)
+	}
+	return [2]string{input, ref}, nil
 }
 
 // StringCheck is OpenAI's string_check: eq and ne compare exactly, like is

@@ -120,3 +120,136 @@ func TestWrap(t *testing.T) {
 		t.Error("Wrap(nil) lost the runner")
 	}
 }
+
+// TestWrapParts grades a multi grader with two python parts: both scores
+// go into the formula and the results' scores, and the first part (in
+// manifest order) that gives no score makes the case error, named, with a
+// further part's line moved into the message.
+func TestWrapParts(t *testing.T) {
+	one, half, zero := 1.0, 0.5, 0.0
+	mg := &manifest.MultiGrader{
+		Python: "first",
+		Graders: []manifest.SubGrader{
+			{Name: "first", Type: manifest.SubPython, Source: "first.py"},
+			{Name: "second", Type: manifest.SubPython, Source: "lib/second.py"},
+		},
+	}
+	f, err := manifest.ParseFormula("0.75 * first + 0.25 * second", []string{"first", "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg.Formula = f
+	raised := func(line int) gate.Outcome {
+		return gate.Outcome{Class: gate.ClassGraderException, Output: "printed\n",
+			Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "'x'", Line: line}}
+	}
+	first := fixed{
+		{Class: gate.ClassOK, Score: &one, DurationMS: 1},
+		{Class: gate.ClassOK, Score: &half},
+		raised(3),
+		{Class: gate.ClassOK, Score: &one},
+	}
+	second := fixed{
+		{Class: gate.ClassOK, Score: &zero, DurationMS: 2, Output: "hello\n"},
+		raised(7),
+		raised(7),
+		{Class: gate.ClassTimeout, Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "ran past 120 s"}},
+	}
+	tasks := make([]gate.Task, len(first))
+	for i := range tasks {
+		tasks[i] = gate.Task{ID: string(rune('a' + i)), Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`)}
+	}
+	out, err := WrapParts([]gate.Runner{first, second}, nil, mg, nil).Grade(context.Background(), tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		got   gate.Outcome
+		class gate.Class
+		score float64
+		msg   string
+		line  int
+	}{
+		{"both score", out[0], gate.ClassOK, 0.75, "", 0},
+		{"second raises", out[1], gate.ClassGraderException, 0, "sub-grader second (second.py line 7): 'x'", 0},
+		{"first raises first", out[2], gate.ClassGraderException, 0, "sub-grader first: 'x'", 3},
+		{"second times out", out[3], gate.ClassTimeout, 0, "sub-grader second: ran past 120 s", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.got
+			if o.Class != tt.class {
+				t.Fatalf("class %s, want %s (%+v)", o.Class, tt.class, o.Error)
+			}
+			if tt.class == gate.ClassOK {
+				if *o.Score != tt.score || o.Scores["first"] != 1 || o.Scores["second"] != 0 || len(o.Scores) != 2 {
+					t.Errorf("score %v, scores %v", *o.Score, o.Scores)
+				}
+				if o.DurationMS != 3 || o.Output != "[second] hello\n" {
+					t.Errorf("duration %v, output %q", o.DurationMS, o.Output)
+				}
+				return
+			}
+			if o.Error == nil || o.Error.Message != tt.msg || o.Error.Line != tt.line {
+				t.Errorf("error %+v, want message %q line %d", o.Error, tt.msg, tt.line)
+			}
+		})
+	}
+}
+
+// echo answers each task with a score read from its item, and keeps the
+// tasks it was given.
+type echo struct{ got *[]gate.Task }
+
+func (e echo) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+	*e.got = append(*e.got, tasks...)
+	out := make([]gate.Outcome, len(tasks))
+	for i, t := range tasks {
+		var item map[string]string
+		json.Unmarshal(t.Item, &item)
+		v := float64(len(item["input"])) / 10
+		out[i] = gate.Outcome{Class: gate.ClassOK, Score: &v}
+	}
+	return out, nil
+}
+func (echo) Sandbox() gate.Sandbox { return gate.Sandbox{} }
+
+// TestWrapMeteor: a meteor sub-grader is graded by a pool of its own on
+// tasks carrying its filled templates, and its score goes into the
+// formula and the scores; a template that cannot be filled errors the
+// case, naming the sub-grader.
+func TestWrapMeteor(t *testing.T) {
+	one := 1.0
+	mg := &manifest.MultiGrader{
+		Python: "py",
+		Graders: []manifest.SubGrader{
+			{Name: "py", Type: manifest.SubPython},
+			{Name: "m", Type: manifest.SubTextSimilarity, Metric: "meteor", Input: "{{sample.output_text}}", Reference: "{{item.answer}}"},
+		},
+	}
+	f, err := manifest.ParseFormula("0.5 * py + 0.5 * m", []string{"py", "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg.Formula = f
+	var got []gate.Task
+	tasks := []gate.Task{
+		{ID: "a", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{"answer": "Paris, France"}`)},
+		{ID: "b", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{}`)},
+	}
+	out, err := WrapParts([]gate.Runner{fixed{{Class: gate.ClassOK, Score: &one}, {Class: gate.ClassOK, Score: &one}}},
+		map[string]gate.Runner{"m": echo{&got}}, mg, nil).Grade(context.Background(), tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0].Item) != `{"input":"Paris","reference":"Paris, France"}` {
+		t.Fatalf("meteor tasks %q", got)
+	}
+	if o := out[0]; o.Class != gate.ClassOK || *o.Score != 0.75 || o.Scores["m"] != 0.5 || o.Scores["py"] != 1 {
+		t.Errorf("a: %+v", o)
+	}
+	if o := out[1]; o.Class != gate.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader m: reference:") {
+		t.Errorf("b: %+v %+v", o, o.Error)
+	}
+}

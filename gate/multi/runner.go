@@ -3,7 +3,9 @@ package multi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"sync"
 
 	"github.com/gradegate/gradegate/gate"
@@ -22,29 +24,120 @@ import (
 // when there are no model sub-graders (with them, the calls of a batch go
 // out together, Concurrency at a time).
 func Wrap(r gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
-	if mg == nil {
-		return r
+	return WrapParts([]gate.Runner{r}, nil, mg, models)
+}
+
+// WrapParts is Wrap for a multi grader with more than one python
+// sub-grader, or a meteor text_similarity: parts[i] grades
+// mg.PythonParts()[i], each in its own pool, and meteor[name] grades the
+// meteor sub-grader of that name (with MeteorSource, on MeteorTask's
+// tasks). They grade every batch at once; a case errors with the first of
+// them (in manifest order) that did not give a score, its message naming
+// the sub-grader. A part's error line is the line of its own source, so for
+// every part but the first (whose source is grader.source) the line moves
+// into the message, where it cannot be taken for a line of the first.
+func WrapParts(parts []gate.Runner, meteor map[string]gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
+	if mg == nil || len(parts) == 0 {
+		if len(parts) == 1 {
+			return parts[0]
+		}
+		return nil
 	}
-	if s, ok := r.(gate.StreamRunner); ok && models == nil {
-		return streaming{runner{r, mg, nil}, s}
+	x := runner{r: parts[0], mg: mg, models: models}
+	for i, sg := range mg.PythonParts() {
+		if i > 0 && i < len(parts) {
+			x.more = append(x.more, extra{sg: sg, r: parts[i]})
+		}
 	}
-	return runner{r, mg, models}
+	for _, sg := range mg.Graders {
+		if r, ok := meteor[sg.Name]; ok && Meteor(sg) {
+			x.more = append(x.more, extra{sg: sg, r: r, meteor: true})
+		}
+	}
+	if s, ok := parts[0].(gate.StreamRunner); ok && models == nil && len(x.more) == 0 {
+		return streaming{x, s}
+	}
+	return x
 }
 
 type runner struct {
-	r      gate.Runner
+	r gate.Runner
+	// more grade the python sub-graders after the first, in order, then
+	// the meteor sub-graders.
+	more   []extra
 	mg     *manifest.MultiGrader
 	models *Models
 }
 
+// extra is a sub-grader graded in a pool of its own besides the first
+// python part.
+type extra struct {
+	sg manifest.SubGrader
+	r  gate.Runner
+	// meteor: the tasks are MeteorTask's, and a part's error line is
+	// gradegate's own meteor source's, not the user's.
+	meteor bool
+}
+
 func (x runner) Sandbox() gate.Sandbox { return x.r.Sandbox() }
 
+// graded is what the sub-graders graded in pools of their own besides the
+// first python part gave on a batch, by sub-grader name: their outcomes,
+// and for a meteor sub-grader the templates that could not be filled.
+type graded struct {
+	outcomes map[string][]gate.Outcome
+	bad      map[string][]error
+}
+
+// gradeParts grades tasks with the first python part and every extra at
+// once.
+func (x runner) gradeParts(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, graded, error) {
+	if len(x.more) == 0 {
+		out, err := x.r.Grade(ctx, tasks)
+		return out, graded{}, err
+	}
+	g := graded{outcomes: map[string][]gate.Outcome{}, bad: map[string][]error{}}
+	all := make([][]gate.Outcome, 1+len(x.more))
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	wg.Go(func() { all[0], errs[0] = x.r.Grade(ctx, tasks) })
+	for i, e := range x.more {
+		ts := tasks
+		if e.meteor {
+			ts = make([]gate.Task, len(tasks))
+			bad := make([]error, len(tasks))
+			for k, t := range tasks {
+				ts[k], bad[k] = MeteorTask(e.sg, t)
+			}
+			g.bad[e.sg.Name] = bad
+		}
+		wg.Go(func() {
+			all[i+1], errs[i+1] = e.r.Grade(ctx, ts)
+			if errs[i+1] == nil && len(all[i+1]) < len(tasks) {
+				errs[i+1] = fmt.Errorf("sub-grader %s returned %d outcomes for %d tasks", e.sg.Name, len(all[i+1]), len(tasks))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, graded{}, err
+	}
+	for i, e := range x.more {
+		g.outcomes[e.sg.Name] = all[i+1]
+	}
+	return all[0], g, nil
+}
+
 func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	out, err := x.r.Grade(ctx, tasks)
+	out, more, err := x.gradeParts(ctx, tasks)
 	if err != nil {
 		return nil, err
 	}
 	out = out[:min(len(out), len(tasks))]
+	partScores := make([]map[string]float64, len(out))
+	for i := range out {
+		out[i], partScores[i] = x.joinParts(out[i], more, i)
+	}
 	var asked map[string][]gate.Outcome
 	var at []int
 	if x.models != nil {
@@ -72,7 +165,7 @@ func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, e
 			}
 			k++
 		}
-		out[i] = combine(x.mg, tasks[i], out[i], models)
+		out[i] = combine(x.mg, tasks[i], out[i], models, partScores[i])
 	}
 	return out, nil
 }
@@ -100,26 +193,96 @@ func (x streaming) Stream(ctx context.Context, next func() (gate.Task, bool, err
 		t := pending[i]
 		delete(pending, i)
 		mu.Unlock()
-		return emit(i, Combine(x.mg, t, o))
+		return emit(i, combine(x.mg, t, o, nil, nil))
 	})
 }
 
 // Combine turns the Python sub-grader's outcome on task t into the multi
 // grader's, for a multi grader without model sub-graders.
 func Combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome) gate.Outcome {
-	return combine(mg, t, o, nil)
+	return combine(mg, t, o, nil, nil)
 }
 
-// combine is Combine with the model sub-graders' outcomes on t, by name.
-func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[string]gate.Outcome) gate.Outcome {
+// joinParts folds the extras' outcomes on task i into the first python
+// part's outcome o, and returns the extras' scores by name: the first that
+// did not give a score makes the case error with it; otherwise their
+// output is joined and their durations added.
+func (x runner) joinParts(o gate.Outcome, g graded, i int) (gate.Outcome, map[string]float64) {
+	if len(x.more) == 0 {
+		return o, nil
+	}
+	if o.Class != gate.ClassOK || o.Score == nil {
+		if len(x.mg.PythonParts()) > 1 {
+			o = partError(x.mg.PythonParts()[0], o, true)
+		}
+		return o, nil
+	}
+	scores := map[string]float64{}
+	for _, e := range x.more {
+		name := e.sg.Name
+		if err := g.bad[name]; err != nil && err[i] != nil {
+			return gate.Outcome{Class: gate.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
+				Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "TemplateError", Message: fmt.Sprintf("sub-grader %s: %v", name, err[i])}}, nil
+		}
+		po := g.outcomes[name][i]
+		o.DurationMS += po.DurationMS
+		if po.Output != "" {
+			o.Output += "[" + name + "] " + po.Output
+		}
+		if po.Class != gate.ClassOK || po.Score == nil {
+			sg := e.sg
+			if e.meteor {
+				sg.Source = MeteorFile
+			}
+			pe := partError(sg, po, false)
+			pe.Output, pe.DurationMS = o.Output, o.DurationMS
+			return pe, nil
+		}
+		scores[name] = *po.Score
+	}
+	return o, scores
+}
+
+// partError is a pool's outcome that gave no score, its message naming
+// the sub-grader; first says whether the part's lines are grader.source's.
+func partError(sg manifest.SubGrader, o gate.Outcome, first bool) gate.Outcome {
+	if o.Error == nil {
+		return o
+	}
+	e := *o.Error
+	e.Message = fmt.Sprintf("sub-grader %s: %s", sg.Name, e.Message)
+	if !first && e.Line > 0 {
+		e.Message = fmt.Sprintf("sub-grader %s (%s line %d): %s", sg.Name, path.Base(sg.Source), e.Line, o.Error.Message)
+		e.Line = 0
+	}
+	o.Error = &e
+	return o
+}
+
+// combine is Combine with the model sub-graders' outcomes on t, and the
+// scores of the python parts after the first, by name.
+func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[string]gate.Outcome, parts map[string]float64) gate.Outcome {
 	if o.Class != gate.ClassOK || o.Score == nil {
 		return o
 	}
 	scores := map[string]float64{mg.Python: *o.Score}
+	for _, sg := range mg.PythonParts() {
+		if v, ok := parts[sg.Name]; ok {
+			scores[sg.Name] = v
+		}
+	}
 	replies := map[string]json.RawMessage{}
 	for _, sg := range mg.Graders {
 		switch {
 		case sg.Type == manifest.SubPython:
+			continue
+		case Meteor(sg):
+			v, ok := parts[sg.Name]
+			if !ok {
+				return gate.Outcome{Class: gate.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
+					Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "NotGraded", Message: fmt.Sprintf("sub-grader %s: meteor was not computed", sg.Name)}}
+			}
+			scores[sg.Name] = v
 			continue
 		case sg.Model != nil:
 			mo, ok := models[sg.Name]

@@ -23,12 +23,13 @@ import (
 //     separator, no stemming; rouge_l is the sentence-level LCS (rougeL,
 //     not rougeLsum).
 //
-// meteor is not computed: nltk's meteor_score matches WordNet synonyms,
-// which needs the WordNet corpus, and a METEOR without them would score
-// differently from the hosted grader on any paraphrase.
+// meteor is not computed here: nltk's meteor_score matches WordNet
+// synonyms, so it runs with nltk and its WordNet data in the sandbox
+// (MeteorSource), and a METEOR without them, which would score paraphrases
+// differently from the hosted grader, is never substituted.
 
 // Similarity computes a text_similarity metric of input against
-// reference. ok is false for a metric gradegate does not compute.
+// reference. ok is false for a metric it does not compute (meteor, cosine).
 func Similarity(metric, input, ref string) (score float64, ok bool) {
 	switch metric {
 	case "fuzzy_match":

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,8 +116,11 @@ type Report struct {
 
 // Mutant is one mutant and what became of it.
 type Mutant struct {
-	ID       string `json:"id"`   // m01, m02, … in source order
-	Line     int    `json:"line"` // grader source line of the change
+	ID string `json:"id"` // m01, m02, … in source order
+	// Part names the python sub-grader whose source the mutant changes, for
+	// a multi grader with more than one; "" otherwise.
+	Part     string `json:"part,omitempty"`
+	Line     int    `json:"line"` // line of the change in its source
 	Operator string `json:"operator"`
 	// Diff is the changed line(s), before and after, trimmed:
 	// "- if type(x) is not int: / + if not isinstance(x, int):".
@@ -166,6 +170,18 @@ func unexcused(ex []Exclusion) int {
 	return n
 }
 
+// Part is one Python source of the grader under test, for RunParts.
+type Part struct {
+	// Name is the multi grader's sub-grader name; "" for a python grader.
+	Name string
+	// File names the source, for messages; Src is its pinned bytes.
+	File string
+	Src  []byte
+	// NewRunner starts a runner of the whole grader with src in place of
+	// this part's source and every other part's pinned source.
+	NewRunner RunnerFactory
+}
+
 // Run mutation-tests the grader src (its file named sourceName, for
 // messages) against the canaries of m and the cases that carry both a human
 // label and a sample. python is the absolute path of the interpreter that
@@ -180,23 +196,68 @@ func unexcused(ex []Exclusion) int {
 // (manifest.ErrInput): a source that does not parse or an unmutated grader
 // that does not load.
 func Run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifest, cases []dataset.Case, newRunner RunnerFactory, python string) (*Report, error) {
-	return run(ctx, src, sourceName, m, cases, newRunner, python, minBudget)
+	return run(ctx, []Part{{File: sourceName, Src: src, NewRunner: newRunner}}, m, cases, python, minBudget)
 }
 
-// run is Run with the least time budget of a mutant as a parameter, so a
-// test need not wait minBudget for a looping mutant.
-func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifest, cases []dataset.Case, newRunner RunnerFactory, python string, least time.Duration) (*Report, error) {
-	if m == nil || newRunner == nil {
+// RunParts is Run for a grader of several Python sources (a multi grader
+// with more than one python sub-grader): every part is mutated, each
+// mutant graded as the whole grader with that one part changed, so it is
+// judged on the combined score. A mutant says which part it is in; the
+// parts share the mutant cap (MaxMutants), in turn.
+func RunParts(ctx context.Context, parts []Part, m *manifest.Manifest, cases []dataset.Case, python string) (*Report, error) {
+	return run(ctx, parts, m, cases, python, minBudget)
+}
+
+// generateParts lists the mutants of every part, numbered across the parts.
+func generateParts(ctx context.Context, python string, parts []Part) (*Generated, []int, error) {
+	if len(parts) == 1 {
+		gen, err := Generate(ctx, python, parts[0].Src, parts[0].File, MaxMutants)
+		return gen, make([]int, len(gen.Mutants)), err
+	}
+	all := &Generated{Excluded: []Exclusion{}}
+	var of []int
+	for i, p := range parts {
+		// Each part gets an even share of the cap, and what an earlier part
+		// leaves unused goes to the later ones.
+		limit := max(1, (MaxMutants-len(all.Mutants))/(len(parts)-i))
+		gen, err := Generate(ctx, python, p.Src, p.File, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		all.Sites += gen.Sites
+		for _, mu := range gen.Mutants {
+			mu.Part = p.Name
+			mu.ID = fmt.Sprintf("m%02d", len(all.Mutants)+1)
+			all.Mutants = append(all.Mutants, mu)
+			of = append(of, i)
+		}
+		for _, e := range gen.Excluded {
+			e.Part = p.Name
+			all.Excluded = append(all.Excluded, e)
+		}
+	}
+	return all, of, nil
+}
+
+// run is RunParts with the least time budget of a mutant as a parameter,
+// so a test need not wait minBudget for a looping mutant.
+func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []dataset.Case, python string, least time.Duration) (*Report, error) {
+	if m == nil || len(parts) == 0 || parts[0].NewRunner == nil {
 		return nil, errors.New("mutate: no manifest or no runner")
 	}
 	s := newSuite(m, cases)
-	gen, err := Generate(ctx, python, src, sourceName, MaxMutants)
+	gen, partOf, err := generateParts(ctx, python, parts)
 	if err != nil {
 		return nil, err
 	}
+	src, sourceName := parts[0].Src, parts[0].File
+	factories := make([]RunnerFactory, len(parts))
+	for i, p := range parts {
+		factories[i] = p.NewRunner
+	}
 
 	start := time.Now()
-	baseRunner, release, loadErr, err := s.start(ctx, newRunner, src)
+	baseRunner, release, loadErr, err := s.start(ctx, factories[0], src)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
@@ -213,8 +274,8 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
 	s.calibrate(base)
-	if f, ok := baseRunner.(forker); ok {
-		newRunner = func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	if f, ok := baseRunner.(forker); ok && len(parts) == 1 {
+		factories[0] = func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
 			v, err := f.Fork(ctx, src)
 			if err != nil {
 				return nil, nil, err
@@ -227,7 +288,7 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 		Schema:   Schema,
 		Mutants:  gen.Mutants,
 		Excluded: gen.Excluded,
-		Source:   sourceName,
+		Source:   sourceNames(parts),
 
 		ExcludedWithoutReason: unexcused(gen.Excluded),
 		Sites:                 gen.Sites,
@@ -238,7 +299,7 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 	for i := range rep.Mutants {
 		mu := &rep.Mutants[i]
 		mctx, cancel := context.WithTimeout(ctx, budget)
-		res, loadErr, err := s.grade(mctx, newRunner, mu.Source)
+		res, loadErr, err := s.grade(mctx, factories[partOf[i]], mu.Source)
 		slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		switch {
@@ -261,6 +322,15 @@ func run(ctx context.Context, src []byte, sourceName string, m *manifest.Manifes
 	}
 	rep.Score = rep.score()
 	return rep, nil
+}
+
+// sourceNames names the parts' files for the report's title.
+func sourceNames(parts []Part) string {
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.File
+	}
+	return strings.Join(names, ", ")
 }
 
 // suite is the checks a mutant must get past.

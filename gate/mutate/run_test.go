@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -259,7 +260,7 @@ func TestRunSlowMutant(t *testing.T) {
 		}
 		return fakeRunner{src: s, judge: perfect(m, cases)}, func() {}, nil
 	}
-	r, err := run(context.Background(), src, "grader.py", m, cases, hangs, python(t), 50*time.Millisecond)
+	r, err := run(context.Background(), []Part{{File: "grader.py", Src: src, NewRunner: hangs}}, m, cases, python(t), 50*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,5 +405,74 @@ func TestRunWorkerPool(t *testing.T) {
 				t.Errorf("score %v of the example grader, want at least 0.5", r.Score)
 			}
 		})
+	}
+}
+
+// TestRunParts mutates both parts of a two-part grader: each mutant goes
+// to its own part's runner factory (the other part keeps its source), says
+// which part it is in, and the ids run on across the parts.
+func TestRunParts(t *testing.T) {
+	m, cases, srcA := loadExample(t, "order-summary")
+	srcB := []byte("def grade(sample, item):\n    if sample:\n        return 1.0\n    return 0.0\n")
+	var gotA, gotB [][]byte
+	always := perfect(m, cases)
+	parts := []Part{
+		{Name: "a", File: "grader.py", Src: srcA, NewRunner: func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+			gotA = append(gotA, s)
+			judge := always
+			if !bytes.Equal(s, srcA) {
+				// Every mutant of part a gets every canary wrong.
+				judge = func([]byte, gate.Task) gate.Outcome { return gate.Outcome{Class: gate.ClassOK, Score: fptr(0.5)} }
+			}
+			return fakeRunner{src: s, judge: judge}, func() {}, nil
+		}},
+		{Name: "b", File: "b.py", Src: srcB, NewRunner: func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+			gotB = append(gotB, s)
+			return fakeRunner{src: s, judge: always}, func() {}, nil
+		}},
+	}
+	r, err := RunParts(context.Background(), parts, m, cases, python(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inA, inB int
+	for i, mu := range r.Mutants {
+		if want := fmt.Sprintf("m%02d", i+1); mu.ID != want {
+			t.Errorf("mutant %d has id %s, want %s", i, mu.ID, want)
+		}
+		switch mu.Part {
+		case "a":
+			inA++
+			if mu.Status != StatusKilled {
+				t.Errorf("%s in part a survived", mu.ID)
+			}
+		case "b":
+			inB++
+			if mu.Status != StatusSurvived {
+				t.Errorf("%s in part b was killed by %v", mu.ID, mu.KilledBy)
+			}
+		default:
+			t.Errorf("%s names part %q", mu.ID, mu.Part)
+		}
+	}
+	if inA == 0 || inB == 0 || len(r.Mutants) > MaxMutants {
+		t.Fatalf("%d mutants in a, %d in b", inA, inB)
+	}
+	// Part a's factory starts the unmutated grader and a's mutants; part
+	// b's gets only b's mutants, never its pinned source.
+	if len(gotA) != inA+1 || !bytes.Equal(gotA[0], srcA) || len(gotB) != inB {
+		t.Errorf("factory a started %d runners, b %d; want %d and %d", len(gotA), len(gotB), inA+1, inB)
+	}
+	for _, s := range gotB {
+		if bytes.Equal(s, srcB) {
+			t.Error("part b's factory was asked for its unmutated source")
+		}
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "grader.py, b.py") || !strings.Contains(text.String(), "│ part │") {
+		t.Errorf("text does not name the parts:\n%s", text.String())
 	}
 }

@@ -35,9 +35,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		rows := make([][]string, len(survivors))
 		for i, m := range survivors {
 			before, after := m.lines()
-			rows[i] = []string{m.ID, fmt.Sprint(m.Line), m.Operator, "- " + before, "+ " + after}
+			rows[i] = r.withPart(m.Part, m.ID, fmt.Sprint(m.Line), m.Operator, "- "+before, "+ "+after)
 		}
-		if err := table(&b, []string{"id", "line", "operator", "before", "after"}, rows); err != nil {
+		if err := table(&b, r.withPart("part", "id", "line", "operator", "before", "after"), rows); err != nil {
 			return err
 		}
 	}
@@ -47,9 +47,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		rows := make([][]string, len(r.Excluded))
 		for i, e := range r.Excluded {
-			rows[i] = []string{fmt.Sprint(e.Line), fmt.Sprint(e.Mutants), exclusionReason(e), e.Code}
+			rows[i] = r.withPart(e.Part, fmt.Sprint(e.Line), fmt.Sprint(e.Mutants), exclusionReason(e), e.Code)
 		}
-		if err := table(&b, []string{"line", "mutants", "reason", "code"}, rows); err != nil {
+		if err := table(&b, r.withPart("part", "line", "mutants", "reason", "code"), rows); err != nil {
 			return err
 		}
 	}
@@ -59,9 +59,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		rows := make([][]string, len(killed))
 		for i, m := range killed {
-			rows[i] = []string{m.ID, fmt.Sprint(m.Line), m.Operator, killers(m.KilledBy)}
+			rows[i] = r.withPart(m.Part, m.ID, fmt.Sprint(m.Line), m.Operator, killers(m.KilledBy))
 		}
-		if err := table(&b, []string{"id", "line", "operator", "killed by"}, rows); err != nil {
+		if err := table(&b, r.withPart("part", "id", "line", "operator", "killed by"), rows); err != nil {
 			return err
 		}
 	}
@@ -87,38 +87,71 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("None: every mutant was caught.\n")
 	} else {
 		b.WriteString("No canary or labeled case notices these changes.\n\n")
-		b.WriteString("| id | line | operator | before | after |\n|---|---|---|---|---|\n")
+		mdRow(&b, r.withPart("part", "id", "line", "operator", "before", "after"), true)
 		for _, m := range survivors {
 			before, after := m.lines()
-			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | `%s` |\n", m.ID, m.Line, md(m.Operator), code(before), code(after))
+			mdRow(&b, r.withPart(md(m.Part), m.ID, fmt.Sprint(m.Line), md(m.Operator), "`"+code(before)+"`", "`"+code(after)+"`"), false)
 		}
 	}
 	fmt.Fprintf(&b, "\n#### Excluded by `no-mutate` (%d lines)\n\n", len(r.Excluded))
 	if len(r.Excluded) == 0 {
 		b.WriteString("None.\n")
 	} else {
-		b.WriteString("| line | mutants | reason | code |\n|---|---|---|---|\n")
+		mdRow(&b, r.withPart("part", "line", "mutants", "reason", "code"), true)
 		for _, e := range r.Excluded {
-			fmt.Fprintf(&b, "| %d | %d | %s | `%s` |\n", e.Line, e.Mutants, md(exclusionReason(e)), code(e.Code))
+			mdRow(&b, r.withPart(md(e.Part), fmt.Sprint(e.Line), fmt.Sprint(e.Mutants), md(exclusionReason(e)), "`"+code(e.Code)+"`"), false)
 		}
 	}
 	fmt.Fprintf(&b, "\n#### Killed (%d)\n\n", len(killed))
 	if len(killed) == 0 {
 		b.WriteString("None.\n")
 	} else {
-		b.WriteString("| id | line | operator | change | killed by |\n|---|---|---|---|---|\n")
+		mdRow(&b, r.withPart("part", "id", "line", "operator", "change", "killed by"), true)
 		for i, m := range killed {
 			if i == maxMarkdownRows {
 				fmt.Fprintf(&b, "\n…and %d more; the JSON lists every mutant.\n", len(killed)-i)
 				break
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | `%s` | %s |\n", m.ID, m.Line, md(m.Operator), code(diffText(m)), md(killers(m.KilledBy)))
+			mdRow(&b, r.withPart(md(m.Part), m.ID, fmt.Sprint(m.Line), md(m.Operator), "`"+code(diffText(m))+"`", md(killers(m.KilledBy))), false)
 		}
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("mutate: writing markdown: %w", err)
 	}
 	return nil
+}
+
+// withPart is a table row, led by the part's name when the grader has more
+// than one Python part.
+func (r *Report) withPart(part string, cells ...string) []string {
+	if !r.hasParts() {
+		return cells
+	}
+	return append([]string{part}, cells...)
+}
+
+// hasParts reports whether the mutants come from more than one source.
+func (r *Report) hasParts() bool {
+	for _, m := range r.Mutants {
+		if m.Part != "" {
+			return true
+		}
+	}
+	for _, e := range r.Excluded {
+		if e.Part != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// mdRow writes one markdown table row; a header row is followed by its
+// separator.
+func mdRow(b *bytes.Buffer, cells []string, header bool) {
+	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+	if header {
+		fmt.Fprintf(b, "|%s\n", strings.Repeat("---|", len(cells)))
+	}
 }
 
 // counts says what the score is made of.
