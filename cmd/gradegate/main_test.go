@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary act as the gradegate command inside
@@ -22,7 +23,9 @@ func TestMain(m *testing.M) {
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
-	testscript.Main(m, map[string]func(){
+	// Only the tests reap orphans; gradegate run as a command of a script
+	// leaves them to its parent, the test process.
+	testscript.Main(sandboxtest.ReapingM{M: m}, map[string]func(){
 		"gradegate": func() {
 			os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 		},
