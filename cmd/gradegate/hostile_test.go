@@ -487,8 +487,9 @@ func TestHostileGraders(t *testing.T) {
 	t.Parallel()
 	bin := gradegateBinary(t)
 	for _, isolation := range []string{"worker", "case"} {
+		// One after the other: the first, with its determinism check, is the
+		// longest test of the package and starts as early as it can.
 		t.Run("isolation="+isolation, func(t *testing.T) {
-			t.Parallel()
 			w := newHostileWorld(t, 0)
 			opts := suiteOptions{drop: []string{diskCase}, determinism: isolation == "worker"}
 			manifestPath := w.suite(t, isolation, 0, opts)
@@ -566,7 +567,10 @@ func TestHostileGradersNonRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run gradegate as another user with a supplementary group")
 	}
-	t.Parallel()
+	// Not in parallel with the other tests: both grader slots share one
+	// uid and its process limit, so a fork bomb in one slot can starve the
+	// other one's forks whenever load stretches the fork bomb's case to
+	// overlap another's.
 	bin := gradegateBinary(t)
 	w := newHostileWorld(t, hostileUser)
 	opts := suiteOptions{drop: []string{diskCase}}
@@ -634,7 +638,9 @@ func TestHostileScratchBudget(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the sandbox gives graders their own uid only when gradegate runs as root (CI runs as root)")
 	}
-	t.Parallel()
+	// Not in parallel with the other tests: the disk budget is measured
+	// every 200 ms from outside, and a grader that writes past it and
+	// returns between two measurements under load goes unseen.
 	bin := gradegateBinary(t)
 	w := newHostileWorld(t, 0)
 	opts := suiteOptions{only: []string{"honest-pass", "honest-fail", diskCase, "honest-after"}, timeout: 30}

@@ -76,6 +76,7 @@ var systemPythons = []string{"/usr/local/bin/python3", "/usr/bin/python3"}
 // TestScripts runs the end-to-end scripts in testdata/script: the binary as a
 // user runs it, in testscript's scrubbed environment.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
