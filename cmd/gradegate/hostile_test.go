@@ -567,16 +567,17 @@ func TestHostileGradersNonRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run gradegate as another user with a supplementary group")
 	}
-	// Not in parallel with the other tests: both grader slots share one
-	// uid and its process limit, so a fork bomb in one slot can starve the
-	// other one's forks whenever load stretches the fork bomb's case to
-	// overlap another's.
+	t.Parallel()
 	bin := gradegateBinary(t)
 	w := newHostileWorld(t, hostileUser)
 	opts := suiteOptions{drop: []string{diskCase}}
 	manifestPath := w.suite(t, "worker", hostileUser, opts)
 	results := filepath.Join(resultsDir(t, hostileUser), "results.json")
-	code, stdout, stderr := runGradegate(t, bin, hostileUser, "run", manifestPath, "--results", results, "--format", "json")
+	// One grader process: graders keep gradegate's uid, and a uid's process
+	// limit is shared by everything it runs, so a fork bomb in one slot
+	// would refuse the forks of whatever case another slot runs meanwhile
+	// (memory-total's, when the two overlap).
+	code, stdout, stderr := runGradegate(t, bin, hostileUser, "run", manifestPath, "--results", results, "--format", "json", "--workers", "1")
 	if code != exitHold {
 		t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 	}
