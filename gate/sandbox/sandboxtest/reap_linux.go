@@ -18,10 +18,10 @@ import (
 // Why tests need it: a worker's process group outlives its leader for as
 // long as the leader's killed children stay unreaped zombies, and gradegate
 // waits, up to a bound, for the group to empty before it reuses the slot's
-// uid. Orphans go to PID 1, and an init that reaps only now and then (this
-// project's development VMs reap about once a second) turns every stopped
-// worker with a child, the isolation: case zygote among them, into a second
-// of waiting. Tests then measure the machine's init, not gradegate.
+// uid. Orphans go to PID 1, and an init that reaps only now and then (some
+// VMs' init reaps about once a second) turns every stopped worker with a
+// child, the isolation: case zygote among them, into a second of waiting.
+// Tests then measure the machine's init, not gradegate.
 //
 // Only orphans are reaped: exited processes whose parent is now this process
 // and that neither lead their own process group nor share this process's.
