@@ -116,6 +116,7 @@ func compactJSON(s string) string {
 // holds naming the canary, a refused key is a tool failure, and the key is
 // never printed.
 func TestCanaryHosted(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-never-print-me"
 	manifestPath := filepath.Join("..", "..", "testdata", "examples", "order-summary", "gradegate.yaml")
 	m, err := manifest.Load(hostFS{}, filepath.ToSlash(manifestPath))

@@ -70,6 +70,8 @@ func denyLandlock() error {
 const (
 	hostileUser  = 50000
 	hostileGroup = 50001
+	// landlockUser is the unprivileged user of the runs without Landlock.
+	landlockUser = 50002
 )
 
 // hostileSecrets are in gradegate's environment; none may reach a grader,
@@ -97,11 +99,20 @@ type hostileWorld struct {
 	vars     map[string]string
 	accepted atomic.Int32
 	shell    *exec.Cmd
+	// escapes are the paths outside scratch the write attacks aim at, and
+	// sleep the argument of the outliving child: each world has its own,
+	// so worlds can run side by side.
+	escapes []string
+	sleep   string
 }
+
+// worlds numbers the hostile worlds of this test process.
+var worlds atomic.Int32
 
 func newHostileWorld(t *testing.T, owner int) *hostileWorld {
 	t.Helper()
-	w := &hostileWorld{dir: searchableTempDir(t), vars: map[string]string{}}
+	n := worlds.Add(1)
+	w := &hostileWorld{dir: searchableTempDir(t), vars: map[string]string{}, sleep: strconv.Itoa(3700 + int(n))}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -109,7 +120,9 @@ func newHostileWorld(t *testing.T, owner int) *hostileWorld {
 		}
 	}
 	must(os.Chmod(w.dir, 0o755))
-	for _, p := range []string{"/tmp/gradegate-hostile-escape", "/dev/shm/gradegate-hostile-escape"} {
+	tag := fmt.Sprintf("%d-%d", os.Getpid(), n)
+	w.escapes = []string{"/tmp/gradegate-hostile-escape-" + tag, "/dev/shm/gradegate-hostile-escape-" + tag}
+	for _, p := range w.escapes {
 		os.Remove(p) // left by an earlier run
 	}
 	ws := filepath.Join(w.dir, "workspace")
@@ -174,7 +187,7 @@ func newHostileWorld(t *testing.T, owner int) *hostileWorld {
 			}
 		}()
 	}
-	abstract := fmt.Sprintf("gradegate-hostile-%d", os.Getpid())
+	abstract := "gradegate-hostile-" + tag
 	listen("@" + abstract)
 
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
@@ -220,10 +233,14 @@ func searchableTempDir(t *testing.T) string {
 }
 
 // suiteOptions narrow the hostile suite: only keeps just these cases, drop
-// leaves these out, and timeout replaces timeout_seconds.
+// leaves these out, and timeout replaces timeout_seconds. determinism keeps
+// the determinism check's case sample, under which every attack is graded
+// twice more, by fresh processes; without it only the canaries are graded
+// twice (gate.determinism.sample: 0).
 type suiteOptions struct {
-	only, drop []string
-	timeout    int
+	only, drop  []string
+	timeout     int
+	determinism bool
 }
 
 func (o suiteOptions) keep(id string) bool {
@@ -261,6 +278,9 @@ func (w *hostileWorld) suite(t *testing.T, isolation string, owner int, o suiteO
 			if o.timeout > 0 {
 				b = bytes.Replace(b, []byte("  timeout_seconds: 3\n"), []byte(fmt.Sprintf("  timeout_seconds: %d\n", o.timeout)), 1)
 			}
+			if !o.determinism {
+				b = bytes.Replace(b, []byte("\ngate:\n"), []byte("\ngate:\n  determinism: {sample: 0}\n"), 1)
+			}
 		}
 		if name == "cases.jsonl" {
 			var kept [][]byte
@@ -276,6 +296,9 @@ func (w *hostileWorld) suite(t *testing.T, isolation string, owner int, o suiteO
 			}
 			b = bytes.Join(kept, nil)
 			b = bytes.ReplaceAll(b, []byte(`"port": 9`), []byte(`"port": `+vars["PORT"]))
+			b = bytes.ReplaceAll(b, []byte(`"sleep": "371"`), []byte(`"sleep": "`+w.sleep+`"`))
+			b = bytes.ReplaceAll(b, []byte(`"/tmp/gradegate-hostile-escape"`), []byte(`"`+w.escapes[0]+`"`))
+			b = bytes.ReplaceAll(b, []byte(`"/dev/shm/gradegate-hostile-escape"`), []byte(`"`+w.escapes[1]+`"`))
 			for k, v := range vars {
 				b = bytes.ReplaceAll(b, []byte("@"+k+"@"), []byte(v))
 			}
@@ -418,7 +441,7 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 	if n := w.accepted.Load(); n != 0 {
 		t.Errorf("listeners outside the sandbox accepted %d connections from the grader", n)
 	}
-	for _, p := range []string{"/tmp/gradegate-hostile-escape", "/dev/shm/gradegate-hostile-escape"} {
+	for _, p := range w.escapes {
 		if _, err := os.Stat(p); err == nil {
 			os.Remove(p)
 			t.Errorf("the grader wrote %s outside its scratch directory", p)
@@ -434,7 +457,7 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 	if flood := byID["flood"].Output; len(flood) > 64<<10 {
 		t.Errorf("flood kept %d bytes of output, want it bounded", len(flood))
 	}
-	if left := processesMatching("sleep\x00371"); len(left) > 0 {
+	if left := processesMatching("sleep\x00" + w.sleep + "\x00"); len(left) > 0 {
 		t.Errorf("a grader's child outlived the gate: pids %v", left)
 	}
 	raw, err := os.ReadFile(results)
@@ -453,6 +476,9 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 	if sb := res.Sandbox; !sb.Seccomp || !sb.Rlimits || sb.LandlockABI == 0 || sb.Unsandboxed {
 		t.Errorf("sandbox block %+v, want seccomp, Landlock and rlimits in force", sb)
 	}
+	if d := res.Determinism; o.determinism && (d == nil || d.Cases != len(want)) {
+		t.Errorf("determinism check %+v, want every case graded twice more", d)
+	}
 }
 
 // TestHostileGraders runs the hostile suite (testdata/examples/hostile: one
@@ -460,26 +486,27 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 // does as root, with secrets in the gate's own environment and a world of
 // secrets, sockets and listeners around it. Every attack must end
 // classified, the cases after it must still be graded, the gate must live
-// to write its results, and nothing may leak.
+// to write its results, and nothing may leak. Under the default isolation
+// the determinism check grades every attack twice more.
 func TestHostileGraders(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the sandbox gives graders their own uid only when gradegate runs as root (CI runs as root)")
 	}
+	t.Parallel()
+	bin := gradegateBinary(t)
 	for _, isolation := range []string{"worker", "case"} {
+		// One after the other: the first, with its determinism check, is the
+		// longest test of the package and starts as early as it can.
 		t.Run("isolation="+isolation, func(t *testing.T) {
-			for k, v := range hostileSecrets {
-				t.Setenv(k, v)
-			}
 			w := newHostileWorld(t, 0)
-			opts := suiteOptions{drop: []string{diskCase}}
+			opts := suiteOptions{drop: []string{diskCase}, determinism: isolation == "worker"}
 			manifestPath := w.suite(t, isolation, 0, opts)
-			results := filepath.Join(t.TempDir(), "results.json")
-			var stdout, stderr bytes.Buffer
-			o := execute(context.Background(), []string{"run", manifestPath, "--results", results, "--format", "json"}, os.Getenv, &stdout, &stderr)
-			if o.code != exitHold {
-				t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", o.code, exitHold, stderr.String())
+			results := filepath.Join(resultsDir(t, 0), "results.json")
+			code, stdout, stderr := runGradegate(t, bin, 0, "run", manifestPath, "--results", results, "--format", "json")
+			if code != exitHold {
+				t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 			}
-			w.check(t, isolation, opts, manifestPath, results, stdout.String())
+			w.check(t, isolation, opts, manifestPath, results, stdout)
 			if sb := readResultsFile(t, results).Sandbox; sb.UID < 60000 {
 				t.Errorf("sandbox block %+v, want the graders' own uid", sb)
 			}
@@ -548,12 +575,17 @@ func TestHostileGradersNonRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run gradegate as another user with a supplementary group")
 	}
+	t.Parallel()
 	bin := gradegateBinary(t)
 	w := newHostileWorld(t, hostileUser)
 	opts := suiteOptions{drop: []string{diskCase}}
 	manifestPath := w.suite(t, "worker", hostileUser, opts)
 	results := filepath.Join(resultsDir(t, hostileUser), "results.json")
-	code, stdout, stderr := runGradegate(t, bin, hostileUser, "run", manifestPath, "--results", results, "--format", "json")
+	// One grader process: graders keep gradegate's uid, and a uid's process
+	// limit is shared by everything it runs, so a fork bomb in one slot
+	// would refuse the forks of whatever case another slot runs meanwhile
+	// (memory-total's, when the two overlap).
+	code, stdout, stderr := runGradegate(t, bin, hostileUser, "run", manifestPath, "--results", results, "--format", "json", "--workers", "1")
 	if code != exitHold {
 		t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 	}
@@ -572,8 +604,11 @@ func TestHostileGradersWithoutLandlock(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run gradegate as another user")
 	}
+	t.Parallel()
 	bin := gradegateBinary(t)
-	for _, uid := range []int{0, hostileUser} {
+	// Not hostileUser: a uid's process limit counts every process of that
+	// uid, and TestHostileGradersNonRoot's fork bomb runs beside this.
+	for _, uid := range []int{0, landlockUser} {
 		t.Run("uid="+strconv.Itoa(uid), func(t *testing.T) {
 			w := newHostileWorld(t, uid)
 			manifestPath := w.suite(t, "worker", uid, suiteOptions{})
@@ -612,16 +647,19 @@ func TestHostileScratchBudget(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the sandbox gives graders their own uid only when gradegate runs as root (CI runs as root)")
 	}
+	// Not in parallel with the other tests: the disk budget is measured
+	// every 200 ms from outside, and a grader that writes past it and
+	// returns between two measurements under load goes unseen.
+	bin := gradegateBinary(t)
 	w := newHostileWorld(t, 0)
 	opts := suiteOptions{only: []string{"honest-pass", "honest-fail", diskCase, "honest-after"}, timeout: 30}
 	manifestPath := w.suite(t, "worker", 0, opts)
-	results := filepath.Join(t.TempDir(), "results.json")
-	var stdout, stderr bytes.Buffer
-	o := execute(context.Background(), []string{"run", manifestPath, "--results", results, "--format", "json"}, os.Getenv, &stdout, &stderr)
-	if o.code != exitHold {
-		t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", o.code, exitHold, stderr.String())
+	results := filepath.Join(resultsDir(t, 0), "results.json")
+	code, stdout, stderr := runGradegate(t, bin, 0, "run", manifestPath, "--results", results, "--format", "json")
+	if code != exitHold {
+		t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 	}
-	w.check(t, "worker", opts, manifestPath, results, stdout.String())
+	w.check(t, "worker", opts, manifestPath, results, stdout)
 	for _, c := range readResultsFile(t, results).Cases {
 		if c.CaseID == diskCase && (c.Error == nil || !strings.Contains(c.Error.Message, "1024 MiB disk budget")) {
 			t.Errorf("disk case: %+v, want a message naming the 1 GiB budget", c.Error)

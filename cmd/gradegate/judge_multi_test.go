@@ -66,6 +66,7 @@ canaries:
 // second run with the fake stopped and no key replays them with the same
 // cases, scores and verdict.
 func TestMultiModelSubGrader(t *testing.T) {
+	t.Parallel()
 	fake := judgetest.New(t, keywordJudge)
 	dir := copyDir(t, "../../testdata/examples/multi")
 	m := rewrite(t, filepath.Join(dir, "gradegate.yaml"), "canaries:\n", judgedSubGrader)

@@ -16,18 +16,20 @@ import (
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary act as gradegate's sandbox launcher, the way
 // cmd/gradegate/main.go does, so TestSandboxed runs graders under the real
-// layers.
+// layers. The tests reap the orphans of killed workers promptly, as a CI
+// runner's init does (sandboxtest.ReapOrphans says why).
 func TestMain(m *testing.M) {
 	// As main does: be the sandbox launcher when re-executed as one, and
 	// keep this process's environment from graders of the same uid.
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	os.Exit(sandboxtest.ReapingM{M: m}.Run())
 }
 
 // python resolves the interpreter the tests use (python3 on PATH).

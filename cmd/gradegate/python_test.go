@@ -1,0 +1,60 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPythonFallback: as root, when python3 on PATH sits under a directory
+// the grader uids cannot search (a version manager under /root), gradegate
+// grades with a system interpreter they can execute, and says so.
+func TestPythonFallback(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only then do graders run as other uids")
+	}
+	t.Parallel()
+	system := ""
+	for _, p := range systemPythons {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o005 == 0o005 {
+			system = p
+			break
+		}
+	}
+	if system == "" {
+		t.Skip("no system python3 (.ci/run installs one)")
+	}
+	// t.TempDir is private to root (mode 0700), like /root.
+	private := filepath.Join(t.TempDir(), "bin")
+	if err := os.Mkdir(private, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(system, filepath.Join(private, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	example, err := filepath.Abs(filepath.Join("..", "..", exampleManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gradegateBinary(t), "canary", example)
+	cmd.Env = []string{"PATH=" + private + ":/usr/bin:/bin", "TMPDIR=" + os.TempDir(), "HOME=/nonexistent", "NO_COLOR=1"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", ee.ExitCode(), stdout.String(), stderr.String())
+	}
+	want := "gradegate: grading with " + system + " "
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "not searchable by the grader uids") {
+		t.Errorf("stderr does not say it grades with %s instead:\n%s", system, stderr.String())
+	}
+}
