@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,6 +79,8 @@ type Guard struct {
 	stopOnce sync.Once
 	mu       sync.Mutex
 	exceeded *BudgetError
+	// lastDisk is the scratch directory's size at the last measure.
+	lastDisk atomic.Int64
 }
 
 // Guard starts guarding the process group of the grader spec describes,
@@ -146,14 +149,46 @@ func (g *Guard) watch() {
 			}
 		}
 		if g.scratch != "" && tick%diskEvery == 0 {
-			if used := diskUsage(g.scratch); used > g.disk {
-				g.kill(&BudgetError{Class: gate.ClassSandboxViolation, Message: fmt.Sprintf(
-					"the grader's scratch directory held %.1f MiB, past its %.0f MiB disk budget; its processes were killed",
-					mib(used), mib(g.disk))})
+			if g.measureDisk() != nil {
 				return
 			}
 		}
 	}
+}
+
+// measureDisk measures the scratch directory and kills the group when it
+// holds more than the budget.
+func (g *Guard) measureDisk() *BudgetError {
+	used := diskUsage(g.scratch)
+	g.lastDisk.Store(used)
+	if used <= g.disk {
+		return nil
+	}
+	e := &BudgetError{Class: gate.ClassSandboxViolation, Message: fmt.Sprintf(
+		"the grader's scratch directory held %.1f MiB, past its %.0f MiB disk budget; its processes were killed",
+		mib(used), mib(g.disk))}
+	g.kill(e)
+	return e
+}
+
+// CheckDisk measures the scratch directory now, when a case has just
+// ended, so that a case that filled it between two of the guard's own
+// measures is the one that answers for it. Measuring costs a walk of the
+// directory, so it is done only when long is set (a case that ran long
+// enough to write the budget; a fast one cannot) or when the last measure
+// found it more than half full (cases that each add a little). It returns
+// the budget the grader went past, or nil; past it, the group is killed.
+func (g *Guard) CheckDisk(long bool) *BudgetError {
+	if g == nil || g.scratch == "" || g.disk <= 0 {
+		return nil
+	}
+	if e := g.Exceeded(); e != nil {
+		return e
+	}
+	if !long && g.lastDisk.Load()*2 <= g.disk {
+		return nil
+	}
+	return g.measureDisk()
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -72,6 +72,9 @@ type Config struct {
 	// beside them. Pools that run at the same time on one Sandbox must use
 	// slots apart, so that no process of one shares a uid with the other.
 	FirstSlot int
+	// ScratchBytes is the disk each process's scratch directory may hold
+	// (sandbox.Spec.ScratchBytes); 0 is the sandbox's default, 1 GiB.
+	ScratchBytes int64
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says

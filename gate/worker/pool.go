@@ -439,8 +439,9 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 		// CPU time adds up over the cases one process serves; the worker
 		// asks to be replaced at cpuBudget, checked at least every
 		// second, so the limit sits a few cases' worth above it.
-		CPUSeconds: p.cfg.cpuBudget() + 4*(p.cfg.TimeoutSeconds+1) + 60,
-		ReadPaths:  p.cfg.Python.readPaths(),
+		CPUSeconds:   p.cfg.cpuBudget() + 4*(p.cfg.TimeoutSeconds+1) + 60,
+		ReadPaths:    p.cfg.Python.readPaths(),
+		ScratchBytes: p.cfg.ScratchBytes,
 	}
 	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir, p.cfg.HashSeed))
 	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup)

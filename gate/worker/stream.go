@@ -34,6 +34,11 @@ const (
 	DefaultStreamBatch = 64
 )
 
+// diskCheckAfter is how long a case runs before its end is followed by a
+// measure of the scratch directory (sandbox.Guard.CheckDisk): writing a
+// disk budget takes far longer, and faster cases pay nothing.
+const diskCheckAfter = 50 * time.Millisecond
+
 // Size limits on what the gate reads from a worker, enforced before the
 // bytes are buffered further: a grader that writes its own "responses" to
 // the protocol pipe cannot grow the gate's memory past them.
@@ -495,6 +500,13 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			}
 			now := time.Now()
 			elapsed := now.Sub(w.started())
+			if pr.guard.CheckDisk(elapsed >= diskCheckAfter) != nil {
+				// The case filled its scratch directory past the budget
+				// and answered before the guard's own measure: the guard
+				// killed the group, and the case is the one that did it.
+				ev = died
+				break
+			}
 			w.pop()
 			w.answered = now
 			if r.T > 0 {

@@ -761,3 +761,38 @@ def grade(sample, item):
 		})
 	}
 }
+
+// A case that fills its scratch directory past the disk budget and answers
+// before the guard's next measure is still the one that answers for it:
+// the end of a case that ran long enough to write the budget is followed by
+// a measure.
+func TestDiskBudgetNamesTheCase(t *testing.T) {
+	sb, py := sandboxed(t)
+	src := `import time
+def grade(sample, item):
+    if item.get("fill"):
+        time.sleep(0.08)
+        with open("fill.bin", "wb") as f:
+            f.write(b"x" * (3 << 20))
+    return 1.0
+`
+	p := newPool(t, py, src, func(c *Config) {
+		c.Sandbox = sb
+		c.TimeoutSeconds = 10
+		c.ScratchBytes = 1 << 20
+	})
+	got, err := p.Grade(context.Background(), []gate.Task{
+		task("before", nil),
+		{ID: "fill", Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{"fill": true}`)},
+		task("after", nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Class != gate.ClassOK || got[2].Class != gate.ClassOK {
+		t.Errorf("before: %s, after: %s; want ok (a fresh process after the kill)", got[0].Class, got[2].Class)
+	}
+	if got[1].Class != gate.ClassSandboxViolation || got[1].Error == nil || !strings.Contains(got[1].Error.Message, "disk budget") {
+		t.Errorf("fill: %s %+v, want sandbox_violation naming the disk budget", got[1].Class, got[1].Error)
+	}
+}
