@@ -19,6 +19,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gradegate: %v\n", err)
 		os.Exit(exitInternal)
 	}
+	// Orphaned grader processes are collected at once (in the Action's
+	// container gradegate is PID 1, and nothing else would).
+	sandbox.ReapOrphans()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	tuneGC(ctx, os.Getenv)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)

@@ -1,4 +1,6 @@
-package sandboxtest
+//go:build linux
+
+package sandbox
 
 import (
 	"os"

@@ -1,4 +1,6 @@
-package sandboxtest
+//go:build linux
+
+package sandbox
 
 import (
 	"bytes"
@@ -13,21 +15,23 @@ import (
 
 // ReapOrphans makes the calling process the reaper of the orphans its
 // descendants leave (PR_SET_CHILD_SUBREAPER) and collects them as soon as
-// they exit, as the init of a CI runner does.
+// they exit, for the life of the process.
 //
-// Why tests need it: a worker's process group outlives its leader for as
-// long as the leader's killed children stay unreaped zombies, and gradegate
-// waits, up to a bound, for the group to empty before it reuses the slot's
-// uid. Orphans go to PID 1, and an init that reaps only now and then (some
-// VMs' init reaps about once a second) turns every stopped worker with a
-// child, the isolation: case zygote among them, into a second of waiting.
-// Tests then measure the machine's init, not gradegate.
+// Why: a worker's process group outlives its leader for as long as the
+// leader's killed children stay unreaped zombies, and gradegate waits, up
+// to a bound, for the group to empty before it reuses the slot's uid; a
+// zombie also still counts against the uid's process limit. Orphans go to
+// PID 1, and an init that reaps only now and then (some VMs' init reaps
+// about once a second) turns every stopped worker with a child, the
+// isolation: case zygote among them, into a second of waiting. In the
+// Action's container gradegate is PID 1 itself, and without this nothing
+// would reap them at all.
 //
 // Only orphans are reaped: exited processes whose parent is now this process
 // and that neither lead their own process group nor share this process's.
-// Every process the tests or gradegate start directly does one or the other
-// (the sandbox starts each worker as a group leader; other commands inherit
-// the test's group), so no exit status that os/exec waits for is taken.
+// Every process gradegate starts directly does one or the other (the
+// sandbox starts each worker as a group leader; other commands inherit
+// gradegate's group), so no exit status that os/exec waits for is taken.
 func ReapOrphans() {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return // the kernel's init reaps them, more slowly
