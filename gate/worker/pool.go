@@ -56,8 +56,10 @@ var workerSource string
 // of milliseconds (a sandboxed interpreter and the grader's imports), so
 // these keep replacements far under 5% of the grading time: a process is
 // replaced when its CPU time reaches cpuBudget (at least 300 s of grading
-// per start), or when its resident memory grew by more than growLimitMB
-// since it loaded (a leak that would otherwise reach memory_mb).
+// per start), or when its peak resident memory grew by more than
+// growLimitMB past its size once loaded (a leak that would otherwise reach
+// memory_mb; the peak, since graders cannot read /proc for the current
+// size, so one large spike also costs a replacement).
 const (
 	minCPUBudget = 300
 	growLimitMB  = 512

@@ -573,7 +573,7 @@ class Worker:
         if self.grow_kb and self.base_rss_kb:
             rss = rss_kb()
             if rss > self.base_rss_kb + self.grow_kb:
-                return "memory grew from %d to %d MiB" % (self.base_rss_kb >> 10, rss >> 10)
+                return "peak memory grew from %d to %d MiB" % (self.base_rss_kb >> 10, rss >> 10)
         if self.cpu_seconds:
             t = os.times()
             if t.user + t.system >= self.cpu_seconds:
