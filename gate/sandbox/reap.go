@@ -39,9 +39,11 @@ func ReapOrphans() {
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	go func() {
-		// SIGCHLD wakes the loop for each exit; the tick is a backstop for
-		// an exit whose signal merged with an earlier one.
-		tick := time.NewTicker(250 * time.Millisecond)
+		// SIGCHLD wakes the loop for each exit (a signal that arrives
+		// during a pass is kept in the channel, so the next pass sees its
+		// zombie); the tick is a slow backstop. A pass lists /proc, so
+		// it runs only when something exited.
+		tick := time.NewTicker(2 * time.Second)
 		defer tick.Stop()
 		for {
 			select {
