@@ -3,112 +3,16 @@
 package worker
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gradegate/gradegate/gate"
 	"golang.org/x/sys/unix"
 )
-
-// response is one line from the worker's fd 4.
-type response struct {
-	Op        string             `json:"op"` // init answers: ready | load_error; bad_request
-	ID        int64              `json:"id"`
-	Class     string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
-	Scores    map[string]float64 `json:"scores"`
-	Judge     json.RawMessage    `json:"judge"`
-	Type      string             `json:"type"`
-	Message   string             `json:"message"`
-	Line      int                `json:"line"`
-	Output    string             `json:"output"`
-	OutputCut int                `json:"output_cut"`
-	Results   []response         `json:"results"` // batch: one per case, in order
-	// T is how long the request took in the worker, in milliseconds.
-	T float64 `json:"t"`
-	// Replace is set when the worker asks to be replaced after this
-	// request: its memory grew, or its CPU time nears the limit.
-	Replace string `json:"replace"`
-	// Leftover is set when a child process of the grader was still running
-	// after the case: the process group is then killed with the worker.
-	Leftover bool `json:"leftover"`
-	// Died is set with class "died" (isolation case): the forked child ended
-	// without a result, and the worker reports how.
-	Died *struct {
-		Signal   int   `json:"signal"`
-		Status   int   `json:"status"`
-		MaxRSSKB int64 `json:"maxrss_kb"`
-	} `json:"died"`
-}
-
-// workerClasses are the classes the worker may report; anything else is a
-// protocol failure.
-var workerClasses = map[string]gate.Class{
-	"ok":                gate.ClassOK,
-	"invalid_return":    gate.ClassInvalidReturn,
-	"grader_exception":  gate.ClassGraderException,
-	"memory_exceeded":   gate.ClassMemoryExceeded,
-	"sandbox_violation": gate.ClassSandboxViolation,
-}
-
-func (r *response) class() gate.Class {
-	if c, ok := workerClasses[r.Class]; ok {
-		return c
-	}
-	return gate.ClassWorkerCrash
-}
-
-// recycle says whether the process must be replaced after this response.
-// Results the grader returned (ok, invalid_return) and plain exceptions
-// leave it trusted; a memory error (a fragmented heap), a sandbox refusal,
-// a dead child (isolation case), a child process left running, or the
-// worker's own request (memory growth, CPU time) do not.
-func (r *response) recycle() bool {
-	if r.Leftover || r.Replace != "" {
-		return true
-	}
-	switch r.Class {
-	case "ok":
-		for _, res := range r.Results {
-			if res.recycle() {
-				return true
-			}
-		}
-		return false
-	case "grader_exception", "invalid_return":
-		return false
-	}
-	return true
-}
-
-func parseResponse(line []byte, id int64) (*response, error) {
-	var r response
-	if parseCommon(line, &r) {
-		if r.ID != id {
-			return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
-		}
-		return &r, nil
-	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, fmt.Errorf("worker response: %w", err)
-	}
-	if r.Op == "bad_request" || r.Op == "ended" {
-		// The worker could not read the request, or (a zygote) reports
-		// that its child ended: neither has an id to echo.
-		return &r, nil
-	}
-	if r.ID != id {
-		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
-	}
-	return &r, nil
-}
 
 // output joins what Python captured with what reached fd 1/2, within limit.
 func (r *response) output(fd bounded, limit int) string {
@@ -298,54 +202,4 @@ func signalName(s syscall.Signal) string {
 		return name
 	}
 	return strconv.Itoa(int(s))
-}
-
-// tracebackLine finds the grader line in a faulthandler dump on fd 2 (written
-// on a fatal signal or just before a timeout). Faulthandler prints the most
-// recent call first, so the first frame in the grader's file is the line.
-func tracebackLine(output []byte, sourceName string) int {
-	re := regexp.MustCompile(`File "` + regexp.QuoteMeta(sourceName) + `", line (\d+)`)
-	m := re.FindSubmatch(output)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
-}
-
-// parseCommon reads the common answer, one score and nothing printed, in
-// the exact form worker.py writes it:
-//
-//	{"id":N,"t":T,"class":"ok","scores":{"<metric>":F}}
-//
-// without encoding/json's reflection. Any other line is left to
-// json.Unmarshal.
-func parseCommon(line []byte, r *response) bool {
-	rest, ok := bytes.CutPrefix(line, []byte(`{"id":`))
-	if !ok {
-		return false
-	}
-	var id, t, score []byte
-	if id, rest, ok = bytes.Cut(rest, []byte(`,"t":`)); !ok {
-		return false
-	}
-	if t, rest, ok = bytes.Cut(rest, []byte(`,"class":"ok","scores":{"`)); !ok {
-		return false
-	}
-	// A metric with a quote or backslash in its name is left to the
-	// general parser.
-	q := bytes.IndexByte(rest, '"')
-	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 || !bytes.HasPrefix(rest[q:], []byte(`":`)) || !bytes.HasSuffix(rest, []byte("}}")) {
-		return false
-	}
-	metric := rest[:q]
-	score = rest[q+2 : len(rest)-2]
-	n, err1 := strconv.ParseInt(string(id), 10, 64)
-	d, err2 := strconv.ParseFloat(string(t), 64)
-	f, err3 := strconv.ParseFloat(string(score), 64)
-	if err1 != nil || err2 != nil || err3 != nil || !utf8.Valid(metric) {
-		return false
-	}
-	*r = response{ID: n, T: d, Class: "ok", Scores: map[string]float64{string(metric): f}}
-	return true
 }

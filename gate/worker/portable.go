@@ -436,7 +436,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 	start := time.Now()
 	line, res := pr.exchange(ctx, p.boot, portableInitLimit, time.Duration(p.cfg.LoadTimeoutSeconds)*time.Second)
 	if res == portableLine {
-		var r portableReply
+		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
 			pr.out.forget()
 			s.proc, s.served = pr, 0
@@ -445,7 +445,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 			stopErr := p.stopProc(pr)
 			le := &LoadError{
 				Err:    gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line},
-				Output: r.output(pr.out.take(-1, 0), p.cfg.OutputLimit),
+				Output: r.cappedOutput(pr.out.take(-1, 0), p.cfg.OutputLimit),
 			}
 			return le, stopErr
 		}
@@ -514,8 +514,8 @@ func (p *PortablePool) Stream(ctx context.Context, next func() (gate.Task, bool,
 func (p *PortablePool) stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error, batch int) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	reqs := make(chan *portableRequest, p.cfg.Workers)
-	go p.feed(ctx, next, batch, reqs, cancel)
+	reqs := make(chan *request, p.cfg.Workers)
+	go feed(ctx, p.cfg.Contract, next, batch, reqs, cancel)
 
 	var emitMu sync.Mutex
 	deliver := func(seq int, o gate.Outcome) {
@@ -533,7 +533,7 @@ func (p *PortablePool) stream(ctx context.Context, next func() (gate.Task, bool,
 		wg.Go(func() {
 			// A slot is taken only once there is a request for it, so a
 			// short stream does not start processes it will not use.
-			var first *portableRequest
+			var first *request
 			select {
 			case r, ok := <-reqs:
 				if !ok {
@@ -557,61 +557,9 @@ func (p *PortablePool) stream(ctx context.Context, next func() (gate.Task, bool,
 	return context.Cause(ctx)
 }
 
-// feed pulls tasks from next and turns them into requests, batch tasks at
-// a time under the batch contract. It closes out when next is done, and
-// reports next's error through fail.
-func (p *PortablePool) feed(ctx context.Context, next func() (gate.Task, bool, error), batch int, out chan<- *portableRequest, fail func(error)) {
-	defer close(out)
-	seq := 0
-	send := func(r *portableRequest) bool {
-		select {
-		case out <- r:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	var pending []gate.Task
-	flush := func() bool {
-		if len(pending) == 0 {
-			return true
-		}
-		r, err := portableBatchRequest(seq, pending)
-		if err != nil {
-			fail(err)
-			return false
-		}
-		seq += len(pending)
-		pending = pending[:0:0]
-		return send(r)
-	}
-	for ctx.Err() == nil {
-		t, ok, err := next()
-		if err != nil {
-			fail(err)
-			return
-		}
-		if !ok {
-			flush()
-			return
-		}
-		if p.cfg.Contract != ContractBatch {
-			if !send(portableTaskRequest(seq, t)) {
-				return
-			}
-			seq++
-			continue
-		}
-		pending = append(pending, t)
-		if len(pending) >= batch && !flush() {
-			return
-		}
-	}
-}
-
 // serve grades requests on slot s until reqs closes or ctx ends, starting
 // with first. It returns an error only for a tool failure.
-func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *portableRequest, reqs <-chan *portableRequest, deliver func(int, gate.Outcome)) error {
+func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error {
 	r := first
 	for {
 		if r == nil {
@@ -660,13 +608,13 @@ func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *portab
 
 // grade runs one request on s's process and returns its outcomes, replacing
 // the process when it died, ran out of time, or must not serve another case.
-func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *portableRequest) ([]gate.Outcome, error) {
+func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) ([]gate.Outcome, error) {
 	pr := s.proc
 	start := time.Now()
 	line, res := pr.exchange(ctx, r.line, r.limit(p.cfg.OutputLimit), time.Duration(p.cfg.TimeoutSeconds)*time.Second)
 	elapsed := time.Since(start)
 	if res == portableLine {
-		rep, err := parsePortableReply(line, r.id)
+		rep, err := parseResponse(line, r.id)
 		switch {
 		case err != nil:
 			pr.kill()
@@ -681,7 +629,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *portableRe
 				elapsed = time.Duration(rep.T * float64(time.Millisecond))
 			}
 			s.served += len(r.seqs)
-			out := rep.output(pr.out.take(r.id, markerGrace), p.cfg.OutputLimit)
+			out := rep.cappedOutput(pr.out.take(r.id, markerGrace), p.cfg.OutputLimit)
 			outs := portableOutcomes(&p.cfg, rep, r, out, portableMS(elapsed))
 			if rep.recycle() || p.cfg.Isolation == IsolationCase || p.cfg.RecycleAfter > 0 && s.served >= p.cfg.RecycleAfter {
 				return outs, p.retire(s)

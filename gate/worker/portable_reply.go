@@ -2,11 +2,8 @@ package worker
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,169 +14,8 @@ import (
 // This file is the portable pool's side of worker.py's messages: the
 // requests it sends and the responses it reads and classifies.
 
-// Size limits on what the portable pool reads from a worker, enforced
-// before the bytes are buffered further.
-const (
-	// portableResultLimit bounds one case's response without its output;
-	// worker.py holds its results to the same figure (RESULT_LIMIT).
-	portableResultLimit = 160 << 10
-	// portableEscapeFactor: JSON can spell one byte of output as \u00XX.
-	portableEscapeFactor = 6
-)
-
-// portableRequest is one line sent to a worker: one task, or one batch of
-// tasks (contract batch), and where its outcomes go.
-type portableRequest struct {
-	// id is random, and the response must carry it back: a grader that
-	// writes a made-up response to the protocol pipe cannot know it.
-	id    int64
-	seqs  []int    // stream sequence numbers of its tasks
-	ids   []string // their task ids, for messages
-	line  []byte
-	batch bool
-}
-
-// limit is the longest response line the request may get.
-func (r *portableRequest) limit(outputLimit int) int {
-	return len(r.seqs)*portableResultLimit + portableEscapeFactor*outputLimit + 4096
-}
-
-// appendRawLine appends m as one line of JSON: bytes holding a newline
-// (pretty-printed JSON from a caller) are compacted, since the protocol is
-// one request per line; anything the worker cannot decode comes back as a
-// bad_request naming the case.
-func appendRawLine(b []byte, m json.RawMessage) []byte {
-	if len(m) == 0 {
-		return append(b, "null"...)
-	}
-	if bytes.IndexByte(m, '\n') >= 0 {
-		var c bytes.Buffer
-		if json.Compact(&c, m) == nil {
-			return append(b, c.Bytes()...)
-		}
-		return append(b, bytes.ReplaceAll(m, []byte{'\n'}, []byte{' '})...)
-	}
-	return append(b, m...)
-}
-
-func portableTaskRequest(seq int, t gate.Task) *portableRequest {
-	id := rand.Int64()
-	b := make([]byte, 0, len(t.Sample)+len(t.Item)+48)
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"sample":`...)
-	b = appendRawLine(b, t.Sample)
-	b = append(b, `,"item":`...)
-	b = appendRawLine(b, t.Item)
-	b = append(b, "}\n"...)
-	return &portableRequest{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
-}
-
-func portableBatchRequest(first int, tasks []gate.Task) (*portableRequest, error) {
-	r := &portableRequest{id: rand.Int64(), batch: true}
-	b := append([]byte(`{"id":`), strconv.FormatInt(r.id, 10)...)
-	b = append(b, `,"batch":[`...)
-	seen := make(map[string]bool, len(tasks))
-	for i, t := range tasks {
-		// grade_batch answers by case_id, so ids must tell cases apart.
-		if seen[t.ID] {
-			return nil, fmt.Errorf("worker: task id %q appears twice; grade_batch needs unique case_ids", t.ID)
-		}
-		seen[t.ID] = true
-		if i > 0 {
-			b = append(b, ',')
-		}
-		id, err := json.Marshal(t.ID)
-		if err != nil {
-			return nil, fmt.Errorf("worker: task id %q: %w", t.ID, err)
-		}
-		b = append(b, `{"case_id":`...)
-		b = append(b, id...)
-		b = append(b, `,"sample":`...)
-		b = appendRawLine(b, t.Sample)
-		b = append(b, `,"item":`...)
-		b = appendRawLine(b, t.Item)
-		b = append(b, '}')
-		r.seqs = append(r.seqs, first+i)
-		r.ids = append(r.ids, t.ID)
-	}
-	r.line = append(b, "]}\n"...)
-	return r, nil
-}
-
-// portableReply is one line from the worker's fd 4.
-type portableReply struct {
-	Op        string             `json:"op"` // init answers: ready | load_error; bad_request
-	ID        int64              `json:"id"`
-	Class     string             `json:"class"`
-	Scores    map[string]float64 `json:"scores"`
-	Judge     json.RawMessage    `json:"judge"`
-	Type      string             `json:"type"`
-	Message   string             `json:"message"`
-	Line      int                `json:"line"`
-	Output    string             `json:"output"`
-	OutputCut int                `json:"output_cut"`
-	Results   []portableReply    `json:"results"` // batch: one per case, in order
-	T         float64            `json:"t"`       // milliseconds the request took in the worker
-	Replace   string             `json:"replace"` // the worker asks to be replaced
-	Leftover  bool               `json:"leftover"`
-}
-
-// portableClasses are the classes the worker may report; anything else is
-// a broken protocol.
-var portableClasses = map[string]gate.Class{
-	"ok":                gate.ClassOK,
-	"invalid_return":    gate.ClassInvalidReturn,
-	"grader_exception":  gate.ClassGraderException,
-	"memory_exceeded":   gate.ClassMemoryExceeded,
-	"sandbox_violation": gate.ClassSandboxViolation,
-}
-
-func (r *portableReply) class() gate.Class {
-	if c, ok := portableClasses[r.Class]; ok {
-		return c
-	}
-	return gate.ClassWorkerCrash
-}
-
-// recycle says whether the process must be replaced after this reply:
-// results the grader returned and plain exceptions leave it trusted; a
-// memory error, a child process left running, or the worker's own request
-// do not.
-func (r *portableReply) recycle() bool {
-	if r.Leftover || r.Replace != "" {
-		return true
-	}
-	switch r.Class {
-	case "ok":
-		for _, res := range r.Results {
-			if res.recycle() {
-				return true
-			}
-		}
-		return false
-	case "grader_exception", "invalid_return":
-		return false
-	}
-	return true
-}
-
-func parsePortableReply(line []byte, id int64) (*portableReply, error) {
-	var r portableReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, fmt.Errorf("worker response: %w", err)
-	}
-	if r.Op == "bad_request" {
-		return &r, nil // it has no id to echo
-	}
-	if r.ID != id {
-		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
-	}
-	return &r, nil
-}
-
 // output joins what Python captured with what reached fd 1/2, within limit.
-func (r *portableReply) output(fd capped, limit int) string {
+func (r *response) cappedOutput(fd capped, limit int) string {
 	var b strings.Builder
 	b.WriteString(r.Output)
 	cut := r.OutputCut
@@ -201,11 +37,11 @@ func (r *portableReply) output(fd capped, limit int) string {
 
 // portableOutcomes turns a well-formed reply into one Outcome per task of
 // req.
-func portableOutcomes(cfg *Config, r *portableReply, req *portableRequest, output string, dur float64) []gate.Outcome {
+func portableOutcomes(cfg *Config, r *response, req *request, output string, dur float64) []gate.Outcome {
 	outs := make([]gate.Outcome, len(req.seqs))
 	if !req.batch || r.Class != "ok" || len(r.Results) != len(req.seqs) {
 		if req.batch && r.Class == "ok" {
-			r = &portableReply{Class: "died", Message: "worker answered a batch with the wrong number of results"}
+			r = &response{Class: "died", Message: "worker answered a batch with the wrong number of results"}
 		}
 		o := portableCaseOutcome(cfg, r, output, dur)
 		for i := range outs {
@@ -223,7 +59,7 @@ func portableOutcomes(cfg *Config, r *portableReply, req *portableRequest, outpu
 // portableCaseOutcome checks one classified result. The worker classifies,
 // but Go checks an ok result again: a process the grader runs in is not
 // trusted to say a score is valid.
-func portableCaseOutcome(cfg *Config, r *portableReply, output string, dur float64) gate.Outcome {
+func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) gate.Outcome {
 	o := gate.Outcome{Class: r.class(), Output: output, DurationMS: dur}
 	msg := r.Message
 	if o.Class == gate.ClassOK {
@@ -266,11 +102,11 @@ func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, outp
 	default:
 		ce = portableExitError(pr, output.buf)
 	}
-	ce.Line = portableTracebackLine(output.buf, cfg.SourceName)
+	ce.Line = tracebackLine(output.buf, cfg.SourceName)
 	return gate.Outcome{
 		Class:      ce.Class,
 		Error:      &ce,
-		Output:     (&portableReply{}).output(output, cfg.OutputLimit),
+		Output:     (&response{}).cappedOutput(output, cfg.OutputLimit),
 		DurationMS: dur,
 	}
 }
@@ -306,18 +142,4 @@ func portableExitError(pr *portableProc, output []byte) gate.CaseError {
 		}
 	}
 	return gate.CaseError{Class: gate.ClassWorkerCrash, Message: how}
-}
-
-// portableTracebackLine finds the grader line in a faulthandler dump on fd
-// 2 (written on a fatal signal or, on Unix, just before a timeout).
-// Faulthandler prints the most recent call first, so the first frame in the
-// grader's file is the line.
-func portableTracebackLine(output []byte, sourceName string) int {
-	re := regexp.MustCompile(`File "` + regexp.QuoteMeta(sourceName) + `", line (\d+)`)
-	m := re.FindSubmatch(output)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
 }

@@ -319,7 +319,7 @@ def grade(sample, item):
 			if err := p.Close(); err != nil {
 				t.Fatal(err)
 			}
-			limit := (&portableRequest{seqs: []int{0}}).limit(p.cfg.OutputLimit)
+			limit := (&request{seqs: []int{0}}).limit(p.cfg.OutputLimit)
 			if peak := p.peakBuffered.Load(); peak > int64(limit+64<<10) {
 				t.Errorf("the pool buffered %d bytes of one process's responses, want at most %d", peak, limit+64<<10)
 			}

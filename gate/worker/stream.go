@@ -3,12 +3,9 @@
 package worker
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -39,154 +36,6 @@ const (
 // disk budget takes far longer, and faster cases pay nothing.
 const diskCheckAfter = 50 * time.Millisecond
 
-// Size limits on what the gate reads from a worker, enforced before the
-// bytes are buffered further: a grader that writes its own "responses" to
-// the protocol pipe cannot grow the gate's memory past them.
-const (
-	// resultLimit bounds one case's response without its output; worker.py
-	// holds its own results to the same figure (RESULT_LIMIT).
-	resultLimit = 160 << 10
-	// escapeFactor: JSON can spell one byte of output as \u00XX.
-	escapeFactor = 6
-)
-
-// request is one line sent to a worker: one task, or one batch of tasks
-// (contract batch), and where its outcomes go.
-type request struct {
-	// id is random, and the response must carry it back: a grader that
-	// writes a made-up response straight to fd 4 cannot know it (short of
-	// reading the worker's own frames), so its line is rejected.
-	id    int64
-	seqs  []int    // stream sequence numbers of its tasks
-	ids   []string // their task ids, for messages
-	line  []byte
-	batch bool
-	// queued is when the request was handed to the process; with the time
-	// of the previous answer it gives the moment its case started.
-	queued time.Time
-}
-
-// limit is the longest response line the request may get.
-func (r *request) limit(outputLimit int) int {
-	return len(r.seqs)*resultLimit + escapeFactor*outputLimit + 4096
-}
-
-// requestLine builds a task's request from the bytes as read: sample and
-// item are passed through, never decoded and encoded again. Only bytes
-// holding a newline (pretty-printed JSON from a caller) are compacted, since
-// the protocol is one request per line; anything the worker cannot decode
-// comes back as a protocol error naming the case.
-func appendRaw(b []byte, m json.RawMessage) []byte {
-	if len(m) == 0 {
-		return append(b, "null"...)
-	}
-	if bytes.IndexByte(m, '\n') >= 0 {
-		var c bytes.Buffer
-		if json.Compact(&c, m) == nil {
-			return append(b, c.Bytes()...)
-		}
-		return append(b, bytes.ReplaceAll(m, []byte{'\n'}, []byte{' '})...)
-	}
-	return append(b, m...)
-}
-
-func taskRequest(seq int, t gate.Task) *request {
-	id := rand.Int64()
-	b := make([]byte, 0, len(t.Sample)+len(t.Item)+48)
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"sample":`...)
-	b = appendRaw(b, t.Sample)
-	b = append(b, `,"item":`...)
-	b = appendRaw(b, t.Item)
-	b = append(b, "}\n"...)
-	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
-}
-
-func batchRequest(first int, tasks []gate.Task) (*request, error) {
-	r := &request{id: rand.Int64(), batch: true}
-	b := append([]byte(`{"id":`), strconv.FormatInt(r.id, 10)...)
-	b = append(b, `,"batch":[`...)
-	seen := make(map[string]bool, len(tasks))
-	for i, t := range tasks {
-		// grade_batch answers by case_id, so ids must tell cases apart.
-		if seen[t.ID] {
-			return nil, fmt.Errorf("worker: task id %q appears twice; grade_batch needs unique case_ids", t.ID)
-		}
-		seen[t.ID] = true
-		if i > 0 {
-			b = append(b, ',')
-		}
-		id, err := json.Marshal(t.ID)
-		if err != nil {
-			return nil, fmt.Errorf("worker: task id %q: %w", t.ID, err)
-		}
-		b = append(b, `{"case_id":`...)
-		b = append(b, id...)
-		b = append(b, `,"sample":`...)
-		b = appendRaw(b, t.Sample)
-		b = append(b, `,"item":`...)
-		b = appendRaw(b, t.Item)
-		b = append(b, '}')
-		r.seqs = append(r.seqs, first+i)
-		r.ids = append(r.ids, t.ID)
-	}
-	r.line = append(b, "]}\n"...)
-	return r, nil
-}
-
-// feed pulls tasks from next and turns them into requests, batch tasks at a
-// time under the batch contract. It closes out when next is done, and
-// reports next's error through fail.
-func (p *Pool) feed(ctx context.Context, next func() (gate.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
-	defer close(out)
-	seq := 0
-	send := func(r *request) bool {
-		select {
-		case out <- r:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	var pending []gate.Task
-	flush := func() bool {
-		if len(pending) == 0 {
-			return true
-		}
-		r, err := batchRequest(seq, pending)
-		if err != nil {
-			fail(err)
-			return false
-		}
-		seq += len(pending)
-		pending = pending[:0:0]
-		return send(r)
-	}
-	for ctx.Err() == nil {
-		t, ok, err := next()
-		if err != nil {
-			fail(err)
-			return
-		}
-		if !ok {
-			flush()
-			return
-		}
-		if p.cfg.Contract != ContractBatch {
-			if !send(taskRequest(seq, t)) {
-				return
-			}
-			seq++
-			continue
-		}
-		pending = append(pending, t)
-		if len(pending) >= batch && !flush() {
-			return
-		}
-	}
-}
-
 // Stream grades tasks as next produces them, each process keeping a window
 // of requests queued ahead so it never waits for the gate. See
 // gate.StreamRunner for the contract. next runs in a goroutine of its own,
@@ -208,7 +57,7 @@ func (p *Pool) stream(ctx context.Context, next func() (gate.Task, bool, error),
 	// window is refilled at once, few enough that a stream of large tasks
 	// does not pile up in memory.
 	reqs := make(chan *request, streamAhead)
-	go p.feed(ctx, next, batch, reqs, cancel)
+	go feed(ctx, p.cfg.Contract, next, batch, reqs, cancel)
 
 	var emitMu sync.Mutex
 	deliver := func(seq int, o gate.Outcome) {

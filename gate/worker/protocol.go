@@ -1,0 +1,309 @@
+package worker
+
+// The worker protocol as the gate speaks it, on every system: the request
+// lines sent to worker.py and the response lines read back. The Linux pool
+// and the portable pool both use it.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gradegate/gradegate/gate"
+)
+
+// Size limits on what the gate reads from a worker, enforced before the
+// bytes are buffered further: a grader that writes its own "responses" to
+// the protocol pipe cannot grow the gate's memory past them.
+const (
+	// resultLimit bounds one case's response without its output; worker.py
+	// holds its own results to the same figure (RESULT_LIMIT).
+	resultLimit = 160 << 10
+	// escapeFactor: JSON can spell one byte of output as \u00XX.
+	escapeFactor = 6
+)
+
+// request is one line sent to a worker: one task, or one batch of tasks
+// (contract batch), and where its outcomes go.
+type request struct {
+	// id is random, and the response must carry it back: a grader that
+	// writes a made-up response straight to fd 4 cannot know it (short of
+	// reading the worker's own frames), so its line is rejected.
+	id    int64
+	seqs  []int    // stream sequence numbers of its tasks
+	ids   []string // their task ids, for messages
+	line  []byte
+	batch bool
+	// queued is when the request was handed to the process; with the time
+	// of the previous answer it gives the moment its case started.
+	queued time.Time
+}
+
+// limit is the longest response line the request may get.
+func (r *request) limit(outputLimit int) int {
+	return len(r.seqs)*resultLimit + escapeFactor*outputLimit + 4096
+}
+
+// requestLine builds a task's request from the bytes as read: sample and
+// item are passed through, never decoded and encoded again. Only bytes
+// holding a newline (pretty-printed JSON from a caller) are compacted, since
+// the protocol is one request per line; anything the worker cannot decode
+// comes back as a protocol error naming the case.
+func appendRaw(b []byte, m json.RawMessage) []byte {
+	if len(m) == 0 {
+		return append(b, "null"...)
+	}
+	if bytes.IndexByte(m, '\n') >= 0 {
+		var c bytes.Buffer
+		if json.Compact(&c, m) == nil {
+			return append(b, c.Bytes()...)
+		}
+		return append(b, bytes.ReplaceAll(m, []byte{'\n'}, []byte{' '})...)
+	}
+	return append(b, m...)
+}
+
+func taskRequest(seq int, t gate.Task) *request {
+	id := rand.Int64()
+	b := make([]byte, 0, len(t.Sample)+len(t.Item)+48)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"sample":`...)
+	b = appendRaw(b, t.Sample)
+	b = append(b, `,"item":`...)
+	b = appendRaw(b, t.Item)
+	b = append(b, "}\n"...)
+	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
+}
+
+func batchRequest(first int, tasks []gate.Task) (*request, error) {
+	r := &request{id: rand.Int64(), batch: true}
+	b := append([]byte(`{"id":`), strconv.FormatInt(r.id, 10)...)
+	b = append(b, `,"batch":[`...)
+	seen := make(map[string]bool, len(tasks))
+	for i, t := range tasks {
+		// grade_batch answers by case_id, so ids must tell cases apart.
+		if seen[t.ID] {
+			return nil, fmt.Errorf("worker: task id %q appears twice; grade_batch needs unique case_ids", t.ID)
+		}
+		seen[t.ID] = true
+		if i > 0 {
+			b = append(b, ',')
+		}
+		id, err := json.Marshal(t.ID)
+		if err != nil {
+			return nil, fmt.Errorf("worker: task id %q: %w", t.ID, err)
+		}
+		b = append(b, `{"case_id":`...)
+		b = append(b, id...)
+		b = append(b, `,"sample":`...)
+		b = appendRaw(b, t.Sample)
+		b = append(b, `,"item":`...)
+		b = appendRaw(b, t.Item)
+		b = append(b, '}')
+		r.seqs = append(r.seqs, first+i)
+		r.ids = append(r.ids, t.ID)
+	}
+	r.line = append(b, "]}\n"...)
+	return r, nil
+}
+
+// response is one line from the worker's fd 4.
+type response struct {
+	Op        string             `json:"op"` // init answers: ready | load_error; bad_request
+	ID        int64              `json:"id"`
+	Class     string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
+	Scores    map[string]float64 `json:"scores"`
+	Judge     json.RawMessage    `json:"judge"`
+	Type      string             `json:"type"`
+	Message   string             `json:"message"`
+	Line      int                `json:"line"`
+	Output    string             `json:"output"`
+	OutputCut int                `json:"output_cut"`
+	Results   []response         `json:"results"` // batch: one per case, in order
+	// T is how long the request took in the worker, in milliseconds.
+	T float64 `json:"t"`
+	// Replace is set when the worker asks to be replaced after this
+	// request: its memory grew, or its CPU time nears the limit.
+	Replace string `json:"replace"`
+	// Leftover is set when a child process of the grader was still running
+	// after the case: the process group is then killed with the worker.
+	Leftover bool `json:"leftover"`
+	// Died is set with class "died" (isolation case): the forked child ended
+	// without a result, and the worker reports how.
+	Died *struct {
+		Signal   int   `json:"signal"`
+		Status   int   `json:"status"`
+		MaxRSSKB int64 `json:"maxrss_kb"`
+	} `json:"died"`
+}
+
+// workerClasses are the classes the worker may report; anything else is a
+// protocol failure.
+var workerClasses = map[string]gate.Class{
+	"ok":                gate.ClassOK,
+	"invalid_return":    gate.ClassInvalidReturn,
+	"grader_exception":  gate.ClassGraderException,
+	"memory_exceeded":   gate.ClassMemoryExceeded,
+	"sandbox_violation": gate.ClassSandboxViolation,
+}
+
+func (r *response) class() gate.Class {
+	if c, ok := workerClasses[r.Class]; ok {
+		return c
+	}
+	return gate.ClassWorkerCrash
+}
+
+// recycle says whether the process must be replaced after this response.
+// Results the grader returned (ok, invalid_return) and plain exceptions
+// leave it trusted; a memory error (a fragmented heap), a sandbox refusal,
+// a dead child (isolation case), a child process left running, or the
+// worker's own request (memory growth, CPU time) do not.
+func (r *response) recycle() bool {
+	if r.Leftover || r.Replace != "" {
+		return true
+	}
+	switch r.Class {
+	case "ok":
+		for _, res := range r.Results {
+			if res.recycle() {
+				return true
+			}
+		}
+		return false
+	case "grader_exception", "invalid_return":
+		return false
+	}
+	return true
+}
+
+func parseResponse(line []byte, id int64) (*response, error) {
+	var r response
+	if parseCommon(line, &r) {
+		if r.ID != id {
+			return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+		}
+		return &r, nil
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, fmt.Errorf("worker response: %w", err)
+	}
+	if r.Op == "bad_request" || r.Op == "ended" {
+		// The worker could not read the request, or (a zygote) reports
+		// that its child ended: neither has an id to echo.
+		return &r, nil
+	}
+	if r.ID != id {
+		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+	}
+	return &r, nil
+}
+
+// parseCommon reads the common answer, one score and nothing printed, in
+// the exact form worker.py writes it:
+//
+//	{"id":N,"t":T,"class":"ok","scores":{"<metric>":F}}
+//
+// without encoding/json's reflection. Any other line is left to
+// json.Unmarshal.
+func parseCommon(line []byte, r *response) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"id":`))
+	if !ok {
+		return false
+	}
+	var id, t, score []byte
+	if id, rest, ok = bytes.Cut(rest, []byte(`,"t":`)); !ok {
+		return false
+	}
+	if t, rest, ok = bytes.Cut(rest, []byte(`,"class":"ok","scores":{"`)); !ok {
+		return false
+	}
+	// A metric with a quote or backslash in its name is left to the
+	// general parser.
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 || !bytes.HasPrefix(rest[q:], []byte(`":`)) || !bytes.HasSuffix(rest, []byte("}}")) {
+		return false
+	}
+	metric := rest[:q]
+	score = rest[q+2 : len(rest)-2]
+	n, err1 := strconv.ParseInt(string(id), 10, 64)
+	d, err2 := strconv.ParseFloat(string(t), 64)
+	f, err3 := strconv.ParseFloat(string(score), 64)
+	if err1 != nil || err2 != nil || err3 != nil || !utf8.Valid(metric) {
+		return false
+	}
+	*r = response{ID: n, T: d, Class: "ok", Scores: map[string]float64{string(metric): f}}
+	return true
+}
+
+// tracebackLine finds the grader line in a faulthandler dump on fd 2 (written
+// on a fatal signal or just before a timeout). Faulthandler prints the most
+// recent call first, so the first frame in the grader's file is the line.
+func tracebackLine(output []byte, sourceName string) int {
+	re := regexp.MustCompile(`File "` + regexp.QuoteMeta(sourceName) + `", line (\d+)`)
+	m := re.FindSubmatch(output)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// feed pulls tasks from next and turns them into requests, batch tasks at a
+// time under the batch contract. It closes out when next is done, and
+// reports next's error through fail.
+func feed(ctx context.Context, contract string, next func() (gate.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
+	defer close(out)
+	seq := 0
+	send := func(r *request) bool {
+		select {
+		case out <- r:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var pending []gate.Task
+	flush := func() bool {
+		if len(pending) == 0 {
+			return true
+		}
+		r, err := batchRequest(seq, pending)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		seq += len(pending)
+		pending = pending[:0:0]
+		return send(r)
+	}
+	for ctx.Err() == nil {
+		t, ok, err := next()
+		if err != nil {
+			fail(err)
+			return
+		}
+		if !ok {
+			flush()
+			return
+		}
+		if contract != ContractBatch {
+			if !send(taskRequest(seq, t)) {
+				return
+			}
+			seq++
+			continue
+		}
+		pending = append(pending, t)
+		if len(pending) >= batch && !flush() {
+			return
+		}
+	}
+}
