@@ -14,27 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// output joins what Python captured with what reached fd 1/2, within limit.
-func (r *response) output(fd bounded, limit int) string {
-	var b strings.Builder
-	b.WriteString(r.Output)
-	cut := r.OutputCut
-	if len(fd.buf) > 0 {
-		if b.Len() > 0 && !strings.HasSuffix(r.Output, "\n") {
-			b.WriteByte('\n')
-		}
-		room := max(limit-b.Len(), 0)
-		kept := fd.buf[:min(room, len(fd.buf))]
-		b.Write(kept)
-		cut += len(fd.buf) - len(kept)
-	}
-	cut += fd.cut
-	if cut > 0 {
-		fmt.Fprintf(&b, "\n[gradegate: %d more bytes of output cut]", cut)
-	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD")
-}
-
 // outcomes turns a well-formed response into one Outcome per task of j.
 func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration) []gate.Outcome {
 	out := r.output(pr.output, p.cfg.OutputLimit)

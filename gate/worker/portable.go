@@ -445,7 +445,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 			stopErr := p.stopProc(pr)
 			le := &LoadError{
 				Err:    gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line},
-				Output: r.cappedOutput(pr.out.take(-1, 0), p.cfg.OutputLimit),
+				Output: r.output(pr.out.take(-1, 0), p.cfg.OutputLimit),
 			}
 			return le, stopErr
 		}
@@ -475,30 +475,9 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 // Outcome. Under the batch contract the tasks of one call go into batches
 // of BatchSize, or one batch when it is 0.
 func (p *PortablePool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	outcomes := make([]gate.Outcome, len(tasks))
-	if len(tasks) == 0 {
-		return outcomes, nil
-	}
-	batch := p.cfg.BatchSize
-	if batch <= 0 {
-		batch = len(tasks)
-	}
-	i := 0
-	next := func() (gate.Task, bool, error) {
-		if i >= len(tasks) {
-			return gate.Task{}, false, nil
-		}
-		i++
-		return tasks[i-1], true, nil
-	}
-	emit := func(seq int, o gate.Outcome) error {
-		outcomes[seq] = o
-		return nil
-	}
-	if err := p.stream(ctx, next, emit, batch); err != nil {
-		return nil, err
-	}
-	return outcomes, nil
+	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (gate.Task, bool, error), emit func(int, gate.Outcome) error, batch int) error {
+		return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, p.cfg.Workers, batch, next, emit)
+	})
 }
 
 // Stream grades tasks as next produces them; see gate.StreamRunner. Under
@@ -506,55 +485,10 @@ func (p *PortablePool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Out
 func (p *PortablePool) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
 	batch := p.cfg.BatchSize
 	if batch <= 0 {
-		batch = 64
+		batch = DefaultStreamBatch
 	}
-	return p.stream(ctx, next, emit, batch)
-}
-
-func (p *PortablePool) stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error, batch int) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	reqs := make(chan *request, p.cfg.Workers)
-	go feed(ctx, p.cfg.Contract, next, batch, reqs, cancel)
-
-	var emitMu sync.Mutex
-	deliver := func(seq int, o gate.Outcome) {
-		emitMu.Lock()
-		defer emitMu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
-		if err := emit(seq, o); err != nil {
-			cancel(err)
-		}
-	}
-	var wg sync.WaitGroup
-	for range p.cfg.Workers {
-		wg.Go(func() {
-			// A slot is taken only once there is a request for it, so a
-			// short stream does not start processes it will not use.
-			var first *request
-			select {
-			case r, ok := <-reqs:
-				if !ok {
-					return
-				}
-				first = r
-			case <-ctx.Done():
-				return
-			}
-			s, err := p.acquire(ctx)
-			if err != nil {
-				return // ctx ended; stream reports its cause
-			}
-			defer p.release(s)
-			if err := p.serve(ctx, s, first, reqs, deliver); err != nil {
-				cancel(err)
-			}
-		})
-	}
-	wg.Wait()
-	return context.Cause(ctx)
+	// One request in flight per process: the feeder keeps one ready each.
+	return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, p.cfg.Workers, batch, next, emit)
 }
 
 // serve grades requests on slot s until reqs closes or ctx ends, starting
@@ -629,7 +563,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) (
 				elapsed = time.Duration(rep.T * float64(time.Millisecond))
 			}
 			s.served += len(r.seqs)
-			out := rep.cappedOutput(pr.out.take(r.id, markerGrace), p.cfg.OutputLimit)
+			out := rep.output(pr.out.take(r.id, markerGrace), p.cfg.OutputLimit)
 			outs := portableOutcomes(&p.cfg, rep, r, out, portableMS(elapsed))
 			if rep.recycle() || p.cfg.Isolation == IsolationCase || p.cfg.RecycleAfter > 0 && s.served >= p.cfg.RecycleAfter {
 				return outs, p.retire(s)

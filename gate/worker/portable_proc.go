@@ -130,7 +130,7 @@ func startPortableProc(cmd *exec.Cmd, outputLimit int, cleanup func() error) (*p
 		outEnd:   make(chan struct{}),
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
-		out:      markedOutput{limit: outputLimit, cur: capped{limit: outputLimit}, notify: make(chan struct{}, 1)},
+		out:      markedOutput{limit: outputLimit, cur: bounded{limit: outputLimit}, notify: make(chan struct{}, 1)},
 	}
 	pr.limit.Store(portableInitLimit)
 	go pr.readResponses()
@@ -352,30 +352,11 @@ func (pr *portableProc) stop() error {
 	return pr.stopErr
 }
 
-// capped keeps the first limit bytes written to it and counts the rest.
-type capped struct {
-	limit int
-	buf   []byte
-	cut   int
-}
-
-func (c *capped) write(p []byte) {
-	room := min(max(c.limit-len(c.buf), 0), len(p))
-	c.buf = append(c.buf, p[:room]...)
-	c.cut += len(p) - room
-}
-
-// merge appends what o kept and counts what o cut.
-func (c *capped) merge(o capped) {
-	c.write(o.buf)
-	c.cut += o.cut
-}
-
 // markedSegment is the fd 1/2 output of one request, closed by its end
 // marker.
 type markedSegment struct {
 	id  int64
-	out capped
+	out bounded
 }
 
 // maxSegments bounds the closed segments kept while none is claimed: a
@@ -388,7 +369,7 @@ const maxSegments = 64
 type markedOutput struct {
 	mu     sync.Mutex
 	limit  int
-	cur    capped // since the last marker
+	cur    bounded // since the last marker
 	segs   []markedSegment
 	carry  []byte // a marker cut in two by a read
 	ended  bool   // the pipe reached EOF
@@ -460,14 +441,14 @@ func (o *markedOutput) scan(data []byte) {
 		if len(o.segs) >= maxSegments {
 			// The oldest goes into the next: whoever claims either takes
 			// both, as it would have anyway.
-			next := capped{limit: o.limit}
+			next := bounded{limit: o.limit}
 			next.merge(o.segs[0].out)
 			next.merge(o.segs[1].out)
 			o.segs[1].out = next
 			o.segs = o.segs[1:]
 		}
 		o.segs = append(o.segs, markedSegment{id: id, out: o.cur})
-		o.cur = capped{limit: o.limit}
+		o.cur = bounded{limit: o.limit}
 		data = rest[nl+1:]
 	}
 }
@@ -485,7 +466,7 @@ func (o *markedOutput) has(id int64) bool {
 // take returns the output of request id: everything up to its end marker,
 // waiting up to wait for the marker, or everything so far when it does not
 // come (id -1: the process is gone).
-func (o *markedOutput) take(id int64, wait time.Duration) capped {
+func (o *markedOutput) take(id int64, wait time.Duration) bounded {
 	deadline := time.Now().Add(wait)
 	o.mu.Lock()
 	for id >= 0 && !o.has(id) && !o.ended {
@@ -501,7 +482,7 @@ func (o *markedOutput) take(id int64, wait time.Duration) capped {
 		o.mu.Lock()
 	}
 	defer o.mu.Unlock()
-	got := capped{limit: o.limit}
+	got := bounded{limit: o.limit}
 	for k, sg := range o.segs {
 		got.merge(sg.out)
 		if sg.id == id {
@@ -513,7 +494,7 @@ func (o *markedOutput) take(id int64, wait time.Duration) capped {
 	got.merge(o.cur)
 	got.write(o.carry)
 	o.carry = nil
-	o.cur = capped{limit: o.limit}
+	o.cur = bounded{limit: o.limit}
 	return got
 }
 
@@ -522,6 +503,6 @@ func (o *markedOutput) forget() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.segs = o.segs[:0]
-	o.cur = capped{limit: o.limit}
+	o.cur = bounded{limit: o.limit}
 	o.carry = nil
 }

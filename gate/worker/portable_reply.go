@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/gradegate/gradegate/gate"
@@ -13,27 +12,6 @@ import (
 
 // This file is the portable pool's side of worker.py's messages: the
 // requests it sends and the responses it reads and classifies.
-
-// output joins what Python captured with what reached fd 1/2, within limit.
-func (r *response) cappedOutput(fd capped, limit int) string {
-	var b strings.Builder
-	b.WriteString(r.Output)
-	cut := r.OutputCut
-	if len(fd.buf) > 0 {
-		if b.Len() > 0 && !strings.HasSuffix(r.Output, "\n") {
-			b.WriteByte('\n')
-		}
-		room := max(limit-b.Len(), 0)
-		kept := fd.buf[:min(room, len(fd.buf))]
-		b.Write(kept)
-		cut += len(fd.buf) - len(kept)
-	}
-	cut += fd.cut
-	if cut > 0 {
-		fmt.Fprintf(&b, "\n[gradegate: %d more bytes of output cut]", cut)
-	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD")
-}
 
 // portableOutcomes turns a well-formed reply into one Outcome per task of
 // req.
@@ -92,7 +70,7 @@ var portableMemoryMarkers = []string{"MemoryError", "std::bad_alloc", "Cannot al
 
 // portableDeadOutcome describes a task whose process died, was killed for
 // its time, or broke the protocol. output is what reached fd 1/2.
-func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, output capped, dur float64) gate.Outcome {
+func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, output bounded, dur float64) gate.Outcome {
 	var ce gate.CaseError
 	switch res {
 	case portableTimedOut:
@@ -106,7 +84,7 @@ func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, outp
 	return gate.Outcome{
 		Class:      ce.Class,
 		Error:      &ce,
-		Output:     (&response{}).cappedOutput(output, cfg.OutputLimit),
+		Output:     (&response{}).output(output, cfg.OutputLimit),
 		DurationMS: dur,
 	}
 }

@@ -652,32 +652,3 @@ func (pr *proc) waitExit(d time.Duration) bool {
 	}
 	return false
 }
-
-// bounded keeps the first limit bytes written to it and counts the rest.
-type bounded struct {
-	limit int
-	buf   []byte
-	cut   int
-}
-
-func (b *bounded) write(p []byte) {
-	room := b.limit - len(b.buf)
-	if room > len(p) {
-		room = len(p)
-	}
-	if room > 0 {
-		b.buf = append(b.buf, p[:room]...)
-	}
-	b.cut += len(p) - max(room, 0)
-}
-
-func (b *bounded) reset() {
-	b.buf = b.buf[:0]
-	b.cut = 0
-}
-
-// merge appends what o kept and counts what o cut.
-func (b *bounded) merge(o bounded) {
-	b.write(o.buf)
-	b.cut += o.cut
-}

@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -306,4 +308,147 @@ func feed(ctx context.Context, contract string, next func() (gate.Task, bool, er
 			return
 		}
 	}
+}
+
+// bounded keeps the first limit bytes written to it and counts the rest.
+type bounded struct {
+	limit int
+	buf   []byte
+	cut   int
+}
+
+func (b *bounded) write(p []byte) {
+	room := b.limit - len(b.buf)
+	if room > len(p) {
+		room = len(p)
+	}
+	if room > 0 {
+		b.buf = append(b.buf, p[:room]...)
+	}
+	b.cut += len(p) - max(room, 0)
+}
+
+func (b *bounded) reset() {
+	b.buf = b.buf[:0]
+	b.cut = 0
+}
+
+// merge appends what o kept and counts what o cut.
+func (b *bounded) merge(o bounded) {
+	b.write(o.buf)
+	b.cut += o.cut
+}
+
+// output joins what Python captured with what reached fd 1/2, within limit.
+func (r *response) output(fd bounded, limit int) string {
+	var b strings.Builder
+	b.WriteString(r.Output)
+	cut := r.OutputCut
+	if len(fd.buf) > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(r.Output, "\n") {
+			b.WriteByte('\n')
+		}
+		room := max(limit-b.Len(), 0)
+		kept := fd.buf[:min(room, len(fd.buf))]
+		b.Write(kept)
+		cut += len(fd.buf) - len(kept)
+	}
+	cut += fd.cut
+	if cut > 0 {
+		fmt.Fprintf(&b, "\n[gradegate: %d more bytes of output cut]", cut)
+	}
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// DefaultStreamBatch is the grade_batch size of Stream when
+// Config.BatchSize is 0.
+const DefaultStreamBatch = 64
+
+// slotPool is what streamOn needs of a pool: a slot taken and given
+// back, and a slot serving requests until they run out.
+type slotPool[S any] interface {
+	acquire(ctx context.Context) (S, error)
+	release(S)
+	serve(ctx context.Context, s S, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error
+}
+
+// streamOn grades tasks as next produces them on up to workers slots of
+// pool, a feeder keeping ahead requests ready, and hands each outcome to
+// emit (one call at a time). next runs in a goroutine of its own; when the
+// stream stops early (an error, ctx ending) it is not waited for, and not
+// called again.
+func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, workers, ahead, batch int, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	reqs := make(chan *request, ahead)
+	go feed(ctx, contract, next, batch, reqs, cancel)
+
+	var emitMu sync.Mutex
+	deliver := func(seq int, o gate.Outcome) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if err := emit(seq, o); err != nil {
+			cancel(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			// A slot is taken only once there is a request for it, so a
+			// short stream does not start processes it will not use.
+			var first *request
+			select {
+			case r, ok := <-reqs:
+				if !ok {
+					return
+				}
+				first = r
+			case <-ctx.Done():
+				return
+			}
+			s, err := pool.acquire(ctx)
+			if err != nil {
+				return // ctx ended; the stream reports its cause
+			}
+			defer pool.release(s)
+			if err := pool.serve(ctx, s, first, reqs, deliver); err != nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// gradeTasks grades tasks through stream and returns one outcome per task,
+// in order. Under the batch contract they go into batches of batchSize, or
+// one batch when it is 0.
+func gradeTasks(tasks []gate.Task, batchSize int, stream func(next func() (gate.Task, bool, error), emit func(int, gate.Outcome) error, batch int) error) ([]gate.Outcome, error) {
+	outcomes := make([]gate.Outcome, len(tasks))
+	if len(tasks) == 0 {
+		return outcomes, nil
+	}
+	batch := batchSize
+	if batch <= 0 {
+		batch = len(tasks)
+	}
+	i := 0
+	next := func() (gate.Task, bool, error) {
+		if i >= len(tasks) {
+			return gate.Task{}, false, nil
+		}
+		i++
+		return tasks[i-1], true, nil
+	}
+	emit := func(seq int, o gate.Outcome) error {
+		outcomes[seq] = o
+		return nil
+	}
+	if err := stream(next, emit, batch); err != nil {
+		return nil, err
+	}
+	return outcomes, nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
@@ -26,9 +25,6 @@ const (
 	windowTime     = 4 * time.Millisecond
 	// streamAhead is how many requests Stream prepares ahead of the windows.
 	streamAhead = 256
-	// DefaultStreamBatch is the grade_batch size of Stream when
-	// Config.BatchSize is 0.
-	DefaultStreamBatch = 64
 )
 
 // diskCheckAfter is how long a case runs before its end is followed by a
@@ -47,56 +43,10 @@ func (p *Pool) Stream(ctx context.Context, next func() (gate.Task, bool, error),
 	if batch <= 0 {
 		batch = DefaultStreamBatch
 	}
-	return p.stream(ctx, next, emit, batch)
-}
-
-func (p *Pool) stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error, batch int) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	// The feeder keeps requests ready for the windows: enough that a
 	// window is refilled at once, few enough that a stream of large tasks
 	// does not pile up in memory.
-	reqs := make(chan *request, streamAhead)
-	go feed(ctx, p.cfg.Contract, next, batch, reqs, cancel)
-
-	var emitMu sync.Mutex
-	deliver := func(seq int, o gate.Outcome) {
-		emitMu.Lock()
-		defer emitMu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
-		if err := emit(seq, o); err != nil {
-			cancel(err)
-		}
-	}
-	var wg sync.WaitGroup
-	for range p.cfg.Workers {
-		wg.Go(func() {
-			// A slot is taken only once there is a request for it, so a
-			// short stream does not start processes it will not use.
-			var first *request
-			select {
-			case r, ok := <-reqs:
-				if !ok {
-					return
-				}
-				first = r
-			case <-ctx.Done():
-				return
-			}
-			s, err := p.acquire(ctx)
-			if err != nil {
-				return // ctx ended; Stream reports its cause
-			}
-			defer p.release(s)
-			if err := p.serve(ctx, s, first, reqs, deliver); err != nil {
-				cancel(err)
-			}
-		})
-	}
-	wg.Wait()
-	return context.Cause(ctx)
+	return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, streamAhead, batch, next, emit)
 }
 
 // Grade grades tasks and returns one Outcome per task, in order. The error is
@@ -105,30 +55,9 @@ func (p *Pool) stream(ctx context.Context, next func() (gate.Task, bool, error),
 // the batch contract the tasks of one call go into batches of BatchSize, or
 // one batch when it is 0.
 func (p *Pool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	outcomes := make([]gate.Outcome, len(tasks))
-	if len(tasks) == 0 {
-		return outcomes, nil
-	}
-	batch := p.cfg.BatchSize
-	if batch <= 0 {
-		batch = len(tasks)
-	}
-	i := 0
-	next := func() (gate.Task, bool, error) {
-		if i >= len(tasks) {
-			return gate.Task{}, false, nil
-		}
-		i++
-		return tasks[i-1], true, nil
-	}
-	emit := func(seq int, o gate.Outcome) error {
-		outcomes[seq] = o
-		return nil
-	}
-	if err := p.stream(ctx, next, emit, batch); err != nil {
-		return nil, err
-	}
-	return outcomes, nil
+	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (gate.Task, bool, error), emit func(int, gate.Outcome) error, batch int) error {
+		return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, streamAhead, batch, next, emit)
+	})
 }
 
 // window is what one process has been sent and not yet answered, oldest
