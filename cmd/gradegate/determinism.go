@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -82,11 +81,7 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 	var asked []*multi.Models
 	var mu sync.Mutex
 	pools := 0
-	workers := env.workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	workers = max(1, min(workers/2, determinismWorkers))
+	workers := max(1, min(env.workerCount()/2, determinismWorkers))
 	start := time.Now()
 	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
 		e := *env

@@ -160,9 +160,6 @@ func (a *app) mutationScore(ctx context.Context, s *suite, set *dataset.Set, f g
 	if run != nil {
 		e := *run
 		e.workers = f.workers
-		if e.workers <= 0 {
-			e.workers = mutateWorkers
-		}
 		// The run's pools hold the slots after run.firstSlot (a replacement
 		// loads beside each process); the mutants' pools take the next ones
 		// and share the run's meteor pools, which the run stops.

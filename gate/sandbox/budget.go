@@ -182,11 +182,13 @@ func (g *Guard) CheckDisk(long bool) *BudgetError {
 	if g == nil || g.scratch == "" || g.disk <= 0 {
 		return nil
 	}
-	if e := g.Exceeded(); e != nil {
-		return e
-	}
+	// The common case, a fast case with scratch nearly empty, costs one
+	// atomic load: it ends every case.
 	if !long && g.lastDisk.Load()*2 <= g.disk {
 		return nil
+	}
+	if e := g.Exceeded(); e != nil {
+		return e
 	}
 	return g.measureDisk()
 }

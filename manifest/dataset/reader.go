@@ -362,7 +362,8 @@ func (r *Reader) Close() (*Summary, error) {
 	if s.Intended == 0 {
 		s.Intended = r.rows
 	}
-	found := r.findings
+	// Close may be called again; the row findings stay as read.
+	found := r.findings.clone()
 	if r.samples != nil {
 		found.add(r.samples.findings.all()...)
 	}
