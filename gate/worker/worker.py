@@ -63,6 +63,10 @@ END_MARKER = b"\x00gradegate-end:%d\n"
 LEFTOVER_EVERY = 64
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
 SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "os.exec"))
+# What json.loads skips around a value, and every character a value can
+# start with (NaN, Infinity and -Infinity included, as Python reads them).
+JSON_WHITESPACE = " \t\n\r"
+JSON_START = frozenset('"{[ntfNI-0123456789')
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -467,7 +471,15 @@ def hosted_sample(sample):
     if not isinstance(sample, dict) or "output_json" in sample:
         return sample
     text = sample.get("output_text")
-    if not isinstance(text, str):
+    if not isinstance(text, str) or not text:
+        return sample
+    # Most model output is prose, and json.loads raising on it costs more
+    # than the rest of a case's overhead: a text whose first character after
+    # JSON's whitespace cannot start a value is not JSON, without asking.
+    first = text[0]
+    if first in JSON_WHITESPACE:
+        first = text.lstrip(JSON_WHITESPACE)[:1]
+    if first not in JSON_START:
         return sample
     try:
         parsed = json.loads(text)
