@@ -104,22 +104,24 @@ func (r *Reader) parseCase(line []byte, n int) (caseRow, error) {
 	}
 	var item, sample []byte
 	var hasItem, hasSample bool
-	keys := map[string]bool{}
+	unknown := ""
 	for _, mb := range sc.top {
-		keys[mb.key] = true
 		switch mb.key {
 		case "item":
 			item, hasItem = mb.val, true
 		case "sample":
 			sample, hasSample = mb.val, true
+		default:
+			// The first unknown key in sorted order is the one named.
+			if unknown == "" || mb.key < unknown {
+				unknown = mb.key
+			}
 		}
 	}
 	rw := caseRow{Case: Case{File: r.file, Line: n}}
 	if sc.unreadable == "" {
-		for _, k := range sortedKeys(keys) {
-			if k != "item" && k != "sample" {
-				return caseRow{}, lineErr(k, `unknown key; a dataset line holds only "item" and an optional "sample"`)
-			}
+		if unknown != "" {
+			return caseRow{}, lineErr(unknown, `unknown key; a dataset line holds only "item" and an optional "sample"`)
 		}
 		switch {
 		case !hasItem:

@@ -205,15 +205,22 @@ func (r *Reader) fold(row *caseRow) {
 			r.firstNoID = row.Line
 		}
 	}
-	r.join(row)
+	// One lookup of the id serves the join and the duplicate check: in a
+	// million-row dataset each costs a cache miss.
+	var info idInfo
+	var dup bool
 	if row.hasID {
-		if info, dup := r.seen[row.ID]; dup {
+		info, dup = r.seen[row.ID]
+	}
+	r.join(row, info, dup)
+	if row.hasID {
+		if dup {
 			if r.dupLines[row.ID] == nil {
 				r.dupLines[row.ID] = []int{int(info.line)}
 			}
 			r.dupLines[row.ID] = append(r.dupLines[row.ID], row.Line)
 		} else {
-			info := idInfo{line: int32(row.Line), inline: row.Sample != nil && row.SampleFile == row.File}
+			info = idInfo{line: int32(row.Line), inline: row.Sample != nil && row.SampleFile == row.File}
 			// A sample held in memory (read the slow way) is not given to
 			// a repeated id: that row is omitted, which holds anyway.
 			if row.Sample != nil && !info.inline && row.ref.data == nil {
@@ -244,14 +251,15 @@ func (r *Reader) fold(row *caseRow) {
 	row.fields = nil
 }
 
-// join attaches the row's sample from the samples file.
-func (r *Reader) join(row *caseRow) {
+// join attaches the row's sample from the samples file. info and dup are
+// what r.seen holds for the row's id.
+func (r *Reader) join(row *caseRow, info idInfo, dup bool) {
 	sj := r.samples
 	if sj == nil || !row.hasID {
 		return
 	}
 	inline := row.Sample != nil
-	if info, dup := r.seen[row.ID]; dup {
+	if dup {
 		// A duplicated case_id (its own finding) gets the sample on every row.
 		if !inline && info.sampleLine > 0 {
 			r.attach(row, info.ref())

@@ -49,8 +49,14 @@ type lineScanner struct {
 }
 
 // keyTable hands out one string per distinct key: the rows of a dataset
-// share their keys, so a key costs an allocation once, not once a row.
-type keyTable struct{ m map[string]string }
+// share their keys, so a key costs an allocation once, not once a row. It
+// also remembers how many members the last line had, at the top and in the
+// item, so the next line's lists are allocated once at that size instead
+// of grown from empty.
+type keyTable struct {
+	m           map[string]string
+	tops, items int
+}
 
 // maxKeys bounds a table: a dataset whose keys are all different (ids used
 // as keys) gets new strings past it, not an ever-growing table.
@@ -78,6 +84,11 @@ func scanLine(data []byte, nestKey string) scanned {
 // scanLineKeys is scanLine with keys taken from a table.
 func scanLineKeys(data []byte, nestKey string, keys *keyTable) scanned {
 	s := lineScanner{data: data, nestKey: nestKey, keys: keys}
+	if keys != nil {
+		s.out.top = make([]member, 0, max(keys.tops, 2))
+		s.out.item = make([]member, 0, max(keys.items, 4))
+		defer func() { keys.tops, keys.items = len(s.out.top), len(s.out.item) }()
+	}
 	s.ws()
 	if s.i >= len(s.data) || s.data[s.i] != '{' {
 		// Not an object: whatever it is, encoding/json says what is wrong
