@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,6 +92,18 @@ func (s *suite) loadCases() (*dataset.Set, error) {
 // laterFiles checks that the files read after the dataset, the rubric and
 // the grader, can be read, without reading them: with the dataset's own
 // problems they make every file problem of a run one report.
+// largeDatasetBytes is the dataset size from which a run starts every
+// grader process with its pool (about 5,000 rows of typical size): below
+// it, the processes beyond the first start only when cases wait for them,
+// and a small suite of a fast grader is done before a second could load.
+const largeDatasetBytes = 1 << 20
+
+// largeDataset says whether the dataset file is at least largeDatasetBytes.
+func (s *suite) largeDataset() bool {
+	fi, err := fs.Stat(s.fsys, s.m.Path(s.m.Dataset.Path))
+	return err == nil && fi.Size() >= largeDatasetBytes
+}
+
 func (s *suite) laterFiles() error {
 	return s.m.CheckFiles(s.fsys, "rubric.path", "grader.source")
 }
@@ -230,6 +243,10 @@ type graderEnv struct {
 	// portable: grade with worker.PortablePool (os/exec and pipes, no
 	// sandbox), the pool of every system but Linux.
 	portable bool
+	// startAll starts every process of a pool with the pool
+	// (worker.Config.StartAll): set for the run's own pool, whose stream
+	// needs them all, and not for the pools of a few cases each.
+	startAll bool
 	// meteor holds the pools of a multi grader's meteor text_similarity
 	// sub-graders, started once and shared by every runner of the
 	// environment (they run gradegate's own source, which no mutant or
@@ -477,6 +494,7 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 		Sandbox:        e.sb,
 		HashSeed:       e.hashSeed,
 		FirstSlot:      e.firstSlot + i*2*e.workerCount(),
+		StartAll:       e.startAll,
 
 		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
 	}
@@ -641,7 +659,11 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	// The environment's shared pools (a meteor sub-grader's) serve the
 	// run, the mutation score and the determinism check.
 	defer env.close()
-	r, stopPool, err := a.runner(ctx, s, env, func() {
+	// A large dataset's pool starts all its processes at once: they load
+	// while the lint and the canaries run, instead of when grading begins.
+	runEnv := *env
+	runEnv.startAll = !canariesOnly && s.largeDataset()
+	r, stopPool, err := a.runner(ctx, s, &runEnv, func() {
 		linting.Go(func() { findings, lintErr = s.lint(ctx, a.getenv(imageEnv), lintOpts...) })
 	})
 	linting.Wait()

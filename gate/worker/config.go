@@ -75,6 +75,12 @@ type Config struct {
 	// ScratchBytes is the disk each process's scratch directory may hold
 	// (sandbox.Spec.ScratchBytes); 0 is the sandbox's default, 1 GiB.
 	ScratchBytes int64
+	// StartAll makes New start every worker's process: the first before
+	// it returns (its load error is New's), the others in the background,
+	// so the first cases of a stream do not wait for a process to load.
+	// Without it a worker's process starts with the first request that
+	// needs it, and a short stream (canaries) starts none it does not use.
+	StartAll bool
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says

@@ -185,6 +185,15 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		p.Close()
 		return nil, loadErr
 	}
+	if cfg.StartAll {
+		p.mu.Lock()
+		for _, s := range p.free {
+			if s.proc == nil {
+				p.warmSpare(s)
+			}
+		}
+		p.mu.Unlock()
+	}
 	return p, nil
 }
 
@@ -306,17 +315,33 @@ func (p *Pool) acquire(ctx context.Context) (*slot, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// A slot whose process is running, else one whose process is loading.
 	i := len(p.free) - 1
 	for j := i; j >= 0; j-- {
 		if p.free[j].proc != nil {
 			i = j
 			break
 		}
+		if p.free[j].spare != nil && p.free[i].spare == nil {
+			i = j
+		}
 	}
 	s := p.free[i]
 	p.free = slices.Delete(p.free, i, i+1)
 	return s, nil
 }
+
+// loading is the done channel of the process started ahead for s, which
+// has none yet (Config.StartAll).
+func (p *Pool) loading(s *slot) <-chan struct{} {
+	if s.proc == nil && s.spare != nil {
+		return s.spare.done
+	}
+	return nil
+}
+
+// cold says that s has no process and none is loading.
+func (p *Pool) cold(s *slot) bool { return s.proc == nil && s.spare == nil }
 
 func (p *Pool) release(s *slot) {
 	p.mu.Lock()
@@ -382,10 +407,11 @@ func (p *Pool) dueSpare(s *slot, queued int) bool {
 
 // warmSpare starts s's replacement in the background, under whichever of
 // s's sandbox slots the current process does not use; the other one is free,
-// since a process is stopped before its slot lets go of it.
+// since a process is stopped before its slot lets go of it. A slot without
+// a process (Config.StartAll) starts its first one on its own sandbox slot.
 func (p *Pool) warmSpare(s *slot) {
 	box := s.alt
-	if s.proc.box == s.alt {
+	if s.proc == nil || s.proc.box == s.alt {
 		box = s.id
 	}
 	sp := &spare{done: make(chan struct{})}

@@ -354,6 +354,12 @@ func (p *PortablePool) acquire(ctx context.Context) (*portableSlot, error) {
 	return s, nil
 }
 
+// loading is always nil: a portable slot starts its process on demand.
+func (p *PortablePool) loading(*portableSlot) <-chan struct{} { return nil }
+
+// cold says that s has no process.
+func (p *PortablePool) cold(s *portableSlot) bool { return s.proc == nil }
+
 func (p *PortablePool) release(s *portableSlot) {
 	p.mu.Lock()
 	p.free = append(p.free, s)

@@ -369,6 +369,12 @@ const DefaultStreamBatch = 64
 type slotPool[S any] interface {
 	acquire(ctx context.Context) (S, error)
 	release(S)
+	// loading returns a channel closed once the process started ahead for
+	// s (Config.StartAll) has loaded, or nil when s has its process or
+	// starts one when a request needs it.
+	loading(S) <-chan struct{}
+	// cold says that s has no process and none is loading.
+	cold(S) bool
 	serve(ctx context.Context, s S, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error
 }
 
@@ -381,7 +387,12 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	reqs := make(chan *request, ahead)
-	go feed(ctx, contract, next, batch, reqs, cancel)
+	// fed is closed once every request is queued.
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		feed(ctx, contract, next, batch, reqs, cancel)
+	}()
 
 	var emitMu sync.Mutex
 	deliver := func(seq int, o gate.Outcome) {
@@ -397,8 +408,27 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			// A slot is taken only once there is a request for it, so a
-			// short stream does not start processes it will not use.
+			s, err := pool.acquire(ctx)
+			if err != nil {
+				return // ctx ended; the stream reports its cause
+			}
+			defer pool.release(s)
+			if ready := pool.loading(s); ready != nil {
+				// Its process is still loading: the slots that are up take
+				// the requests meanwhile, and when all are queued first,
+				// they finish the stream without it.
+				select {
+				case <-ready:
+				case <-fed:
+					return
+				case <-ctx.Done():
+					return
+				}
+			} else if pool.cold(s) && !backlog(ctx, reqs, fed) {
+				// The stream was short enough for the processes already
+				// up: starting one more would only have delayed its end.
+				return
+			}
 			var first *request
 			select {
 			case r, ok := <-reqs:
@@ -409,11 +439,6 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 			case <-ctx.Done():
 				return
 			}
-			s, err := pool.acquire(ctx)
-			if err != nil {
-				return // ctx ended; the stream reports its cause
-			}
-			defer pool.release(s)
 			if err := pool.serve(ctx, s, first, reqs, deliver); err != nil {
 				cancel(err)
 			}
@@ -421,6 +446,47 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 	}
 	wg.Wait()
 	return context.Cause(ctx)
+}
+
+// startWait is how long requests must have been waiting, with every
+// process that is up busy, before a slot without a process starts one for
+// them (backlog). A fast grader's process takes a short stream whole in
+// less time; a process's start (40 ms or more) is far longer.
+const startWait = 5 * time.Millisecond
+
+// backlog waits until requests have been queued without pause for
+// startWait, and says true; it says false when every request was queued
+// and none is left (or ctx ended). A cold slot starts a process only for
+// such a backlog: a short stream of a fast grader is over before a second
+// process could load, and a slow grader's queue stays long enough.
+func backlog(ctx context.Context, reqs <-chan *request, fed <-chan struct{}) bool {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	var since time.Time
+	for {
+		if len(reqs) > 0 {
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) >= startWait {
+				return true
+			}
+		} else {
+			since = time.Time{}
+			select {
+			case <-fed:
+				if len(reqs) == 0 {
+					return false
+				}
+				continue
+			default:
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // gradeTasks grades tasks through stream and returns one outcome per task,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/manifest"
@@ -298,5 +299,101 @@ def grade_batch(samples):
 		case !inBad && (o.Class != gate.ClassOK || *o.Score != float64(i)):
 			t.Errorf("task %d: %s %+v, want ok %d", i, o.Class, o.Error, i)
 		}
+	}
+}
+
+// TestBacklog: a slot without a process waits for requests that stay
+// queued for startWait before it starts one, and gives up when every
+// request is queued and taken, or when the stream ends.
+func TestBacklog(t *testing.T) {
+	tests := []struct {
+		name   string
+		queued int  // requests left in the queue
+		fed    bool // every request is queued
+		cancel bool
+		want   bool
+	}{
+		{"all taken", 0, true, false, false},
+		{"requests wait", 3, false, false, true},
+		{"requests wait after the last is queued", 3, true, false, true},
+		{"stream ended", 0, false, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs := make(chan *request, 8)
+			for range tt.queued {
+				reqs <- &request{}
+			}
+			fed := make(chan struct{})
+			if tt.fed {
+				close(fed)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				cancel()
+			}
+			start := time.Now()
+			if got := backlog(ctx, reqs, fed); got != tt.want {
+				t.Fatalf("backlog = %v, want %v", got, tt.want)
+			}
+			if tt.want && time.Since(start) < startWait {
+				t.Errorf("backlog said true after %v, before startWait (%v)", time.Since(start), startWait)
+			}
+		})
+	}
+	t.Run("queue drains, then the stream is fed", func(t *testing.T) {
+		reqs := make(chan *request, 8)
+		reqs <- &request{}
+		fed := make(chan struct{})
+		go func() {
+			<-reqs // a process that is up takes it
+			close(fed)
+		}()
+		if backlog(context.Background(), reqs, fed) {
+			t.Fatal("backlog = true for a queue the running process emptied")
+		}
+	})
+}
+
+// TestSecondProcessForBacklog: the cases of a slow grader wait, so the
+// second worker's process starts for them; StartAll starts every process
+// with the pool.
+func TestSecondProcessForBacklog(t *testing.T) {
+	const src = "import time\ndef grade(sample, item):\n    time.sleep(sample.get('sleep', 0))\n    return 1.0\n"
+	tests := []struct {
+		name     string
+		n        int
+		sleep    float64
+		startAll bool
+		starts   int64
+	}{
+		{"slow grader", 6, 0.1, false, 2},
+		{"start all", 4, 0, true, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPool(t, python(t), src, func(c *Config) { c.Workers, c.StartAll = 2, tt.startAll })
+			var tasks []gate.Task
+			for i := range tt.n {
+				tasks = append(tasks, task(fmt.Sprint(i), map[string]any{"sleep": tt.sleep}))
+			}
+			got, err := p.Grade(context.Background(), tasks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range got {
+				if o.Class != gate.ClassOK {
+					t.Fatalf("task %d: %s %+v", i, o.Class, o.Error)
+				}
+			}
+			// Close waits for a process still loading.
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := p.starts.Load(); n != tt.starts {
+				t.Errorf("%d processes started, want %d", n, tt.starts)
+			}
+		})
 	}
 }
