@@ -246,18 +246,29 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		return nil, errors.New("mutate: no manifest or no runner")
 	}
 	s := newSuite(m, cases)
-	gen, partOf, err := generateParts(ctx, python, parts)
-	if err != nil {
-		return nil, err
-	}
 	src, sourceName := parts[0].Src, parts[0].File
 	factories := make([]RunnerFactory, len(parts))
 	for i, p := range parts {
 		factories[i] = p.NewRunner
 	}
 
+	// The mutants are listed (a Python process of its own) while the
+	// unmutated grader's processes start.
+	var gen *Generated
+	var partOf []int
+	var genErr error
+	var generating sync.WaitGroup
+	generating.Go(func() { gen, partOf, genErr = generateParts(ctx, python, parts) })
 	start := time.Now()
 	baseRunner, release, loadErr, err := s.start(ctx, factories[0], src)
+	took := time.Since(start)
+	generating.Wait()
+	if err == nil && loadErr == nil && genErr != nil {
+		release()
+	}
+	if genErr != nil {
+		return nil, genErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
@@ -268,8 +279,9 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 	// The unmutated grader's runner stays up while the mutants run: a
 	// worker pool forks each mutant from its loaded processes.
 	defer release()
+	start = time.Now()
 	base, err := s.gradeOn(ctx, baseRunner)
-	budget := max(least, slowFactor*time.Since(start))
+	budget := max(least, slowFactor*(took+time.Since(start)))
 	if err != nil {
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
