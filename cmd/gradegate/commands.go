@@ -885,6 +885,16 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("validate", err)
 	}
+	// The grader's Python checks (its own processes) run while the dataset
+	// is read; a dataset that cannot be used is still reported first.
+	pyCtx, stopPython := context.WithCancel(ctx)
+	defer stopPython()
+	var pyChecks sync.WaitGroup
+	var lintFindings []manifest.Finding
+	var lintErr error
+	if s.m.Grader.Judge == nil {
+		pyChecks.Go(func() { lintFindings, lintErr = s.pythonChecks(pyCtx, python, a.getenv(imageEnv)) })
+	}
 	// One pass over the dataset: the contract checks and what a run would
 	// omit, without keeping the rows.
 	src := dataset.Open(s.fsys, s.m)
@@ -898,10 +908,14 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	}
 	sum, err := src.Close()
 	if err := errors.Join(err, s.laterFiles()); err != nil {
+		stopPython()
+		pyChecks.Wait()
 		return a.fail("validate", err)
 	}
 	_, mismatches, err := gate.CheckDigests(s.fsys, s.m, true)
 	if err != nil {
+		stopPython()
+		pyChecks.Wait()
 		return a.fail("validate", err)
 	}
 	v := &render.Validation{Schema: render.ValidationSchema, Findings: []manifest.Finding{}, Warnings: []manifest.Finding{}}
@@ -911,24 +925,14 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 			File: s.m.File, Line: s.m.Line(mm.Key), Message: digestMessage(mm),
 		})
 	}
-	lintFindings := lint.ModelGrader(s.m)
+	pyChecks.Wait()
+	if lintErr != nil {
+		return a.fail("validate", lintErr)
+	}
 	if s.m.Grader.Judge == nil {
-		py, err := worker.ResolvePython(ctx, python)
-		if err != nil {
-			return a.fail("validate", fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err))
-		}
-		s.python = py
-		if lintFindings, err = s.lint(ctx, a.getenv(imageEnv)); err != nil {
-			return a.fail("validate", err)
-		}
 		a.noteImageTag(s)
-		pkgs, err := lint.ImagePackagesFinding(ctx, py.Executable, s.m)
-		if err != nil {
-			return a.fail("validate", err)
-		}
-		if pkgs != nil {
-			lintFindings = append(lintFindings, *pkgs)
-		}
+	} else {
+		lintFindings = lint.ModelGrader(s.m)
 	}
 	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
 		if fd.Severity == manifest.SeverityHold {
@@ -944,6 +948,33 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 		return outcome{code: exitHold}
 	}
 	return outcome{code: exitPass}
+}
+
+// pythonChecks are validate's checks of a Python grader: the lint, and
+// whether the interpreter can import the image tag's packages. The two run
+// at once, each in a process of its own.
+func (s *suite) pythonChecks(ctx context.Context, python, image string) ([]manifest.Finding, error) {
+	py, err := worker.ResolvePython(ctx, python)
+	if err != nil {
+		return nil, fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err)
+	}
+	s.python = py
+	var pkgs *manifest.Finding
+	var pkgErr error
+	var checking sync.WaitGroup
+	checking.Go(func() { pkgs, pkgErr = lint.ImagePackagesFinding(ctx, py.Executable, s.m) })
+	findings, err := s.lint(ctx, image)
+	checking.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if pkgErr != nil {
+		return nil, pkgErr
+	}
+	if pkgs != nil {
+		findings = append(findings, *pkgs)
+	}
+	return findings, nil
 }
 
 func (a *app) renderValidation(v *render.Validation, f format) error {
