@@ -296,7 +296,7 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 	var resolved worker.Python
 	var resolveErr error
 	var resolving sync.WaitGroup
-	resolving.Go(func() { resolved, resolveErr = worker.ResolvePython(ctx, f.python) })
+	resolving.Go(func() { resolved, resolveErr = worker.ResolvePythonWorker(ctx, f.python) })
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.unsandboxed))
 	resolving.Wait()
 	if err != nil {
@@ -1193,7 +1193,7 @@ func (a *app) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name str
 		if sb.CheckInterpreter(cand) != nil {
 			continue
 		}
-		alt, err := worker.ResolvePython(ctx, cand)
+		alt, err := worker.ResolvePythonWorker(ctx, cand)
 		if err != nil {
 			continue
 		}

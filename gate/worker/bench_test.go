@@ -183,7 +183,7 @@ func tasks2json(tasks []gate.Task) []map[string]json.RawMessage {
 // same cases. Custom metrics: ns/case-pool, ns/case-inprocess and
 // ns/case-overhead (their difference: process, pipe and JSON cost).
 func BenchmarkPool(b *testing.B) {
-	py, err := ResolvePython(context.Background(), *pythonFlag)
+	py, err := ResolvePythonWorker(context.Background(), *pythonFlag)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func plainLoopSeconds(b *testing.B, py Python, src []byte, tasks []gate.Task) fl
 // Metrics: s/pool, s/loop, and x/loop (pool time over loop time: the
 // ratio the README reports), plus us/case of the pool.
 func BenchmarkLarge(b *testing.B) {
-	py, err := ResolvePython(context.Background(), *pythonFlag)
+	py, err := ResolvePythonWorker(context.Background(), *pythonFlag)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func streamTasks(p *Pool, tasks []gate.Task) error {
 // BenchmarkIsolationCase is the cost of one case under isolation: case
 // (a fork per case), one worker: ms/case.
 func BenchmarkIsolationCase(b *testing.B) {
-	py, err := ResolvePython(context.Background(), *pythonFlag)
+	py, err := ResolvePythonWorker(context.Background(), *pythonFlag)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func BenchmarkIsolationCase(b *testing.B) {
 // does) on 47 cases each: forked from one loaded pool, against a fresh pool
 // per variant (how mutants were graded before Pool.Fork). ms/variant.
 func BenchmarkVariants(b *testing.B) {
-	py, err := ResolvePython(context.Background(), *pythonFlag)
+	py, err := ResolvePythonWorker(context.Background(), *pythonFlag)
 	if err != nil {
 		b.Fatal(err)
 	}

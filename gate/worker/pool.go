@@ -35,7 +35,7 @@ package worker
 
 import (
 	"context"
-	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,8 +49,24 @@ import (
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
-//go:embed worker.py
-var workerSource string
+// workerBoot starts a worker from worker.py compiled ahead (Python.Worker):
+// it reads the code, its length first, from the request pipe, where the
+// pool writes it before the init request, and runs it as if it were the
+// source given to -c.
+const workerBoot = `import marshal, os
+def _boot():
+    def read(n):
+        parts = []
+        while n > 0:
+            chunk = os.read(3, min(n, 1 << 20))
+            if not chunk:
+                raise SystemExit(1)
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+    return marshal.loads(read(int.from_bytes(read(8), "big")))
+exec(_boot())
+`
 
 // When a process is replaced without having failed. Starting one costs tens
 // of milliseconds (a sandboxed interpreter and the grader's imports), so
@@ -160,10 +176,15 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		// working directory on sys.path; see isolationFlags for a HashSeed);
 		// -B: no .pyc writes; -X utf8: UTF-8 streams and file defaults
 		// whatever the locale.
-		argv:   append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerSource),
+		argv:   append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
 		init:   append(initMsg, '\n'),
 		tokens: make(chan struct{}, cfg.Workers),
 		live:   map[*proc]bool{},
+	}
+	if code := cfg.Python.Worker; len(code) > 0 {
+		p.argv[len(p.argv)-1] = workerBoot
+		frame := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(code)+len(p.init)), uint64(len(code)))
+		p.init = append(append(frame, code...), p.init...)
 	}
 	for i := range cfg.Workers {
 		p.release(&slot{id: cfg.FirstSlot + i, alt: p.altSlot(i)})

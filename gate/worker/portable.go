@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,11 +69,6 @@ type portableSlot struct {
 
 var _ gate.StreamRunner = (*PortablePool)(nil)
 
-// portableWorkerPy is worker.py, the worker both pools run.
-//
-//go:embed worker.py
-var portableWorkerPy string
-
 // portableMS is d in milliseconds, as outcomes carry it.
 func portableMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -87,7 +81,7 @@ func NewPortable(ctx context.Context, cfg Config) (*PortablePool, error) {
 	if err := cfg.checkPortable(); err != nil {
 		return nil, err
 	}
-	code, err := portableWorkerSource(portableWorkerPy)
+	code, err := portableWorkerSource(workerPy)
 	if err != nil {
 		return nil, err
 	}

@@ -536,7 +536,7 @@ func TestPortableConfig(t *testing.T) {
 // TestPortableWorkerSource: worker.py still ends with its main() call, which
 // the portable pool moves behind its own setup.
 func TestPortableWorkerSource(t *testing.T) {
-	src, err := portableWorkerSource(portableWorkerPy)
+	src, err := portableWorkerSource(workerPy)
 	if err != nil {
 		t.Fatal(err)
 	}

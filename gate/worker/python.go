@@ -3,10 +3,13 @@ package worker
 import (
 	"bytes"
 	"context"
+	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Python is a resolved interpreter: the real executable behind whatever name
@@ -18,7 +21,14 @@ type Python struct {
 	BasePrefix string   // sys.base_prefix
 	Paths      []string // sys.path entries under -I
 	Version    string   // "3.11.7"
+	// Worker is worker.py compiled by this interpreter (marshal), or nil
+	// (ResolvePython). A pool's processes load it instead of compiling
+	// the source again: a quarter of a process's start.
+	Worker []byte
 }
+
+//go:embed worker.py
+var workerPy string
 
 // probeQuote is a Python function that writes a str as a JSON string in
 // ASCII, as json.dumps does: importing json costs more than the rest of
@@ -41,6 +51,14 @@ const probeQuote = `def q(s):
 // the worker, so Paths is the search path graders really get.
 const probe = "import sys\n" + probeQuote + `print('{"executable": %s, "prefix": %s, "base_prefix": %s, "path": [%s], "version": "%d.%d.%d"}' % (
     q(sys.executable), q(sys.prefix), q(sys.base_prefix), ", ".join(q(p) for p in sys.path if p), *sys.version_info[:3]))
+if sys.argv[1:] == ["worker"]:
+    # The worker's source comes on stdin; an interpreter that cannot
+    # compile it leaves the line empty, and its processes get the source.
+    try:
+        import marshal
+        print(marshal.dumps(compile(sys.stdin.buffer.read(), "<string>", "exec")).hex())
+    except Exception:
+        print()
 `
 
 // ResolvePython runs name once to learn the interpreter's real executable and
@@ -52,16 +70,38 @@ const probe = "import sys\n" + probeQuote + `print('{"executable": %s, "prefix":
 // The probe inherits gradegate's own environment on purpose: it runs only
 // gradegate's code, and a shim needs that environment to pick the interpreter.
 func ResolvePython(ctx context.Context, name string) (Python, error) {
+	return resolvePython(ctx, name, false)
+}
+
+// ResolvePythonWorker is ResolvePython that also compiles the worker with
+// the interpreter, in the same process: the pools that grade with it then
+// start their processes from the compiled code (Python.Worker).
+func ResolvePythonWorker(ctx context.Context, name string) (Python, error) {
+	return resolvePython(ctx, name, true)
+}
+
+func resolvePython(ctx context.Context, name string, withWorker bool) (Python, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return Python{}, fmt.Errorf("python interpreter %q: %w", name, err)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe)
+	if withWorker {
+		cmd.Args = append(cmd.Args, "worker")
+		cmd.Stdin = strings.NewReader(workerPy)
+	}
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		return Python{}, fmt.Errorf("python interpreter %s: %w: %s", path, err, bytes.TrimSpace(cut(stderr.Bytes(), 2000)))
+	}
+	answer, compiled, _ := bytes.Cut(stdout.Bytes(), []byte("\n"))
+	var worker []byte
+	if withWorker {
+		if worker, err = hex.DecodeString(string(bytes.TrimSpace(compiled))); err != nil {
+			return Python{}, fmt.Errorf("python interpreter %s: reading the compiled worker: %w", path, err)
+		}
 	}
 	var got struct {
 		Executable string   `json:"executable"`
@@ -70,7 +110,7 @@ func ResolvePython(ctx context.Context, name string) (Python, error) {
 		Path       []string `json:"path"`
 		Version    string   `json:"version"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(answer, &got); err != nil {
 		return Python{}, fmt.Errorf("python interpreter %s: reading its answer: %w", path, err)
 	}
 	if !filepath.IsAbs(got.Executable) {
@@ -82,6 +122,7 @@ func ResolvePython(ctx context.Context, name string) (Python, error) {
 		BasePrefix: got.BasePrefix,
 		Paths:      got.Path,
 		Version:    got.Version,
+		Worker:     worker,
 	}, nil
 }
 

@@ -33,13 +33,44 @@ func TestMain(m *testing.M) {
 }
 
 // python resolves the interpreter the tests use (python3 on PATH).
+// python resolves python3 as gradegate's grading commands do: with the
+// worker compiled ahead (TestSourceWorker covers the source).
 func python(t testing.TB) Python {
 	t.Helper()
-	py, err := ResolvePython(context.Background(), "python3")
+	py, err := ResolvePythonWorker(context.Background(), "python3")
 	if err != nil {
-		t.Fatalf("ResolvePython: %v", err)
+		t.Fatalf("ResolvePythonWorker: %v", err)
+	}
+	if len(py.Worker) == 0 {
+		t.Fatal("ResolvePythonWorker compiled no worker")
 	}
 	return py
+}
+
+// TestSourceWorker: a pool whose interpreter comes without the compiled
+// worker (ResolvePython) runs worker.py's source, and grades alike.
+func TestSourceWorker(t *testing.T) {
+	py, err := ResolvePython(context.Background(), "python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if py.Worker != nil {
+		t.Fatal("ResolvePython compiled the worker")
+	}
+	const src = "def grade(sample, item):\n    return 1.0 if sample['v'] == item['expected'] else 0.0\n"
+	for _, py := range []Python{py, python(t)} {
+		p := newPool(t, py, src, nil)
+		if got, boot := p.argv[len(p.argv)-1] == workerBoot, len(py.Worker) > 0; got != boot {
+			t.Fatalf("compiled worker %v, bootstrap in argv %v", boot, got)
+		}
+		got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{"v": 1}), task("b", map[string]any{"v": 2})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Score == nil || *got[0].Score != 1 || got[1].Score == nil || *got[1].Score != 0 {
+			t.Errorf("compiled=%v: outcomes %+v", len(py.Worker) > 0, got)
+		}
+	}
 }
 
 func newSandbox(t testing.TB) *sandbox.Sandbox {
@@ -62,7 +93,7 @@ func sandboxed(t testing.TB) (*sandbox.Sandbox, Python) {
 	}
 	var errs []error
 	for _, name := range []string{"python3", "/usr/bin/python3"} {
-		py, err := ResolvePython(context.Background(), name)
+		py, err := ResolvePythonWorker(context.Background(), name)
 		if err == nil {
 			err = sb.CheckInterpreter(py.Executable)
 		}
