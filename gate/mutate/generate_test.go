@@ -363,3 +363,64 @@ func totalTypeLine(t *testing.T) int {
 	t.Fatal("the example grader has no total_cents type check")
 	return 0
 }
+
+// TestSameTree holds mutate.py's tree comparison to ast.dump, which it
+// replaced: two sources compare equal exactly when their dumps are equal
+// (positions aside; constants by type and repr, so 1, 1.0 and True differ).
+func TestSameTree(t *testing.T) {
+	pairs := [][2]string{
+		{"x = 1", "x  =  1"},
+		{"x = 1", "x = 1.0"},
+		{"x = 0.0", "x = -0.0"},
+		{"x = 0.0", "x = 0.0"},
+		{"x = 1.0", "x = 1.00"},
+		{"x = 1e999", "x = 1e999"},
+		{"x = 'a'", "x = \"a\""},
+		{"x = 'a'", "x = u'a'"},
+		{"x = True", "x = 1"},
+		{"f(a, b)", "f(b, a)"},
+		{"f(a, b)", "f(a, b,)"},
+		{"if a:\n    pass\n", "if a:\n\n    pass\n"},
+		{"def g(x=None): return x", "def g(x=None):\n    return x"},
+		{"def g(x): return x", "def g(x=None): return x"},
+		{"try:\n    a\nexcept E:\n    b\n", "try:\n    a\nexcept:\n    b\n"},
+		{"a < b", "a <= b"},
+		{"(a) + b", "a + b"},
+		{"x[1:2]", "x[1:2:]"},
+		{"lambda: 0", "lambda: 0.0"},
+	}
+	src := strings.TrimSuffix(strings.TrimSpace(script), "main()")
+	check := src + `
+import json
+pairs = json.loads(sys.stdin.read())
+print(json.dumps([[same_tree(ast.parse(a), ast.parse(b)), ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))] for a, b in pairs]))
+`
+	in, err := json.Marshal(pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python(t), "-I", "-B", "-c", check)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got [][2]bool
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	equal, differ := 0, 0
+	for i, g := range got {
+		if g[0] != g[1] {
+			t.Errorf("%q vs %q: same_tree %v, ast.dump equal %v", pairs[i][0], pairs[i][1], g[0], g[1])
+		}
+		if g[1] {
+			equal++
+		} else {
+			differ++
+		}
+	}
+	if equal == 0 || differ == 0 {
+		t.Fatalf("the pairs must include equal (%d) and different (%d) trees", equal, differ)
+	}
+}
