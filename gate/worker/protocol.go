@@ -454,13 +454,17 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 // less time; a process's start (40 ms or more) is far longer.
 const startWait = 5 * time.Millisecond
 
+// backlogPoll is how often backlog looks at the queue: a short stream's
+// end is noticed within it.
+const backlogPoll = startWait / 20
+
 // backlog waits until requests have been queued without pause for
 // startWait, and says true; it says false when every request was queued
 // and none is left (or ctx ended). A cold slot starts a process only for
 // such a backlog: a short stream of a fast grader is over before a second
 // process could load, and a slow grader's queue stays long enough.
 func backlog(ctx context.Context, reqs <-chan *request, fed <-chan struct{}) bool {
-	tick := time.NewTicker(time.Millisecond)
+	tick := time.NewTicker(backlogPoll)
 	defer tick.Stop()
 	var since time.Time
 	for {
