@@ -89,9 +89,6 @@ func (s *suite) loadCases() (*dataset.Set, error) {
 	return set, err
 }
 
-// laterFiles checks that the files read after the dataset, the rubric and
-// the grader, can be read, without reading them: with the dataset's own
-// problems they make every file problem of a run one report.
 // largeDatasetBytes is the dataset size from which a run starts every
 // grader process with its pool (about 5,000 rows of typical size): below
 // it, the processes beyond the first start only when cases wait for them,
@@ -104,6 +101,9 @@ func (s *suite) largeDataset() bool {
 	return err == nil && fi.Size() >= largeDatasetBytes
 }
 
+// laterFiles checks that the files read after the dataset, the rubric and
+// the grader, can be read, without reading them: with the dataset's own
+// problems they make every file problem of a run one report.
 func (s *suite) laterFiles() error {
 	return s.m.CheckFiles(s.fsys, "rubric.path", "grader.source")
 }
