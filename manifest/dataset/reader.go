@@ -48,7 +48,7 @@ type Reader struct {
 	rows      int
 	noID      int
 	firstNoID int
-	seen      map[string]idInfo
+	seen      *idTable
 	dupLines  map[string][]int
 	controls  map[string]*controlCount
 	findings  findingList
@@ -60,13 +60,16 @@ type Reader struct {
 	closed    bool
 }
 
-// idInfo is what is kept per case id: 24 bytes, so that a million ids
-// cost tens of megabytes, not hundreds.
+// idInfo is what is kept per case id: 32 bytes and no pointer (idTable),
+// so that a million ids cost tens of megabytes, not hundreds, and nothing
+// the garbage collector walks.
 type idInfo struct {
 	line       int32
 	sampleLine int32 // samples-file line of its sample; 0 when none or inline
 	sampleOff  int64 // where that sample is, to give it to a repeated id too
 	sampleLen  int32
+	idOff      uint32 // the id's bytes: idTable's arena[idOff:idOff+idLen]
+	idLen      int32
 	inline     bool
 	unreadable bool
 }
@@ -103,7 +106,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		m:        m,
 		fields:   fieldNames(m.Dataset.Fields),
 		file:     path.Join(m.Dir, m.Dataset.Path),
-		seen:     map[string]idInfo{},
+		seen:     newIDTable(),
 		dupLines: map[string][]int{},
 		controls: map[string]*controlCount{},
 	}
@@ -210,7 +213,7 @@ func (r *Reader) fold(row *caseRow) {
 	var info idInfo
 	var dup bool
 	if row.hasID {
-		info, dup = r.seen[row.ID]
+		info, dup = r.seen.get(row.ID)
 	}
 	r.join(row, info, dup)
 	if row.hasID {
@@ -227,7 +230,7 @@ func (r *Reader) fold(row *caseRow) {
 				info.sampleLine = int32(row.SampleLine)
 				info.sampleOff, info.sampleLen, info.unreadable = row.ref.off, row.ref.n, row.ref.unreadable
 			}
-			r.seen[row.ID] = info
+			r.seen.add(row.ID, info)
 		}
 	}
 	for _, s := range row.Slices {
@@ -322,7 +325,7 @@ func (r *Reader) attachData(row *caseRow, ref sampleRef, data []byte) {
 
 // Seen reports whether a row read so far has the case id.
 func (r *Reader) Seen(id string) bool {
-	_, ok := r.seen[id]
+	_, ok := r.seen.get(id)
 	return ok
 }
 
@@ -406,7 +409,7 @@ func (r *Reader) joinErrors() []error {
 		out = append(out, lineErr{e.line, e.msg})
 	}
 	for id, ref := range sj.index {
-		info, known := r.seen[id]
+		info, known := r.seen.get(id)
 		lines := append([]int32{ref.line}, ref.extra...)
 		if ref.claimed {
 			lines = ref.extra
