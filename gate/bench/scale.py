@@ -13,6 +13,10 @@ so the sampling does not take CPU from the timed one) of:
   run       gradegate run --format json (default isolation, sandbox on)
   validate  gradegate validate --format json
 
+With --rounds N every command is timed N times, the commands in turn, and
+the table gives the lowest and the median wall time, the median CPU time,
+and the spread of run's time over the loop's in the same round.
+
 Usage (from the repository root):
 
   go build -o /tmp/gradegate ./cmd/gradegate
@@ -27,6 +31,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -202,16 +207,6 @@ def peak_memory(cmd, env):
     return peak_rss / 1024, peak_pss / 1024
 
 
-def measure(cmd, env=None):
-    # Two runs: the time is taken with nothing watching, because sampling
-    # /proc every 20 ms costs a share of a core, which a single-threaded
-    # loop never misses and a run that keeps both cores busy does. The
-    # memory is sampled in a second run.
-    wall, cpu, code, err = timed(cmd, env)
-    peak, pss = peak_memory(cmd, env)
-    return wall, cpu, peak, pss, code, err
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gradegate", required=True)
@@ -220,12 +215,13 @@ def main():
     ap.add_argument("--sizes", default="100000")
     ap.add_argument("--kinds", default="plain")
     ap.add_argument("--what", default="loop,run")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every command this many times, in turn, and give the lowest and the median")
     ap.add_argument("--workers", default="")
     ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
-    ap.add_argument("--near-dup", action="store_true", help="keep the near-duplicate screen on in run")
     args = ap.parse_args()
-    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | exit |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | exit |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for kind in args.kinds.split(","):
         for n in [int(s) for s in args.sizes.split(",")]:
             path = os.path.join(args.dir, f"{kind}-{n}")
@@ -233,6 +229,7 @@ def main():
             man = os.path.join(path, "gradegate.yaml")
             subprocess.run([args.gradegate, "pin", man], check=True, stdout=subprocess.DEVNULL)
             env = dict(os.environ, GRADEGATE_PYTHON=args.python)
+            cmds = {}
             for what in args.what.split(","):
                 if what == "loop":
                     cmd = [args.python, "-c", LOOP, path]
@@ -245,12 +242,33 @@ def main():
                     cmd = [args.gradegate, "validate", man, "--format", "json"]
                 else:
                     sys.exit(f"unknown --what {what}")
-                wall, cpu, peak, pss, code, err = measure(cmd, env)
-                if what == "run" and args.run_args:
-                    what += " " + args.run_args
-                print(f"| {kind} | {n} | {what} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {pss:.0f} | {code} |", flush=True)
-                if code not in (0, 1):
-                    print(err[-2000:], file=sys.stderr)
+                cmds[what] = cmd
+            # Every command once a round, in turn, so that each sees the
+            # same load; the time is taken with nothing watching, because
+            # sampling /proc every 20 ms costs a share of a core, which a
+            # single-threaded loop never misses and a run that keeps both
+            # cores busy does. The memory is sampled in one more run.
+            walls = {what: [] for what in cmds}
+            cpus = {what: [] for what in cmds}
+            codes = {}
+            for _ in range(args.rounds):
+                for what, cmd in cmds.items():
+                    wall, cpu, code, err = timed(cmd, env)
+                    walls[what].append(wall)
+                    cpus[what].append(cpu)
+                    codes[what] = code
+                    if code not in (0, 1):
+                        print(err[-2000:], file=sys.stderr)
+            for what, cmd in cmds.items():
+                peak, pss = peak_memory(cmd, env)
+                w = sorted(walls[what])
+                wall = f"{w[0]:.2f}" if len(w) == 1 else f"{w[0]:.2f} / {statistics.median(w):.2f}"
+                ratio = ""
+                if what == "run" and "loop" in cmds:
+                    r = sorted(a / b for a, b in zip(walls["run"], walls["loop"]))
+                    ratio = f"{r[0]:.2f}×" if len(r) == 1 else f"{r[0]:.2f}× to {r[-1]:.2f}×, median {statistics.median(r):.2f}×"
+                label = what + (" " + args.run_args if what == "run" and args.run_args else "")
+                print(f"| {kind} | {n} | {label} | {wall} | {statistics.median(cpus[what]):.2f} | {peak:.0f} | {pss:.0f} | {ratio} | {codes[what]} |", flush=True)
 
 
 if __name__ == "__main__":
