@@ -375,6 +375,36 @@ func BenchmarkIsolationCase(b *testing.B) {
 	b.ReportMetric(time.Since(start).Seconds()*1000/float64(b.N*len(tasks)), "ms/case")
 }
 
+// BenchmarkWorkerStart starts a one-worker pool of the example grader and
+// closes it, every sandbox layer on: ms/start, with worker.py given as its
+// source and compiled ahead (Python.Worker).
+func BenchmarkWorkerStart(b *testing.B) {
+	sb, compiled := sandboxed(b)
+	source := compiled
+	source.Worker = nil
+	src, _ := benchInput(b)
+	for _, bc := range []struct {
+		name string
+		py   Python
+	}{{"source", source}, {"compiled", compiled}} {
+		b.Run(bc.name, func(b *testing.B) {
+			start := time.Now()
+			for b.Loop() {
+				p, err := New(context.Background(), Config{
+					Source: src, SourceName: "grader.py", TimeoutSeconds: 10, Workers: 1, Python: bc.py, Sandbox: sb,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(time.Since(start).Seconds()*1000/float64(b.N), "ms/start")
+		})
+	}
+}
+
 // BenchmarkVariants grades 27 variants of the grader (as mutation testing
 // does) on 47 cases each: forked from one loaded pool, against a fresh pool
 // per variant (how mutants were graded before Pool.Fork). ms/variant.
