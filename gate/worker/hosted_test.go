@@ -5,6 +5,8 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate"
@@ -36,6 +38,13 @@ func TestHostedSample(t *testing.T) {
 		{"python's NaN", `{"output_text": "NaN"}`, `{"output_text": "NaN", "output_json": "nan"}`},
 		{"python's -Infinity", `{"output_text": "-Infinity"}`, `{"output_text": "-Infinity", "output_json": "-inf"}`},
 		{"non-breaking space is not json whitespace", `{"output_text": "\u00a042"}`, `{"output_text": "\u00a042"}`},
+		{"trailing json whitespace", `{"output_text": "42 \n\t"}`, `{"output_text": "42 \n\t", "output_json": 42}`},
+		{"trailing non-breaking space", `{"output_text": "42\u00a0"}`, `{"output_text": "42\u00a0"}`},
+		{"extra data", `{"output_text": "42 apples"}`, `{"output_text": "42 apples"}`},
+		{"two values", `{"output_text": "[1] [2]"}`, `{"output_text": "[1] [2]"}`},
+		{"malformed object", `{"output_text": "{\"a\": }"}`, `{"output_text": "{\"a\": }"}`},
+		{"byte order mark", `{"output_text": "\ufeff42"}`, `{"output_text": "\ufeff42"}`},
+		{"nested", `{"output_text": " {\"a\": [1, {\"b\": null}]} "}`, `{"output_text": " {\"a\": [1, {\"b\": null}]} ", "output_json": {"a": [1, {"b": null}]}}`},
 		{"stored output_json wins", `{"output_text": "{\"a\": 1}", "output_json": {"b": 2}}`, `{"output_text": "{\"a\": 1}", "output_json": {"b": 2}}`},
 		{"stored null output_json kept", `{"output_text": "{\"a\": 1}", "output_json": null}`, `{"output_text": "{\"a\": 1}", "output_json": null}`},
 		{
@@ -74,5 +83,44 @@ func TestHostedSample(t *testing.T) {
 				t.Errorf("%s/%s: grade saw %s, want %s", contract, tt.name, g, w)
 			}
 		}
+	}
+}
+
+// TestHostedSampleMatchesJSONLoads: output_json is derived exactly when
+// json.loads reads output_text, with the same value, over 50,000 random
+// short texts of JSON's characters, whitespace and look-alikes.
+func TestHostedSampleMatchesJSONLoads(t *testing.T) {
+	src := strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")
+	const check = `
+import json, random
+rnd = random.Random(7)
+alphabet = list(' \t\n\r\u00a0\ufeff"{}[],:0123456789-+.eEtrufalsnNIiy\\x')
+texts = ["1200", " 1 ", "NaN", "-Infinity", "Infinity ", "[]", "{}", '"a"', "tru", "1.", ".5", "01", "-", "[1,]", "1 2"]
+texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 8))) for _ in range(50000)]
+diffs = []
+for text in texts:
+    try:
+        want = ("json", repr(json.loads(text)))
+    except ValueError:
+        want = ("text", None)
+    out = hosted_sample({"output_text": text})
+    got = ("json", repr(out["output_json"])) if "output_json" in out else ("text", None)
+    if got != want:
+        diffs.append([text, str(want), str(got)])
+print(json.dumps({"checked": len(texts), "diffs": diffs[:5]}))
+`
+	out, err := exec.Command(python(t).Executable, "-I", "-B", "-c", src+check).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got struct {
+		Checked int        `json:"checked"`
+		Diffs   [][]string `json:"diffs"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if got.Checked < 50000 || len(got.Diffs) > 0 {
+		t.Fatalf("checked %d texts; differences from json.loads (text, json.loads, output_json): %q", got.Checked, got.Diffs)
 	}
 }
