@@ -451,7 +451,7 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 // startWait is how long requests must have been waiting, with every
 // process that is up busy, before a slot without a process starts one for
 // them (backlog). A fast grader's process takes a short stream whole in
-// less time; a process's start (40 ms or more) is far longer.
+// less time; a process's start (35 ms or more) is far longer.
 const startWait = 5 * time.Millisecond
 
 // backlogPoll is how often backlog looks at the queue: a short stream's
