@@ -37,6 +37,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
@@ -286,7 +287,13 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
 	s.calibrate(base)
+	// Mutants forked from the loaded pool are graded two at a time, each
+	// on a process of the pool (the second starts with the first pair).
+	// Mutants of a part graded by a pool of their own share its sandbox
+	// slots, so those go one at a time.
+	concurrent := 1
 	if f, ok := baseRunner.(forker); ok && len(parts) == 1 {
+		concurrent = forkedAtOnce
 		factories[0] = func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
 			v, err := f.Fork(ctx, src)
 			if err != nil {
@@ -308,21 +315,20 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		Cases:                 s.liveCases(),
 		Blind:                 s.blind(),
 	}
+	graded, err := s.gradeMutants(ctx, rep.Mutants, factories, partOf, budget, concurrent)
+	if err != nil {
+		return nil, err
+	}
 	for i := range rep.Mutants {
 		mu := &rep.Mutants[i]
-		mctx, cancel := context.WithTimeout(ctx, budget)
-		res, loadErr, err := s.grade(mctx, factories[partOf[i]], mu.Source)
-		slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
+		g := graded[i]
 		switch {
-		case slow:
+		case g.slow:
 			mu.KilledBy = []string{KilledByTime}
-		case err != nil:
-			return nil, fmt.Errorf("mutate: grading mutant %s (line %d, %s): %w", mu.ID, mu.Line, mu.Operator, err)
-		case loadErr != nil:
+		case g.loadErr != nil:
 			mu.KilledBy = []string{KilledByLoad}
 		default:
-			mu.KilledBy = s.killers(res)
+			mu.KilledBy = s.killers(g.res)
 		}
 		if len(mu.KilledBy) > 0 {
 			mu.Status = StatusKilled
@@ -334,6 +340,59 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 	}
 	rep.Score = rep.score()
 	return rep, nil
+}
+
+// forkedAtOnce is how many forked mutants are graded at once.
+const forkedAtOnce = 2
+
+// mutantGrading is how one mutant's grading ended.
+type mutantGrading struct {
+	res     *graded
+	loadErr *worker.LoadError
+	slow    bool // stopped at the time budget
+}
+
+// gradeMutants grades every mutant, up to concurrent at once, each within
+// budget. The error is the first tool failure, in the mutants' order; the
+// mutants still running are then stopped.
+func (s *suite) gradeMutants(ctx context.Context, mutants []Mutant, factories []RunnerFactory, partOf []int, budget time.Duration, concurrent int) ([]mutantGrading, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	out := make([]mutantGrading, len(mutants))
+	errs := make([]error, len(mutants))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range concurrent {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(mutants) {
+					return
+				}
+				mu := &mutants[i]
+				mctx, cancel := context.WithTimeout(ctx, budget)
+				res, loadErr, err := s.grade(mctx, factories[partOf[i]], mu.Source)
+				slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+				cancel()
+				out[i] = mutantGrading{res: res, loadErr: loadErr, slow: slow}
+				if err != nil && !slow && ctx.Err() == nil {
+					errs[i] = fmt.Errorf("mutate: grading mutant %s (line %d, %s): %w", mu.ID, mu.Line, mu.Operator, err)
+					stop()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Not stopped by a failure of its own: the caller's ctx ended.
+		return nil, fmt.Errorf("mutate: %w", context.Cause(ctx))
+	}
+	return out, nil
 }
 
 // sourceNames names the parts' files for the report's title.

@@ -136,16 +136,19 @@ func (v *Pool) returnZygote(pr *proc) error {
 	p := v.parent
 	zs := pr.lender
 	pr.lender = nil
-	defer func() { pr.childGone = false }()
 	v.mu.Lock()
 	delete(v.live, pr)
 	v.mu.Unlock()
+	// childGone is the child's, not the zygote's: it is cleared before the
+	// zygote goes back, when another pool may take it at once.
 	if !pr.wasKilled() && !pr.broken && pr.endChild(!pr.childGone) {
+		pr.childGone = false
 		zs.proc = pr
 		p.release(zs)
 		return nil
 	}
 	err := p.stopProc(pr)
+	pr.childGone = false
 	zs.proc = nil
 	p.release(zs)
 	return err
