@@ -886,10 +886,14 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 		return a.fail("validate", err)
 	}
 	// The grader's Python checks (its own processes) run while the dataset
-	// is read; a dataset that cannot be used is still reported first.
+	// is read; a dataset that cannot be used is still reported first, and
+	// the checks are then stopped.
 	pyCtx, stopPython := context.WithCancel(ctx)
-	defer stopPython()
 	var pyChecks sync.WaitGroup
+	defer func() {
+		stopPython()
+		pyChecks.Wait()
+	}()
 	var lintFindings []manifest.Finding
 	var lintErr error
 	if s.m.Grader.Judge == nil {
@@ -908,14 +912,10 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	}
 	sum, err := src.Close()
 	if err := errors.Join(err, s.laterFiles()); err != nil {
-		stopPython()
-		pyChecks.Wait()
 		return a.fail("validate", err)
 	}
 	_, mismatches, err := gate.CheckDigests(s.fsys, s.m, true)
 	if err != nil {
-		stopPython()
-		pyChecks.Wait()
 		return a.fail("validate", err)
 	}
 	v := &render.Validation{Schema: render.ValidationSchema, Findings: []manifest.Finding{}, Warnings: []manifest.Finding{}}

@@ -264,8 +264,10 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 	baseRunner, release, loadErr, err := s.start(ctx, factories[0], src)
 	took := time.Since(start)
 	generating.Wait()
-	if err == nil && loadErr == nil && genErr != nil {
-		release()
+	if err == nil && loadErr == nil {
+		// The unmutated grader's runner stays up while the mutants run: a
+		// worker pool forks each mutant from its loaded processes.
+		defer release()
 	}
 	if genErr != nil {
 		return nil, genErr
@@ -277,9 +279,6 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		return nil, &manifest.Error{File: sourceName, Line: loadErr.Err.Line,
 			Msg: "the unmutated grader does not load, so it cannot be mutation-tested", Err: loadErr}
 	}
-	// The unmutated grader's runner stays up while the mutants run: a
-	// worker pool forks each mutant from its loaded processes.
-	defer release()
 	start = time.Now()
 	base, err := s.gradeOn(ctx, baseRunner)
 	budget := max(least, slowFactor*(took+time.Since(start)))

@@ -466,30 +466,35 @@ const backlogPoll = startWait / 20
 func backlog(ctx context.Context, reqs <-chan *request, fed <-chan struct{}) bool {
 	tick := time.NewTicker(backlogPoll)
 	defer tick.Stop()
-	var since time.Time
+	var since time.Time // when the queue last stopped being empty
 	for {
-		if len(reqs) > 0 {
+		switch {
+		case len(reqs) > 0:
 			if since.IsZero() {
 				since = time.Now()
 			} else if time.Since(since) >= startWait {
 				return true
 			}
-		} else {
+		case isClosed(fed) && len(reqs) == 0:
+			return false
+		default:
 			since = time.Time{}
-			select {
-			case <-fed:
-				if len(reqs) == 0 {
-					return false
-				}
-				continue
-			default:
-			}
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
 			return false
 		}
+	}
+}
+
+// isClosed says whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

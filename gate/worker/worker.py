@@ -473,14 +473,13 @@ def hosted_sample(sample):
     if not isinstance(sample, dict) or "output_json" in sample:
         return sample
     text = sample.get("output_text")
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str):
         return sample
     # Most model output is prose, and json.loads raising on it costs more
     # than the rest of a case's overhead: a text whose first character after
-    # JSON's whitespace cannot start a value is not JSON, without asking.
-    start = 0
-    if text[0] in JSON_WHITESPACE:
-        start = len(text) - len(text.lstrip(JSON_WHITESPACE))
+    # JSON's whitespace cannot start a value (or an empty one) is not JSON,
+    # without asking.
+    start = len(text) - len(text.lstrip(JSON_WHITESPACE))
     if text[start:start + 1] not in JSON_START:
         return sample
     # What json.loads does, without its wrapper (the encoding checks and two
@@ -489,9 +488,7 @@ def hosted_sample(sample):
     # but JSON's whitespace.
     try:
         parsed, end = _scan_json(text, start)
-    except StopIteration:
-        return sample
-    except ValueError:
+    except (StopIteration, ValueError):
         return sample
     if end != len(text) and text[end:].strip(JSON_WHITESPACE):
         return sample

@@ -27,23 +27,24 @@ func newIDTable() *idTable {
 	return &idTable{seed: maphash.MakeSeed(), byHash: map[uint64]idInfo{}}
 }
 
-// get returns what is kept for id, and whether id was added before.
-func (t *idTable) get(id string) (idInfo, bool) {
+// get returns what is kept for id, and whether id was added before; h is
+// id's hash, for add.
+func (t *idTable) get(id string) (h uint64, info idInfo, ok bool) {
+	h = maphash.String(t.seed, id)
 	if len(t.collided) > 0 {
 		if info, ok := t.collided[id]; ok {
-			return info, true
+			return h, info, true
 		}
 	}
-	info, ok := t.byHash[maphash.String(t.seed, id)]
+	info, ok = t.byHash[h]
 	if !ok || !t.holds(info, id) {
-		return idInfo{}, false
+		return h, idInfo{}, false
 	}
-	return info, true
+	return h, info, true
 }
 
-// add keeps info for id, which get did not find.
-func (t *idTable) add(id string, info idInfo) {
-	h := maphash.String(t.seed, id)
+// add keeps info for id, whose hash h get returned when it did not find it.
+func (t *idTable) add(h uint64, id string, info idInfo) {
 	if _, taken := t.byHash[h]; taken || uint64(len(t.arena))+uint64(len(id)) > math.MaxUint32 {
 		if t.collided == nil {
 			t.collided = map[string]idInfo{}

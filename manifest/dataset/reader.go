@@ -210,10 +210,11 @@ func (r *Reader) fold(row *caseRow) {
 	}
 	// One lookup of the id serves the join and the duplicate check: in a
 	// million-row dataset each costs a cache miss.
+	var h uint64
 	var info idInfo
 	var dup bool
 	if row.hasID {
-		info, dup = r.seen.get(row.ID)
+		h, info, dup = r.seen.get(row.ID)
 	}
 	r.join(row, info, dup)
 	if row.hasID {
@@ -230,7 +231,7 @@ func (r *Reader) fold(row *caseRow) {
 				info.sampleLine = int32(row.SampleLine)
 				info.sampleOff, info.sampleLen, info.unreadable = row.ref.off, row.ref.n, row.ref.unreadable
 			}
-			r.seen.add(row.ID, info)
+			r.seen.add(h, row.ID, info)
 		}
 	}
 	for _, s := range row.Slices {
@@ -325,7 +326,7 @@ func (r *Reader) attachData(row *caseRow, ref sampleRef, data []byte) {
 
 // Seen reports whether a row read so far has the case id.
 func (r *Reader) Seen(id string) bool {
-	_, ok := r.seen.get(id)
+	_, _, ok := r.seen.get(id)
 	return ok
 }
 
@@ -409,7 +410,7 @@ func (r *Reader) joinErrors() []error {
 		out = append(out, lineErr{e.line, e.msg})
 	}
 	for id, ref := range sj.index {
-		info, known := r.seen.get(id)
+		_, info, known := r.seen.get(id)
 		lines := append([]int32{ref.line}, ref.extra...)
 		if ref.claimed {
 			lines = ref.extra
