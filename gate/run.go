@@ -1,10 +1,3 @@
-// Package gate grades a suite and decides its verdict.
-//
-// Run does one gate run: it checks the pinned digests, then grades the cases
-// as a stream through a StreamRunner, with the canaries among them, folding
-// every result into the verdict as it comes. Decide holds the verdict rules
-// and is pure, and Merge combines the results of a sharded run with the same
-// rules.
 package gate
 
 import (
