@@ -114,7 +114,7 @@ type gateRun struct {
 	src      *dataset.Reader // a Python grader's streamed dataset
 	set      *dataset.Set    // a model grader's dataset, read whole
 
-	env      *Graders       // nil for a model grader
+	env      *graderEnv       // nil for a model grader
 	runner   grading.Runner // the run's grader
 	judge    *judge.Judge   // a model grader's runner
 	stopPool func()
@@ -210,14 +210,14 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	}
 	var lintErr error
 	var linting sync.WaitGroup
-	env, err := g.h.StartGraders(ctx, s, o.GraderOptions)
+	env, err := g.h.graders(ctx, s, o.GraderOptions)
 	if err != nil {
 		return err
 	}
 	// The environment's shared pools (a meteor sub-grader's) serve the
 	// run, the mutation score and the determinism check.
 	g.env = env
-	g.cleanup = append(g.cleanup, env.Close)
+	g.cleanup = append(g.cleanup, env.close)
 	// A large dataset's pool starts all its processes at once: they load
 	// while the lint and the canaries run, instead of when grading begins.
 	runEnv := *env
