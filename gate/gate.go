@@ -114,7 +114,7 @@ type gateRun struct {
 	src      *dataset.Reader // a Python grader's streamed dataset
 	set      *dataset.Set    // a model grader's dataset, read whole
 
-	env      *graderEnv       // nil for a model grader
+	env      *graderEnv     // nil for a model grader
 	runner   grading.Runner // the run's grader
 	judge    *judge.Judge   // a model grader's runner
 	stopPool func()
