@@ -121,7 +121,7 @@ type gateRun struct {
 	findings []manifest.Finding
 	sample   *DeterminismSample
 
-	mutationScore_   *float64
+	mutation         *float64
 	mutationExcluded []results.MutationExclusion
 
 	ev        *evidence
@@ -251,7 +251,7 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 	}
 	g.findings = append(g.findings, findings...)
 	if mutation != nil {
-		g.mutationScore_ = &mutation.Score
+		g.mutation = &mutation.Score
 		g.mutationExcluded = mutation.Excluded
 	}
 	return nil
@@ -278,7 +278,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 	}
 	g.sample = sample
 	if !o.CanariesOnly {
-		opts.MutationScore = g.mutationScore_
+		opts.MutationScore = g.mutation
 		opts.SpoolDir = o.SpoolDir
 		if opts.Progress = o.Progress; opts.Progress != nil {
 			opts.Rows = digest.CountRows(s.FS, s.Manifest.Path(s.Manifest.Dataset.Path))
