@@ -276,7 +276,9 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		gh.Errorf("gradegate: %v", err)
 		return exitInput
 	}
-	fmt.Fprintf(stdout, "gradegate %s\n", strings.Join(args, " "))
+	// The arguments name files of the pull request (the shards a glob
+	// matched): the line goes through the printer of the log.
+	fmt.Fprintf(render.NewGuard(stdout, render.LineRunes), "gradegate %s\n", strings.Join(args, " "))
 	out := execute(ctx, args, getenv, stdout, stderr, actionOutputRoots(getenv))
 	if !posts(in.command) {
 		return out.code
@@ -465,7 +467,7 @@ func checkName(in actionInputs, p posting) string {
 		// Not "gradegate / <name>": a mutate or shadow job on the same
 		// commit would then overwrite the gate's check run, which branch
 		// protection may require.
-		return "gradegate " + in.command + " / " + p.report.manifest
+		return checkrun.NameFor("gradegate "+in.command, p.report.manifest)
 	case p.res != nil:
 		return checkrun.DefaultName(p.res.Manifest.Name)
 	}
