@@ -128,7 +128,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		r.done = true
 	} else {
 		r.casesFile = f
-		r.cases = newLineReader(f)
+		r.cases = newLineReader(f, m.Limits.Of(input.Line))
 	}
 	if m.Samples != nil {
 		r.samples = openSamples(fsys, path.Join(m.Dir, m.Samples.Path), m)
@@ -174,6 +174,10 @@ func (r *Reader) Next() (c Case, ok bool) {
 					Msg: fmt.Sprintf("cannot read: %v", r.cases.err), Err: r.cases.err})
 			}
 			break
+		}
+		if r.cases.over > 0 {
+			r.caseErrs.add(lineTooLong(r.file, n, r.cases))
+			continue
 		}
 		row, err := r.parseCase(line, n)
 		if err != nil {
@@ -497,6 +501,12 @@ func compactValid(dst, src []byte) []byte {
 // openFile opens name from fsys. A failure is an input error at the
 // manifest key that names the file (key, as in "dataset.path"), so the user
 // sees which line of the manifest to fix, and names the file as resolved.
+// lineTooLong is the input error of a line the reader skipped as too long.
+func lineTooLong(file string, n int, l *lineReader) error {
+	err := input.LineTooLong(file, l.over, l.max)
+	return &manifest.Error{File: file, Line: n, Msg: err.Msg, Err: err}
+}
+
 func openFile(fsys fs.FS, name string, m *manifest.Manifest, key string) (*input.File, error) {
 	kind := input.ForKey(key)
 	f, err := input.Open(fsys, name, kind, m.Limits.Of(kind))
