@@ -36,6 +36,7 @@ type gradeFlags struct {
 	python      string
 	judge       judgeFlags // model graders
 	limits      input.Limits
+	output      gate.OutputLimits // --max-output
 	canarySeed  uint64
 	baseline    baselineInput // run --baseline
 }
@@ -50,6 +51,8 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&g.python, "python", defaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 	g.judge.register(fs)
 	registerLimits(fs, &g.limits)
+	fs.Var(&g.output, "max-output", fmt.Sprintf("bound on the case rows the results hold, row=SIZE (one case's row; default %s) or results=SIZE (every row together; default %s); a case past either is invalid_return; repeatable",
+		input.FormatSize(gate.DefaultRowLimit), input.FormatSize(gate.DefaultResultsLimit)))
 	fs.Uint64Var(&g.canarySeed, "canary-seed", 0, "place the canaries among the cases as a past run did (its canaries[].placement.seed); default: a fresh seed")
 }
 
@@ -618,7 +621,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 				return a.fail(name, err)
 			}
 		}
-		opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
+		opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed, Output: f.output}
 		if f.shard.count > 0 {
 			opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 		}
@@ -675,7 +678,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if lintErr != nil {
 		return a.fail(name, lintErr)
 	}
-	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
+	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed, Output: f.output}
 	if f.shard.count > 0 {
 		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
@@ -934,7 +937,13 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	} else {
 		lintFindings = lint.ModelGrader(s.m)
 	}
-	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
+	covFindings := cov.findings(sum)
+	if src.Unpinned != "" {
+		// The dataset was not read (its bytes are not the pinned ones):
+		// what it would omit is unknown, not missing.
+		covFindings = nil
+	}
+	for _, fd := range append(append(sum.Findings, lintFindings...), covFindings...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -112,5 +113,45 @@ func TestReaderLineLimit(t *testing.T) {
 		if (err != nil) != tt.fails {
 			t.Errorf("limit %d: error %v, want failure %v", tt.limit, err, tt.fails)
 		}
+	}
+}
+
+// A pinned dataset or samples file whose bytes differ from the pin is not
+// parsed: a dataset.path that climbs to a credentials file yields no row
+// and no error, so nothing quotes a character of it; the digest check
+// holds the run.
+func TestReaderMismatchedPinIsNotParsed(t *testing.T) {
+	secret := "[default]\naws_access_key_id = AKIAEXAMPLE\naws_secret_access_key = s3cr3t\n"
+	good := `{"item": {"case_id": "a"}}` + "\n"
+	goodSum, _ := manifest.Digest(strings.NewReader(good))
+	for _, tt := range []struct {
+		name, key string
+		setup     func(m *manifest.Manifest)
+	}{
+		{"dataset", "dataset.sha256", func(m *manifest.Manifest) {
+			m.Dataset.Path = "../home/.aws/credentials"
+			m.Dataset.SHA256 = strings.Repeat("0", 64)
+		}},
+		{"samples", "samples.sha256", func(m *manifest.Manifest) {
+			m.Dataset.SHA256 = goodSum
+			m.Samples = &manifest.FileRef{Path: "../home/.aws/credentials", SHA256: "sha256:" + strings.Repeat("1", 64)}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testManifest("suite")
+			tt.setup(m)
+			files := fstest.MapFS{"home/.aws/credentials": {Data: []byte(secret)}, "suite/cases.jsonl": {Data: []byte(good)}}
+			r := Open(files, m)
+			if _, ok := r.Next(); ok {
+				t.Error("a row was read from a file whose pin differs")
+			}
+			sum, err := r.Close()
+			if err != nil {
+				t.Errorf("error %v, want none: the digest check reports the mismatch", err)
+			}
+			if r.Unpinned != tt.key || sum.Rows != 0 || len(sum.Findings) != 0 {
+				t.Errorf("Unpinned %q, %d rows, findings %v; want %s, nothing read", r.Unpinned, sum.Rows, sum.Findings, tt.key)
+			}
+		})
 	}
 }

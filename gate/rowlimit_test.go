@@ -1,0 +1,57 @@
+package gate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRowBounds(t *testing.T) {
+	one := 1.0
+	graded := func(id string, judge int) CaseResult {
+		c := CaseResult{CaseID: id, Status: StatusPass, Class: ClassOK, Score: &one, Scores: map[string]float64{"score": 1}, Line: 1}
+		if judge > 0 {
+			c.Judge = json.RawMessage(`"` + strings.Repeat("j", judge) + `"`)
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name   string
+		limits OutputLimits
+		cases  []CaseResult
+		want   []Class // the class of each case after the bounds
+		msg    string  // what the first bounded case's message says
+	}{
+		{"within", OutputLimits{}, []CaseResult{graded("a", 1000), graded("b", 0)}, []Class{ClassOK, ClassOK}, ""},
+		{"a 64 MB judge", OutputLimits{}, []CaseResult{graded("a", 64<<20), graded("b", 0)}, []Class{ClassInvalidReturn, ClassOK}, "over the 32KiB limit of one row (raise it with --max-output row=SIZE)"},
+		{"raised", OutputLimits{Row: 128 << 10}, []CaseResult{graded("a", 100<<10)}, []Class{ClassOK}, ""},
+		{"the results full", OutputLimits{Results: 8 << 10}, []CaseResult{graded("a", 3000), graded("b", 3000), graded("c", 3000), graded("d", 10)},
+			[]Class{ClassOK, ClassOK, ClassInvalidReturn, ClassInvalidReturn}, "reached their 8KiB limit (raise it with --max-output results=SIZE)"},
+		{"omitted stay", OutputLimits{Results: 1}, []CaseResult{{CaseID: "o", Status: StatusOmitted, Reason: "missing_sample"}}, []Class{""}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &rowBounds{limits: tt.limits}
+			msg := ""
+			for i, c := range tt.cases {
+				got := b.bound(c)
+				if got.Class != tt.want[i] {
+					t.Errorf("case %s: class %q, want %q", c.CaseID, got.Class, tt.want[i])
+				}
+				if got.Class == ClassInvalidReturn {
+					if got.Judge != nil || got.Scores != nil || got.Score != nil || got.Output != "" || got.Status != StatusError {
+						t.Errorf("case %s: the bounded row keeps the grader's payload: %+v", c.CaseID, got)
+					}
+					if msg == "" {
+						msg = got.Error.Message
+					}
+				}
+			}
+			if !strings.Contains(msg, tt.msg) {
+				t.Errorf("message %q, want it to say %q", msg, tt.msg)
+			}
+			if b.written > b.limits.results()+int64(len(tt.cases))*512 {
+				t.Errorf("%d bytes of rows written past the %d limit", b.written, b.limits.results())
+			}
+		})
+	}
+}
