@@ -90,48 +90,48 @@ func (l *OutputLimits) Set(s string) error {
 type rowBounds struct {
 	limits  OutputLimits
 	written int64
-	full    bool // the results limit was reached: every later graded case is bounded
-	buf     []byte
+	full    bool       // the results limit was reached: every later graded case is bounded
+	scratch *caseSpool // formats rows when the run keeps no spool
 }
 
-// bound returns c as its row may be written.
-func (b *rowBounds) bound(c CaseResult) CaseResult {
-	size := b.size(&c)
+// bound returns c as its row may be written, and that row as f formats
+// it (the spool's format, so that a row is formatted once).
+func (b *rowBounds) bound(c CaseResult, f func(*CaseResult) ([]byte, error)) (CaseResult, []byte, error) {
+	row, err := f(&c)
+	if err != nil {
+		return c, nil, err
+	}
+	size := int64(len(row))
 	if c.Status != StatusOmitted {
+		msg := ""
 		switch {
 		case size > b.limits.row():
-			c = overLimit(c, fmt.Sprintf("the case's row in the results is %d bytes, over the %s limit of one row (raise it with --max-output row=SIZE); what the grader returned and printed was not written",
-				size, input.FormatSize(b.limits.row())))
-			size = b.size(&c)
+			msg = fmt.Sprintf("the case's row in the results is %d bytes, over the %s limit of one row (raise it with --max-output row=SIZE); what the grader returned and printed was not written",
+				size, input.FormatSize(b.limits.row()))
 		case b.full || b.written+size > b.limits.results():
 			b.full = true
-			c = overLimit(c, fmt.Sprintf("the case rows of the results reached their %s limit (raise it with --max-output results=SIZE); what the grader returned and printed was not written",
-				input.FormatSize(b.limits.results())))
-			size = b.size(&c)
+			msg = fmt.Sprintf("the case rows of the results reached their %s limit (raise it with --max-output results=SIZE); what the grader returned and printed was not written",
+				input.FormatSize(b.limits.results()))
+		}
+		if msg != "" {
+			c = overLimit(c, msg)
+			if row, err = f(&c); err != nil {
+				return c, nil, err
+			}
+			size = int64(len(row))
 		}
 	}
 	b.written += size
-	return c
+	return c, row, nil
 }
 
-// size is the length of c's row as the spool writes it.
-func (b *rowBounds) size(c *CaseResult) int64 {
-	var ok bool
-	if b.buf, ok = appendCaseIndented(b.buf[:0], true, c); ok {
-		return int64(len(b.buf))
+// format is the row formatter when no spool is kept: the spool's own,
+// writing nowhere.
+func (b *rowBounds) format(c *CaseResult) ([]byte, error) {
+	if b.scratch == nil {
+		b.scratch = &caseSpool{}
 	}
-	row, err := c.MarshalJSON()
-	if err != nil {
-		// The spool reports it; count it as past every limit.
-		return 1 << 62
-	}
-	n := len(row)
-	for _, ch := range row {
-		if ch == ',' || ch == '{' || ch == '[' {
-			n += 2 + len(caseIndent) + 8 // a line break and its indentation
-		}
-	}
-	return int64(n)
+	return b.scratch.format(c)
 }
 
 // overLimit is c as an invalid_return whose payload is dropped: the row

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,10 @@ func TestRowBounds(t *testing.T) {
 			b := &rowBounds{limits: tt.limits}
 			msg := ""
 			for i, c := range tt.cases {
-				got := b.bound(c)
+				got, _, err := b.bound(c, b.format)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if got.Class != tt.want[i] {
 					t.Errorf("case %s: class %q, want %q", c.CaseID, got.Class, tt.want[i])
 				}
@@ -54,4 +58,44 @@ func TestRowBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkRowBounds is the cost of 100k typical rows formatted and
+// measured by the bound, as a run without a spool does; BenchmarkSpoolAdd
+// is the spool's formatting and writing of the same rows, which with a
+// spool is all the bound adds to (it measures the row the spool formats).
+func BenchmarkRowBounds(b *testing.B) {
+	rows := benchRows(100_000)
+	for b.Loop() {
+		bounds := &rowBounds{}
+		for _, c := range rows {
+			bounds.bound(c, bounds.format)
+		}
+	}
+}
+
+func BenchmarkSpoolAdd(b *testing.B) {
+	rows := benchRows(100_000)
+	for b.Loop() {
+		s, err := newCaseSpool(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range rows {
+			if err := s.add(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.close()
+	}
+}
+
+func benchRows(n int) []CaseResult {
+	one := 1.0
+	rows := make([]CaseResult, n)
+	for i := range rows {
+		rows[i] = CaseResult{CaseID: fmt.Sprintf("case-%06d", i), Slices: []string{"refunds"}, Status: StatusPass, Class: ClassOK,
+			Score: &one, Scores: map[string]float64{"score": 1}, DurationMS: 1.5, SampleSHA256: strings.Repeat("a", 64), Line: i + 1}
+	}
+	return rows
 }

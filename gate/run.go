@@ -235,8 +235,15 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 		keep = newKeeper(m.Gate)
 	}
 	bounds := &rowBounds{limits: opts.Output}
+	format := bounds.format
+	if g.spool != nil {
+		format = g.spool.format
+	}
 	sink := func(c CaseResult) error {
-		c = bounds.bound(c)
+		c, row, err := bounds.bound(c, format)
+		if err != nil {
+			return err
+		}
 		g.tally.Add(c)
 		g.scale.add(c)
 		if g.spool == nil {
@@ -244,7 +251,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 			return nil
 		}
 		keep.add(c)
-		return g.spool.add(c)
+		return g.spool.write(c.CaseID, row)
 	}
 	fail := func(err error) (*graded, error) {
 		if g.spool != nil {
