@@ -64,6 +64,8 @@ type GradeOptions struct {
 	// none. Limits bound the files read.
 	BaselineFile string
 	Limits       input.Limits
+	// Output bounds the case rows the run writes (--max-output).
+	Output results.OutputLimits
 }
 
 // Grade is one gate run of the suite, the same stages for every grader
@@ -261,7 +263,7 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 // drawing the determinism check's sample from the same pass.
 func (g *gateRun) grade(ctx context.Context) error {
 	s, o := g.s, g.o
-	opts := Options{Version: o.Version, CanariesOnly: o.CanariesOnly, CanarySeed: o.CanarySeed, Shard: o.Shard}
+	opts := Options{Version: o.Version, CanariesOnly: o.CanariesOnly, CanarySeed: o.CanarySeed, Shard: o.Shard, Output: o.Output}
 	if g.model() {
 		ev, err := gradeRun(ctx, Inputs{Manifest: s.Manifest, FS: s.FS, Dataset: g.set}, g.runner, opts)
 		if err != nil {

@@ -66,6 +66,9 @@ type Options struct {
 	// Rows is the number of dataset rows when the caller knows it (for
 	// Progress); 0 when unknown.
 	Rows int
+	// Output bounds the case rows the run writes (see results.OutputLimits); the
+	// zero value is the defaults.
+	Output results.OutputLimits
 	// Observe, when set, sees every dataset row as the run reads it, of
 	// every shard, in dataset order, before the row is graded: what else
 	// needs the rows (the determinism check's sample) takes them from the
@@ -85,9 +88,11 @@ const DefaultBatch = 1024
 // dataset order, into the tally, the kept rows and (with SpoolDir) the rows
 // on disk. The canaries travel among the cases (see Canaries); under
 // the batch contract an expect_error canary is graded alone after them.
-// Grading goes on after a digest mismatch: the verdict holds either way, and
-// a user fixing a pin wants to see in the same run what every case does with
-// the bytes that are there. The digests are computed from the same fsys the
+// Grading goes on after a grader or rubric digest mismatch: the verdict
+// holds either way, and a user fixing a pin wants to see in the same run
+// what every case does with the bytes that are there. A dataset or samples
+// file whose bytes differ from its pin is not read at all (dataset.Reader):
+// it may be any file the manifest's path reaches. The digests are computed from the same fsys the
 // Runner was built from, so what was graded is what was hashed.
 //
 // A dataset that turns out unusable (a line that is not a case) stops the
@@ -267,7 +272,16 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 		}
 		keep = results.NewKeeper(m.Gate)
 	}
+	bounds := results.NewRowBounds(opts.Output)
+	format := bounds.Format
+	if g.spool != nil {
+		format = g.spool.Format
+	}
 	sink := func(c results.CaseResult) error {
+		c, row, err := bounds.Bound(c, format)
+		if err != nil {
+			return err
+		}
 		g.tally.Add(c)
 		g.scale.Add(c)
 		if g.spool == nil {
@@ -275,7 +289,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 			return nil
 		}
 		keep.Add(c)
-		return g.spool.Add(c)
+		return g.spool.Write(c.CaseID, row)
 	}
 	fail := func(err error) (*graded, error) {
 		if g.spool != nil {

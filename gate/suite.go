@@ -1,11 +1,13 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/gradegate/gradegate/gate/lint"
@@ -29,7 +31,9 @@ type Suite struct {
 	// the lint reads them while the pools start.
 	partsMu     sync.Mutex
 	partSources map[string][]byte
-	python      worker.Python // resolved by runner
+	// tree is the manifest's repository tree (see repoTree).
+	tree   repoTree
+	python worker.Python // resolved by runner
 	// models asks a multi grader's model sub-graders; every runner of the
 	// suite shares it, so each request is asked once.
 	models *multi.Models
@@ -38,11 +42,29 @@ type Suite struct {
 // LoadSuite loads the manifest at path.
 func LoadSuite(path string, limits input.Limits) (*Suite, error) {
 	fsys := input.Host{}
-	m, err := manifest.Load(fsys, filepath.ToSlash(path), manifest.WithLimits(limits))
+	tree := treeOf(path)
+	m, err := manifest.Load(fsys, filepath.ToSlash(path), manifest.WithLimits(limits), manifest.WithTree(tree.root, tree.inside))
 	if err != nil {
 		return nil, err
 	}
-	return &Suite{Manifest: m, FS: fsys}, nil
+	return &Suite{Manifest: m, FS: fsys, tree: tree}, nil
+}
+
+// trusted refuses a grader source outside the repository tree whose bytes
+// are not the pinned ones: it could be any file the runner can read, and
+// Python's errors on loading it would quote its lines. Inside the tree a
+// mismatch only holds the run, which still grades, so that a change can be
+// tried before it is pinned.
+func (s *Suite) trusted(name, key, pin string, src []byte) error {
+	if s.tree.inside(name) {
+		return nil
+	}
+	sum, _ := manifest.Digest(bytes.NewReader(src))
+	if sum == strings.ToLower(manifest.NormalizeDigest(strings.TrimSpace(pin))) {
+		return nil
+	}
+	return &manifest.Error{File: s.Manifest.File, Line: s.Manifest.Line(key), Key: key, Msg: fmt.Sprintf(
+		"%s is outside the repository tree (%s) and its bytes are not the ones %s pins; gradegate loads a grader from outside the tree only when its digest matches", name, s.tree.root, strings.TrimSuffix(key, ".source")+".sha256")}
 }
 
 // loadCases reads the dataset and the samples whole and checks the dataset
@@ -85,6 +107,9 @@ func (s *Suite) graderSource() ([]byte, error) {
 	b, err := input.ReadFile(s.FS, name, input.Grader, s.Manifest.Limits.Of(input.Grader))
 	if err != nil {
 		return nil, manifest.ReadError(s.Manifest.File, s.Manifest.Line("grader.source"), "grader.source", "cannot read "+name, err)
+	}
+	if err := s.trusted(name, "grader.source", s.Manifest.Grader.SHA256, b); err != nil {
+		return nil, err
 	}
 	s.source = b
 	return b, nil
@@ -129,6 +154,9 @@ func (s *Suite) parts() ([]part, error) {
 			b, err := input.ReadFile(s.FS, p.path, input.Grader, s.Manifest.Limits.Of(input.Grader))
 			if err != nil {
 				return nil, manifest.ReadError(s.Manifest.File, s.Manifest.Line(p.key), p.key, "cannot read "+p.path, err)
+			}
+			if err := s.trusted(p.path, p.key, sg.SHA256, b); err != nil {
+				return nil, err
 			}
 			if s.partSources == nil {
 				s.partSources = map[string][]byte{}

@@ -36,6 +36,32 @@ func (m *Manifest) FilePath(key string) string {
 	return ""
 }
 
+// unpinnedKeys are the keys of FileKeys whose file the manifest names
+// without pinning its digest.
+func (m *Manifest) unpinnedKeys() []string {
+	keys := []string{"dataset.schema", "canaries.path"}
+	if m.Samples != nil && m.Samples.SHA256 == "" {
+		keys = append(keys, "samples.path")
+	}
+	return keys
+}
+
+// checkTree refuses the unpinned files outside the repository tree, every
+// one at once.
+func (m *Manifest) checkTree(t tree) error {
+	var errs []error
+	for _, key := range m.unpinnedKeys() {
+		rel := m.FilePath(key)
+		if rel == "" || t.inside(m.Path(rel)) {
+			continue
+		}
+		errs = append(errs, &Error{File: m.File, Line: m.Line(key), Key: key, Msg: fmt.Sprintf(
+			"%s is outside the repository tree (%s); gradegate reads a file outside it only when the manifest pins its digest, and %s has no sha256",
+			m.Path(rel), t.root, key)})
+	}
+	return errors.Join(errs...)
+}
+
 // CheckFiles checks, without reading them, that the files the manifest
 // names under keys (every key of FileKeys when none is given) can be opened
 // as their kind: present, regular files, within their size limits. Every

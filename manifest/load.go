@@ -14,6 +14,24 @@ type LoadOption func(*loadConfig)
 
 type loadConfig struct {
 	limits input.Limits
+	tree   *tree
+}
+
+// tree is the repository tree a manifest's unpinned files must be in.
+type tree struct {
+	root   string
+	inside func(file string) bool
+}
+
+// WithTree has Load refuse every file the manifest names without pinning
+// its digest (the schema, the canaries file, a samples file without
+// samples.sha256) when inside says it is not in the repository tree, whose
+// folder root names: such a file could be any file the runner can read
+// (a path that climbs with ".." to a credentials file), and its parse errors
+// would quote it. A pinned file outside the tree is read only once its bytes
+// match the pin, which its content cannot be made to do.
+func WithTree(root string, inside func(file string) bool) LoadOption {
+	return func(c *loadConfig) { c.tree = &tree{root: root, inside: inside} }
 }
 
 // WithLimits sets the size limits of the files the suite reads (the
@@ -46,6 +64,11 @@ func Load(fsys fs.FS, name string, opts ...LoadOption) (*Manifest, error) {
 	}
 	m.File, m.Dir = name, path.Dir(name)
 	m.Limits = cfg.limits
+	if cfg.tree != nil {
+		if err := m.checkTree(*cfg.tree); err != nil {
+			return nil, err
+		}
+	}
 	if m.CanariesFile == "" {
 		return m, nil
 	}

@@ -93,7 +93,9 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		gh.Errorf("gradegate: %v", err)
 		return exitInput
 	}
-	fmt.Fprintf(stdout, "gradegate %s\n", strings.Join(args, " "))
+	// The arguments name files of the pull request (the shards a glob
+	// matched): the line goes through the printer of the log.
+	fmt.Fprintf(render.NewGuard(stdout, render.LineRunes), "gradegate %s\n", strings.Join(args, " "))
 	out := execute(ctx, args, getenv, stdout, stderr, actionOutputRoots(getenv))
 	if !posts(in.command) {
 		return out.code

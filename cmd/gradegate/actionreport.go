@@ -121,7 +121,7 @@ func checkName(in actionInputs, p posting) string {
 		// Not "gradegate / <name>": a mutate or shadow job on the same
 		// commit would then overwrite the gate's check run, which branch
 		// protection may require.
-		return "gradegate " + in.command + " / " + p.report.manifest
+		return checkrun.NameFor("gradegate "+in.command, p.report.manifest)
 	case p.res != nil:
 		return checkrun.DefaultName(p.res.Manifest.Name)
 	}

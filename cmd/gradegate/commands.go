@@ -25,6 +25,7 @@ type gradeFlags struct {
 	python      string
 	judge       judgeFlags // model graders
 	limits      input.Limits
+	output      results.OutputLimits // --max-output
 	canarySeed  uint64
 	baseline    string // run --baseline: the base branch's results file
 }
@@ -45,6 +46,8 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&g.python, "python", gate.DefaultPython(getenv), "Python interpreter for the grader (env GRADEGATE_PYTHON)")
 	g.judge.register(fs)
 	registerLimits(fs, &g.limits)
+	fs.Var(&g.output, "max-output", fmt.Sprintf("bound on the case rows the results hold, row=SIZE (one case's row; default %s) or results=SIZE (every row together; default %s); a case past either is invalid_return; repeatable",
+		input.FormatSize(results.DefaultRowLimit), input.FormatSize(results.DefaultResultsLimit)))
 	fs.Uint64Var(&g.canarySeed, "canary-seed", 0, "place the canaries among the cases as a past run did (its canaries[].placement.seed); default: a fresh seed")
 }
 
@@ -94,6 +97,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		Image:         a.getenv(imageEnv),
 		BaselineFile:  f.baseline,
 		Limits:        f.limits,
+		Output:        f.output,
 	}
 	if f.shard.count > 0 {
 		opts.Shard = shard.Shard{Index: f.shard.index, Count: f.shard.count}

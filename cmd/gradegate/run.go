@@ -109,7 +109,7 @@ func cpuProfile(name string) (func(), error) {
 
 // execute runs one command line (without the program name).
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, opts ...func(*app)) outcome {
-	a := &app{getenv: getenv, stdout: stdout, stderr: render.NewGuard(stderr, render.LineRunes), now: time.Now}
+	a := &app{getenv: getenv, stdout: logStdout(getenv, stdout), stderr: render.NewGuard(stderr, render.LineRunes), now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
@@ -138,6 +138,18 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 	fmt.Fprintf(stderr, "gradegate: unknown command %q\n\n", args[0])
 	a.usage(stderr)
 	return outcome{code: exitInput}
+}
+
+// logStdout is the writer of a command's stdout. Off a terminal it may be a
+// log that GitHub's runner reads for workflow commands (a `run:` step, the
+// container Action), whatever the format: it goes through the log's
+// printer, which changes a JSON document only into JSON escapes of the same
+// characters. On a colored terminal no runner reads it, and the colors pass.
+func logStdout(getenv func(string) string, stdout io.Writer) io.Writer {
+	if f, ok := stdout.(*os.File); ok && render.ColorEnabled(getenv, f) {
+		return stdout
+	}
+	return render.NewStreamGuard(stdout)
 }
 
 func (a *app) usage(w io.Writer) {

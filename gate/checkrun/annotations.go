@@ -64,8 +64,8 @@ func (c *Check) Annotations(res *results.Results) []Annotation {
 			return
 		}
 		a.Path = rel
-		a.Title = cut(render.Clip(a.Title, maxTitleBytes), maxTitleBytes, "…")
-		a.Message = cut(render.Lines(a.Message, render.LineRunes*8), maxMessageBytes, "…")
+		a.Title = cut(render.GitHubText(a.Title, maxTitleBytes), maxTitleBytes, "…")
+		a.Message = cut(render.GitHubLines(a.Message, render.LineRunes*8), maxMessageBytes, "…")
 		out = append(out, a)
 	}
 

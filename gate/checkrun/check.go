@@ -170,8 +170,16 @@ func New(client *github.Client, owner, repo, headSHA, name string, opts ...Optio
 }
 
 // DefaultName is the check run name for a manifest name: "gradegate / <name>",
-// unless the Action's check-name input fixes another.
-func DefaultName(manifestName string) string { return "gradegate / " + manifestName }
+// unless the Action's check-name input fixes another. The manifest is the
+// pull request's, so its name is printed as every GitHub text is
+// (render.GitHubText): cut, on one line, with no command, mention or link.
+func DefaultName(manifestName string) string { return NameFor("gradegate", manifestName) }
+
+// NameFor is the check run name "<prefix> / <name>" for a manifest name,
+// printed as DefaultName prints it.
+func NameFor(prefix, manifestName string) string {
+	return prefix + " / " + render.GitHubText(manifestName, render.ValueRunes)
+}
 
 // NewClient returns a go-github client for apiURL (GITHUB_API_URL; empty means
 // https://api.github.com/) authenticated with token. The URL is used as given,
@@ -248,7 +256,7 @@ func (c *Check) ReportSummary(ctx context.Context, s Summary) error {
 	if s.Pass {
 		conclusion = "success"
 	}
-	title := cut(render.Clip(s.Title, maxTitleBytes), maxTitleBytes, "…")
+	title := cut(render.GitHubText(s.Title, maxTitleBytes), maxTitleBytes, "…")
 	return c.post(ctx, c.name, title, CutSummary(md, c.detailsURL), conclusion, nil)
 }
 
@@ -400,7 +408,7 @@ func Title(res *results.Results) string {
 	if res.Overall.PassRate != nil {
 		fmt.Fprintf(&b, " (%.1f%% pass rate)", *res.Overall.PassRate*100)
 	}
-	return cut(render.Clip(b.String(), maxTitleBytes), maxTitleBytes, "…")
+	return cut(render.GitHubText(b.String(), maxTitleBytes), maxTitleBytes, "…")
 }
 
 // summary renders the summary and keeps it within GitHub's limit, saying so
@@ -440,7 +448,7 @@ func plainSummary(res *results.Results) string {
 	if len(res.Reasons) > 0 {
 		b.WriteString("\n### Reasons\n\n")
 		for _, r := range res.Reasons {
-			fmt.Fprintf(&b, "- `%s`: %s\n", r.Code, render.Clip(r.Message, render.LineRunes))
+			fmt.Fprintf(&b, "- `%s`: %s\n", r.Code, render.MarkdownCell(r.Message))
 		}
 	}
 	return b.String()

@@ -2,8 +2,10 @@ package checkrun_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/gradegate/gradegate/gate/checkrun/checkruntest"
 	"github.com/gradegate/gradegate/gate/grading"
@@ -16,11 +18,18 @@ import (
 // invisible character from a grader or a dataset, and no value whole past
 // the printer's bound.
 func TestCheckRunNeutralisesHostileText(t *testing.T) {
-	for _, text := range []string{
+	texts := []string{
 		"::add-mask::secret", "::error file=x::owned", "ok\n::stop-commands::tok", "##[error]legacy",
 		"\u202eevil", "zero\u200bwidth\ufeff", "\x1b[31mred", strings.Repeat("L", 5000),
-	} {
+		"ping @octocat and @acme/security-team", "see #123, GH-42 and acme/repo#9",
+		"https://evil.example/login www.evil.example", ":smile: :100:",
+	}
+	for _, ws := range "\u00a0\u1680\u2000\u2005\u200a\u202f\u205f\u3000\u0085\u2028\u2029\v\f" {
+		texts = append(texts, string(ws)+"::warning::ws", "ok\n"+string(ws)+"::add-mask::ws")
+	}
+	for _, text := range texts {
 		res := resultsDoc(results.VerdictHold, 1)
+		res.Manifest.Name = "name-" + text
 		res.Cases[0].CaseID = "id-" + text
 		res.Cases[0].Status = results.StatusError
 		res.Cases[0].Class = grading.ClassGraderException
@@ -35,7 +44,9 @@ func TestCheckRunNeutralisesHostileText(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := srv.Requests()[1].Body.Output
-		texts := map[string]string{"title": out.GetTitle(), "summary": out.GetSummary()}
+		// The details link is gradegate's own.
+		summary := strings.ReplaceAll(out.GetSummary(), "https://github.com/o/r/actions/runs/99", "")
+		texts := map[string]string{"title": out.GetTitle(), "summary": summary, "name": srv.Requests()[0].Body.Name}
 		for i, a := range out.Annotations {
 			texts["annotation title "+string(rune('0'+i))] = a.GetTitle()
 			texts["annotation message "+string(rune('0'+i))] = a.GetMessage()
@@ -45,12 +56,15 @@ func TestCheckRunNeutralisesHostileText(t *testing.T) {
 		}
 		for where, s := range texts {
 			for _, line := range strings.Split(s, "\n") {
-				if strings.HasPrefix(strings.TrimLeft(line, " \t"), "::") || strings.Contains(line, "##[") {
+				if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") || strings.Contains(line, "##[") {
 					t.Errorf("%.20q: %s: a workflow command: %.120q", text, where, line)
 				}
 				if strings.ContainsAny(line, "\x1b\u202e\u200b\ufeff") {
 					t.Errorf("%.20q: %s: a control or invisible character: %.120q", text, where, line)
 				}
+			}
+			if m := liveMarkup.FindString(regexp.MustCompile(`\\(.)`).ReplaceAllString(s, "$1")); m != "" {
+				t.Errorf("%.20q: %s: GitHub would link or render %q: %.120q", text, where, m, s)
 			}
 			if strings.Contains(s, strings.Repeat("L", 1001)) {
 				t.Errorf("%.20q: %s: the 5000-character value went out whole", text, where)
@@ -58,3 +72,8 @@ func TestCheckRunNeutralisesHostileText(t *testing.T) {
 		}
 	}
 }
+
+// liveMarkup finds what GitHub would link or render in text as it reads it:
+// a mention or team mention, an issue reference, a URL, a www. link, an
+// emoji code.
+var liveMarkup = regexp.MustCompile(`(?i)@[a-z0-9]|#[0-9]|\bgh-[0-9]|[a-z]://|\bwww\.|:[a-z0-9_+-]*[a-z_+-][a-z0-9_+-]*:|:100:|:1234:`)

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -277,118 +276,6 @@ func Lines(s string, n int) string {
 		out += fmt.Sprintf("… (%d characters)", total)
 	}
 	return out
-}
-
-// writeEscaped writes r, or a visible escape of it when it is a control or
-// an invisible format character.
-func writeEscaped(b *strings.Builder, r rune) {
-	switch {
-	case r == utf8.RuneError:
-		b.WriteString(`\ufffd`)
-	case r < 0x20 || r == 0x7f:
-		fmt.Fprintf(b, `\x%02x`, r)
-	case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
-		fmt.Fprintf(b, `\u%04x`, r)
-	default:
-		b.WriteRune(r)
-	}
-}
-
-// workflowCommands breaks the two forms GitHub's runner reads as a command:
-// "::name ...::" at the start of a line (after blanks) and "##[name]"
-// anywhere in a line.
-var workflowCommands = strings.NewReplacer("::", ": :", "##[", "# #[")
-
-func neutralize(s string) string {
-	for strings.Contains(s, "::") || strings.Contains(s, "##[") {
-		s = workflowCommands.Replace(s)
-	}
-	return s
-}
-
-// Guard is the printer of a whole output stream that may carry untrusted
-// text, such as gradegate's stderr: every line is cut to a bound (saying how
-// long it was), its control and invisible characters are escaped (tabs
-// stay), a workflow command at its start ("::") or anywhere in it ("##[") is
-// broken, and newlines stay line breaks. gradegate's own messages pass
-// unchanged. Each Write is handled as it comes, so nothing waits for a
-// flush.
-type Guard struct {
-	w     io.Writer
-	limit int
-	// The state of the line being written, which may span several Writes.
-	runes   int  // runes of the line so far
-	blank   bool // the line so far is only blanks
-	hashes  int  // trailing '#' of the line so far, for "##[" across Writes
-	colon   bool // the line so far is blanks and one ':'
-	started bool
-}
-
-// NewGuard returns a Guard writing to w, cutting lines at limit runes.
-func NewGuard(w io.Writer, limit int) *Guard {
-	return &Guard{w: w, limit: limit, blank: true}
-}
-
-// Write writes p through the guard. It reports len(p) on success, however
-// much the guard changed.
-func (g *Guard) Write(p []byte) (int, error) {
-	var b strings.Builder
-	s := string(p)
-	for len(s) > 0 {
-		// Invalid UTF-8 decodes as utf8.RuneError, which is escaped.
-		r, size := utf8.DecodeRuneInString(s)
-		s = s[size:]
-		if r == '\n' {
-			if g.runes > g.limit {
-				fmt.Fprintf(&b, "… (%d characters)", g.runes)
-			}
-			b.WriteByte('\n')
-			g.runes, g.blank, g.hashes, g.colon = 0, true, 0, false
-			continue
-		}
-		g.runes++
-		if g.runes > g.limit {
-			continue
-		}
-		switch {
-		case r == ':' && (g.blank || g.colon):
-			if g.colon {
-				// "::" opening the line: a workflow command.
-				b.WriteString(" :")
-				g.colon = false
-			} else {
-				b.WriteByte(':')
-				g.colon = true
-			}
-			g.blank, g.hashes = false, 0
-			continue
-		case r == '[' && g.hashes >= 2:
-			b.WriteString(" [")
-			g.hashes = 0
-			g.blank, g.colon = false, false
-			continue
-		}
-		if r == '#' {
-			g.hashes++
-		} else {
-			g.hashes = 0
-		}
-		if r == '\t' || r == ' ' {
-			b.WriteRune(r)
-			g.colon = false
-			continue
-		}
-		g.blank, g.colon = false, false
-		if r == '\r' {
-			b.WriteString(`\r`)
-			continue
-		}
-		writeEscaped(&b, r)
-	}
-	if _, err := io.WriteString(g.w, b.String()); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // worstCases returns the cases worth a person's attention, most important

@@ -2,8 +2,11 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
@@ -27,13 +30,67 @@ var hostileTexts = []string{
 	"zero\u200bwidth\ufeff",
 	"\x1b[31mred\x1b[0m\x07",
 	strings.Repeat("L", 5000),
+	// What GitHub would turn into a ping, a link or an emoji.
+	"ping @octocat and @acme/security-team, mail a@evil.example",
+	"see #123, GH-42, gh-7 and acme/repo#9",
+	"https://evil.example/login and www.evil.example and HTTP://X.example",
+	":smile: :+1: :100: :white_check_mark:",
+}
+
+// dotnetWhitespace is every character .NET's Char.IsWhiteSpace accepts: what
+// GitHub's runner trims from the start of a line before it looks for "::".
+var dotnetWhitespace = []rune{
+	'\t', '\n', '\v', '\f', '\r', ' ', '\u0085', '\u00a0', '\u1680',
+	'\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006', '\u2007', '\u2008', '\u2009', '\u200a',
+	'\u2028', '\u2029', '\u202f', '\u205f', '\u3000',
+}
+
+func init() {
+	// A workflow command behind each whitespace character, at the start of
+	// the text and after a newline.
+	for _, r := range dotnetWhitespace {
+		hostileTexts = append(hostileTexts, string(r)+"::warning::ws", "ok\n"+string(r)+string(r)+"::add-mask::ws")
+	}
+}
+
+// runnerTrim is what GitHub's runner does to a line before it looks for
+// "::": .NET's TrimStart, every Char.IsWhiteSpace character.
+func runnerTrim(line string) string {
+	return strings.TrimLeftFunc(line, func(r rune) bool { return strings.ContainsRune(string(dotnetWhitespace), r) })
+}
+
+// liveMarkup finds, in markdown as GitHub reads it (backslash escapes
+// undone), what GitHub would link or render: a mention or team mention, an
+// e-mail, an issue reference, a URL, a www. link, an emoji code.
+var liveMarkup = regexp.MustCompile(`(?i)@[a-z0-9]|#[0-9]|\bgh-[0-9]|[a-z]://|\bwww\.|:[a-z0-9_+-]*[a-z_+-][a-z0-9_+-]*:|:100:|:1234:`)
+
+var unescapeMarkdown = regexp.MustCompile(`\\(.)`)
+
+// checkInert fails when GitHub would render something in out as a mention,
+// a reference, a link or an emoji.
+func checkInert(t *testing.T, printer, out string) {
+	t.Helper()
+	plain := unescapeMarkdown.ReplaceAllString(out, "$1")
+	if m := liveMarkup.FindString(plain); m != "" {
+		i := strings.Index(plain, m)
+		t.Errorf("%s: GitHub would link or render %q: %.80q", printer, m, plain[max(0, i-30):])
+	}
+}
+
+// TestDotnetWhitespace holds runnerSpace to .NET's Char.IsWhiteSpace.
+func TestDotnetWhitespace(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if want := strings.ContainsRune(string(dotnetWhitespace), r); runnerSpace(r) != want {
+			t.Errorf("runnerSpace(%U) = %v, want %v", r, !want, want)
+		}
+	}
 }
 
 // checkSafe fails when out holds anything a hostile text could have planted.
 func checkSafe(t *testing.T, printer, out string) {
 	t.Helper()
 	for i, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "::") {
+		if strings.HasPrefix(runnerTrim(line), "::") {
 			t.Errorf("%s: line %d starts a workflow command: %.120q", printer, i+1, line)
 		}
 		if strings.Contains(line, "##[") {
@@ -84,7 +141,9 @@ func TestPrintersNeutraliseHostileText(t *testing.T) {
 			}
 			checkSafe(t, "human", human.String())
 			checkSafe(t, "markdown", MarkdownString(res, MarkdownOptions{}))
+			checkInert(t, "markdown", MarkdownString(res, MarkdownOptions{}))
 			checkSafe(t, "step summary", MarkdownString(res, MarkdownOptions{MaxBytes: 1 << 20}))
+			checkInert(t, "step summary", MarkdownString(res, MarkdownOptions{MaxBytes: 1 << 20}))
 			v := &Validation{Schema: ValidationSchema, Findings: res.Findings, Warnings: res.Findings}
 			var vh, vm bytes.Buffer
 			if err := ValidationHuman(&vh, v, Options{}); err != nil {
@@ -95,7 +154,11 @@ func TestPrintersNeutraliseHostileText(t *testing.T) {
 			}
 			checkSafe(t, "validation human", vh.String())
 			checkSafe(t, "validation markdown", vm.String())
+			checkInert(t, "validation markdown", vm.String())
 			checkSafe(t, "markdown cell", MarkdownCell(text))
+			checkInert(t, "markdown cell", MarkdownCell(text))
+			checkInert(t, "GitHub text", GitHubText(text, LineRunes))
+			checkInert(t, "GitHub lines", GitHubLines(text, LineRunes))
 			var stderr bytes.Buffer
 			g := NewGuard(&stderr, LineRunes)
 			// A message as a command prints it, and the same text split
@@ -106,6 +169,24 @@ func TestPrintersNeutraliseHostileText(t *testing.T) {
 			}
 			g.Write([]byte("\n"))
 			checkSafe(t, "stderr", stderr.String())
+
+			// stdout off a terminal: a JSON document with the text in a
+			// value, and the text on lines of its own, keep no command,
+			// and the JSON its value.
+			var stdout bytes.Buffer
+			sg := NewStreamGuard(&stdout)
+			doc, _ := json.MarshalIndent(map[string]string{"case_id": text}, "", "  ")
+			sg.Write(append(doc, '\n'))
+			var back map[string]string
+			if err := json.Unmarshal(stdout.Bytes(), &back); err != nil || back["case_id"] != strings.ToValidUTF8(text, "\ufffd") {
+				t.Errorf("stdout: the JSON document changed: %v: %.80q", err, stdout.String())
+			}
+			for _, b := range []byte(text + "\n") {
+				sg.Write([]byte{b}) // a byte at a time: characters split between Writes
+			}
+			// (It cuts no line: a command's stdout is bounded by its
+			// renderer, and a JSON document must stay whole.)
+			checkSafe(t, "stdout", strings.ReplaceAll(stdout.String(), strings.Repeat("L", 5000), ""))
 		})
 	}
 }

@@ -251,7 +251,14 @@ var mdEscaper = strings.NewReplacer(
 
 // md escapes free text for a markdown paragraph or list item, on one line.
 func md(s string) string {
-	return mdEscaper.Replace(oneLine(s))
+	return mdText(oneLine(s))
+}
+
+// mdText is the last step of every markdown printer of untrusted text: the
+// mentions, references, links and emoji codes made inert (Inert), then the
+// markup escaped.
+func mdText(s string) string {
+	return mdEscaper.Replace(Inert(s))
 }
 
 // cell escapes free text for a table cell, keeping its line breaks as <br>
@@ -260,7 +267,7 @@ func cell(s string, n int) string {
 	s = cut(strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")), n)
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = mdEscaper.Replace(oneLine(l))
+		lines[i] = mdText(oneLine(l))
 	}
 	return strings.Join(lines, "<br>")
 }

@@ -35,7 +35,8 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 // compare, mutate and shadow reports: a | would end the cell, and the others
 // would start formatting or HTML. A line break becomes a space, and empty
 // text reads "-". Like every printer of untrusted text it is cut and its
-// controls and workflow commands neutralised (oneLine). (The results
+// controls and workflow commands neutralised (oneLine), and mentions, links
+// and emoji codes made inert (Inert). (The results
 // markdown escapes with md and cell instead.)
 func MarkdownCell(s string) string {
 	if s == "" {
@@ -44,5 +45,5 @@ func MarkdownCell(s string) string {
 	return strings.NewReplacer(
 		`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`,
 		"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
-	).Replace(oneLine(s))
+	).Replace(Inert(oneLine(s)))
 }

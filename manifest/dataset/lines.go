@@ -17,24 +17,50 @@ type lineReader struct {
 	long  []byte
 	first bool
 	err   error // a read error other than io.EOF
+	// max is the longest line next holds (input.Line's limit); a longer one
+	// is read past without being kept, and next returns it as a nil line
+	// with over set to its length.
+	max  int64
+	over int64
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), first: true}
+func newLineReader(r io.Reader, max int64) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), first: true, max: max}
 }
 
 // next returns the next non-blank line, trimmed, and the offset of its
 // first (untrimmed) byte; ok is false at the end or on a read error.
 func (l *lineReader) next() (line []byte, n int, off int64, ok bool) {
 	for {
+		l.over = 0
 		raw, err := l.br.ReadSlice('\n')
+		total := int64(len(raw))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			l.long = append(l.long[:0], raw...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				raw, err = l.br.ReadSlice('\n')
-				l.long = append(l.long, raw...)
+				total += int64(len(raw))
+				if total <= l.max {
+					l.long = append(l.long, raw...)
+				}
 			}
 			raw = l.long
+		}
+		if total > l.max {
+			// Past the limit nothing more of the line is kept: a 1 GiB
+			// line costs the reader's buffer and the limit, not a
+			// gigabyte.
+			if cap(l.long) > 4<<20 {
+				l.long = nil
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				l.err = err
+			}
+			l.n++
+			l.first = false
+			l.over = total
+			l.off += total
+			return nil, l.n, l.off - total, true
 		}
 		if len(raw) == 0 && err != nil {
 			if !errors.Is(err, io.EOF) {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
@@ -57,7 +58,10 @@ type Reader struct {
 	unknown   *unknownFields // nil without a schema that declares fields
 	labeled   bool           // a row has the label field
 	done      bool
-	closed    bool
+	// Unpinned, when set, names the pinned file (dataset.sha256,
+	// samples.sha256) whose bytes differ from its pin: nothing was read.
+	Unpinned string
+	closed   bool
 }
 
 // idInfo is what is kept per case id: 32 bytes and no pointer (idTable),
@@ -122,13 +126,24 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	}
 	r.screen = newNearScreen(r, fsys)
 
+	if err := r.checkPins(fsys); err != nil || r.Unpinned != "" {
+		// A file whose bytes are not the pinned ones may be anything the
+		// pull request pointed at (a dataset.path that climbs out of the
+		// repository to a credentials file): it is not parsed, so no
+		// error quotes a byte of it. The digest check holds the run.
+		if err != nil {
+			r.caseErrs.add(err)
+		}
+		r.done = true
+		return r
+	}
 	f, err := openFile(fsys, r.file, m, "dataset.path")
 	if err != nil {
 		r.caseErrs.add(err)
 		r.done = true
 	} else {
 		r.casesFile = f
-		r.cases = newLineReader(f)
+		r.cases = newLineReader(f, m.Limits.Of(input.Line))
 	}
 	if m.Samples != nil {
 		r.samples = openSamples(fsys, path.Join(m.Dir, m.Samples.Path), m)
@@ -174,6 +189,10 @@ func (r *Reader) Next() (c Case, ok bool) {
 					Msg: fmt.Sprintf("cannot read: %v", r.cases.err), Err: r.cases.err})
 			}
 			break
+		}
+		if r.cases.over > 0 {
+			r.caseErrs.add(lineTooLong(r.file, n, r.cases))
+			continue
 		}
 		row, err := r.parseCase(line, n)
 		if err != nil {
@@ -349,7 +368,7 @@ func (r *Reader) Close() (*Summary, error) {
 			r.samples.finish()
 		}
 	}
-	if r.rows == 0 && !r.caseErrs.any() {
+	if r.rows == 0 && !r.caseErrs.any() && r.Unpinned == "" {
 		// Nothing to grade would make every rate vacuous; refuse it rather
 		// than let an empty export pass.
 		r.caseErrs.add(&manifest.Error{File: r.file, Msg: "holds no cases"})
@@ -497,6 +516,45 @@ func compactValid(dst, src []byte) []byte {
 // openFile opens name from fsys. A failure is an input error at the
 // manifest key that names the file (key, as in "dataset.path"), so the user
 // sees which line of the manifest to fix, and names the file as resolved.
+// checkPins hashes the dataset and the samples file, each when it is
+// pinned (the manifest requires dataset.sha256), before a line of either is
+// parsed, and sets Unpinned to the key of the first whose bytes differ from
+// its pin.
+func (r *Reader) checkPins(fsys fs.FS) error {
+	var files []struct{ key, file, pin string }
+	if r.m.Dataset.SHA256 != "" {
+		files = append(files, struct{ key, file, pin string }{"dataset.sha256", r.file, r.m.Dataset.SHA256})
+	}
+	if s := r.m.Samples; s != nil && s.SHA256 != "" {
+		files = append(files, struct{ key, file, pin string }{"samples.sha256", path.Join(r.m.Dir, s.Path), s.SHA256})
+	}
+	for _, f := range files {
+		key := strings.TrimSuffix(f.key, ".sha256") + ".path"
+		kind := input.ForKey(key)
+		file, err := input.Open(fsys, f.file, kind, r.m.Limits.Of(kind))
+		if err != nil {
+			_, err = openFile(fsys, f.file, r.m, key)
+			return err
+		}
+		sum, err := manifest.Digest(file)
+		file.Close()
+		if err != nil {
+			return &manifest.Error{File: f.file, Msg: "cannot read: " + err.Error(), Err: err}
+		}
+		if sum != strings.ToLower(manifest.NormalizeDigest(strings.TrimSpace(f.pin))) {
+			r.Unpinned = f.key
+			return nil
+		}
+	}
+	return nil
+}
+
+// lineTooLong is the input error of a line the reader skipped as too long.
+func lineTooLong(file string, n int, l *lineReader) error {
+	err := input.LineTooLong(file, l.over, l.max)
+	return &manifest.Error{File: file, Line: n, Msg: err.Msg, Err: err}
+}
+
 func openFile(fsys fs.FS, name string, m *manifest.Manifest, key string) (*input.File, error) {
 	kind := input.ForKey(key)
 	f, err := input.Open(fsys, name, kind, m.Limits.Of(kind))

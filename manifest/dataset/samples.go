@@ -70,7 +70,7 @@ func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
 	sj.at = &readAtFile{}
 	if ra, ok := f.ReaderAt(); ok {
 		sj.at.ra = ra
-		sj.lr = newLineReader(f)
+		sj.lr = newLineReader(f, m.Limits.Of(input.Line))
 	} else {
 		data, err := io.ReadAll(f)
 		if err != nil {
@@ -80,7 +80,7 @@ func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
 			return sj
 		}
 		sj.at.mem = data
-		sj.lr = newLineReader(bytes.NewReader(data))
+		sj.lr = newLineReader(bytes.NewReader(data), m.Limits.Of(input.Line))
 	}
 	return sj
 }
@@ -100,6 +100,10 @@ func (sj *sampleJoin) peek() *sampleLine {
 					Msg: fmt.Sprintf("cannot read: %v", sj.lr.err), Err: sj.lr.err})
 			}
 			break
+		}
+		if sj.lr.over > 0 {
+			sj.errs.add(lineTooLong(sj.file, n, sj.lr))
+			continue
 		}
 		if s, ok := sj.parse(line, n, off); ok {
 			sj.pending = &s

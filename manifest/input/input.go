@@ -34,11 +34,15 @@ const (
 	Dataset  Kind = "dataset"
 	Samples  Kind = "samples"
 	Results  Kind = "results"
+	// Line is not a file but one line of a dataset or samples file: the
+	// readers hold a line whole to decode it, so it is bounded before it
+	// is buffered, whatever the file's own limit.
+	Line Kind = "line"
 )
 
 // Kinds lists every kind, in the order the README's table shows them.
 func Kinds() []Kind {
-	return []Kind{Manifest, Grader, Schema, Rubric, Canaries, Dataset, Samples, Results}
+	return []Kind{Manifest, Grader, Schema, Rubric, Canaries, Dataset, Samples, Results, Line}
 }
 
 const (
@@ -62,6 +66,8 @@ func DefaultLimit(k Kind) int64 {
 		return 8 * gib
 	case Results:
 		return 2 * gib
+	case Line:
+		return 8 * mib
 	}
 	return 1 * mib
 }
@@ -286,6 +292,13 @@ func check(info fs.FileInfo, name string, k Kind, limit int64) error {
 func tooLarge(name string, k Kind, limit int64, what string) *Error {
 	return &Error{Kind: k, Name: name, Code: CodeTooLarge, Msg: fmt.Sprintf("%s: %s, over the %s limit of a %s file (raise it with --max-input %s=SIZE)",
 		CodeTooLarge, what, FormatSize(limit), k, k)}
+}
+
+// LineTooLong is the error of a line of a dataset or samples file over the
+// Line limit, which the reader skipped without holding it.
+func LineTooLong(name string, size, limit int64) *Error {
+	return &Error{Kind: Line, Name: name, Code: CodeTooLarge, Msg: fmt.Sprintf("%s: the line is %s, over the %s limit of one line (raise it with --max-input %s=SIZE); it was not read",
+		CodeTooLarge, sizeText(size), FormatSize(limit), Line)}
 }
 
 func describeType(t fs.FileMode) string {
