@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/canary/hosted"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -42,6 +43,7 @@ const (
 	ReasonFalsePass             = "false_pass"
 	ReasonMutantsSurvived       = "mutants_survived"
 	ReasonGraderLint            = "grader_lint"
+	ReasonSliceInconclusive     = "slice_inconclusive"
 )
 
 // Results is the results JSON document, schema gradegate.results/v1.
@@ -75,6 +77,9 @@ type Results struct {
 	// Baseline sets the run beside the base branch's results (run
 	// --baseline); nil when none was given.
 	Baseline *Baseline `json:"baseline,omitempty"`
+	// Confidence is the level of every interval and the rule slices were
+	// gated by (gate.confidence).
+	Confidence *manifest.Confidence `json:"confidence,omitempty"`
 	// Judge is what a model grader's calls cost (calls, cache, tokens,
 	// time); nil for a Python grader.
 	Judge *JudgeUsage `json:"judge,omitempty"`
@@ -219,6 +224,10 @@ type Overall struct {
 	// Families is how many families the rate is over when Aggregation is
 	// "family" (a graded row without a family is a family of its own).
 	Families int `json:"families,omitempty"`
+	// CI is the Wilson interval of PassRate at gate.confidence.level, over
+	// the graded rows (or the families); nil when nothing was graded. The
+	// overall rate is gated at its point value under either rule.
+	CI *stats.Interval `json:"ci,omitempty"`
 }
 
 // Aggregation values of Overall.
@@ -242,6 +251,26 @@ type SliceResult struct {
 	FalsePass   int      `json:"false_pass"`
 	FalseFail   int      `json:"false_fail"`
 	Status      string   `json:"status"` // pass | hold | warn
+	// CI is the Wilson interval of PassRate at gate.confidence.level; nil
+	// when nothing was graded.
+	CI *stats.Interval `json:"ci,omitempty"`
+	// Inconclusive: under gate.confidence.rule lower_bound the interval
+	// holds min_pass_rate, so the slice neither clears it nor falls below
+	// it. FurtherCases is how many more cases at the observed rate would
+	// decide it (absent when none would: the rate is the minimum).
+	Inconclusive bool `json:"inconclusive,omitempty"`
+	FurtherCases *int `json:"further_cases,omitempty"`
+	// LeastCases is set when the slice is underpowered: fewer graded cases
+	// than the least number whose interval could clear min_pass_rate even
+	// if every one passed.
+	LeastCases int `json:"least_cases,omitempty"`
+	// Negatives and Positives count the graded cases labelled 0 and 1;
+	// FalsePassCI and FalseFailCI are the intervals of FalsePass/Negatives
+	// and FalseFail/Positives (nil without such cases).
+	Negatives   int             `json:"negatives,omitempty"`
+	Positives   int             `json:"positives,omitempty"`
+	FalsePassCI *stats.Interval `json:"false_pass_ci,omitempty"`
+	FalseFailCI *stats.Interval `json:"false_fail_ci,omitempty"`
 }
 
 // CanaryResult is one canary's outcome.

@@ -290,6 +290,7 @@ func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version st
 		Counts:        v.Counts,
 		Overall:       v.Overall,
 		Slices:        v.Slices,
+		Confidence:    &v.Confidence,
 		Canaries:      nonNil(ev.Canaries),
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,

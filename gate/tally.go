@@ -72,13 +72,16 @@ type group struct {
 	// families holds the pass sum of each named family, in order of first
 	// appearance (kept only under family aggregation); singles the graded
 	// rows without a family, each a family of its own.
-	families       map[string]*passSum
-	familyOrder    []string
-	singles        passSum
-	falsePass      int
-	falseFail      int
-	has0, has1     bool
-	omitted, error detail
+	families    map[string]*passSum
+	familyOrder []string
+	singles     passSum
+	falsePass   int
+	falseFail   int
+	// negatives and positives count the graded rows labelled 0 and 1: the
+	// denominators of the false pass and false fail rates.
+	negatives, positives int
+	has0, has1           bool
+	omitted, error       detail
 }
 
 type passSum struct{ passed, graded int }
@@ -103,6 +106,12 @@ func (g *group) add(c CaseResult, family bool) {
 			g.addFamily(c.Family, p)
 		}
 		if c.HumanScore != nil {
+			switch *c.HumanScore {
+			case 0:
+				g.negatives++
+			case 1:
+				g.positives++
+			}
 			switch {
 			case p == 1 && *c.HumanScore == 0:
 				g.falsePass++

@@ -52,6 +52,8 @@ type Verdict struct {
 	Counts   Counts
 	Overall  Overall
 	Slices   []SliceResult
+	// Confidence is the level and the rule the intervals were read with.
+	Confidence manifest.Confidence
 }
 
 // Warning codes beyond the finding codes, which warn findings keep.
@@ -156,7 +158,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	d.mutation()
 	d.determinism()
 
-	v := Verdict{Slices: []SliceResult{}}
+	v := Verdict{Slices: []SliceResult{}, Confidence: confidence(g)}
 	if ev.CanariesOnly {
 		v.Overall = Overall{MinPassRate: g.MinPassRate, Status: StatusSkipped}
 	} else {
@@ -191,7 +193,7 @@ func reasonRank(code string) int {
 	order := []string{
 		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonJudgeBudgetExceeded,
 		ReasonCanaryFailed, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
-		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold, ReasonRegressedVsBaseline,
+		ReasonSliceBelowThreshold, ReasonSliceInconclusive, ReasonSliceTooSmall, ReasonOverallBelowThreshold, ReasonRegressedVsBaseline,
 		ReasonFalsePass, ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
@@ -396,13 +398,16 @@ func (d *decider) slices() []SliceResult {
 			FalsePass:   g.falsePass,
 			FalseFail:   g.falseFail,
 		}
+		d.intervals(&sr, g)
+		_, explicit := d.g.Slice(name)
 		if holds(rule) {
 			d.mandatorySlice(&sr, rule, g)
 		} else {
-			_, explicit := d.g.Slice(name)
-			d.informativeSlice(&sr, rule, explicit)
+			d.informativeSlice(&sr, rule, g, explicit)
 		}
+		d.underpowered(&sr, rule, g, explicit)
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
+		sr.CI = roundedCI(sr.CI)
 		out = append(out, sr)
 	}
 	if g := d.t.noSlice; g != nil && len(out) > 0 {
@@ -411,8 +416,10 @@ func (d *decider) slices() []SliceResult {
 		rule := manifest.SliceRule{Name: NoSlice, MinPassRate: d.g.MinPassRate}
 		sr := SliceResult{Name: NoSlice, Counts: g.Counts, PassRate: g.rate(d.family()), MinPassRate: rule.MinPassRate,
 			FalsePass: g.falsePass, FalseFail: g.falseFail}
-		d.informativeSlice(&sr, rule, false)
+		d.intervals(&sr, g)
+		d.informativeSlice(&sr, rule, g, false)
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
+		sr.CI = roundedCI(sr.CI)
 		out = append(out, sr)
 	}
 	return out
@@ -431,7 +438,7 @@ func below(sr *SliceResult, rule manifest.SliceRule) bool {
 
 // informativeSlice judges a slice that cannot hold (warn_only, or without a
 // mandatory rule): being too small or below its minimum only warns.
-func (d *decider) informativeSlice(sr *SliceResult, rule manifest.SliceRule, explicit bool) {
+func (d *decider) informativeSlice(sr *SliceResult, rule manifest.SliceRule, g *group, explicit bool) {
 	name := rule.Name
 	sr.Status = StatusPass
 	// A slice that graded nothing has no rate to pass with.
@@ -446,11 +453,14 @@ func (d *decider) informativeSlice(sr *SliceResult, rule manifest.SliceRule, exp
 		}
 		d.warn(Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
 	}
-	if below(sr, rule) {
+	switch v := d.judgeRate(sr, rule); v {
+	case rateBelow:
 		sr.Status = StatusWarn
-		d.warn(Warning{Code: WarnSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
-			"slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
-			name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
+		d.warn(Warning{Code: WarnSliceBelowThreshold, Slice: name, Message: d.rateMessage(sr, rule, g, v, "slice")})
+	case rateInconclusive:
+		sr.Status = StatusWarn
+		sr.Inconclusive = true
+		d.warn(Warning{Code: WarnSliceInconclusive, Slice: name, Message: d.rateMessage(sr, rule, g, v, "slice")})
 	}
 }
 
@@ -511,10 +521,12 @@ func (d *decider) sliceCounts(sr *SliceResult, name string, g *group) []Reason {
 func (d *decider) sliceMeasures(sr *SliceResult, rule manifest.SliceRule, g *group) []Reason {
 	name := rule.Name
 	var out []Reason
-	if below(sr, rule) {
-		out = append(out, Reason{Code: ReasonSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
-			"mandatory slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
-			name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
+	switch v := d.judgeRate(sr, rule); v {
+	case rateBelow:
+		out = append(out, Reason{Code: ReasonSliceBelowThreshold, Slice: name, Message: d.rateMessage(sr, rule, g, v, "mandatory slice")})
+	case rateInconclusive:
+		sr.Inconclusive = true
+		out = append(out, Reason{Code: ReasonSliceInconclusive, Slice: name, Message: d.rateMessage(sr, rule, g, v, "mandatory slice")})
 	}
 	if minCases := max(rule.MinCases, 1); sr.Graded < minCases {
 		msg := fmt.Sprintf("mandatory slice %q graded %d %s, fewer than min_cases %d",
@@ -544,7 +556,8 @@ func (d *decider) sliceMeasures(sr *SliceResult, rule manifest.SliceRule, g *gro
 // overall judges the overall pass rate.
 func (d *decider) overall() Overall {
 	r := d.t.overall.rate(d.family())
-	o := Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: VerdictPass, Aggregation: AggregationRow}
+	o := Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: VerdictPass, Aggregation: AggregationRow,
+		CI: roundedCI(d.interval(&d.t.overall))}
 	if d.family() {
 		o.Aggregation, o.Families = AggregationFamily, d.t.overall.familyCount()
 	}

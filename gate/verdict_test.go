@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -839,7 +840,7 @@ func TestDecideNoSliceRow(t *testing.T) {
 			name:  "rows without a slice are counted, failing ones warn",
 			cases: cat(rows("a", StatusPass, 2, in("must")), rows("b", StatusPass, 1), rows("c", StatusFail, 1)),
 			want: &SliceResult{Name: NoSlice, Counts: Counts{Intended: 2, Graded: 2, Passed: 1, Failed: 1},
-				PassRate: ptr(0.5), MinPassRate: 1, Status: StatusWarn},
+				PassRate: ptr(0.5), MinPassRate: 1, Status: StatusWarn, CI: &stats.Interval{Lo: 0.0945, Hi: 0.9055}},
 		},
 		{name: "every row in a slice: no row", cases: rows("a", StatusPass, 2, in("must"))},
 	}

@@ -72,6 +72,17 @@ func Wilson(k, n int, level float64) Interval {
 	return wilson(float64(k), float64(n), Z(level))
 }
 
+// WilsonRate is the Wilson interval of an observed rate over n units that
+// need not be whole passes: a pass rate that is a mean of n family scores
+// counts each family once, as n trials at that rate.
+func WilsonRate(rate float64, n int, level float64) Interval {
+	if n <= 0 || math.IsNaN(rate) {
+		return Interval{Lo: 0, Hi: 1}
+	}
+	rate = min(max(rate, 0), 1)
+	return wilson(rate*float64(n), float64(n), Z(level))
+}
+
 // wilson takes real counts so that FurtherCases can ask about a rate kept
 // fixed while n grows.
 func wilson(k, n, z float64) Interval {
@@ -165,14 +176,20 @@ func LeastCases(p, level float64) (n int, ok bool) {
 // number of cases would decide: the rate is exactly p, or p is not
 // Decidable, or n is 0. It is 0 when the interval already decides.
 func FurtherCases(k, n int, p, level float64) (further int, ok bool) {
-	if n <= 0 || !Decidable(p) {
+	if n <= 0 {
 		return 0, false
 	}
 	k = min(max(k, 0), n)
-	rate := float64(k) / float64(n)
-	if rate == p {
+	return FurtherCasesAt(float64(k)/float64(n), n, p, level)
+}
+
+// FurtherCasesAt is FurtherCases for an observed rate over n units (a mean
+// of n family scores, say).
+func FurtherCasesAt(rate float64, n int, p, level float64) (further int, ok bool) {
+	if n <= 0 || !Decidable(p) || math.IsNaN(rate) || rate == p {
 		return 0, false
 	}
+	rate = min(max(rate, 0), 1)
 	z := Z(level)
 	decided := func(m float64) bool { return Decide(wilson(rate*m, m, z), p) != Undecided }
 	if decided(float64(n)) {

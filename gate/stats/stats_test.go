@@ -278,3 +278,12 @@ func FuzzStats(f *testing.F) {
 		}
 	})
 }
+
+func TestWilsonRate(t *testing.T) {
+	if a, b := WilsonRate(0.8, 5, 0.95), Wilson(4, 5, 0.95); !near(a.Lo, b.Lo, 1e-14) || !near(a.Hi, b.Hi, 1e-14) {
+		t.Errorf("WilsonRate(0.8, 5) = %v, want Wilson(4, 5) = %v", a, b)
+	}
+	if iv := WilsonRate(math.NaN(), 5, 0.95); iv != (Interval{0, 1}) {
+		t.Errorf("WilsonRate(NaN) = %v", iv)
+	}
+}
