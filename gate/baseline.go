@@ -6,8 +6,10 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -39,6 +41,75 @@ type Baseline struct {
 	// case_id.
 	Flips  []BaselineFlip `json:"flips"`
 	Status string         `json:"status"` // pass | hold | warn
+	// Pairs counts the cohort by (base, head) outcome; PairedTest is the
+	// McNemar test of the change and its interval at gate.confidence.level.
+	Pairs Pairs `json:"-"`
+	PairedTest
+	// Alpha is gate.baseline.alpha: a drop holds only when PValue is at or
+	// below it (1: on the drop alone).
+	Alpha float64 `json:"alpha"`
+}
+
+// Pairs counts the cases graded in both runs by their outcomes in the base
+// and in this run.
+type Pairs struct {
+	BothPass, PassFail, FailPass, BothFail int
+}
+
+// Add counts one case of the cohort.
+func (p *Pairs) Add(basePassed, headPassed bool) {
+	switch {
+	case basePassed && headPassed:
+		p.BothPass++
+	case basePassed:
+		p.PassFail++
+	case headPassed:
+		p.FailPass++
+	default:
+		p.BothFail++
+	}
+}
+
+// PairedTest is the exact McNemar test of a matched change: the flips each
+// way, the two-sided p-value of as lopsided a split under no change, and
+// the interval of the change in pass rate (head − base) at a level.
+type PairedTest struct {
+	PassToFail int     `json:"pass_to_fail"`
+	FailToPass int     `json:"fail_to_pass"`
+	PValue     float64 `json:"p_value"`
+	// CI is the interval of the pass rate change on the cohort (Newcombe's
+	// paired score interval), rounded outward to four decimals.
+	CI    stats.Interval `json:"ci"`
+	Level float64        `json:"level"`
+}
+
+// Test is the McNemar test of the pairs at a confidence level.
+func (p Pairs) Test(level float64) PairedTest {
+	return PairedTest{
+		PassToFail: p.PassFail,
+		FailToPass: p.FailPass,
+		PValue:     roundP(stats.McNemar(p.PassFail, p.FailPass)),
+		CI:         stats.PairedChange(p.BothPass, p.PassFail, p.FailPass, p.BothFail, level).Round(),
+		Level:      level,
+	}
+}
+
+// roundP keeps four significant digits of a p-value, so a tiny one stays
+// visible (1.234e-12) rather than rounding to 0.
+func roundP(p float64) float64 {
+	if p == 0 || p == 1 {
+		return p
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(p, 'g', 4, 64), 64)
+	return v
+}
+
+// PValueText formats a p-value for a message.
+func PValueText(p float64) string {
+	if p > 0 && p < 0.0001 {
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
 }
 
 // BaselineFlip is one case whose status differs from the base run's.
@@ -73,8 +144,12 @@ func (b *Baseline) Drop() float64 {
 // In a shard of several the cohort is only the shard's part, so a drop is
 // a warning there; a mandatory case that flipped is one in the union too,
 // and holds.
-func (r *Results) ApplyBaseline(b *Baseline, rule manifest.Baseline) {
-	b.MaxDrop = rule.MaxDrop
+func (r *Results) ApplyBaseline(b *Baseline, rule manifest.Baseline, level float64) {
+	b.MaxDrop, b.Alpha = rule.MaxDrop, rule.Alpha
+	if !(level > 0 && level < 1) {
+		level = stats.DefaultLevel
+	}
+	b.PairedTest = b.Pairs.Test(level)
 	if b.Flips == nil {
 		b.Flips = []BaselineFlip{}
 	}
@@ -104,12 +179,19 @@ func (r *Results) ApplyBaseline(b *Baseline, rule manifest.Baseline) {
 	b.Status = StatusPass
 	// rateEpsilon keeps a drop of exactly max_drop (after rounding) a pass.
 	if drop := b.Drop(); drop > rule.MaxDrop+rateEpsilon {
-		msg := fmt.Sprintf("the pass rate on the %d cases graded in both runs fell by %s against %s (gate.baseline.max_drop %s)",
-			b.Cohort, percent(drop), b.File, percent(rule.MaxDrop))
-		if r.Shard.partial() {
+		msg := fmt.Sprintf("the pass rate on the %d cases graded in both runs fell by %s against %s (gate.baseline.max_drop %s); %s",
+			b.Cohort, percent(drop), b.File, percent(rule.MaxDrop), b.testText())
+		switch {
+		case b.PValue > rule.Alpha:
+			// A drop the test cannot tell from noise: as many flips each
+			// way would come from regrading the same suite.
+			r.Warnings = append(r.Warnings, Warning{Code: ReasonRegressedVsBaseline,
+				Message: msg + fmt.Sprintf(", above gate.baseline.alpha %s: not told apart from noise", PValueText(rule.Alpha))})
+			b.Status = StatusWarn
+		case r.Shard.partial():
 			r.Warnings = append(r.Warnings, Warning{Code: ReasonRegressedVsBaseline, Message: msg + "; this shard's cases only"})
 			b.Status = StatusWarn
-		} else {
+		default:
 			r.Reasons = append(r.Reasons, Reason{Code: ReasonRegressedVsBaseline, File: b.File, Message: msg})
 			b.Status = VerdictHold
 		}
@@ -126,6 +208,17 @@ func (r *Results) ApplyBaseline(b *Baseline, rule manifest.Baseline) {
 		r.Verdict = VerdictHold
 		slices.SortStableFunc(r.Reasons, func(a, b Reason) int { return cmp.Compare(reasonRank(a.Code), reasonRank(b.Code)) })
 	}
+}
+
+// testText says what the McNemar test found.
+func (b *Baseline) testText() string {
+	return fmt.Sprintf("%d passed before and failed now, %d the other way (McNemar p = %s; change %s interval %s to %s points)",
+		b.PassToFail, b.FailToPass, PValueText(b.PValue), percent(b.Level), points(b.CI.Lo), points(b.CI.Hi))
+}
+
+// points formats a change in pass rate as signed percentage points.
+func points(f float64) string {
+	return fmt.Sprintf("%+.1f", math.Round(f*1000)/10)
 }
 
 // SameOutputFlips counts the flips whose output did not change.

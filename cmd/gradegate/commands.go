@@ -20,6 +20,7 @@ import (
 	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -604,7 +605,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		return a.fail(name, err)
 	}
 	if f.baseline.file != "" {
-		f.baseline.rule, f.baseline.name = s.m.Gate.Baseline, s.m.Name
+		f.baseline.rule, f.baseline.name, f.baseline.level = s.m.Gate.Baseline, s.m.Name, s.m.Gate.Confidence.Level
 		if err := checkBaseline(f.baseline, f.limits); err != nil {
 			return a.fail(name, err)
 		}
@@ -1224,6 +1225,7 @@ type coverage struct {
 	mandatory map[string]bool
 	missing   []dataset.Case  // rows without a sample, their bytes dropped
 	rows      map[string]int  // mandatory slice -> rows with a sample
+	sized     map[string]int  // slice with a rule -> rows with a sample
 	inData    map[string]bool // every slice some row is in, for "did you mean"
 }
 
@@ -1232,7 +1234,7 @@ type coverage struct {
 const codeUnknownSlice = "unknown_slice"
 
 func newCoverage(m *manifest.Manifest) *coverage {
-	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, inData: map[string]bool{}}
+	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, sized: map[string]int{}, inData: map[string]bool{}}
 	for _, r := range m.Gate.Slices {
 		if r.Mandatory {
 			c.mandatory[r.Name] = true
@@ -1252,6 +1254,9 @@ func (cv *coverage) add(c dataset.Case) {
 	for _, sl := range c.Slices {
 		if cv.mandatory[sl] {
 			cv.rows[sl]++
+		}
+		if _, ok := cv.m.Gate.Slice(sl); ok {
+			cv.sized[sl]++
 		}
 	}
 }
@@ -1305,6 +1310,33 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 			}
 		}
 		out = append(out, manifest.Finding{Code: gate.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
+	}
+	return append(out, cv.underpowered()...)
+}
+
+// underpowered judges each slice's size against its min_pass_rate before
+// any grading: a slice with fewer cases than its interval needs to clear
+// the minimum at 100% warns (underpowered_slice); under the lower_bound
+// rule a mandatory one can then never pass, so it holds (slice_inconclusive).
+// Under family aggregation the families are at most the rows, so a slice
+// too small in rows is too small in families as well.
+func (cv *coverage) underpowered() []manifest.Finding {
+	m := cv.m
+	level := m.Gate.Confidence.Level
+	var out []manifest.Finding
+	for _, r := range m.Gate.Slices {
+		n := cv.sized[r.Name]
+		least, ok := stats.LeastCases(r.MinPassRate, level)
+		if !ok || n == 0 || n >= least {
+			continue
+		}
+		f := manifest.Finding{Code: gate.WarnUnderpoweredSlice, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.slices." + r.Name),
+			Message: gate.UnderpoweredText(r.Name, n, "cases with a sample", r.MinPassRate, level)}
+		if r.Mandatory && !r.WarnOnly && m.Gate.Confidence.Rule == manifest.RuleLowerBound {
+			f.Code, f.Severity = gate.ReasonSliceInconclusive, manifest.SeverityHold
+			f.Message += "; under gate.confidence.rule lower_bound a run holds it as inconclusive at best"
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -52,6 +53,13 @@ type Report struct {
 	// Cohort is the number of cases graded (pass or fail) in both runs: the
 	// denominator of PassRate.MatchedEffect.
 	Cohort int `json:"-"`
+
+	// Test is the exact McNemar test of the matched effect on the cohort,
+	// with the effect's interval at the default level; the baseline gate
+	// reads the same counts at the manifest's level.
+	Test gate.PairedTest `json:"test"`
+	// Pairs counts the cohort's cases by their (base, head) outcomes.
+	Pairs gate.Pairs `json:"-"`
 }
 
 // Flip is one case whose status differs between the runs.
@@ -221,6 +229,7 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 			if h.Status == gate.StatusPass {
 				cohortHead++
 			}
+			r.Pairs.Add(b.status == gate.StatusPass, h.Status == gate.StatusPass)
 		}
 	}
 	if err := problems.err("head"); err != nil {
@@ -256,6 +265,7 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 			composition = &c
 		}
 	}
+	r.Test = r.Pairs.Test(stats.DefaultLevel)
 	r.PassRate = PassRate{
 		Base:              round4(baseRate),
 		Head:              round4(headRate),

@@ -394,7 +394,7 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		tableHead(">intended", ">graded", ">passed", ">failed", ">errored", ">omitted", ">"+rateColumn(res.Overall), ">min", "status") +
 		tableRow(strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
-			pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
+			rateCI(res.Overall.PassRate, res.Overall.MinPassRate, res.Overall.CI), pctDigits(res.Overall.MinPassRate, 1),
 			mdStatus(res.Overall.Status)) +
 		mdFamilyLine(res) + mutationLine(res),
 	})
@@ -415,8 +415,8 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 				md(sl.Name), sliceRule(sl),
 				strconv.Itoa(sl.Intended), strconv.Itoa(sl.Graded), strconv.Itoa(sl.Passed),
 				strconv.Itoa(sl.Failed), strconv.Itoa(sl.Errored), strconv.Itoa(sl.Omitted),
-				pctVs(sl.PassRate, sl.MinPassRate), pctDigits(sl.MinPassRate, 1),
-				fmt.Sprintf("%d/%d", sl.FalsePass, sl.FalseFail), mdStatus(sl.Status),
+				rateCI(sl.PassRate, sl.MinPassRate, sl.CI), pctDigits(sl.MinPassRate, 1),
+				fmt.Sprintf("%d/%d", sl.FalsePass, sl.FalseFail), sliceStatus(sl, mdStatus),
 			), rank})
 		}
 		add(s)

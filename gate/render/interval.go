@@ -1,0 +1,46 @@
+package render
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/stats"
+)
+
+// rateCI is a pass rate with its interval in whole percents, rounded
+// outward so the shown interval never claims more than the computed one:
+// "86.0% (77–92)". Without an interval it is the rate alone.
+func rateCI(r *float64, minimum float64, ci *stats.Interval) string {
+	s := pctVs(r, minimum)
+	if r == nil || ci == nil {
+		return s
+	}
+	return fmt.Sprintf("%s (%s)", s, ciPercents(*ci))
+}
+
+// ciPercents is "77–92": the bounds in whole percents, outward.
+func ciPercents(ci stats.Interval) string {
+	lo := math.Floor(ci.Lo*100 + 1e-9)
+	hi := math.Ceil(ci.Hi*100 - 1e-9)
+	return fmt.Sprintf("%.0f–%.0f", lo, hi)
+}
+
+// sliceStatus is a slice row's status, saying when the interval could not
+// decide: "hold (inconclusive)".
+func sliceStatus(s gate.SliceResult, status func(string) string) string {
+	if s.Inconclusive {
+		return status(s.Status) + " (inconclusive)"
+	}
+	return status(s.Status)
+}
+
+// baselineTestLine is the McNemar line of the baseline block.
+func baselineTestLine(b *gate.Baseline) string {
+	if b.Cohort == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d pass→fail, %d fail→pass, McNemar p = %s (alpha %s), change %s interval %+.1f to %+.1f pts",
+		b.PassToFail, b.FailToPass, gate.PValueText(b.PValue), gate.PValueText(b.Alpha),
+		pctDigits(b.Level, 0), b.CI.Lo*100, b.CI.Hi*100)
+}
