@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // maxMarkdownRows bounds each list in the markdown view, which ends up in
@@ -33,7 +33,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  matched effect      %9s  on %s graded in both runs\n", pts(p.MatchedEffect), cases(r.Cohort))
 	fmt.Fprintf(&b, "  composition effect  %9s  from cases added, removed, or graded in only one run\n", pts(p.CompositionEffect))
 	if r.Cohort > 0 {
-		fmt.Fprintf(&b, "  McNemar test        %9s  %s\n", "p = "+gate.PValueText(r.Test.PValue), r.testText())
+		fmt.Fprintf(&b, "  McNemar test        %9s  %s\n", "p = "+results.PValueText(r.Test.PValue), r.testText())
 	}
 	fmt.Fprintf(&b, "matched: %s with the same output and label in both runs\n", cases(r.Matched))
 
@@ -94,7 +94,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "**Pass rate change %s** = matched effect **%s** (%s graded in both runs) + composition effect **%s** (cases added, removed, or graded in only one run).\n\n",
 		pts(change(p)), pts(p.MatchedEffect), cases(r.Cohort), pts(p.CompositionEffect))
 	if r.Cohort > 0 {
-		fmt.Fprintf(&b, "Exact McNemar test on the matched cases: p = %s; %s.\n\n", gate.PValueText(r.Test.PValue), r.testText())
+		fmt.Fprintf(&b, "Exact McNemar test on the matched cases: p = %s; %s.\n\n", results.PValueText(r.Test.PValue), r.testText())
 	}
 	fmt.Fprintf(&b, "Matched: %s with the same output and label in both runs.\n", cases(r.Matched))
 

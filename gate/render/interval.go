@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/stats"
 )
 
@@ -28,7 +28,7 @@ func ciPercents(ci stats.Interval) string {
 
 // sliceStatus is a slice row's status, saying when the interval could not
 // decide: "hold (inconclusive)".
-func sliceStatus(s gate.SliceResult, status func(string) string) string {
+func sliceStatus(s results.SliceResult, status func(string) string) string {
 	if s.Inconclusive {
 		return status(s.Status) + " (inconclusive)"
 	}
@@ -36,11 +36,11 @@ func sliceStatus(s gate.SliceResult, status func(string) string) string {
 }
 
 // baselineTestLine is the McNemar line of the baseline block.
-func baselineTestLine(b *gate.Baseline) string {
+func baselineTestLine(b *results.Baseline) string {
 	if b.Cohort == 0 {
 		return ""
 	}
 	return fmt.Sprintf("; %d pass→fail, %d fail→pass, McNemar p = %s (alpha %s), change %s interval %+.1f to %+.1f pts",
-		b.PassToFail, b.FailToPass, gate.PValueText(b.PValue), gate.PValueText(b.Alpha),
+		b.PassToFail, b.FailToPass, results.PValueText(b.PValue), results.PValueText(b.Alpha),
 		pctDigits(b.Level, 0), b.CI.Lo*100, b.CI.Hi*100)
 }

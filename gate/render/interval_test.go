@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/stats"
 )
 
@@ -38,7 +38,7 @@ func TestIntervalsInTables(t *testing.T) {
 	res := holdResult()
 	res.Overall.CI = &stats.Interval{Lo: 0.6, Hi: 0.9}
 	res.Slices[0].CI = &stats.Interval{Lo: 0.1234, Hi: 0.5}
-	res.Slices[0].Inconclusive, res.Slices[0].Status = true, gate.VerdictHold
+	res.Slices[0].Inconclusive, res.Slices[0].Status = true, results.VerdictHold
 	var h bytes.Buffer
 	if err := Human(&h, res, Options{}); err != nil {
 		t.Fatal(err)
