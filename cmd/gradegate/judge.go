@@ -29,6 +29,9 @@ type judgeFlags struct {
 	cache       string
 	mode        string
 	concurrency int
+	// repeats is gate.repeats for the run's own grading; the determinism
+	// check and shadow ask once.
+	repeats int
 }
 
 func (j *judgeFlags) register(fs *flag.FlagSet) {
@@ -55,6 +58,7 @@ func (a *app) newJudge(g manifest.Grader, f judgeFlags) (*judge.Judge, error) {
 		APIKey:      a.getenv("OPENAI_API_KEY"),
 		HTTPClient:  &http.Client{},
 		Concurrency: f.concurrency,
+		Repeats:     f.repeats,
 	}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
@@ -213,7 +217,9 @@ func (a *app) gradeJudge(ctx context.Context, name string, s *suite, set *datase
 	if hostedOn {
 		return a.fail(name, notForModelGraders(s.m, "--hosted (parity with OpenAI's hosted Python grader)"))
 	}
-	j, err := a.newJudge(s.m.Grader, f.judge)
+	jf := f.judge
+	jf.repeats = s.m.Gate.Repeats
+	j, err := a.newJudge(s.m.Grader, jf)
 	if err != nil {
 		return a.fail(name, err)
 	}

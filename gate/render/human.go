@@ -280,6 +280,9 @@ func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	if d := res.Determinism; d != nil {
 		ew.printf("%s\n", oneLine(determinismLine(d)))
 	}
+	for _, l := range repeatLines(res) {
+		ew.printf("%s\n", oneLine(l))
+	}
 	baselineHuman(ew, res.Baseline)
 	return err
 }

@@ -44,3 +44,27 @@ func baselineTestLine(b *results.Baseline) string {
 		b.PassToFail, b.FailToPass, results.PValueText(b.PValue), results.PValueText(b.Alpha),
 		pctDigits(b.Level, 0), b.CI.Lo*100, b.CI.Hi*100)
 }
+
+// flipRateText is "; status flip rate 2.5% (1–9) over 200 cases", or ""
+// without a figure.
+func flipRateText(f *results.FlipRate) string {
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf("; status flip rate %s (%s) over %s", pctDigits(f.Rate, 1), ciPercents(f.CI), plural(f.Cases, "case", "cases"))
+}
+
+// repeatLines says, per slice and overall, how often a model grader's
+// repeated asks (gate.repeats) disagreed about a case.
+func repeatLines(res *results.Results) []string {
+	var out []string
+	if f := res.Overall.RepeatFlips; f != nil {
+		out = append(out, fmt.Sprintf("repeats: %d of %d cases asked more than once disagreed across asks%s", f.Flipped, f.Cases, flipRateText(f)))
+	}
+	for _, s := range res.Slices {
+		if f := s.RepeatFlips; f != nil && f.Flipped > 0 {
+			out = append(out, fmt.Sprintf("  slice %s: %d of %d disagreed%s", Text(s.Name), f.Flipped, f.Cases, flipRateText(f)))
+		}
+	}
+	return out
+}

@@ -52,3 +52,26 @@ func TestIntervalsInTables(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatAndDeterminismLines(t *testing.T) {
+	res := holdResult()
+	res.Overall.RepeatFlips = results.NewFlipRate(2, 40, 0.95)
+	res.Slices[0].RepeatFlips = results.NewFlipRate(2, 10, 0.95)
+	res.Determinism = &results.Determinism{Canaries: 2, Cases: 40, Differed: []results.Difference{}, FlipRate: results.NewFlipRate(0, 40, 0.95)}
+	var h bytes.Buffer
+	if err := Human(&h, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	md := MarkdownString(res, MarkdownOptions{})
+	for name, out := range map[string]string{"human": h.String(), "markdown": md} {
+		for _, want := range []string{
+			"repeats: 2 of 40 cases asked more than once disagreed across asks; status flip rate 5.0% (1–17) over 40 cases",
+			"disagreed; status flip rate 20.0% (5–51) over 10 cases",
+			"nothing differed; status flip rate 0.0% (0–9) over 40 cases",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s output lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+}

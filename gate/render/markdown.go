@@ -305,6 +305,9 @@ func mutationLine(res *results.Results) string {
 	if d := res.Determinism; d != nil {
 		parts = append(parts, md(determinismLine(d)))
 	}
+	for _, l := range repeatLines(res) {
+		parts = append(parts, md(strings.TrimSpace(l)))
+	}
 	if len(parts) == 0 {
 		return ""
 	}

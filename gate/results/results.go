@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate/digest"
@@ -193,6 +194,10 @@ type Overall struct {
 	// the graded rows (or the families); nil when nothing was graded. The
 	// overall rate is gated at its point value under either rule.
 	CI *stats.Interval `json:"ci,omitempty"`
+	// RepeatFlips is how often a case's repeated asks of a model grader
+	// (gate.repeats) fell on both sides of its pass threshold; nil when no
+	// case was asked more than once.
+	RepeatFlips *FlipRate `json:"repeat_flips,omitempty"`
 }
 
 // Aggregation values of Overall.
@@ -219,6 +224,10 @@ type SliceResult struct {
 	// CI is the Wilson interval of PassRate at gate.confidence.level; nil
 	// when nothing was graded.
 	CI *stats.Interval `json:"ci,omitempty"`
+	// RepeatFlips is how often a case's repeated asks of a model grader
+	// (gate.repeats) fell on both sides of its pass threshold; nil when no
+	// case was asked more than once.
+	RepeatFlips *FlipRate `json:"repeat_flips,omitempty"`
 	// Inconclusive: under gate.confidence.rule lower_bound the interval
 	// holds min_pass_rate, so the slice neither clears it nor falls below
 	// it. FurtherCases is how many more cases at the observed rate would
@@ -275,6 +284,12 @@ type CaseResult struct {
 	DurationMS   float64            `json:"duration_ms"`
 	SampleSHA256 string             `json:"sample_sha256"`
 	Line         int                `json:"line"`
+	// Repeats is how many times a model grader was asked the case
+	// (gate.repeats) when more than once, and RepeatsDisagree whether the
+	// asks fell on both sides of the pass threshold; the status is the
+	// majority's.
+	Repeats         int  `json:"repeats,omitempty"`
+	RepeatsDisagree bool `json:"repeats_disagree,omitempty"`
 }
 
 // MarshalJSON writes every key of a case row for every case, so readers
@@ -306,4 +321,27 @@ type CanaryPlacement struct {
 	Seed     uint64 `json:"seed"`
 	AfterRow int    `json:"after_row"`
 	Alone    bool   `json:"alone,omitempty"`
+}
+
+// FlipRate is how often a case graded more than once got another status:
+// the repeats of a model grader, or the determinism check's second
+// grading of a Python grader. CI is the Wilson interval of Rate.
+type FlipRate struct {
+	Cases   int            `json:"cases"`
+	Flipped int            `json:"flipped"`
+	Rate    float64        `json:"rate"`
+	CI      stats.Interval `json:"ci"`
+}
+
+// NewFlipRate is the flip rate of flipped of cases at a level; nil when no
+// case was graded more than once.
+func NewFlipRate(flipped, cases int, level float64) *FlipRate {
+	if cases <= 0 {
+		return nil
+	}
+	if !(level > 0 && level < 1) {
+		level = stats.DefaultLevel
+	}
+	r := float64(flipped) / float64(cases)
+	return &FlipRate{Cases: cases, Flipped: flipped, Rate: math.Round(r*1e4) / 1e4, CI: stats.Wilson(flipped, cases, level).Round()}
 }

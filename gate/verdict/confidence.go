@@ -71,6 +71,7 @@ func (d *decider) interval(g *group) *stats.Interval {
 // the rules have read it, see roundIntervals) and of its calibration rates.
 func (d *decider) intervals(sr *results.SliceResult, g *group) {
 	sr.CI = d.interval(g)
+	sr.RepeatFlips = results.NewFlipRate(g.disagreed, g.repeated, d.level())
 	sr.Negatives, sr.Positives = g.negatives, g.positives
 	if g.negatives > 0 {
 		iv := stats.Wilson(g.falsePass, g.negatives, d.level()).Round()

@@ -82,8 +82,11 @@ type group struct {
 	// negatives and positives count the graded rows labelled 0 and 1: the
 	// denominators of the false pass and false fail rates.
 	negatives, positives int
-	has0, has1           bool
-	omitted, error       detail
+	// repeated counts the graded rows asked more than once (gate.repeats),
+	// disagreed those whose asks fell on both sides of the threshold.
+	repeated, disagreed int
+	has0, has1          bool
+	omitted, error      detail
 }
 
 type passSum struct{ passed, graded int }
@@ -104,6 +107,12 @@ func (g *group) add(c results.CaseResult, family bool) {
 			g.Failed++
 		}
 		g.Graded++
+		if c.Repeats > 1 {
+			g.repeated++
+			if c.RepeatsDisagree {
+				g.disagreed++
+			}
+		}
 		if family {
 			g.addFamily(c.Family, p)
 		}
