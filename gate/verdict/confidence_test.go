@@ -161,3 +161,30 @@ func TestDecideLowerBoundInAShard(t *testing.T) {
 		t.Errorf("warnings = %s", got)
 	}
 }
+
+// The intervals cost nothing per row: the tally folds the same counts as
+// before, and Decide computes a few intervals per slice at the end.
+// go test -run X -bench 'Verdict1M' ./gate/verdict/
+func BenchmarkVerdict1M(b *testing.B) {
+	for _, rule := range []string{manifest.RulePoint, manifest.RuleLowerBound} {
+		g := gateWith(func(g *manifest.Gate) {
+			g.MinPassRate = 0.5
+			g.Slices = []manifest.SliceRule{mandatory("refunds", 0.9, 0), mandatory("shipping", 0.9, 0), {Name: "billing", MinPassRate: 0.8}}
+			g.Confidence = manifest.Confidence{Level: 0.95, Rule: rule}
+		})
+		t := NewTally(g)
+		names := []string{"refunds", "shipping", "billing"}
+		for i := range 1_000_000 {
+			st := results.StatusPass
+			if i%10 == 0 {
+				st = results.StatusFail
+			}
+			t.Add(results.CaseResult{CaseID: "c", Slices: names[i%3 : i%3+1], Status: st, Class: "ok"})
+		}
+		b.Run(rule, func(b *testing.B) {
+			for b.Loop() {
+				Decide(g, Evidence{Tally: t, Canaries: passingCanaries()})
+			}
+		})
+	}
+}
