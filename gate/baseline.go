@@ -14,9 +14,10 @@ import (
 // baselineInput is run --baseline: the base branch's results file and the
 // manifest's gate.baseline rule it is judged by.
 type baselineInput struct {
-	file string
-	rule manifest.Baseline
-	name string // the manifest's name, which the base results must carry
+	file  string
+	rule  manifest.Baseline
+	level float64 // gate.confidence.level, of the change's interval
+	name  string  // the manifest's name, which the base results must carry
 }
 
 // openBaseline opens the base results as a header and a stream of rows. A
@@ -74,12 +75,13 @@ func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) e
 		Added:          len(rep.Added),
 		Removed:        len(rep.Removed),
 		Flips:          make([]results.BaselineFlip, 0, len(rep.Flipped)),
+		Pairs:          rep.Pairs,
 	}
 	for _, f := range rep.Flipped {
 		bl.Flips = append(bl.Flips, results.BaselineFlip{CaseID: f.CaseID, Base: f.Base, Head: f.Head,
 			OutputChanged: f.OutputChanged, Slices: nonNil(f.Slices)})
 	}
-	verdict.ApplyBaseline(res, bl, b.rule)
+	verdict.ApplyBaseline(res, bl, b.rule, b.level)
 	return nil
 }
 

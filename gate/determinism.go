@@ -146,18 +146,35 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 	if err2 != nil {
 		return nil, fmt.Errorf("determinism check, second grading: %w", err2)
 	}
+	flipped := 0
 	for i, t := range tasks {
 		a, b := first[i], second[i]
+		if i >= len(canaries) && statusOf(a, m.Grader) != statusOf(b, m.Grader) {
+			flipped++
+		}
 		if same(a, b) {
 			continue
 		}
 		d.Differed = append(d.Differed, results.Difference{ID: t.ID, Canary: i < len(canaries), First: gradedAs(a), Second: gradedAs(b)})
 	}
+	d.FlipRate = results.NewFlipRate(flipped, len(sampled), m.Gate.Confidence.Level)
 	d.Status = results.StatusPass
 	if len(d.Differed) > 0 {
 		d.Status = results.VerdictHold
 	}
 	return d, nil
+}
+
+// statusOf is the status a grading gives a case: error without a score,
+// otherwise pass or fail at the threshold.
+func statusOf(o grading.Outcome, g manifest.Grader) string {
+	if o.Class != grading.ClassOK || o.Score == nil {
+		return results.StatusError
+	}
+	if *o.Score >= g.PassThreshold {
+		return results.StatusPass
+	}
+	return results.StatusFail
 }
 
 // gradeOnce grades tasks in the given order with a fresh runner and returns

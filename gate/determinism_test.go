@@ -179,6 +179,20 @@ func TestCheckDeterminism(t *testing.T) {
 			if !slices.Equal(got, tc.wantDiff) {
 				t.Errorf("differed %v, want %v", got, tc.wantDiff)
 			}
+			// The cases whose status moved, of those graded twice (canaries
+			// apart), with their interval.
+			flips := 0
+			for _, x := range d.Differed {
+				if !x.Canary && statusOfGraded(x.First, m.Grader) != statusOfGraded(x.Second, m.Grader) {
+					flips++
+				}
+			}
+			switch f := d.FlipRate; {
+			case tc.wantCases == 0 && f != nil:
+				t.Errorf("flip rate %+v with no case graded twice", f)
+			case tc.wantCases > 0 && (f == nil || f.Cases != tc.wantCases || f.Flipped != flips || f.CI.Hi <= 0):
+				t.Errorf("flip rate %+v, want %d of %d with an interval", f, flips, tc.wantCases)
+			}
 			r := verdict.DeterminismReason(d)
 			if (r != nil) != (len(tc.wantDiff) > 0) || (d.Status == results.VerdictHold) != (len(tc.wantDiff) > 0) {
 				t.Fatalf("reason %+v status %s for differences %v", r, d.Status, tc.wantDiff)
@@ -254,15 +268,18 @@ func TestAddAndMergeDeterminism(t *testing.T) {
 	}
 
 	parts := []*results.Results{
-		{Determinism: &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{canary}}},
-		{Determinism: &results.Determinism{Canaries: 3, Cases: 4, Differed: []results.Difference{canary, diff}}},
+		{Determinism: &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{canary}, FlipRate: results.NewFlipRate(0, 2, 0.95)}},
+		{Determinism: &results.Determinism{Canaries: 3, Cases: 4, Differed: []results.Difference{canary, diff}, FlipRate: results.NewFlipRate(1, 4, 0.95)}},
 		{},
 	}
-	got := mergeDeterminism(parts)
+	got := mergeDeterminism(parts, 0.95)
+	if f := got.FlipRate; f == nil || *f != *results.NewFlipRate(1, 6, 0.95) {
+		t.Errorf("merged flip rate %+v, want 1 of 6 recomputed over the union", f)
+	}
 	if got == nil || got.Cases != 6 || got.Canaries != 3 || len(got.Differed) != 2 || got.Status != results.VerdictHold {
 		t.Errorf("merged %+v", got)
 	}
-	if mergeDeterminism([]*results.Results{{}, {}}) != nil {
+	if mergeDeterminism([]*results.Results{{}, {}}, 0.95) != nil {
 		t.Error("merging shards without a check made one up")
 	}
 }
@@ -368,4 +385,8 @@ func TestDeterminismSampleFromRun(t *testing.T) {
 			t.Errorf("shard %+v: the sample %v does not reach the end of the dataset", shard, got)
 		}
 	}
+}
+
+func statusOfGraded(g results.Graded, gr manifest.Grader) string {
+	return statusOf(grading.Outcome{Class: g.Class, Score: g.Score}, gr)
 }

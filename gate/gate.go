@@ -38,6 +38,9 @@ type JudgeOptions struct {
 	Cache, Mode string
 	// Concurrency is how many calls are in flight at once.
 	Concurrency int
+	// Repeats is gate.repeats for the run's own grading (set from the
+	// manifest); the determinism check and shadow ask once.
+	Repeats int
 }
 
 // GradeOptions are the options of one gate run (the run and canary
@@ -146,7 +149,8 @@ func (g *gateRun) model() bool { return g.s.Manifest.Grader.Judge != nil }
 func (g *gateRun) verifyInputs(ctx context.Context) error {
 	s, o := g.s, g.o
 	if o.BaselineFile != "" {
-		g.baseline = &baselineInput{file: o.BaselineFile, rule: s.Manifest.Gate.Baseline, name: s.Manifest.Name}
+		g.baseline = &baselineInput{file: o.BaselineFile, rule: s.Manifest.Gate.Baseline, name: s.Manifest.Name,
+			level: s.Manifest.Gate.Confidence.Level}
 		if err := checkBaseline(*g.baseline, o.Limits); err != nil {
 			return err
 		}
@@ -190,7 +194,9 @@ func (g *gateRun) verifyInputs(ctx context.Context) error {
 func (g *gateRun) startGraders(ctx context.Context) error {
 	s, o := g.s, g.o
 	if g.model() {
-		j, err := g.h.newJudge(s.Manifest.Grader, o.Judge)
+		jo := o.Judge
+		jo.Repeats = s.Manifest.Gate.Repeats
+		j, err := g.h.newJudge(s.Manifest.Grader, jo)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ func (a *Host) newJudge(g manifest.Grader, f JudgeOptions) (*judge.Judge, error)
 		APIKey:      a.getenv("OPENAI_API_KEY"),
 		HTTPClient:  &http.Client{},
 		Concurrency: f.Concurrency,
+		Repeats:     f.Repeats,
 	}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)

@@ -117,7 +117,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		Findings:         findings,
 		DigestMismatches: digest.CompareDigests(m, first.Digests, true),
 		MutationScore:    mutation,
-		Determinism:      mergeDeterminism(sorted),
+		Determinism:      mergeDeterminism(sorted, m.Gate.Confidence.Level),
 		Shard:            shard.Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
 		Judge:            mergeJudge(sorted),

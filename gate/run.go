@@ -342,6 +342,7 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Counts:        v.Counts,
 		Overall:       v.Overall,
 		Slices:        v.Slices,
+		Confidence:    &v.Confidence,
 		Canaries:      nonNil(ev.Canaries),
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,

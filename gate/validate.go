@@ -11,6 +11,8 @@ import (
 	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/stats"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -104,6 +106,7 @@ type coverage struct {
 	mandatory map[string]bool
 	missing   []dataset.Case  // rows without a sample, their bytes dropped
 	rows      map[string]int  // mandatory slice -> rows with a sample
+	sized     map[string]int  // slice with a rule -> rows with a sample
 	inData    map[string]bool // every slice some row is in, for "did you mean"
 }
 
@@ -112,7 +115,7 @@ type coverage struct {
 const codeUnknownSlice = "unknown_slice"
 
 func newCoverage(m *manifest.Manifest) *coverage {
-	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, inData: map[string]bool{}}
+	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, sized: map[string]int{}, inData: map[string]bool{}}
 	for _, r := range m.Gate.Slices {
 		if r.Mandatory {
 			c.mandatory[r.Name] = true
@@ -132,6 +135,9 @@ func (cv *coverage) add(c dataset.Case) {
 	for _, sl := range c.Slices {
 		if cv.mandatory[sl] {
 			cv.rows[sl]++
+		}
+		if _, ok := cv.m.Gate.Slice(sl); ok {
+			cv.sized[sl]++
 		}
 	}
 }
@@ -185,6 +191,33 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 			}
 		}
 		out = append(out, manifest.Finding{Code: results.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
+	}
+	return append(out, cv.underpowered()...)
+}
+
+// underpowered judges each slice's size against its min_pass_rate before
+// any grading: a slice with fewer cases than its interval needs to clear
+// the minimum at 100% warns (underpowered_slice); under the lower_bound
+// rule a mandatory one can then never pass, so it holds (slice_inconclusive).
+// Under family aggregation the families are at most the rows, so a slice
+// too small in rows is too small in families as well.
+func (cv *coverage) underpowered() []manifest.Finding {
+	m := cv.m
+	level := m.Gate.Confidence.Level
+	var out []manifest.Finding
+	for _, r := range m.Gate.Slices {
+		n := cv.sized[r.Name]
+		least, ok := stats.LeastCases(r.MinPassRate, level)
+		if !ok || n == 0 || n >= least {
+			continue
+		}
+		f := manifest.Finding{Code: verdict.WarnUnderpoweredSlice, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.slices." + r.Name),
+			Message: verdict.UnderpoweredText(r.Name, n, "cases with a sample", r.MinPassRate, level)}
+		if r.Mandatory && !r.WarnOnly && m.Gate.Confidence.Rule == manifest.RuleLowerBound {
+			f.Code, f.Severity = results.ReasonSliceInconclusive, manifest.SeverityHold
+			f.Message += "; under gate.confidence.rule lower_bound a run holds it as inconclusive at best"
+		}
+		out = append(out, f)
 	}
 	return out
 }

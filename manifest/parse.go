@@ -121,6 +121,7 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Rubric = d.rubric(top)
 	m.Grader = d.grader(top)
 	m.Gate = d.gate(top)
+	d.checkRepeats(m)
 	if m.Grader.Judge != nil && m.Gate.MinMutationScore != nil {
 		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
 			"mutation testing does not apply to a model grader (%s): it has no source to mutate; its canaries and calibration against human labels are what test it", m.Grader.Type)
@@ -301,13 +302,15 @@ func (d *decoder) grader(top *section) Grader {
 func (d *decoder) gate(top *section) Gate {
 	g := Gate{MinPassRate: DefaultMinPassRate, Aggregation: DefaultAggregation,
 		Determinism: Determinism{Sample: DefaultDeterminismSample}}
+	g.Confidence, g.Baseline.Alpha, g.Repeats = Confidence{Level: DefaultConfidenceLevel, Rule: DefaultConfidenceRule}, DefaultBaselineAlpha, 1
 	n := top.node("gate")
 	if n == nil {
 		return g
 	}
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
-		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline")
+		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline",
+		"confidence", "repeats")
 	if !ok {
 		return g
 	}
@@ -336,10 +339,15 @@ func (d *decoder) gate(top *section) Gate {
 		}
 	}
 	if n := s.node("baseline"); n != nil {
-		if c, ok := d.mapping(n, "gate.baseline", d.lines["gate.baseline"], "max_drop"); ok {
+		if c, ok := d.mapping(n, "gate.baseline", d.lines["gate.baseline"], "max_drop", "alpha"); ok {
 			g.Baseline.MaxDrop, _ = c.fraction("max_drop")
+			if v, ok := c.fraction("alpha"); ok {
+				g.Baseline.Alpha = v
+			}
 		}
 	}
+	d.confidence(s, &g)
+	d.repeats(s, &g)
 	if n := s.node("slices"); n != nil {
 		g.Slices = d.slices(n, g.MinPassRate)
 	}

@@ -162,6 +162,12 @@ type Gate struct {
 	MinMutationScore *float64    `json:"min_mutation_score,omitempty"`
 	Determinism      Determinism `json:"determinism"`
 	Baseline         Baseline    `json:"baseline"`
+	// Confidence is gate.confidence: the level of every interval and the
+	// rule slices are gated by.
+	Confidence Confidence `json:"confidence"`
+	// Repeats is gate.repeats: how many times a model grader is asked each
+	// case (odd; default 1); the case counts as its majority answer.
+	Repeats int `json:"repeats"`
 }
 
 // Baseline is gate.baseline: how a run given a base branch's results
@@ -170,6 +176,9 @@ type Baseline struct {
 	// MaxDrop is the drop of the pass rate on the cases graded in both runs
 	// that is allowed, 0..1; default 0 (any drop holds).
 	MaxDrop float64 `json:"max_drop"`
+	// Alpha is the significance level of the McNemar test a drop must
+	// also pass to hold, 0..1; default 0.05. 1 holds on the drop alone.
+	Alpha float64 `json:"alpha"`
 }
 
 // Determinism is gate.determinism: every canary and a sample of the cases

@@ -219,6 +219,9 @@ def main():
                     help="time every command this many times, in turn, and give the lowest and the median")
     ap.add_argument("--workers", default="")
     ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
+    ap.add_argument("--base-gradegate", default="",
+                    help="another build (e.g. of main) whose run is timed in turn with this one's, as run@base, "
+                         "so the two compare within one round")
     args = ap.parse_args()
     print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | exit |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
@@ -238,6 +241,8 @@ def main():
                     if args.workers:
                         cmd += ["--workers", args.workers]
                     cmd += args.run_args.split()
+                    if args.base_gradegate:
+                        cmds["run@base"] = [args.base_gradegate] + cmd[1:]
                 elif what == "validate":
                     cmd = [args.gradegate, "validate", man, "--format", "json"]
                 else:
@@ -264,9 +269,14 @@ def main():
                 w = sorted(walls[what])
                 wall = f"{w[0]:.2f}" if len(w) == 1 else f"{w[0]:.2f} / {statistics.median(w):.2f}"
                 ratio = ""
-                if what == "run" and "loop" in cmds:
-                    r = sorted(a / b for a, b in zip(walls["run"], walls["loop"]))
+                over = "loop" if "loop" in cmds else ""
+                if what == "run@base":
+                    over = "run"
+                if (what == "run" and over) or what == "run@base":
+                    r = sorted(a / b for a, b in zip(walls[what], walls[over]))
                     ratio = f"{r[0]:.2f}×" if len(r) == 1 else f"{r[0]:.2f}× to {r[-1]:.2f}×, median {statistics.median(r):.2f}×"
+                    if what == "run@base":
+                        ratio = "base ÷ run " + ratio
                 label = what + (" " + args.run_args if what == "run" and args.run_args else "")
                 print(f"| {kind} | {n} | {label} | {wall} | {statistics.median(cpus[what]):.2f} | {peak:.0f} | {pss:.0f} | {ratio} | {codes[what]} |", flush=True)
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -53,6 +54,13 @@ type Report struct {
 	// Cohort is the number of cases graded (pass or fail) in both runs: the
 	// denominator of PassRate.MatchedEffect.
 	Cohort int `json:"-"`
+
+	// Test is the exact McNemar test of the matched effect on the cohort,
+	// with the effect's interval at the default level; the baseline gate
+	// reads the same counts at the manifest's level.
+	Test results.PairedTest `json:"test"`
+	// Pairs counts the cohort's cases by their (base, head) outcomes.
+	Pairs results.Pairs `json:"-"`
 }
 
 // Flip is one case whose status differs between the runs.
@@ -222,6 +230,7 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 			if h.Status == results.StatusPass {
 				cohortHead++
 			}
+			r.Pairs.Add(b.status == results.StatusPass, h.Status == results.StatusPass)
 		}
 	}
 	if err := problems.err("head"); err != nil {
@@ -257,6 +266,7 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 			composition = &c
 		}
 	}
+	r.Test = r.Pairs.Test(stats.DefaultLevel)
 	r.PassRate = PassRate{
 		Base:              round4(baseRate),
 		Head:              round4(headRate),

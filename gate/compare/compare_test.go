@@ -223,8 +223,23 @@ func TestCompare(t *testing.T) {
 				want.Flipped = []Flip{}
 			}
 			got := Compare(tt.base, tt.head)
-			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head")); diff != "" {
+			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head", "Test", "Pairs")); diff != "" {
 				t.Errorf("Compare (-want +got):\n%s", diff)
+			}
+			// The test's pairs are the cohort, and its flips are the
+			// cohort's flips each way.
+			pf, fp := 0, 0
+			for _, f := range got.Flipped {
+				switch {
+				case f.Base == results.StatusPass && f.Head == results.StatusFail:
+					pf++
+				case f.Base == results.StatusFail && f.Head == results.StatusPass:
+					fp++
+				}
+			}
+			pr := got.Pairs
+			if pr.BothPass+pr.PassFail+pr.FailPass+pr.BothFail != got.Cohort || got.Test.PassToFail != pf || got.Test.FailToPass != fp {
+				t.Errorf("test %+v, pairs %+v; want %d cohort cases, %d pass→fail, %d fail→pass", got.Test, pr, got.Cohort, pf, fp)
 			}
 			// The decomposition adds up (to rounding).
 			p := got.PassRate
@@ -294,6 +309,16 @@ func TestReportJSON(t *testing.T) {
     "head": 0.5,
     "matched_effect": -1,
     "composition_effect": 0.8333
+  },
+  "test": {
+    "pass_to_fail": 1,
+    "fail_to_pass": 0,
+    "p_value": 1,
+    "ci": [
+      -1,
+      0.1222
+    ],
+    "level": 0.95
   }
 }
 `,
@@ -314,6 +339,16 @@ func TestReportJSON(t *testing.T) {
     "head": null,
     "matched_effect": null,
     "composition_effect": null
+  },
+  "test": {
+    "pass_to_fail": 0,
+    "fail_to_pass": 0,
+    "p_value": 1,
+    "ci": [
+      -1,
+      1
+    ],
+    "level": 0.95
   }
 }
 `,

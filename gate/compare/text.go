@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // maxMarkdownRows bounds each list in the markdown view, which ends up in
@@ -31,6 +32,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "pass rate  %s → %s  (%s)\n", pct(p.Base), pct(p.Head), pts(change(p)))
 	fmt.Fprintf(&b, "  matched effect      %9s  on %s graded in both runs\n", pts(p.MatchedEffect), cases(r.Cohort))
 	fmt.Fprintf(&b, "  composition effect  %9s  from cases added, removed, or graded in only one run\n", pts(p.CompositionEffect))
+	if r.Cohort > 0 {
+		fmt.Fprintf(&b, "  McNemar test        %9s  %s\n", "p = "+results.PValueText(r.Test.PValue), r.testText())
+	}
 	fmt.Fprintf(&b, "matched: %s with the same output and label in both runs\n", cases(r.Matched))
 
 	fmt.Fprintf(&b, "\nFlipped (%d)\n", len(r.Flipped))
@@ -89,6 +93,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p := r.PassRate
 	fmt.Fprintf(&b, "**Pass rate change %s** = matched effect **%s** (%s graded in both runs) + composition effect **%s** (cases added, removed, or graded in only one run).\n\n",
 		pts(change(p)), pts(p.MatchedEffect), cases(r.Cohort), pts(p.CompositionEffect))
+	if r.Cohort > 0 {
+		fmt.Fprintf(&b, "Exact McNemar test on the matched cases: p = %s; %s.\n\n", results.PValueText(r.Test.PValue), r.testText())
+	}
 	fmt.Fprintf(&b, "Matched: %s with the same output and label in both runs.\n", cases(r.Matched))
 
 	fmt.Fprintf(&b, "\n#### Flipped (%d)\n\n", len(r.Flipped))
@@ -180,6 +187,13 @@ func runLine(run Run) string {
 }
 
 // change is the whole pass-rate difference, head − base.
+// testText is the flips each way and the matched effect's interval.
+func (r *Report) testText() string {
+	t := r.Test
+	return fmt.Sprintf("%d pass→fail, %d fail→pass; matched effect %.0f%% interval %s to %s",
+		t.PassToFail, t.FailToPass, t.Level*100, pts(&t.CI.Lo), pts(&t.CI.Hi))
+}
+
 func change(p PassRate) *float64 {
 	if p.Base == nil || p.Head == nil {
 		return nil

@@ -47,6 +47,11 @@ type Outcome struct {
 	// LoadFailed marks an outcome made up for a grader that never loaded:
 	// its error is the load's, not a raise on this task's input.
 	LoadFailed bool
+	// Repeats is how many times a model grader was asked the task
+	// (gate.repeats) when more than once; RepeatsDisagree says the asks
+	// fell on both sides of grader.pass_threshold.
+	Repeats         int
+	RepeatsDisagree bool
 }
 
 // CaseError describes why a task did not produce a valid score.

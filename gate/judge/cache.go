@@ -55,6 +55,9 @@ type entry struct {
 	Request    json.RawMessage `json:"request"`
 	Response   json.RawMessage `json:"response"`
 	DurationMS float64         `json:"duration_ms"`
+	// Repeat is which ask of the request this is under gate.repeats; 0
+	// (absent) for the first.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 func (c *Cache) file(key string) string {
@@ -103,7 +106,7 @@ func (c *Cache) get(r request) (e entry, ok bool, err error) {
 	if e.Schema != CacheSchema {
 		return entry{}, false, fmt.Errorf("judge cache: %s has schema %q, want %q", name, e.Schema, CacheSchema)
 	}
-	if e.Path != r.path || !bytes.Equal(e.Request, r.body) && !bytes.Equal(compact(e.Request), r.body) {
+	if e.Path != r.path || e.Repeat != r.repeat || !bytes.Equal(e.Request, r.body) && !bytes.Equal(compact(e.Request), r.body) {
 		return entry{}, false, fmt.Errorf("judge cache: %s does not hold the request its name is the digest of", name)
 	}
 	return e, true, nil
@@ -112,7 +115,7 @@ func (c *Cache) get(r request) (e entry, ok bool, err error) {
 // put records a call atomically: a reader sees the old file or the new
 // one, never half of one.
 func (c *Cache) put(r request, response []byte, durationMS float64) error {
-	e := entry{Schema: CacheSchema, Path: r.path, Request: r.body, Response: compact(response), DurationMS: durationMS}
+	e := entry{Schema: CacheSchema, Path: r.path, Request: r.body, Response: compact(response), DurationMS: durationMS, Repeat: r.repeat}
 	if !json.Valid(response) {
 		return errors.New("judge cache: the response is not JSON")
 	}

@@ -10,6 +10,7 @@
 package judge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,17 +64,22 @@ type Config struct {
 	Random func() float64
 	// Now is the clock for durations; time.Now when nil.
 	Now func() time.Time
+	// Repeats is gate.repeats: how many times each task is asked (odd); 0
+	// or 1 asks once. The task's outcome is the majority's: the median
+	// score.
+	Repeats int
 }
 
 // Judge grades tasks by asking the model. It implements gate.Runner.
 type Judge struct {
-	g      manifest.Grader
-	format json.RawMessage // the structured output asked for
-	client *client         // nil without a key
-	cache  *Cache
-	mode   CacheMode
-	conc   int
-	now    func() time.Time
+	g       manifest.Grader
+	format  json.RawMessage // the structured output asked for
+	client  *client         // nil without a key
+	cache   *Cache
+	mode    CacheMode
+	conc    int
+	now     func() time.Time
+	repeats int
 
 	mu     sync.Mutex
 	budget int // calls still allowed; -1: no bound
@@ -88,7 +94,7 @@ func New(cfg Config) (*Judge, error) {
 	if g.Judge == nil || !manifest.IsModelType(g.Type) {
 		return nil, fmt.Errorf("judge: grader type %q is not a model grader", g.Type)
 	}
-	j := &Judge{g: g, cache: cfg.Cache, mode: cfg.CacheMode, conc: cfg.Concurrency, now: cfg.Now, budget: -1}
+	j := &Judge{g: g, cache: cfg.Cache, mode: cfg.CacheMode, conc: cfg.Concurrency, now: cfg.Now, budget: -1, repeats: max(cfg.Repeats, 1)}
 	format, err := responseFormat(g)
 	if err != nil {
 		return nil, err
@@ -196,10 +202,12 @@ func (j *Judge) Plan(tasks []grading.Task) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.ID, err)
 		}
-		if j.mode.reads() && j.cache.has(r) {
-			continue
+		for k := range j.repeats {
+			if j.mode.reads() && j.cache.has(r.asked(k)) {
+				continue
+			}
+			misses = append(misses, t.ID)
 		}
-		misses = append(misses, t.ID)
 	}
 	return misses, nil
 }
@@ -258,7 +266,7 @@ func (j *Judge) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outc
 	return grading.GradeByStream(ctx, j, tasks)
 }
 
-// grade asks for one task.
+// grade asks for one task, gate.repeats times.
 func (j *Judge) grade(ctx context.Context, t grading.Task) (grading.Outcome, error) {
 	r, err := j.request(t)
 	var te *TemplateError
@@ -270,6 +278,57 @@ func (j *Judge) grade(ctx context.Context, t grading.Task) (grading.Outcome, err
 	if err != nil {
 		return grading.Outcome{}, err
 	}
+	if j.repeats <= 1 {
+		return j.ask(ctx, t, r)
+	}
+	asks := make([]grading.Outcome, j.repeats)
+	for k := range asks {
+		if asks[k], err = j.ask(ctx, t, r.asked(k)); err != nil {
+			return grading.Outcome{}, err
+		}
+	}
+	return j.majority(asks), nil
+}
+
+// majority folds the repeated asks of one task into its outcome. Any ask
+// that gave no score makes the task that ask's outcome: an invalid reply
+// is a defect of the judge, not a vote. Otherwise the outcome is the ask
+// with the median score, which is on the side of grader.pass_threshold
+// that most asks are (the number of asks is odd), and its judge field
+// lists every score.
+func (j *Judge) majority(asks []grading.Outcome) grading.Outcome {
+	var ms float64
+	for _, o := range asks {
+		ms += o.DurationMS
+	}
+	for _, o := range asks {
+		if o.Class != grading.ClassOK {
+			o.Repeats, o.DurationMS = len(asks), ms
+			return o
+		}
+	}
+	order := make([]int, len(asks))
+	scores := make([]float64, len(asks))
+	passed := 0
+	for i, o := range asks {
+		order[i], scores[i] = i, *o.Score
+		if *o.Score >= j.g.PassThreshold {
+			passed++
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
+	o := asks[order[len(order)/2]]
+	var info map[string]any
+	if json.Unmarshal(o.Judge, &info) == nil {
+		info["repeats"] = scores
+		o.Judge, _ = json.Marshal(info)
+	}
+	o.Repeats, o.RepeatsDisagree, o.DurationMS = len(asks), passed > 0 && passed < len(asks), ms
+	return o
+}
+
+// ask makes one call (or replays it from the cache).
+func (j *Judge) ask(ctx context.Context, t grading.Task, r request) (grading.Outcome, error) {
 	if j.mode.reads() {
 		e, ok, err := j.cache.get(r)
 		if err != nil {

@@ -22,6 +22,23 @@ type request struct {
 	path string
 	body []byte
 	key  string // hex sha256 of "POST <path>\n<body>"
+	// repeat is which ask of the same request this is (gate.repeats); 0
+	// for the first, whose key is the request's own, so a cache recorded
+	// without repeats still answers it.
+	repeat int
+}
+
+// asked is the k-th ask of the same request: its own cache entry, keyed
+// by the request's key and k.
+func (r request) asked(k int) request {
+	if k <= 0 {
+		return r
+	}
+	r.repeat = k
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nrepeat %d", r.key, k)
+	r.key = hex.EncodeToString(h.Sum(nil))
+	return r
 }
 
 type message struct {

@@ -20,8 +20,8 @@ const baselineFlipLimit = 20
 func baselineLines(b *results.Baseline) []string {
 	change := "no case graded in both runs"
 	if b.PassRateChange != nil {
-		change = fmt.Sprintf("pass rate change %+.1f%% on %d cases graded in both (max drop %s)",
-			*b.PassRateChange*100, b.Cohort, pctDigits(b.MaxDrop, 1))
+		change = fmt.Sprintf("pass rate change %+.1f%% on %d cases graded in both (max drop %s)%s",
+			*b.PassRateChange*100, b.Cohort, pctDigits(b.MaxDrop, 1), baselineTestLine(b))
 	}
 	lines := []string{fmt.Sprintf("vs baseline %s (%s): %s; %s, %d added, %d removed: %s",
 		Text(b.File), Text(b.Verdict), change, plural(len(b.Flips), "flip", "flips"), b.Added, b.Removed, b.Status)}

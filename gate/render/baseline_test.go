@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/stats"
 )
 
 func TestBaselineLines(t *testing.T) {
@@ -25,13 +26,14 @@ func TestBaselineLines(t *testing.T) {
 	}{
 		{
 			name: "mandatory regressions first, same output marked",
-			b: results.Baseline{File: "base.json", Verdict: "pass", Cohort: 8, PassRateChange: &change, Status: "hold", Flips: []results.BaselineFlip{
-				flip("a", results.StatusFail, results.StatusPass, false, true),
-				flip("b", results.StatusPass, results.StatusFail, false, true),
-				flip("c", results.StatusPass, results.StatusFail, true, false),
-			}},
+			b: results.Baseline{File: "base.json", Verdict: "pass", Cohort: 8, PassRateChange: &change, Status: "hold", Alpha: 1,
+				PairedTest: results.PairedTest{PassToFail: 2, FailToPass: 1, PValue: 1, CI: stats.Interval{Lo: -0.5491, Hi: 0.2151}, Level: 0.95}, Flips: []results.BaselineFlip{
+					flip("a", results.StatusFail, results.StatusPass, false, true),
+					flip("b", results.StatusPass, results.StatusFail, false, true),
+					flip("c", results.StatusPass, results.StatusFail, true, false),
+				}},
 			want: []string{
-				"vs baseline base.json (pass): pass rate change -25.0% on 8 cases graded in both (max drop 0.0%); 3 flips, 0 added, 0 removed: hold; 1 with the same output",
+				"vs baseline base.json (pass): pass rate change -25.0% on 8 cases graded in both (max drop 0.0%); 2 pass→fail, 1 fail→pass, McNemar p = 1 (alpha 1), change 95% interval -54.9 to +21.5 pts; 3 flips, 0 added, 0 removed: hold; 1 with the same output",
 				"c: pass → fail [s] (mandatory; same output: the grader moved)",
 				"b: pass → fail [s]",
 				"a: fail → pass [s]",

@@ -352,9 +352,9 @@ func determinismLine(d *results.Determinism) string {
 	s := fmt.Sprintf("determinism: %d canaries and %d cases graded twice (seed %d, PYTHONHASHSEED %d then %d): ",
 		d.Canaries, d.Cases, d.Seed, d.HashSeeds[0], d.HashSeeds[1])
 	if len(d.Differed) == 0 {
-		return s + "nothing differed"
+		return s + "nothing differed" + flipRateText(d.FlipRate)
 	}
-	return s + plural(len(d.Differed), "differed", "differed")
+	return s + plural(len(d.Differed), "differed", "differed") + flipRateText(d.FlipRate)
 }
 
 // warningExamples is how many messages of one warning code a report shows;

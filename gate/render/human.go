@@ -265,7 +265,7 @@ func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	err := renderTable(t, [][]string{{
 		strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
 		strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
-		pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
+		rateCI(res.Overall.PassRate, res.Overall.MinPassRate, res.Overall.CI), pctDigits(res.Overall.MinPassRate, 1),
 		p.status(res.Overall.Status),
 	}})
 	if line := familyLine(res); line != "" {
@@ -279,6 +279,9 @@ func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	}
 	if d := res.Determinism; d != nil {
 		ew.printf("%s\n", oneLine(determinismLine(d)))
+	}
+	for _, l := range repeatLines(res) {
+		ew.printf("%s\n", oneLine(l))
 	}
 	baselineHuman(ew, res.Baseline)
 	return err
@@ -298,9 +301,9 @@ func humanSlices(ew *errWriter, res *results.Results, p palette) error {
 			oneLine(s.Name), sliceRule(s),
 			strconv.Itoa(s.Intended), strconv.Itoa(s.Graded), strconv.Itoa(s.Passed),
 			strconv.Itoa(s.Failed), strconv.Itoa(s.Errored), strconv.Itoa(s.Omitted),
-			pctVs(s.PassRate, s.MinPassRate), pctDigits(s.MinPassRate, 1),
+			rateCI(s.PassRate, s.MinPassRate, s.CI), pctDigits(s.MinPassRate, 1),
 			fmt.Sprintf("%d/%d", s.FalsePass, s.FalseFail),
-			p.status(s.Status),
+			sliceStatus(s, p.status),
 		})
 	}
 	return renderTable(t, rows)

@@ -312,6 +312,9 @@ func mutationLine(res *results.Results) string {
 	if d := res.Determinism; d != nil {
 		parts = append(parts, md(determinismLine(d)))
 	}
+	for _, l := range repeatLines(res) {
+		parts = append(parts, md(strings.TrimSpace(l)))
+	}
 	if len(parts) == 0 {
 		return ""
 	}
@@ -401,7 +404,7 @@ func resultSections(res *results.Results, runURL string) []mdSection {
 		tableHead(">intended", ">graded", ">passed", ">failed", ">errored", ">omitted", ">"+rateColumn(res.Overall), ">min", "status") +
 		tableRow(strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
-			pctVs(res.Overall.PassRate, res.Overall.MinPassRate), pctDigits(res.Overall.MinPassRate, 1),
+			rateCI(res.Overall.PassRate, res.Overall.MinPassRate, res.Overall.CI), pctDigits(res.Overall.MinPassRate, 1),
 			mdStatus(res.Overall.Status)) +
 		mdFamilyLine(res) + mutationLine(res),
 	})
@@ -422,8 +425,8 @@ func resultSections(res *results.Results, runURL string) []mdSection {
 				md(sl.Name), sliceRule(sl),
 				strconv.Itoa(sl.Intended), strconv.Itoa(sl.Graded), strconv.Itoa(sl.Passed),
 				strconv.Itoa(sl.Failed), strconv.Itoa(sl.Errored), strconv.Itoa(sl.Omitted),
-				pctVs(sl.PassRate, sl.MinPassRate), pctDigits(sl.MinPassRate, 1),
-				fmt.Sprintf("%d/%d", sl.FalsePass, sl.FalseFail), mdStatus(sl.Status),
+				rateCI(sl.PassRate, sl.MinPassRate, sl.CI), pctDigits(sl.MinPassRate, 1),
+				fmt.Sprintf("%d/%d", sl.FalsePass, sl.FalseFail), sliceStatus(sl, mdStatus),
 			), rank})
 		}
 		add(s)

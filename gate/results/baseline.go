@@ -1,7 +1,10 @@
 package results
 
 import (
+	"strconv"
+
 	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/stats"
 )
 
 // ReasonRegressedVsBaseline holds a run that did worse than the base
@@ -32,6 +35,75 @@ type Baseline struct {
 	// case_id.
 	Flips  []BaselineFlip `json:"flips"`
 	Status string         `json:"status"` // pass | hold | warn
+	// Pairs counts the cohort by (base, head) outcome; PairedTest is the
+	// McNemar test of the change and its interval at gate.confidence.level.
+	Pairs Pairs `json:"-"`
+	PairedTest
+	// Alpha is gate.baseline.alpha: a drop holds only when PValue is at or
+	// below it (1: on the drop alone).
+	Alpha float64 `json:"alpha"`
+}
+
+// Pairs counts the cases graded in both runs by their outcomes in the base
+// and in this run.
+type Pairs struct {
+	BothPass, PassFail, FailPass, BothFail int
+}
+
+// Add counts one case of the cohort.
+func (p *Pairs) Add(basePassed, headPassed bool) {
+	switch {
+	case basePassed && headPassed:
+		p.BothPass++
+	case basePassed:
+		p.PassFail++
+	case headPassed:
+		p.FailPass++
+	default:
+		p.BothFail++
+	}
+}
+
+// PairedTest is the exact McNemar test of a matched change: the flips each
+// way, the two-sided p-value of as lopsided a split under no change, and
+// the interval of the change in pass rate (head − base) at a level.
+type PairedTest struct {
+	PassToFail int     `json:"pass_to_fail"`
+	FailToPass int     `json:"fail_to_pass"`
+	PValue     float64 `json:"p_value"`
+	// CI is the interval of the pass rate change on the cohort (Newcombe's
+	// paired score interval), rounded outward to four decimals.
+	CI    stats.Interval `json:"ci"`
+	Level float64        `json:"level"`
+}
+
+// Test is the McNemar test of the pairs at a confidence level.
+func (p Pairs) Test(level float64) PairedTest {
+	return PairedTest{
+		PassToFail: p.PassFail,
+		FailToPass: p.FailPass,
+		PValue:     RoundP(stats.McNemar(p.PassFail, p.FailPass)),
+		CI:         stats.PairedChange(p.BothPass, p.PassFail, p.FailPass, p.BothFail, level).Round(),
+		Level:      level,
+	}
+}
+
+// RoundP keeps four significant digits of a p-value, so a tiny one stays
+// visible (1.234e-12) rather than rounding to 0.
+func RoundP(p float64) float64 {
+	if p == 0 || p == 1 {
+		return p
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(p, 'g', 4, 64), 64)
+	return v
+}
+
+// PValueText formats a p-value for a message.
+func PValueText(p float64) string {
+	if p > 0 && p < 0.0001 {
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
 }
 
 // BaselineFlip is one case whose status differs from the base run's.

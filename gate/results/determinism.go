@@ -26,6 +26,10 @@ type Determinism struct {
 	Cases    int `json:"cases"`
 	// Differed lists every canary and case whose score or class differed.
 	Differed []Difference `json:"differed"`
+	// FlipRate is how many of the Cases graded twice got another status
+	// the second time, with its interval: the figure gate.repeats gives a
+	// model grader, for the grader's own noise.
+	FlipRate *FlipRate `json:"flip_rate,omitempty"`
 	// DurationMS is the wall time of the check, both gradings included.
 	DurationMS float64 `json:"duration_ms"`
 	// Status is "pass" when nothing differed, "hold" otherwise.

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate/digest"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -53,6 +55,7 @@ const (
 	ReasonFalsePass             = "false_pass"
 	ReasonMutantsSurvived       = "mutants_survived"
 	ReasonGraderLint            = "grader_lint"
+	ReasonSliceInconclusive     = "slice_inconclusive"
 )
 
 // Results is the results JSON document, schema gradegate.results/v1.
@@ -86,6 +89,9 @@ type Results struct {
 	// Baseline sets the run beside the base branch's results (run
 	// --baseline); nil when none was given.
 	Baseline *Baseline `json:"baseline,omitempty"`
+	// Confidence is the level of every interval and the rule slices were
+	// gated by (gate.confidence).
+	Confidence *manifest.Confidence `json:"confidence,omitempty"`
 	// Judge is what a model grader's calls cost (calls, cache, tokens,
 	// time); nil for a Python grader.
 	Judge *JudgeUsage `json:"judge,omitempty"`
@@ -184,6 +190,14 @@ type Overall struct {
 	// Families is how many families the rate is over when Aggregation is
 	// "family" (a graded row without a family is a family of its own).
 	Families int `json:"families,omitempty"`
+	// CI is the Wilson interval of PassRate at gate.confidence.level, over
+	// the graded rows (or the families); nil when nothing was graded. The
+	// overall rate is gated at its point value under either rule.
+	CI *stats.Interval `json:"ci,omitempty"`
+	// RepeatFlips is how often a case's repeated asks of a model grader
+	// (gate.repeats) fell on both sides of its pass threshold; nil when no
+	// case was asked more than once.
+	RepeatFlips *FlipRate `json:"repeat_flips,omitempty"`
 }
 
 // Aggregation values of Overall.
@@ -207,6 +221,30 @@ type SliceResult struct {
 	FalsePass   int      `json:"false_pass"`
 	FalseFail   int      `json:"false_fail"`
 	Status      string   `json:"status"` // pass | hold | warn
+	// CI is the Wilson interval of PassRate at gate.confidence.level; nil
+	// when nothing was graded.
+	CI *stats.Interval `json:"ci,omitempty"`
+	// RepeatFlips is how often a case's repeated asks of a model grader
+	// (gate.repeats) fell on both sides of its pass threshold; nil when no
+	// case was asked more than once.
+	RepeatFlips *FlipRate `json:"repeat_flips,omitempty"`
+	// Inconclusive: under gate.confidence.rule lower_bound the interval
+	// holds min_pass_rate, so the slice neither clears it nor falls below
+	// it. FurtherCases is how many more cases at the observed rate would
+	// decide it (absent when none would: the rate is the minimum).
+	Inconclusive bool `json:"inconclusive,omitempty"`
+	FurtherCases *int `json:"further_cases,omitempty"`
+	// LeastCases is set when the slice is underpowered: fewer graded cases
+	// than the least number whose interval could clear min_pass_rate even
+	// if every one passed.
+	LeastCases int `json:"least_cases,omitempty"`
+	// Negatives and Positives count the graded cases labelled 0 and 1;
+	// FalsePassCI and FalseFailCI are the intervals of FalsePass/Negatives
+	// and FalseFail/Positives (nil without such cases).
+	Negatives   int             `json:"negatives,omitempty"`
+	Positives   int             `json:"positives,omitempty"`
+	FalsePassCI *stats.Interval `json:"false_pass_ci,omitempty"`
+	FalseFailCI *stats.Interval `json:"false_fail_ci,omitempty"`
 }
 
 // CanaryResult is one canary's outcome.
@@ -246,6 +284,12 @@ type CaseResult struct {
 	DurationMS   float64            `json:"duration_ms"`
 	SampleSHA256 string             `json:"sample_sha256"`
 	Line         int                `json:"line"`
+	// Repeats is how many times a model grader was asked the case
+	// (gate.repeats) when more than once, and RepeatsDisagree whether the
+	// asks fell on both sides of the pass threshold; the status is the
+	// majority's.
+	Repeats         int  `json:"repeats,omitempty"`
+	RepeatsDisagree bool `json:"repeats_disagree,omitempty"`
 }
 
 // MarshalJSON writes every key of a case row for every case, so readers
@@ -277,4 +321,27 @@ type CanaryPlacement struct {
 	Seed     uint64 `json:"seed"`
 	AfterRow int    `json:"after_row"`
 	Alone    bool   `json:"alone,omitempty"`
+}
+
+// FlipRate is how often a case graded more than once got another status:
+// the repeats of a model grader, or the determinism check's second
+// grading of a Python grader. CI is the Wilson interval of Rate.
+type FlipRate struct {
+	Cases   int            `json:"cases"`
+	Flipped int            `json:"flipped"`
+	Rate    float64        `json:"rate"`
+	CI      stats.Interval `json:"ci"`
+}
+
+// NewFlipRate is the flip rate of flipped of cases at a level; nil when no
+// case was graded more than once.
+func NewFlipRate(flipped, cases int, level float64) *FlipRate {
+	if cases <= 0 {
+		return nil
+	}
+	if !(level > 0 && level < 1) {
+		level = stats.DefaultLevel
+	}
+	r := float64(flipped) / float64(cases)
+	return &FlipRate{Cases: cases, Flipped: flipped, Rate: math.Round(r*1e4) / 1e4, CI: stats.Wilson(flipped, cases, level).Round()}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -16,11 +17,22 @@ import (
 // rule.MaxDrop, and for every mandatory slice in which a case went from pass
 // to fail. Mandatory slices are those of r.Slices.
 //
+// A drop holds only when the exact McNemar test of the cohort's flips
+// rejects "no change" at rule.Alpha: one flip in 10,000 cases is not a
+// regression however the rate rounds, and a few flips on 30 cases are what
+// regrading the same suite does. Alpha 1 holds on the drop alone. A
+// mandatory case that went from pass to fail holds whatever the test says:
+// it is a defect, not a rate. The change's interval is at level.
+//
 // In a shard of several the cohort is only the shard's part, so a drop is
 // a warning there; a mandatory case that flipped is one in the union too,
 // and holds.
-func ApplyBaseline(r *results.Results, b *results.Baseline, rule manifest.Baseline) {
-	b.MaxDrop = rule.MaxDrop
+func ApplyBaseline(r *results.Results, b *results.Baseline, rule manifest.Baseline, level float64) {
+	b.MaxDrop, b.Alpha = rule.MaxDrop, rule.Alpha
+	if !(level > 0 && level < 1) {
+		level = stats.DefaultLevel
+	}
+	b.PairedTest = b.Pairs.Test(level)
 	if b.Flips == nil {
 		b.Flips = []results.BaselineFlip{}
 	}
@@ -50,12 +62,19 @@ func ApplyBaseline(r *results.Results, b *results.Baseline, rule manifest.Baseli
 	b.Status = results.StatusPass
 	// rateEpsilon keeps a drop of exactly max_drop (after rounding) a pass.
 	if drop := b.Drop(); drop > rule.MaxDrop+rateEpsilon {
-		msg := fmt.Sprintf("the pass rate on the %d cases graded in both runs fell by %s against %s (gate.baseline.max_drop %s)",
-			b.Cohort, percent(drop), b.File, percent(rule.MaxDrop))
-		if r.Shard.Partial() {
+		msg := fmt.Sprintf("the pass rate on the %d cases graded in both runs fell by %s against %s (gate.baseline.max_drop %s); %s",
+			b.Cohort, percent(drop), b.File, percent(rule.MaxDrop), testText(b))
+		switch {
+		case b.PValue > rule.Alpha:
+			// A drop the test cannot tell from noise: as many flips each
+			// way would come from regrading the same suite.
+			r.Warnings = append(r.Warnings, results.Warning{Code: results.ReasonRegressedVsBaseline,
+				Message: msg + fmt.Sprintf(", above gate.baseline.alpha %s: not told apart from noise", results.PValueText(rule.Alpha))})
+			b.Status = StatusWarn
+		case r.Shard.Partial():
 			r.Warnings = append(r.Warnings, results.Warning{Code: results.ReasonRegressedVsBaseline, Message: msg + "; this shard's cases only"})
 			b.Status = StatusWarn
-		} else {
+		default:
 			r.Reasons = append(r.Reasons, results.Reason{Code: results.ReasonRegressedVsBaseline, File: b.File, Message: msg})
 			b.Status = results.VerdictHold
 		}
@@ -72,6 +91,17 @@ func ApplyBaseline(r *results.Results, b *results.Baseline, rule manifest.Baseli
 		r.Verdict = results.VerdictHold
 		slices.SortStableFunc(r.Reasons, func(a, b results.Reason) int { return cmp.Compare(reasonRank(a.Code), reasonRank(b.Code)) })
 	}
+}
+
+// testText says what the McNemar test found.
+func testText(b *results.Baseline) string {
+	return fmt.Sprintf("%d passed before and failed now, %d the other way (McNemar p = %s; change %s interval %s to %s points)",
+		b.PassToFail, b.FailToPass, results.PValueText(b.PValue), percent(b.Level), points(b.CI.Lo), points(b.CI.Hi))
+}
+
+// points formats a change in pass rate as signed percentage points.
+func points(f float64) string {
+	return fmt.Sprintf("%+.1f", math.Round(f*1000)/10)
 }
 
 func percent(f float64) string {

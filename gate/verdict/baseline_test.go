@@ -7,6 +7,7 @@ import (
 
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -17,6 +18,8 @@ func TestApplyBaseline(t *testing.T) {
 		name        string
 		change      *float64
 		maxDrop     float64
+		alpha       float64
+		pairs       results.Pairs
 		shard       shard.Shard
 		flips       []results.BaselineFlip
 		wantVerdict string
@@ -29,17 +32,32 @@ func TestApplyBaseline(t *testing.T) {
 		{name: "no cohort passes", change: nil, wantVerdict: results.VerdictPass, wantStatus: results.VerdictPass},
 		{name: "a drop within max_drop passes", change: f(-0.05), maxDrop: 0.05, wantVerdict: results.VerdictPass, wantStatus: results.VerdictPass},
 		{
-			name: "a drop beyond max_drop holds", change: f(-0.0625), maxDrop: 0.05,
+			name: "alpha 1: a drop beyond max_drop holds on its own", change: f(-0.0625), maxDrop: 0.05, alpha: 1,
+			pairs:       results.Pairs{BothPass: 10, PassFail: 1, BothFail: 5},
 			wantVerdict: results.VerdictHold, wantStatus: results.VerdictHold,
 			wantReasons: []results.Reason{{Code: results.ReasonRegressedVsBaseline, File: "base.json",
-				Message: "the pass rate on the 16 cases graded in both runs fell by 6.3% against base.json (gate.baseline.max_drop 5%)"}},
+				Message: "the pass rate on the 16 cases graded in both runs fell by 6.3% against base.json (gate.baseline.max_drop 5%); " +
+					"1 passed before and failed now, 0 the other way (McNemar p = 1; change 95% interval -22.5 to +10.4 points)"}},
 		},
 		{
-			name: "a drop in one shard of several warns", change: f(-0.5), shard: shard.Shard{Index: 1, Count: 2},
+			name: "a drop the test cannot tell from noise warns", change: f(-0.0625), maxDrop: 0.05, alpha: 0.05,
+			pairs:       results.Pairs{BothPass: 10, PassFail: 1, BothFail: 5},
 			wantVerdict: results.VerdictPass, wantStatus: StatusWarn, wantWarn: true,
 		},
 		{
-			name: "a mandatory pass to fail holds even with the rate up", change: f(0.1),
+			name: "a drop the test rejects holds", change: f(-0.375), maxDrop: 0.05, alpha: 0.05,
+			pairs:       results.Pairs{BothPass: 4, PassFail: 6, BothFail: 6},
+			wantVerdict: results.VerdictHold, wantStatus: results.VerdictHold,
+			wantReasons: []results.Reason{{Code: results.ReasonRegressedVsBaseline, File: "base.json",
+				Message: "the pass rate on the 16 cases graded in both runs fell by 37.5% against base.json (gate.baseline.max_drop 5%); " +
+					"6 passed before and failed now, 0 the other way (McNemar p = 0.0312; change 95% interval -57.8 to -8.8 points)"}},
+		},
+		{
+			name: "a drop in one shard of several warns", change: f(-0.5), alpha: 1, shard: shard.Shard{Index: 1, Count: 2},
+			wantVerdict: results.VerdictPass, wantStatus: StatusWarn, wantWarn: true,
+		},
+		{
+			name: "a mandatory pass to fail holds even with the rate up, and with a test that cannot reject", change: f(0.1), alpha: 0.05,
 			flips: []results.BaselineFlip{
 				{CaseID: "b", Base: results.StatusPass, Head: results.StatusFail, Slices: []string{"must"}},
 				{CaseID: "a", Base: results.StatusFail, Head: results.StatusPass, Slices: []string{"must"}},
@@ -61,7 +79,8 @@ func TestApplyBaseline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &results.Results{Verdict: results.VerdictPass, Reasons: []results.Reason{}, Slices: slices, Shard: tt.shard}
 			b := &results.Baseline{File: "base.json", Cohort: 16, PassRateChange: tt.change, Flips: tt.flips}
-			ApplyBaseline(r, b, manifest.Baseline{MaxDrop: tt.maxDrop})
+			b.Pairs = tt.pairs
+			ApplyBaseline(r, b, manifest.Baseline{MaxDrop: tt.maxDrop, Alpha: tt.alpha}, 0.95)
 			if r.Verdict != tt.wantVerdict || b.Status != tt.wantStatus {
 				t.Errorf("verdict %s, baseline status %s; want %s, %s", r.Verdict, b.Status, tt.wantVerdict, tt.wantStatus)
 			}
@@ -75,7 +94,10 @@ func TestApplyBaseline(t *testing.T) {
 			if got := len(r.Warnings) > 0; got != tt.wantWarn {
 				t.Errorf("warned %v, want %v", got, tt.wantWarn)
 			}
-			if r.Baseline != b || b.MaxDrop != tt.maxDrop {
+			if b.PassToFail != tt.pairs.PassFail || b.FailToPass != tt.pairs.FailPass || b.PValue != results.RoundP(stats.McNemar(tt.pairs.PassFail, tt.pairs.FailPass)) {
+				t.Errorf("test = %+v, want the flips of %+v and their p-value", b.PairedTest, tt.pairs)
+			}
+			if r.Baseline != b || b.MaxDrop != tt.maxDrop || b.Alpha != tt.alpha {
 				t.Errorf("baseline not recorded with its max_drop")
 			}
 			for _, fl := range b.Flips {
@@ -92,7 +114,7 @@ func TestApplyBaseline(t *testing.T) {
 func TestApplyBaselineRanksReasons(t *testing.T) {
 	r := &results.Results{Verdict: results.VerdictHold, Reasons: []results.Reason{{Code: results.ReasonGraderLint}, {Code: results.ReasonCanaryFailed}}}
 	f := -0.5
-	ApplyBaseline(r, &results.Baseline{File: "b.json", Cohort: 2, PassRateChange: &f}, manifest.Baseline{})
+	ApplyBaseline(r, &results.Baseline{File: "b.json", Cohort: 2, PassRateChange: &f}, manifest.Baseline{Alpha: 1}, 0.95)
 	var got []string
 	for _, x := range r.Reasons {
 		got = append(got, x.Code)

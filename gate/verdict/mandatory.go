@@ -65,10 +65,12 @@ func (d *decider) sliceCounts(sr *results.SliceResult, name string, g *group) []
 func (d *decider) sliceMeasures(sr *results.SliceResult, rule manifest.SliceRule, g *group) []results.Reason {
 	name := rule.Name
 	var out []results.Reason
-	if below(sr, rule) {
-		out = append(out, results.Reason{Code: results.ReasonSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
-			"mandatory slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
-			name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
+	switch v := d.judgeRate(sr, rule); v {
+	case rateBelow:
+		out = append(out, results.Reason{Code: results.ReasonSliceBelowThreshold, Slice: name, Message: d.rateMessage(sr, rule, g, v, "mandatory slice")})
+	case rateInconclusive:
+		sr.Inconclusive = true
+		out = append(out, results.Reason{Code: results.ReasonSliceInconclusive, Slice: name, Message: d.rateMessage(sr, rule, g, v, "mandatory slice")})
 	}
 	if minCases := max(rule.MinCases, 1); sr.Graded < minCases {
 		msg := fmt.Sprintf("mandatory slice %q graded %d %s, fewer than min_cases %d",

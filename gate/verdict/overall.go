@@ -9,7 +9,8 @@ import (
 // overall judges the overall pass rate.
 func (d *decider) overall() results.Overall {
 	r := d.t.overall.rate(d.family())
-	o := results.Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: results.VerdictPass, Aggregation: results.AggregationRow}
+	o := results.Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: results.VerdictPass, Aggregation: results.AggregationRow,
+		CI: roundedCI(d.interval(&d.t.overall)), RepeatFlips: results.NewFlipRate(d.t.overall.disagreed, d.t.overall.repeated, d.level())}
 	if d.family() {
 		o.Aggregation, o.Families = results.AggregationFamily, d.t.overall.familyCount()
 	}

@@ -54,13 +54,16 @@ func (d *decider) slices() []results.SliceResult {
 			FalsePass:   g.falsePass,
 			FalseFail:   g.falseFail,
 		}
+		d.intervals(&sr, g)
+		_, explicit := d.g.Slice(name)
 		if holds(rule) {
 			d.mandatorySlice(&sr, rule, g)
 		} else {
-			_, explicit := d.g.Slice(name)
-			d.informativeSlice(&sr, rule, explicit)
+			d.informativeSlice(&sr, rule, g, explicit)
 		}
+		d.underpowered(&sr, rule, g, explicit)
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
+		sr.CI = roundedCI(sr.CI)
 		out = append(out, sr)
 	}
 	if g := d.t.noSlice; g != nil && len(out) > 0 {
@@ -69,8 +72,10 @@ func (d *decider) slices() []results.SliceResult {
 		rule := manifest.SliceRule{Name: NoSlice, MinPassRate: d.g.MinPassRate}
 		sr := results.SliceResult{Name: NoSlice, Counts: g.Counts, PassRate: g.rate(d.family()), MinPassRate: rule.MinPassRate,
 			FalsePass: g.falsePass, FalseFail: g.falseFail}
-		d.informativeSlice(&sr, rule, false)
+		d.intervals(&sr, g)
+		d.informativeSlice(&sr, rule, g, false)
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
+		sr.CI = roundedCI(sr.CI)
 		out = append(out, sr)
 	}
 	return out
@@ -86,7 +91,7 @@ func below(sr *results.SliceResult, rule manifest.SliceRule) bool {
 
 // informativeSlice judges a slice that cannot hold (warn_only, or without a
 // mandatory rule): being too small or below its minimum only warns.
-func (d *decider) informativeSlice(sr *results.SliceResult, rule manifest.SliceRule, explicit bool) {
+func (d *decider) informativeSlice(sr *results.SliceResult, rule manifest.SliceRule, g *group, explicit bool) {
 	name := rule.Name
 	sr.Status = results.StatusPass
 	// A slice that graded nothing has no rate to pass with.
@@ -101,10 +106,13 @@ func (d *decider) informativeSlice(sr *results.SliceResult, rule manifest.SliceR
 		}
 		d.warn(results.Warning{Code: WarnSliceTooSmall, Slice: name, Message: msg})
 	}
-	if below(sr, rule) {
+	switch v := d.judgeRate(sr, rule); v {
+	case rateBelow:
 		sr.Status = StatusWarn
-		d.warn(results.Warning{Code: WarnSliceBelowThreshold, Slice: name, Message: fmt.Sprintf(
-			"slice %q: pass rate %s (%d of %d graded passed) is below its min_pass_rate %s",
-			name, rate(shown(*sr.PassRate, rule.MinPassRate)), sr.Passed, sr.Graded, rate(rule.MinPassRate))})
+		d.warn(results.Warning{Code: WarnSliceBelowThreshold, Slice: name, Message: d.rateMessage(sr, rule, g, v, "slice")})
+	case rateInconclusive:
+		sr.Status = StatusWarn
+		sr.Inconclusive = true
+		d.warn(results.Warning{Code: WarnSliceInconclusive, Slice: name, Message: d.rateMessage(sr, rule, g, v, "slice")})
 	}
 }

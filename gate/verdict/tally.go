@@ -74,13 +74,19 @@ type group struct {
 	// families holds the pass sum of each named family, in order of first
 	// appearance (kept only under family aggregation); singles the graded
 	// rows without a family, each a family of its own.
-	families       map[string]*passSum
-	familyOrder    []string
-	singles        passSum
-	falsePass      int
-	falseFail      int
-	has0, has1     bool
-	omitted, error detail
+	families    map[string]*passSum
+	familyOrder []string
+	singles     passSum
+	falsePass   int
+	falseFail   int
+	// negatives and positives count the graded rows labelled 0 and 1: the
+	// denominators of the false pass and false fail rates.
+	negatives, positives int
+	// repeated counts the graded rows asked more than once (gate.repeats),
+	// disagreed those whose asks fell on both sides of the threshold.
+	repeated, disagreed int
+	has0, has1          bool
+	omitted, error      detail
 }
 
 type passSum struct{ passed, graded int }
@@ -101,10 +107,22 @@ func (g *group) add(c results.CaseResult, family bool) {
 			g.Failed++
 		}
 		g.Graded++
+		if c.Repeats > 1 {
+			g.repeated++
+			if c.RepeatsDisagree {
+				g.disagreed++
+			}
+		}
 		if family {
 			g.addFamily(c.Family, p)
 		}
 		if c.HumanScore != nil {
+			switch *c.HumanScore {
+			case 0:
+				g.negatives++
+			case 1:
+				g.positives++
+			}
 			switch {
 			case p == 1 && *c.HumanScore == 0:
 				g.falsePass++

@@ -67,6 +67,8 @@ type Verdict struct {
 	Counts   results.Counts
 	Overall  results.Overall
 	Slices   []results.SliceResult
+	// Confidence is the level and the rule the intervals were read with.
+	Confidence manifest.Confidence
 }
 
 // Warning codes beyond the finding codes, which warn findings keep.
@@ -155,7 +157,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	d.mutation()
 	d.determinism()
 
-	v := Verdict{Slices: []results.SliceResult{}}
+	v := Verdict{Slices: []results.SliceResult{}, Confidence: confidence(g)}
 	if ev.CanariesOnly {
 		v.Overall = results.Overall{MinPassRate: g.MinPassRate, Status: StatusSkipped}
 	} else {
@@ -190,7 +192,7 @@ func reasonRank(code string) int {
 	order := []string{
 		results.ReasonDigestMismatch, results.ReasonDatasetInvalid, results.ReasonGraderLint, results.ReasonJudgeBudgetExceeded,
 		results.ReasonCanaryFailed, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
-		results.ReasonSliceBelowThreshold, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
+		results.ReasonSliceBelowThreshold, results.ReasonSliceInconclusive, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
 		results.ReasonFalsePass, results.ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {

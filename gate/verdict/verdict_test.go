@@ -11,6 +11,7 @@ import (
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -843,7 +844,7 @@ func TestDecideNoSliceRow(t *testing.T) {
 			name:  "rows without a slice are counted, failing ones warn",
 			cases: cat(rows("a", results.StatusPass, 2, in("must")), rows("b", results.StatusPass, 1), rows("c", results.StatusFail, 1)),
 			want: &results.SliceResult{Name: NoSlice, Counts: results.Counts{Intended: 2, Graded: 2, Passed: 1, Failed: 1},
-				PassRate: ptr(0.5), MinPassRate: 1, Status: StatusWarn},
+				PassRate: ptr(0.5), MinPassRate: 1, Status: StatusWarn, CI: &stats.Interval{Lo: 0.0945, Hi: 0.9055}},
 		},
 		{name: "every row in a slice: no row", cases: rows("a", results.StatusPass, 2, in("must"))},
 	}
