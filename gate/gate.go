@@ -138,6 +138,10 @@ func (g *gateRun) close() {
 	for i := len(g.cleanup) - 1; i >= 0; i-- {
 		g.cleanup[i]()
 	}
+	if g.ev != nil && g.ev.spool != nil {
+		// A stage after grading failed: no results hold the rows.
+		g.ev.spool.Close()
+	}
 }
 
 func (g *gateRun) model() bool { return g.s.Manifest.Grader.Judge != nil }
@@ -342,6 +346,7 @@ func (g *gateRun) hostedParity(ctx context.Context) error {
 // beside the baseline's results.
 func (g *gateRun) verdict() (*results.Results, error) {
 	res := g.ev.document()
+	g.ev = nil // the results hold the spooled rows now
 	if g.baseline != nil {
 		if err := applyBaseline(res, *g.baseline, g.o.Limits); err != nil {
 			res.Close()
