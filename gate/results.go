@@ -262,6 +262,9 @@ type CanaryResult struct {
 	// canaries file), so a failing canary can be pointed at.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// ReturnLine is the grader source line whose return produced a failed
+	// canary's score, found by replaying it traced.
+	ReturnLine int `json:"return_line,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.

@@ -141,6 +141,9 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		if canaries, err = runCanaries(ctx, m, r); err != nil {
 			return nil, err
 		}
+		if err := traceCanaries(ctx, m, r, canaries, in.Findings); err != nil {
+			return nil, err
+		}
 	}
 
 	sandbox := r.Sandbox()
@@ -188,6 +191,9 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 			blind.record(i, o[0])
 		}
 		ev.Canaries = blind.results()
+		if err := traceCanaries(ctx, m, r, ev.Canaries, in.Findings); err != nil {
+			return nil, err
+		}
 	}
 	ev.Tally = g.tally
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
