@@ -435,7 +435,7 @@ func (r *Reader) joinErrors() []error {
 	slices.SortStableFunc(out, func(a, b lineErr) int { return a.line - b.line })
 	errs := problems{file: sj.file}
 	for _, e := range out {
-		errs.add(&manifest.Error{File: sj.file, Line: e.line, Key: "case_id", Msg: e.msg})
+		errs.add(&manifest.Error{File: sj.file, Line: e.line, Key: sj.idKey, Msg: e.msg})
 	}
 	return errs.errs()
 }
