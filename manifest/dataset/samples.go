@@ -192,7 +192,11 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 	if top != nil && (sc.unreadable == "" || len(top) > 0) {
 		for _, k := range sortedKeys(top) {
 			if k != idKey && k != "sample" {
-				lineErr(k, fmt.Sprintf("unknown key; a samples line holds only %q (dataset.fields.id) and \"sample\"", sj.idKey))
+				named := ""
+				if sj.idKey != "case_id" {
+					named = " (dataset.fields.id)"
+				}
+				lineErr(k, fmt.Sprintf("unknown key; a samples line holds only %q%s and \"sample\"", sj.idKey, named))
 				bad = true
 			}
 		}
