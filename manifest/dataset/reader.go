@@ -45,19 +45,20 @@ type Reader struct {
 	caseErrs  problems
 	schemaErr error
 
-	rows      int
-	noID      int
-	firstNoID int
-	seen      *idTable
-	dupLines  map[string][]int
-	controls  map[string]*controlCount
-	findings  findingList
-	keys      keyTable
-	screen    *nearScreen
-	unknown   *unknownFields // nil without a schema that declares fields
-	labeled   bool           // a row has the label field
-	done      bool
-	closed    bool
+	rows       int
+	noID       int
+	firstNoID  int
+	seen       *idTable
+	dupLines   map[string][]int
+	controls   map[string]*controlCount
+	findings   findingList
+	keys       keyTable
+	screen     *nearScreen
+	unknown    *unknownFields // nil without a schema that declares fields
+	sliceNames sliceTally
+	labeled    bool // a row has the label field
+	done       bool
+	closed     bool
 }
 
 // idInfo is what is kept per case id: 32 bytes and no pointer (idTable),
@@ -235,6 +236,7 @@ func (r *Reader) fold(row *caseRow) {
 		}
 	}
 	for _, s := range row.Slices {
+		r.sliceNames.add(s, row.Line, row.ID)
 		if cc := r.controls[s]; cc != nil {
 			cc.cases++
 			if row.Label != nil {
@@ -383,6 +385,7 @@ func (r *Reader) Close() (*Summary, error) {
 	s.Findings = found.all()
 	s.Findings = append(s.Findings, r.labelFieldMissing()...)
 	s.Findings = append(s.Findings, r.missingControls()...)
+	s.Findings = append(s.Findings, r.sliceNames.findings(r.file, r.m.Gate.Slices)...)
 	if r.unknown != nil {
 		s.Findings = append(s.Findings, r.unknown.findings(r.file, r.schema.file)...)
 	}
