@@ -32,7 +32,11 @@ type app struct {
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
-	now    func() time.Time
+	// tty is stderr as the caller gave it, before the guard that cuts and
+	// neutralises every line: whether it is a terminal decides the progress
+	// bar, which draws on it (its text is gradegate's own).
+	tty io.Writer
+	now func() time.Time
 
 	pythonNoted bool // the interpreter fallback was reported once already
 	memoryNoted bool // an unenforced memory_mb was reported once already
@@ -108,7 +112,7 @@ func cpuProfile(name string) (func(), error) {
 
 // execute runs one command line (without the program name).
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, opts ...func(*app)) outcome {
-	a := &app{getenv: getenv, stdout: stdout, stderr: render.NewGuard(stderr, render.LineRunes), now: time.Now}
+	a := &app{getenv: getenv, stdout: stdout, stderr: render.NewGuard(stderr, render.LineRunes), tty: stderr, now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
