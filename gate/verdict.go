@@ -214,6 +214,9 @@ type decider struct {
 	partial  bool
 	reasons  []Reason
 	warnings []Warning
+	// countsHeld: the overall counts hold (omitted or errored cases over
+	// their maximum), so the overall row's status is hold whatever its rate.
+	countsHeld bool
 }
 
 func (d *decider) hold(r Reason)  { d.reasons = append(d.reasons, r) }
@@ -329,6 +332,7 @@ func (d *decider) omitted(c Counts) {
 	msg := fmt.Sprintf("%d intended %s omitted, max_omitted is %d: %s",
 		c.Omitted, plural(c.Omitted, "case", "cases"), d.g.MaxOmitted, strings.Join(parts, "; "))
 	if c.Omitted > d.g.MaxOmitted {
+		d.countsHeld = true
 		d.hold(Reason{Code: ReasonOmittedCases, CaseIDs: d.t.overall.omitted.ids, Message: msg})
 	} else {
 		d.warn(Warning{Code: WarnOmittedCases, Message: msg})
@@ -345,6 +349,7 @@ func (d *decider) errored(c Counts) {
 	msg := fmt.Sprintf("%d %s could not be graded, max_errors is %d: %s",
 		c.Errored, plural(c.Errored, "case", "cases"), d.g.MaxErrors, strings.Join(e.parts(), "; "))
 	if c.Errored > d.g.MaxErrors {
+		d.countsHeld = true
 		d.hold(Reason{Code: ReasonUnevaluableCases, CaseIDs: e.ids, Message: msg})
 	} else {
 		d.warn(Warning{Code: WarnUnevaluableCases, Message: msg})
@@ -541,10 +546,15 @@ func (d *decider) sliceMeasures(sr *SliceResult, rule manifest.SliceRule, g *gro
 	return out
 }
 
-// overall judges the overall pass rate.
+// overall judges the overall pass rate. The overall row's status is that
+// of every rule it is judged by: a row whose errored or omitted count is over
+// its maximum holds, whatever its rate.
 func (d *decider) overall() Overall {
 	r := d.t.overall.rate(d.family())
 	o := Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: VerdictPass, Aggregation: AggregationRow}
+	if d.countsHeld {
+		o.Status = VerdictHold
+	}
 	if d.family() {
 		o.Aggregation, o.Families = AggregationFamily, d.t.overall.familyCount()
 	}
@@ -561,7 +571,9 @@ func (d *decider) overall() Overall {
 		return o
 	}
 	if d.partial {
-		o.Status = StatusWarn
+		if o.Status == VerdictPass {
+			o.Status = StatusWarn
+		}
 		d.warn(Warning{Code: WarnOverallBelow, Message: msg + " (in this shard)"})
 		return o
 	}
