@@ -202,6 +202,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 		Findings:         findings,
 		DigestMismatches: compareDigests(m, first.Digests, true),
 		MutationScore:    mutation,
+		Survivors:        first.MutationSurvivors, // only shard 1 mutation-tests
 		Determinism:      mergeDeterminism(sorted),
 		Shard:            Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,

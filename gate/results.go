@@ -67,6 +67,9 @@ type Results struct {
 	// MutationExcluded lists the lines no-mutate pragmas kept from the
 	// mutation test that measured MutationScore, each with its reason.
 	MutationExcluded []MutationExclusion `json:"mutation_excluded,omitempty"`
+	// MutationSurvivors lists the mutants no canary or labeled case noticed
+	// in the test that measured MutationScore.
+	MutationSurvivors []SurvivingMutant `json:"mutation_survivors,omitempty"`
 	// Determinism is the determinism check (gate.determinism), when one ran.
 	Determinism *Determinism `json:"determinism,omitempty"`
 	// Hosted is the local-versus-hosted parity of the canaries when `canary

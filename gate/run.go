@@ -50,6 +50,8 @@ type Options struct {
 	// MutationScore is the grader's mutation score when the caller measured
 	// it; nil otherwise.
 	MutationScore *float64
+	// MutationSurvivors are the mutants that measurement left alive.
+	MutationSurvivors []SurvivingMutant
 	// SpoolDir, when set, streams the case rows to a file there (unlinked
 	// at once) and keeps in Results.Cases only the rows the reports show,
 	// so that memory does not grow with the dataset; Results.WriteJSON
@@ -151,6 +153,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		Canaries:         canaries,
 		DigestMismatches: mismatches,
 		MutationScore:    opts.MutationScore,
+		Survivors:        opts.MutationSurvivors,
 		Shard:            shard,
 		CanariesOnly:     opts.CanariesOnly,
 		Unsandboxed:      sandbox.Unsandboxed,
@@ -299,7 +302,18 @@ func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version st
 		Canaries:      nonNil(ev.Canaries),
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,
+		// The survivors are reported with the score that counts them.
+		MutationSurvivors: survivorsOf(ev),
 	}
+}
+
+// survivorsOf is the surviving mutants the results list: those of a measured
+// score, none otherwise.
+func survivorsOf(ev Evidence) []SurvivingMutant {
+	if ev.MutationScore == nil {
+		return nil
+	}
+	return ev.Survivors
 }
 
 // versions records what produced the results.

@@ -30,6 +30,8 @@ type Evidence struct {
 	DigestMismatches []DigestMismatch
 	// MutationScore is the grader's mutation score; nil when not measured.
 	MutationScore *float64
+	// Survivors are the mutants that score left alive.
+	Survivors []SurvivingMutant
 	// Determinism is the determinism check; nil when none ran.
 	Determinism *Determinism
 	// Shard is the part of the cases graded; Count > 1 makes the verdict
@@ -304,9 +306,29 @@ func (d *decider) mutation() {
 		d.warn(Warning{Code: WarnMutationNotMeasured, Message: fmt.Sprintf(
 			"gate.min_mutation_score is %s but this run did not mutation-test the grader", rate(*least))})
 	case *got < *least-rateEpsilon:
-		d.hold(Reason{Code: ReasonMutantsSurvived, Message: fmt.Sprintf(
-			"mutation score %s is below gate.min_mutation_score %s", rate(shown(*got, *least)), rate(*least))})
+		msg := fmt.Sprintf("mutation score %s is below gate.min_mutation_score %s", rate(shown(*got, *least)), rate(*least))
+		if n := len(d.ev.Survivors); n > 0 {
+			msg += fmt.Sprintf("; %d %s survived: %s", n, plural(n, "mutant", "mutants"), survivorList(d.ev.Survivors, maxSurvivorsInReason))
+		}
+		d.hold(Reason{Code: ReasonMutantsSurvived, Message: msg})
 	}
+}
+
+// survivorList names the first n surviving mutants by line and operator.
+func survivorList(ms []SurvivingMutant, n int) string {
+	var parts []string
+	for i, m := range ms {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("%d more", len(ms)-n))
+			break
+		}
+		where := fmt.Sprintf("line %d", m.Line)
+		if m.Part != "" {
+			where = m.Part + " " + where
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", where, m.Operator, m.Diff))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // extraRows warns that the dataset has more rows than it says it intends.

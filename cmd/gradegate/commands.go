@@ -693,6 +693,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		findings = append(findings, mutFindings...)
 		if mutation != nil {
 			opts.MutationScore = &mutation.Score
+			opts.MutationSurvivors = mutation.Survivors(s.m.Path(s.m.Grader.Source))
 			mutationExcluded = mutation.Excluded
 		}
 		opts.SpoolDir = os.TempDir()

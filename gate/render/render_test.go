@@ -83,7 +83,7 @@ func TestHuman(t *testing.T) {
 
 func TestHumanSections(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Human(&buf, holdResult(), Options{}); err != nil {
+	if err := Human(&buf, holdResult(), Options{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -94,9 +94,9 @@ func TestHumanSections(t *testing.T) {
 		{"sandbox line", "sandbox: uid=60001 seccomp=on landlock=abi7 rlimits=on\n"},
 		{"overall below its minimum", "85.7%"},
 		{"error with grader line", "KeyError: 'expected_total_cents'"},
-		{"more cases than shown", "… and 2 more in the results JSON"},
+		{"more cases than shown", "… and 2 more (write every row with --results FILE)"},
 		{"hold finding", "grader.py:3: import_not_in_image: import requests: requests is not in image 2025-05-08"},
-		{"warn findings counted", "1 finding of severity warn"},
+		{"warn findings counted", "(and 1 finding of severity warn, under Warnings)"},
 		{"reason case ids", "cases: cancel-shipped-005, conflict-003, happy-004, happy-007, happy-009 and 1 more"},
 		{"multi-line message on one line", "'USD|EUR mismatch'"},
 	}
@@ -179,8 +179,8 @@ func TestMarkdownEscapes(t *testing.T) {
 	// Every table row keeps its column count: no cell leaks a bare "|".
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "| ") && strings.Contains(line, "USD") {
-			if n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"); n != 8 {
-				t.Errorf("row has %d bars, want 8: %s", n, line)
+			if n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"); n != 6 {
+				t.Errorf("row has %d bars, want 6: %s", n, line)
 			}
 		}
 	}
@@ -207,7 +207,7 @@ func TestMarkdownCut(t *testing.T) {
 		{name: "check run limit", res: hugeResult, maxBytes: MaxCheckRunSummary, cut: true},
 	}
 	always := []string{"## ❌ HOLD — order-summary", "### Reasons (6)", "`canary_failed`", "`overall_below_threshold`",
-		"| slice | rule | intended |"}
+		"| slice | rule | graded |"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := MarkdownOptions{MaxBytes: tt.maxBytes, RunURL: runURL}
@@ -222,7 +222,7 @@ func TestMarkdownCut(t *testing.T) {
 			if got := strings.Contains(out, "Cut to fit"); got != tt.cut && tt.maxBytes >= 100 {
 				t.Errorf("cut note present = %v, want %v", got, tt.cut)
 			}
-			if tt.cut && tt.maxBytes >= 600 && !strings.Contains(out, "The full results are in the results JSON") {
+			if tt.cut && tt.maxBytes >= 600 && !strings.Contains(out, "The full results are written by --results FILE") {
 				t.Error("cut note does not point at the results JSON")
 			}
 			keep := always
