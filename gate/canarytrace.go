@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
 // traceCanaries grades every failed canary that returned a score once more,
-// traced (Task.Trace), and names in its result the grader line whose return
+// traced (grading.Task.Trace), and names in its result the grader line whose return
 // produced the score, with the lint finding on that line. The replay comes
 // after the canary was judged blind among the cases, so a grader that
 // notices the hook cannot change the verdict; a replay that scores
 // differently is left unexplained. Under the batch contract nothing is
 // traced: grade_batch scores many samples in one return.
-func traceCanaries(ctx context.Context, m *manifest.Manifest, r Runner, canaries []CanaryResult, findings []manifest.Finding) error {
+func traceCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner, canaries []results.CanaryResult, findings []manifest.Finding) error {
 	if m.Grader.Contract == "batch" || m.Grader.Judge != nil {
 		return nil
 	}
@@ -26,14 +28,14 @@ func traceCanaries(ctx context.Context, m *manifest.Manifest, r Runner, canaries
 	for i := range canaries {
 		cr := &canaries[i]
 		c, ok := byName[cr.Name]
-		if cr.Status == StatusPass || cr.Class != ClassOK || cr.Got == nil || !ok {
+		if cr.Status == results.StatusPass || cr.Class != grading.ClassOK || cr.Got == nil || !ok {
 			continue
 		}
-		o, err := GradeTasks(ctx, r, []Task{{ID: c.Name, Sample: c.Sample, Item: c.Item, Trace: true}})
+		o, err := grading.GradeTasks(ctx, r, []grading.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item, Trace: true}})
 		if err != nil {
 			return fmt.Errorf("tracing canary %s: %w", c.Name, err)
 		}
-		if o[0].Class != ClassOK || o[0].Score == nil || *o[0].Score != *cr.Got || o[0].ReturnLine <= 0 {
+		if o[0].Class != grading.ClassOK || o[0].Score == nil || *o[0].Score != *cr.Got || o[0].ReturnLine <= 0 {
 			continue
 		}
 		cr.ReturnLine = o[0].ReturnLine

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // Cuts that keep the default tables within 100 columns (a terminal of that
@@ -23,7 +23,7 @@ const (
 
 // failing says what keeps a row from a clean pass, in words: "1 failed, 2
 // errored, 1 false pass"; "" when nothing does.
-func failing(s gate.SliceResult) string {
+func failing(s results.SliceResult) string {
 	var parts []string
 	add := func(n int, what string) {
 		if n > 0 {
@@ -39,7 +39,7 @@ func failing(s gate.SliceResult) string {
 
 // humanLabel is a case's human label as a table shows it: 1 or 0, "" when
 // the case has none.
-func humanLabel(c gate.CaseResult) string {
+func humanLabel(c results.CaseResult) string {
 	if c.HumanScore == nil {
 		return ""
 	}
@@ -49,10 +49,10 @@ func humanLabel(c gate.CaseResult) string {
 // caseWhy is the narrow worst-cases table's account of a case: its class and
 // message for an error, its omission reason, or its score for a fail, with
 // the grader line where there is one.
-func caseWhy(c gate.CaseResult) string {
+func caseWhy(c results.CaseResult) string {
 	var s string
 	switch {
-	case c.Status == gate.StatusOmitted:
+	case c.Status == results.StatusOmitted:
 		s = c.Reason
 	case c.Error != nil:
 		s = string(c.Class) + ": " + errorText(c.Error)
@@ -76,7 +76,7 @@ func moreRows(n int, resultsFile string) string {
 
 // survivorText is one surviving mutant for a list: where, what changed, and
 // the canary that would notice.
-func survivorText(m gate.SurvivingMutant) (head, kill string) {
+func survivorText(m results.SurvivingMutant) (head, kill string) {
 	where := fmt.Sprintf("line %d", m.Line)
 	if m.Part != "" {
 		where = m.Part + " " + where

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // TestDefaultTablesFit: the default slice and worst-cases tables keep to 100
@@ -14,10 +15,10 @@ import (
 func TestDefaultTablesFit(t *testing.T) {
 	res := holdResult()
 	long := strings.Repeat("a_very_long_slice_name_", 4)
-	res.Slices = append(res.Slices, gate.SliceResult{Name: long, Mandatory: true, Counts: gate.Counts{Intended: 9, Graded: 5, Failed: 2, Errored: 1, Omitted: 1},
-		FalsePass: 1, MinPassRate: 1, Status: gate.VerdictHold})
-	res.Cases = append(res.Cases, gate.CaseResult{CaseID: strings.Repeat("case-", 20), Slices: []string{long, long}, Status: gate.StatusError,
-		Class: gate.ClassGraderException, Error: &gate.CaseError{Class: gate.ClassGraderException, Message: strings.Repeat("boom ", 40), Line: 7}})
+	res.Slices = append(res.Slices, results.SliceResult{Name: long, Mandatory: true, Counts: results.Counts{Intended: 9, Graded: 5, Failed: 2, Errored: 1, Omitted: 1},
+		FalsePass: 1, MinPassRate: 1, Status: results.VerdictHold})
+	res.Cases = append(res.Cases, results.CaseResult{CaseID: strings.Repeat("case-", 20), Slices: []string{long, long}, Status: results.StatusError,
+		Class: grading.ClassGraderException, Error: &grading.CaseError{Class: grading.ClassGraderException, Message: strings.Repeat("boom ", 40), Line: 7}})
 	section := func(out, title string) []string {
 		_, rest, _ := strings.Cut(out, "\n"+title)
 		block, _, _ := strings.Cut(rest, "\n\n")

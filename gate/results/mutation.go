@@ -1,0 +1,37 @@
+package results
+
+// MutationExclusion is one grader line a "# gradegate: no-mutate: <why>"
+// pragma keeps from being mutation-tested, as the mutation report and the
+// results list it: an exclusion is never silent.
+type MutationExclusion struct {
+	// Part names the python sub-grader of a multi grader whose source the
+	// line is in, when the grader has more than one; "" otherwise.
+	Part string `json:"part,omitempty"`
+	Line int    `json:"line"`
+	// Reason is the text after "no-mutate:"; empty when the pragma gives
+	// none, and then the line's mutants count as survivors.
+	Reason string `json:"reason"`
+	// Mutants is how many mutation sites the pragma hides.
+	Mutants int `json:"mutants"`
+	// Code is the excluded line, trimmed.
+	Code string `json:"code"`
+}
+
+// Unexcused reports whether the pragma gives no reason.
+func (e MutationExclusion) Unexcused() bool { return e.Reason == "" }
+
+// SurvivingMutant is one change to the grader that no canary and no labeled
+// case noticed: the evidence behind mutants_survived, listed in every report
+// and annotated at its line.
+type SurvivingMutant struct {
+	ID   string `json:"id"` // m01, … as gradegate mutate numbers them
+	Part string `json:"part,omitempty"`
+	// File is the grader source the line is in, as the manifest names it.
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Operator string `json:"operator"`
+	// Diff is the line before and after: "- a or b / + a and b".
+	Diff string `json:"diff"`
+	// Kill says what kind of canary would notice the change.
+	Kill string `json:"kill"`
+}
