@@ -3,6 +3,7 @@ package verdict
 import (
 	"cmp"
 	"fmt"
+	"github.com/gradegate/gradegate/canary/hosted"
 	"math"
 	"slices"
 	"strings"
@@ -47,6 +48,19 @@ type Evidence struct {
 	// Tally, when set, holds the case rows already folded in (a streamed
 	// run); Cases is then not read.
 	Tally *Tally
+	// Judge is what a model grader's calls cost (nil for none), and
+	// JudgeLint the model grader lint's findings, which the judge rule
+	// weighs (they are reported after Findings).
+	Judge     *results.JudgeUsage
+	JudgeLint []manifest.Finding
+	// Hosted is the canaries' parity with OpenAI's hosted grader (canary
+	// --hosted), and HostedErr why the hosted run could not finish; both
+	// nil when none ran.
+	Hosted    *hosted.Report
+	HostedErr error
+	// Notes are findings reported after every other and weighed by no
+	// rule (a determinism check that could not ask the model again).
+	Notes []manifest.Finding
 }
 
 // Verdict is what Decide concludes.
@@ -149,8 +163,10 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		d.warn(results.Warning{Code: WarnPartialShard, Message: fmt.Sprintf(
 			"shard %s grades part of the cases: pass rates, slice sizes and controls are decided by gradegate merge", ev.Shard)})
 	}
+	d.judge()
 	d.digests()
 	d.canaries()
+	d.hosted()
 	d.findings()
 	d.mutation()
 	d.determinism()
