@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -29,18 +27,21 @@ type Options struct {
 	ResultsFile string
 }
 
-// ColorEnabled reports whether output written to f should be colored: not
-// when NO_COLOR is set to anything (https://no-color.org), not for TERM=dumb,
-// and only when f is a terminal.
-func ColorEnabled(getenv func(string) string, f *os.File) bool {
-	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+// ColorEnabled reports whether output to a terminal-or-not should be
+// colored by the conventions of the environment: never when NO_COLOR is set
+// to anything (https://no-color.org); always when CLICOLOR_FORCE is set to
+// anything but 0 (https://bixense.com/clicolors); never for TERM=dumb;
+// otherwise only on a terminal.
+func ColorEnabled(getenv func(string) string, terminal bool) bool {
+	switch {
+	case getenv("NO_COLOR") != "":
+		return false
+	case getenv("CLICOLOR_FORCE") != "" && getenv("CLICOLOR_FORCE") != "0":
+		return true
+	case getenv("TERM") == "dumb":
 		return false
 	}
-	if f == nil {
-		return false
-	}
-	fd := f.Fd()
-	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+	return terminal
 }
 
 // palette holds the colors of one rendering. Each color is switched on or off

@@ -424,11 +424,6 @@ func TestFormatFinding(t *testing.T) {
 }
 
 func TestColorEnabled(t *testing.T) {
-	file, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
 	env := func(kv ...string) func(string) string {
 		return func(k string) string {
 			for i := 0; i+1 < len(kv); i += 2 {
@@ -440,19 +435,22 @@ func TestColorEnabled(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name   string
-		getenv func(string) string
-		f      *os.File
-		want   bool
+		name     string
+		getenv   func(string) string
+		terminal bool
+		want     bool
 	}{
-		{"no file", env(), nil, false},
-		{"not a terminal", env("TERM", "xterm-256color"), file, false},
-		{"NO_COLOR", env("NO_COLOR", "1"), file, false},
-		{"dumb terminal", env("TERM", "dumb"), file, false},
+		{"a terminal", env("TERM", "xterm-256color"), true, true},
+		{"not a terminal", env("TERM", "xterm-256color"), false, false},
+		{"NO_COLOR on a terminal", env("NO_COLOR", "1"), true, false},
+		{"dumb terminal", env("TERM", "dumb"), true, false},
+		{"CLICOLOR_FORCE into a pipe", env("CLICOLOR_FORCE", "1"), false, true},
+		{"CLICOLOR_FORCE=0 forces nothing", env("CLICOLOR_FORCE", "0"), false, false},
+		{"NO_COLOR wins over CLICOLOR_FORCE", env("NO_COLOR", "1", "CLICOLOR_FORCE", "1"), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ColorEnabled(tt.getenv, tt.f); got != tt.want {
+			if got := ColorEnabled(tt.getenv, tt.terminal); got != tt.want {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
