@@ -170,11 +170,14 @@ func (s *Suite) PythonChecks(ctx context.Context, python, image string) ([]manif
 		return nil, fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err)
 	}
 	s.python = py
-	var pkgs *manifest.Finding
+	var missing []lint.Package
 	var pkgErr error
 	var checking sync.WaitGroup
-	checking.Go(func() { pkgs, pkgErr = lint.ImagePackagesFinding(ctx, py.Executable, s.Manifest) })
-	findings, err := s.lint(ctx, image)
+	if s.Manifest.Grader.Judge == nil {
+		checking.Go(func() { missing, pkgErr = lint.MissingImagePackages(ctx, py.Executable, s.Manifest.Grader.ImageTag) })
+	}
+	var imported []string
+	findings, err := s.lint(ctx, image, lint.ImportsInto(&imported))
 	checking.Wait()
 	if err != nil {
 		return nil, err
@@ -182,8 +185,8 @@ func (s *Suite) PythonChecks(ctx context.Context, python, image string) ([]manif
 	if pkgErr != nil {
 		return nil, pkgErr
 	}
-	if pkgs != nil {
-		findings = append(findings, *pkgs)
+	if f := lint.ImagePackagesFinding(py.Executable, s.Manifest, missing, imported); f != nil {
+		findings = append(findings, *f)
 	}
 	return findings, nil
 }

@@ -54,8 +54,9 @@ const (
 type Option func(*options)
 
 type options struct {
-	hosted bool
-	image  ActionImage
+	hosted  bool
+	image   ActionImage
+	imports *[]string // ImportsInto
 }
 
 // ForHosted adds the checks that only matter when the canaries also run on
@@ -176,6 +177,13 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 		add(f.Code, sev, f.Line, msg)
 	}
 	found = append(found, importFindings(out.Imports, file, tag, o.image)...)
+	if o.imports != nil {
+		for _, im := range out.Imports {
+			if top, _, _ := strings.Cut(im.Module, "."); im.Level == 0 && top != "" && !slices.Contains(*o.imports, top) {
+				*o.imports = append(*o.imports, top)
+			}
+		}
+	}
 	sortFindings(found)
 	return found, nil
 }
