@@ -164,8 +164,8 @@ func (s *Suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // PythonChecks are validate's checks of a Python grader: the lint, and
 // whether the interpreter can import the image tag's packages. The two run
 // at once, each in a process of its own.
-func (s *Suite) PythonChecks(ctx context.Context, python, image string) ([]manifest.Finding, error) {
-	py, err := worker.ResolvePython(ctx, python)
+func (s *Suite) PythonChecks(ctx context.Context, h *Host, python, image string) ([]manifest.Finding, error) {
+	py, err := h.GradingPython(ctx, python)
 	if err != nil {
 		return nil, fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err)
 	}

@@ -209,7 +209,7 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	var lintFindings []manifest.Finding
 	var lintErr error
 	if s.Manifest.Grader.Judge == nil {
-		pyChecks.Go(func() { lintFindings, lintErr = s.PythonChecks(pyCtx, python, a.getenv(imageEnv)) })
+		pyChecks.Go(func() { lintFindings, lintErr = s.PythonChecks(pyCtx, a.host, python, a.getenv(imageEnv)) })
 	}
 	// One pass over the dataset: the contract checks and what a run would
 	// omit, without keeping the rows.
