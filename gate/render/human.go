@@ -357,15 +357,22 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 		return nil
 	}
 	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(res.Canaries)))
-	t := newTable(ew,
-		[]string{"canary", "expect", "got", "class", "status", "message"},
-		[]tw.Align{left, right, right, left, left, left})
+	header := []string{"canary", "expect", "got", "class", "message"}
+	t := newTable(ew, header, []tw.Align{left, right, right, left, left})
 	var rows [][]string
 	for _, c := range failed {
 		rows = append(rows, []string{
-			oneLine(c.Name), expectText(c), score(c.Got), oneLine(string(c.Class)), p.status(c.Status),
-			cut(oneLine(canaryMessage(c)), humanCellRunes),
+			cut(oneLine(c.Name), narrowCaseRunes), expectText(c), score(c.Got), oneLine(string(c.Class)), oneLine(canaryMessage(c)),
 		})
+	}
+	// Every row failed, so no status column; the message gets what the
+	// other columns leave of the width (the full text is among the reasons).
+	room := narrowWidth - tableFrame(len(header))
+	for col := range len(header) - 1 {
+		room -= columnRunes(header, rows, col)
+	}
+	for _, r := range rows {
+		r[4] = cut(r[4], max(room, narrowWhyRunes))
 	}
 	if err := renderTable(t, rows); err != nil {
 		return err
