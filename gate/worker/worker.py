@@ -593,7 +593,7 @@ class Worker:
         a case: the hook costs a call per Python function call. Returns
         inside the grader's file are watched; the value is followed back
         through returns that hand on the very same object (grade returning
-        a helper's result), to the first of them.
+        another function's result), to the first of them.
         """
         name = self.name
         # (line, value, caller) of the latest returns that handed one object

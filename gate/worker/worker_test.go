@@ -829,7 +829,7 @@ def grade(sample, item):
 }
 
 // TestTraceReturnLine: a traced task names the grader line whose return
-// produced the score, followed back through helpers that hand the same
+// produced the score, followed back through functions that hand the same
 // value on; an untraced task names none.
 func TestTraceReturnLine(t *testing.T) {
 	src := `def parse(text):
@@ -842,7 +842,7 @@ def same(x):
     return x
 
 def grade(sample, item):
-    if sample.get("mode") == "helper":
+    if sample.get("mode") == "nested":
         return same(parse(sample["text"]))
     if sample.get("mode") == "dict":
         return {"scores": {"score": 0.0}}  # LINE dict
@@ -856,12 +856,12 @@ def grade(sample, item):
 		trace  bool
 		want   int
 	}{
-		{"a helper's handler, through a second helper", map[string]any{"mode": "helper", "text": "x"}, true, lineOf(src, "LINE handler")},
-		{"a helper's computed value", map[string]any{"mode": "helper", "text": "0.25"}, true, lineOf(src, "return float(text)")},
+		{"a handler in a function, through a second function", map[string]any{"mode": "nested", "text": "x"}, true, lineOf(src, "LINE handler")},
+		{"a function's computed value", map[string]any{"mode": "nested", "text": "0.25"}, true, lineOf(src, "return float(text)")},
 		{"a dict", map[string]any{"mode": "dict"}, true, lineOf(src, "LINE dict")},
 		{"grade's own return", map[string]any{}, true, lineOf(src, "LINE direct")},
 		{"a raise has a line of its own, not a return line", map[string]any{"mode": "raise"}, true, 0},
-		{"untraced", map[string]any{"mode": "helper", "text": "x"}, false, 0},
+		{"untraced", map[string]any{"mode": "nested", "text": "x"}, false, 0},
 	}
 	p := newPool(t, python(t), src, nil)
 	for _, tt := range tests {
