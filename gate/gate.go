@@ -126,8 +126,9 @@ type gateRun struct {
 	findings []manifest.Finding
 	sample   *DeterminismSample
 
-	mutation         *float64
-	mutationExcluded []results.MutationExclusion
+	mutation          *float64
+	mutationExcluded  []results.MutationExclusion
+	mutationSurvivors []results.SurvivingMutant
 
 	ev        *evidence
 	hostedErr error
@@ -265,6 +266,7 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 	if mutation != nil {
 		g.mutation = &mutation.Score
 		g.mutationExcluded = mutation.Excluded
+		g.mutationSurvivors = mutation.Survivors(g.s.Manifest.Path(g.s.Manifest.Grader.Source))
 	}
 	return nil
 }
@@ -291,6 +293,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 	g.sample = sample
 	if !o.CanariesOnly {
 		opts.MutationScore = g.mutation
+		opts.MutationSurvivors = g.mutationSurvivors
 		opts.SpoolDir = o.SpoolDir
 		if opts.Progress = o.Progress; opts.Progress != nil {
 			opts.Rows = digest.CountRows(s.FS, s.Manifest.Path(s.Manifest.Dataset.Path))

@@ -398,6 +398,22 @@ func (a *Host) Python(ctx context.Context, sb *sandbox.Sandbox, name string) (wo
 	return a.reachablePython(ctx, sb, name, py, err)
 }
 
+// GradingPython is the interpreter a grading command would grade with,
+// for the commands that only check the grader (validate): the same one, so
+// that what validate lints and imports is what run grades with.
+func (a *Host) GradingPython(ctx context.Context, name string) (worker.Python, error) {
+	sb, err := sandbox.New()
+	if err != nil {
+		// No network boundary here: the grading commands refuse to grade,
+		// and the interpreter is checked as --unsandboxed would use it.
+		if sb, err = sandbox.New(sandbox.WithUnsandboxed(true)); err != nil {
+			return worker.Python{}, fmt.Errorf("the sandbox: %w", err)
+		}
+	}
+	defer sb.Close()
+	return a.Python(ctx, sb, name)
+}
+
 // reachablePython is python for an interpreter already resolved (py, or
 // the error resolving it).
 func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name string, py worker.Python, err error) (worker.Python, error) {
@@ -422,7 +438,7 @@ func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name st
 			continue
 		}
 		if !a.pythonNoted {
-			fmt.Fprintf(a.stderr, "gradegate: grading with %s (Python %s): %v\n", alt.Executable, alt.Version, reach)
+			fmt.Fprintf(a.stderr, "gradegate: Python %s (%s): the grader uids cannot reach %s (--python names another)\n", alt.Version, alt.Executable, py.Executable)
 			a.pythonNoted = true
 		}
 		return alt, nil

@@ -117,6 +117,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		Findings:         findings,
 		DigestMismatches: digest.CompareDigests(m, first.Digests, true),
 		MutationScore:    mutation,
+		Survivors:        first.MutationSurvivors, // only shard 1 mutation-tests
 		Determinism:      mergeDeterminism(sorted, m.Gate.Confidence.Level),
 		Shard:            shard.Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,

@@ -49,6 +49,8 @@ type Options struct {
 	// MutationScore is the grader's mutation score when the caller measured
 	// it; nil otherwise.
 	MutationScore *float64
+	// MutationSurvivors are the mutants that measurement left alive.
+	MutationSurvivors []results.SurvivingMutant
 	// SpoolDir, when set, streams the case rows to a file there (unlinked
 	// at once) and keeps in Results.Cases only the rows the reports show,
 	// so that memory does not grow with the dataset; Results.WriteJSON
@@ -187,6 +189,9 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		if canaries, err = runCanaries(ctx, m, r); err != nil {
 			return nil, err
 		}
+		if err := traceCanaries(ctx, m, r, canaries, in.Findings); err != nil {
+			return nil, err
+		}
 	}
 
 	sandbox := r.Sandbox()
@@ -194,6 +199,7 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		Canaries:         canaries,
 		DigestMismatches: mismatches,
 		MutationScore:    opts.MutationScore,
+		Survivors:        opts.MutationSurvivors,
 		Shard:            shard,
 		CanariesOnly:     opts.CanariesOnly,
 		Unsandboxed:      sandbox.Unsandboxed,
@@ -235,6 +241,9 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 			placed.Record(i, o[0])
 		}
 		ev.Canaries = placed.Results()
+		if err := traceCanaries(ctx, m, r, ev.Canaries, in.Findings); err != nil {
+			return nil, err
+		}
 	}
 	ev.Tally = g.tally
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
@@ -349,7 +358,18 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Determinism:   ev.Determinism,
 		Hosted:        ev.Hosted,
 		Judge:         ev.Judge,
+		// The survivors are reported with the score that counts them.
+		MutationSurvivors: survivorsOf(ev),
 	}
+}
+
+// survivorsOf is the surviving mutants the results list: those of a measured
+// score, none otherwise.
+func survivorsOf(ev verdict.Evidence) []results.SurvivingMutant {
+	if ev.MutationScore == nil {
+		return nil
+	}
+	return ev.Survivors
 }
 
 // versions records what produced the results.

@@ -314,7 +314,8 @@ func TestRunHolds(t *testing.T) {
 				if !strings.Contains(res.Reasons[0].Message, "boolean-total-one-cent") {
 					t.Errorf("reason = %+v", res.Reasons[0])
 				}
-				if len(r.calls) != 1 || res.Counts.Graded != 10 {
+				// The stream, then the failed canary's traced replay alone.
+				if len(r.calls) != 2 || res.Counts.Graded != 10 || fmt.Sprint(r.calls[1]) != "[boolean-total-one-cent]" {
 					t.Errorf("calls = %v, counts = %+v: grading must go on", r.calls, res.Counts)
 				}
 			},

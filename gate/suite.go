@@ -192,17 +192,20 @@ func (s *Suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // PythonChecks are validate's checks of a Python grader: the lint, and
 // whether the interpreter can import the image tag's packages. The two run
 // at once, each in a process of its own.
-func (s *Suite) PythonChecks(ctx context.Context, python, image string) ([]manifest.Finding, error) {
-	py, err := worker.ResolvePython(ctx, python)
+func (s *Suite) PythonChecks(ctx context.Context, h *Host, python, image string) ([]manifest.Finding, error) {
+	py, err := h.GradingPython(ctx, python)
 	if err != nil {
 		return nil, fmt.Errorf("the grader lint needs Python (--python, GRADEGATE_PYTHON): %w", err)
 	}
 	s.python = py
-	var pkgs *manifest.Finding
+	var missing []lint.Package
 	var pkgErr error
 	var checking sync.WaitGroup
-	checking.Go(func() { pkgs, pkgErr = lint.ImagePackagesFinding(ctx, py.Executable, s.Manifest) })
-	findings, err := s.lint(ctx, image)
+	if s.Manifest.Grader.Judge == nil {
+		checking.Go(func() { missing, pkgErr = lint.MissingImagePackages(ctx, py.Executable, s.Manifest.Grader.ImageTag) })
+	}
+	var imported []string
+	findings, err := s.lint(ctx, image, lint.ImportsInto(&imported))
 	checking.Wait()
 	if err != nil {
 		return nil, err
@@ -210,8 +213,8 @@ func (s *Suite) PythonChecks(ctx context.Context, python, image string) ([]manif
 	if pkgErr != nil {
 		return nil, pkgErr
 	}
-	if pkgs != nil {
-		findings = append(findings, *pkgs)
+	if f := lint.ImagePackagesFinding(py.Executable, s.Manifest, missing, imported); f != nil {
+		findings = append(findings, *f)
 	}
 	return findings, nil
 }

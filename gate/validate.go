@@ -35,7 +35,7 @@ func (a *Host) Validate(ctx context.Context, s *Suite, python, image string) (*r
 	var lintFindings []manifest.Finding
 	var lintErr error
 	if s.Manifest.Grader.Judge == nil {
-		pyChecks.Go(func() { lintFindings, lintErr = s.PythonChecks(pyCtx, python, image) })
+		pyChecks.Go(func() { lintFindings, lintErr = s.PythonChecks(pyCtx, a, python, image) })
 	}
 	// One pass over the dataset: the contract checks and what a run would
 	// omit, without keeping the rows.

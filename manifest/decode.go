@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,6 +115,18 @@ func contains(list []string, s string) bool {
 // suggest names the allowed key closest to a misspelt one, when one is close
 // enough to be what the user meant.
 func suggest(key string, allowed []string) string {
+	if best := closest(key, allowed); best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return ""
+}
+
+// closest is the one of allowed that key most likely means, or "": the
+// nearest by edit distance when it is near enough (a typo), else the one
+// allowed key that key is a word-part of (threshold → pass_threshold,
+// timeout → timeout_seconds), else the key that other tools' name for the
+// same thing stands for (file → path, digest → sha256).
+func closest(key string, allowed []string) string {
 	best, bestDist := "", math.MaxInt
 	for _, a := range allowed {
 		if d := editDistance(key, a); d < bestDist {
@@ -121,9 +134,31 @@ func suggest(key string, allowed []string) string {
 		}
 	}
 	if best != "" && bestDist <= max(2, len(key)/3) {
-		return fmt.Sprintf(" (did you mean %s?)", best)
+		return best
+	}
+	var parts []string
+	for _, a := range allowed {
+		if key != "" && (strings.HasPrefix(a, key+"_") || strings.HasSuffix(a, "_"+key)) {
+			parts = append(parts, a)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	if to, ok := synonyms()[strings.ToLower(key)]; ok && slices.Contains(allowed, to) {
+		return to
 	}
 	return ""
+}
+
+// synonyms maps what other tools call a key to gradegate's name for it.
+func synonyms() map[string]string {
+	return map[string]string{
+		"file": "path", "filename": "path", "file_path": "path", "filepath": "path", "location": "path",
+		"digest": "sha256", "hash": "sha256", "checksum": "sha256", "sha": "sha256", "sha_256": "sha256",
+		"script": "source", "code": "source", "file_name": "path",
+		"timeout": "timeout_seconds", "memory": "memory_mb",
+	}
 }
 
 func editDistance(a, b string) int {
@@ -279,7 +314,7 @@ func (s *section) digest(key string) (string, bool) {
 		return "", false
 	}
 	if !ValidDigest(v) {
-		s.d.fail(s.node(key).Line, s.key(key), "must be 64 lowercase hex digits, optionally prefixed \"sha256:\", got %q", clip(v))
+		s.d.fail(s.node(key).Line, s.key(key), "must be 64 lowercase hex digits, optionally prefixed \"sha256:\", got %q: run `gradegate pin %s` to write the file's current digest", clip(v), s.d.file)
 		return "", false
 	}
 	return NormalizeDigest(v), true

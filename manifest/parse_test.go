@@ -331,6 +331,21 @@ func TestParseErrors(t *testing.T) {
 			want: []wantErr{{"gate.min_passrate", "min_passrate:", "did you mean min_pass_rate?"}},
 		},
 		{
+			name: "another tool's name for a key suggests gradegate's",
+			yaml: strings.Replace(minimal, "  path: cases.jsonl", "  file: cases.jsonl", 1),
+			want: []wantErr{{"dataset.path", "dataset:", "required key is missing"}, {"dataset.file", "file: cases.jsonl", "unknown key (did you mean path?)"}},
+		},
+		{
+			name: "a word-part of a key suggests the key",
+			yaml: strings.Replace(minimal, "  type: python", "  type: python\n  threshold: 0.5", 1),
+			want: []wantErr{{"grader.threshold", "threshold: 0.5", "unknown key (did you mean pass_threshold?)"}},
+		},
+		{
+			name: "a digest still to be pinned says how to pin it",
+			yaml: strings.Replace(minimal, `sha256: "`+hexA+`"`, "sha256: TODO", 1),
+			want: []wantErr{{"dataset.sha256", "sha256: TODO", "got \"TODO\": run `gradegate pin evals/x/gradegate.yaml` to write the file's current digest"}},
+		},
+		{
 			name: "unknown top-level key",
 			yaml: minimal + "graders: {}\n",
 			want: []wantErr{{"graders", "graders:", "did you mean grader?"}},
@@ -588,7 +603,7 @@ func TestParseErrors(t *testing.T) {
 			name: "canaries file without path",
 			yaml: minimal[:strings.Index(minimal, "canaries:")] + "canaries: {file: canaries.jsonl}\n",
 			want: []wantErr{
-				{"canaries.file", "canaries:", "unknown key; expected one of: path"},
+				{"canaries.file", "canaries:", "unknown key (did you mean path?); expected one of: path"},
 				{"canaries.path", "canaries:", "required key is missing"},
 			},
 		},

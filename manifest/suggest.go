@@ -7,3 +7,8 @@ package manifest
 func Suggest(name string, known []string) string {
 	return suggest(name, known)
 }
+
+// EditDistance is the Levenshtein distance between a and b, in bytes.
+func EditDistance(a, b string) int {
+	return editDistance(a, b)
+}

@@ -108,11 +108,14 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 	switch {
 	case out.results != nil:
 		res := out.results
-		md := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxStepSummaryBytes, RunURL: runURL})
+		// The action always writes a results file; a reader finds it as the
+		// step's results output (and as the artifact a workflow uploads).
+		const where = "the results file (the step's results output)"
+		md := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxStepSummaryBytes, RunURL: runURL, ResultsFile: where})
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(md) }))
 		checkURL, err = reportCheck(ctx, gh, getenv, in, posting{res: res}, runURL)
 		errs = append(errs, err)
-		commentMD := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: checkrun.MaxSummaryBytes, RunURL: runURL})
+		commentMD := render.MarkdownString(res, render.MarkdownOptions{MaxBytes: checkrun.MaxSummaryBytes, RunURL: runURL, ResultsFile: where})
 		errs = append(errs, reportComment(ctx, gh, getenv, in, checkName(in, posting{res: res}), commentMD, checkURL))
 		if res.Overall.PassRate != nil {
 			passRate = strconv.FormatFloat(*res.Overall.PassRate, 'f', 4, 64)

@@ -55,7 +55,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	opts := []checkrun.Option{
 		checkrun.WithDetailsURL(runURL),
 		checkrun.WithMarkdown(func(res *results.Results, maxBytes int) string {
-			return render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxBytes, RunURL: runURL})
+			return render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxBytes, RunURL: runURL, ResultsFile: "the results file (the step's results output)"})
 		}),
 		checkrun.WithFiles(suiteFiles(in.manifest)),
 		checkrun.WithPaths(repoPaths(getenv)),

@@ -28,6 +28,7 @@ type gradeFlags struct {
 	output      results.OutputLimits // --max-output
 	canarySeed  uint64
 	baseline    string // run --baseline: the base branch's results file
+	wide        bool   // --wide: every column of the terminal tables
 }
 
 // graderOptions are the flags that say how graders start.
@@ -40,6 +41,7 @@ func (g *gradeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	g.format = formatHuman
 	fs.Var(&g.format, "format", "stdout format: human, json or markdown")
 	fs.StringVar(&g.results, "results", "", "write the results JSON to this file")
+	fs.BoolVar(&g.wide, "wide", false, "human format: show every column of the slice and worst-cases tables (by default they fit 100 columns)")
 	g.workers = min(runtime.NumCPU(), maxWorkers)
 	fs.Var(positive{&g.workers, maxWorkers}, "workers", fmt.Sprintf("grader processes, 1 to %d; default: the number of CPUs", maxWorkers))
 	fs.BoolVar(&g.unsandboxed, "unsandboxed", false, "grade without the sandbox (every output says so)")
@@ -139,7 +141,7 @@ func (a *app) finish(name string, res *results.Results, f gradeFlags) outcome {
 			return a.failWith(name, o, err)
 		}
 	}
-	if err := a.render(res, f.format); err != nil {
+	if err := a.render(res, f); err != nil {
 		return a.failWith(name, o, err)
 	}
 	return o
@@ -153,18 +155,17 @@ func (a *app) failWith(name string, o outcome, err error) outcome {
 	return o
 }
 
-func (a *app) render(res *results.Results, f format) error {
-	switch f {
+// render writes the results on stdout in the --format asked for; rows a
+// report leaves out are said to be in the --results file, or that one
+// would hold them.
+func (a *app) render(res *results.Results, f gradeFlags) error {
+	switch f.format {
 	case formatJSON:
 		return res.WriteJSON(a.stdout)
 	case formatMarkdown:
-		return render.Markdown(a.stdout, res, render.MarkdownOptions{})
+		return render.Markdown(a.stdout, res, render.MarkdownOptions{ResultsFile: f.results})
 	}
-	return render.Human(a.stdout, res, a.colorOptions())
-}
-
-// colorOptions turns color on only for a terminal without NO_COLOR.
-func (a *app) colorOptions() render.Options {
-	file, ok := a.stdout.(*os.File)
-	return render.Options{Color: ok && render.ColorEnabled(a.getenv, file)}
+	opts := a.colorOptions()
+	opts.Wide, opts.ResultsFile = f.wide, f.results
+	return render.Human(a.stdout, res, opts)
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,9 @@ func newFlagSet(name string, _ io.Writer) *flag.FlagSet {
 // reported as every input error is, in the --format asked for when it was
 // parsed before the problem).
 func (a *app) parseFlags(fs *flag.FlagSet, args []string) (pos []string, done *outcome) {
+	if fs.Lookup("color") == nil {
+		fs.Var(&a.color, "color", "color the terminal output: auto, always or never (auto: on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE forces it)")
+	}
 	pos, err := parseInterleaved(fs, args)
 	if f := fs.Lookup("format"); f != nil {
 		a.format = format(f.Value.String())
@@ -65,27 +69,76 @@ func (a *app) parseFlags(fs *flag.FlagSet, args []string) (pos []string, done *o
 		}
 		return nil, &outcome{code: exitPass}
 	}
-	o := a.fail(name, &manifest.Error{Msg: fmt.Sprintf("%v (gradegate %s --help shows the usage)", err, name), Err: err})
+	o := a.fail(name, &manifest.Error{Msg: fmt.Sprintf("%s (gradegate %s --help shows the usage)", dashes(err.Error()), name), Err: err})
 	return nil, &o
 }
 
+// flagNames finds the flag names in the flag package's messages ("flag
+// provided but not defined: -x", "invalid value … for flag -workers: …").
+var flagNames = regexp.MustCompile(`(defined: |argument: |flag )-([A-Za-z0-9][\w-]*)`)
+
+// dashes spells the flag names of a flag package message as gradegate's
+// help does: --workers, not -workers.
+func dashes(msg string) string {
+	return flagNames.ReplaceAllString(msg, "$1--$2")
+}
+
 // commandUsage writes a command's usage line, with its positional
-// arguments, what it does and its flags.
+// arguments, what it does, its flags (spelt --name, as the usage line
+// spells them), an example and, for a command that gates, its exit codes.
 func commandUsage(w io.Writer, fs *flag.FlagSet) error {
 	name := strings.TrimPrefix(fs.Name(), "gradegate ")
 	var b strings.Builder
+	var cmd command
 	for _, c := range commands() {
 		if c.name == name {
+			cmd = c
 			fmt.Fprintf(&b, "Usage: gradegate %s\n\n%s.\n", c.usage, c.summary)
 		}
 	}
 	b.WriteString("\nFlags:\n")
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	b.WriteString("\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name, ok := argNames()[f.Name]; ok {
+			arg = name
+		} else if arg != "" {
+			arg = strings.ToUpper(arg)
+		}
+		if arg != "" && !isBool(f) {
+			line += " " + arg
+		}
+		fmt.Fprintf(&b, "%s\n      %s", line, usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	if cmd.example != "" {
+		fmt.Fprintf(&b, "\nExample:\n  %s\n", cmd.example)
+	}
+	if cmd.exits != "" {
+		fmt.Fprintf(&b, "\nExit codes: %s.\n", cmd.exits)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// argNames names the argument of each flag in the help, as the usage lines
+// name it.
+func argNames() map[string]string {
+	return map[string]string{
+		"format": "F", "results": "FILE", "baseline": "BASE_RESULTS.json", "shard": "K/N", "workers": "N",
+		"color": "WHEN", "max-input": "KIND=SIZE", "judge-cache": "DIR", "judge-cache-mode": "M",
+		"judge-concurrency": "N", "python": "PATH", "canary-seed": "SEED", "hosted-url": "URL",
+		"manifest": "MANIFEST", "base": "OLD_GRADER.py|BASE_MANIFEST",
+	}
+}
+
+// isBool reports whether a flag takes no argument (--wide).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // format is the --format value.

@@ -17,6 +17,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	f := gradeFlags{format: formatHuman}
 	fs.Var(&f.format, "format", "stdout format: human, json or markdown")
 	fs.StringVar(&f.results, "results", "", "write the merged results JSON to this file")
+	fs.BoolVar(&f.wide, "wide", false, "human format: show every column of the slice and worst-cases tables (by default they fit 100 columns)")
 	path := "gradegate.yaml"
 	fs.StringVar(&path, "manifest", path, "the manifest the shards ran")
 	registerLimits(fs, &f.limits)

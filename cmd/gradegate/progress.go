@@ -27,11 +27,17 @@ func (a *app) progress(f format) gate.Progress {
 	if a.getenv("GITHUB_ACTIONS") == "true" {
 		return &lineProgress{w: a.stderr, now: a.now, every: actionsProgressEvery}
 	}
-	file, ok := a.stderr.(*os.File)
-	if !ok || !(isatty.IsTerminal(file.Fd()) || isatty.IsCygwinTerminal(file.Fd())) {
+	if !isTerminal(a.tty) {
 		return nil
 	}
-	return &barProgress{w: a.stderr}
+	return &barProgress{w: a.tty}
+}
+
+// isTerminal reports whether w is a terminal (a file whose descriptor is a
+// tty); a buffer, a pipe or a guard around one is not.
+func isTerminal(w io.Writer) bool {
+	file, ok := w.(*os.File)
+	return ok && file != nil && (isatty.IsTerminal(file.Fd()) || isatty.IsCygwinTerminal(file.Fd()))
 }
 
 // barProgress draws a progress bar (done/total, cases per second, time

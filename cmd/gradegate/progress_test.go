@@ -31,9 +31,9 @@ func TestProgressChoice(t *testing.T) {
 			a := &app{getenv: func(k string) string { return tt.env[k] }, now: time.Now}
 			switch w := tt.stderr.(type) {
 			case *bytes.Buffer:
-				a.stderr = w
+				a.stderr, a.tty = w, w
 			case *os.File:
-				a.stderr = w
+				a.stderr, a.tty = w, w
 			}
 			got := "none"
 			switch a.progress(tt.format).(type) {

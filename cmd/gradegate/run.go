@@ -33,7 +33,13 @@ type app struct {
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
-	now    func() time.Time
+	// tty is stderr as the caller gave it, before the guard that cuts and
+	// neutralises every line: whether it is a terminal decides the progress
+	// bar, which draws on it (its text is gradegate's own).
+	tty io.Writer
+	now func() time.Time
+	// color is the command's --color.
+	color colorMode
 
 	// host is what the gate's pipeline may touch of this process: the
 	// environment above and the error stream.
@@ -54,21 +60,46 @@ type command struct {
 	usage   string
 	summary string
 	run     func(a *app, ctx context.Context, args []string) outcome
+	// example is a command line its help shows.
+	example string
+	// exits explains the exit codes of a command that gates; "" for the
+	// others (pin, init, version, compare), which exit 0 unless they fail.
+	exits string
 }
+
+// Exit code lines of the commands that gate.
+const (
+	exitsGate     = "0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed"
+	exitsValidate = "0 clean, 1 a finding that would hold, 2 unusable input, 3 gradegate failed"
+	exitsMutate   = "0 the mutation score meets gate.min_mutation_score (or no mutant survived), 1 it does not, 2 unusable input, 3 gradegate failed"
+	exitsShadow   = "0 no case changed, 1 some changed, 2 unusable input, 3 gradegate failed"
+	exitsDoctor   = "0 the sandbox's network boundary can be established, 3 it cannot"
+)
 
 func commands() []command {
 	return []command{
-		{"run", "run [MANIFEST] [--results FILE] [--format F] [--shard K/N] [--baseline BASE_RESULTS.json] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun},
-		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate},
-		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F]", "canaries only", (*app).cmdCanary},
-		{"pin", "pin [MANIFEST] [--format F]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin},
-		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F]", "combine shard results into one verdict", (*app).cmdMerge},
-		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor},
-		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate},
-		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py|BASE_MANIFEST [--format F] [--results FILE]", "grade the cases with the old and the new grader", (*app).cmdShadow},
-		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare},
-		{"init", "init [DIR] [--format F]", "write a starter suite (manifest, grader, dataset, samples, canaries), pinned, into DIR", (*app).cmdInit},
-		{"version", "version [--format F]", "print the version (also: gradegate --version)", (*app).cmdVersion},
+		{"run", "run [MANIFEST] [--results FILE] [--format F] [--wide] [--shard K/N] [--baseline BASE_RESULTS.json] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun,
+			"gradegate run evals/support/gradegate.yaml --results results.json", exitsGate},
+		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate,
+			"gradegate validate evals/support/gradegate.yaml", exitsValidate},
+		{"canary", "canary [MANIFEST] [--hosted] [--hosted-url URL] [--results FILE] [--format F] [--wide]", "canaries only", (*app).cmdCanary,
+			"gradegate canary evals/support/gradegate.yaml --hosted", exitsGate},
+		{"pin", "pin [MANIFEST] [--format F]", "rewrite the manifest's sha256 fields to the files' current digests", (*app).cmdPin,
+			"gradegate pin evals/support/gradegate.yaml", ""},
+		{"merge", "merge --manifest MANIFEST SHARD.json... [--results FILE] [--format F] [--wide]", "combine shard results into one verdict", (*app).cmdMerge,
+			"gradegate merge --manifest evals/support/gradegate.yaml shard-1.json shard-2.json --results results.json", exitsGate},
+		{"doctor", "doctor [--format F]", "try each sandbox layer on this machine", (*app).cmdDoctor,
+			"gradegate doctor", exitsDoctor},
+		{"mutate", "mutate [MANIFEST] [--format F] [--results FILE]", "mutation-test the grader against its canaries", (*app).cmdMutate,
+			"gradegate mutate evals/support/gradegate.yaml", exitsMutate},
+		{"shadow", "shadow [MANIFEST] --base OLD_GRADER.py|BASE_MANIFEST [--format F] [--results FILE]", "grade the cases with the old and the new grader", (*app).cmdShadow,
+			"gradegate shadow evals/support/gradegate.yaml --base old_grader.py", exitsShadow},
+		{"compare", "compare BASE.json HEAD.json [--format F]", "matched-cohort comparison of two results files", (*app).cmdCompare,
+			"gradegate compare base/results.json head/results.json", ""},
+		{"init", "init [DIR] [--format F]", "write a starter suite (manifest, grader, dataset, samples, canaries), pinned, into DIR", (*app).cmdInit,
+			"gradegate init evals/support", ""},
+		{"version", "version [--format F]", "print the version (also: gradegate --version)", (*app).cmdVersion,
+			"gradegate version --format json", ""},
 	}
 }
 
@@ -109,7 +140,7 @@ func cpuProfile(name string) (func(), error) {
 
 // execute runs one command line (without the program name).
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, opts ...func(*app)) outcome {
-	a := &app{getenv: getenv, stdout: logStdout(getenv, stdout), stderr: render.NewGuard(stderr, render.LineRunes), now: time.Now}
+	a := &app{getenv: getenv, stdout: logStdout(getenv, stdout), stderr: render.NewGuard(stderr, render.LineRunes), tty: stderr, now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
@@ -135,7 +166,7 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 			return o
 		}
 	}
-	fmt.Fprintf(stderr, "gradegate: unknown command %q\n\n", args[0])
+	fmt.Fprintf(stderr, "gradegate: unknown command %q%s\n\n", render.Text(args[0]), commandHint(args[0]))
 	a.usage(stderr)
 	return outcome{code: exitInput}
 }
@@ -144,9 +175,9 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 // log that GitHub's runner reads for workflow commands (a `run:` step, the
 // container Action), whatever the format: it goes through the log's
 // printer, which changes a JSON document only into JSON escapes of the same
-// characters. On a colored terminal no runner reads it, and the colors pass.
+// characters. A terminal is no runner's log, and its colors pass.
 func logStdout(getenv func(string) string, stdout io.Writer) io.Writer {
-	if f, ok := stdout.(*os.File); ok && render.ColorEnabled(getenv, f) {
+	if isTerminal(stdout) {
 		return stdout
 	}
 	return render.NewStreamGuard(stdout)
@@ -163,8 +194,24 @@ func (a *app) usage(w io.Writer) {
 	for _, c := range cs {
 		fmt.Fprintf(w, "  gradegate %-*s  %s\n", width, c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\ngradegate CMD --help shows a command's arguments and flags; gradegate --version its version.")
-	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 hold, 2 unusable input, 3 gradegate or its sandbox failed.")
+	fmt.Fprintln(w, "\nExample:\n  gradegate init evals/support && gradegate run evals/support/gradegate.yaml")
+	fmt.Fprintln(w, "\ngradegate CMD --help shows a command's arguments, flags and exit codes; gradegate --version its version.")
+	fmt.Fprintln(w, "\nExit codes of run, canary and merge: "+exitsGate+".")
+}
+
+// commandHint is " (did you mean run?)" for a name within two edits of one
+// command (rn, valdiate), and "" otherwise.
+func commandHint(name string) string {
+	best, bestDist := "", 3
+	for _, c := range commands() {
+		if d := manifest.EditDistance(name, c.name); d < bestDist {
+			best, bestDist = c.name, d
+		}
+	}
+	if best == "" || bestDist >= len(name) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
 }
 
 // fail reports err and returns the exit code it deserves: 2 for input the

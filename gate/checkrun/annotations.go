@@ -36,7 +36,9 @@ const maxCaseIDsListed = 5
 // Annotations returns what the check run annotates, at most the configured
 // maximum, causes first:
 //   - findings that have a file and a line;
-//   - the manifest line of every canary that failed;
+//   - the manifest line of every canary that failed, and the grader line
+//     that returned its score when the replay found it;
+//   - the grader line of every surviving mutant;
 //   - grader source lines where cases or failed canaries raised, one
 //     annotation per line naming the cases;
 //   - dataset lines of the cases the grading got wrong or could not judge:
@@ -90,6 +92,26 @@ func (c *Check) Annotations(res *results.Results) []Annotation {
 			msg = strings.TrimSpace(msg + "\n" + errorText(cn.Error))
 		}
 		add(cn.File, Annotation{Line: cn.Line, Level: LevelFailure, Title: "canary " + cn.Name + " failed", Message: msg})
+		if cn.ReturnLine > 0 {
+			add(c.files.Grader, Annotation{Line: cn.ReturnLine, Level: LevelFailure, Title: "canary " + cn.Name + " got its score here", Message: msg})
+		}
+	}
+
+	// A survivor is a change nobody would notice: at its line, with the
+	// canary that would.
+	survivorLevel := LevelWarning
+	for _, r := range res.Reasons {
+		if r.Code == results.ReasonMutantsSurvived {
+			survivorLevel = LevelFailure
+		}
+	}
+	for _, m := range res.MutationSurvivors {
+		file := m.File
+		if file == "" {
+			file = c.files.Grader
+		}
+		add(file, Annotation{Line: m.Line, Level: survivorLevel, Title: fmt.Sprintf("mutant %s survived (%s)", m.ID, m.Operator),
+			Message: m.Diff + "\nno canary or labeled case noticed this change; add " + m.Kill})
 	}
 
 	for _, g := range graderRaises(res) {

@@ -556,11 +556,24 @@ func TestAnnotationsOnCauses(t *testing.T) {
 	ship := []string{"ineligible_shipped"}
 	tone := []string{"tone"}
 	tests := []struct {
-		name     string
-		canaries []results.CanaryResult
-		cases    []results.CaseResult
-		want     []string // path:line title
+		name      string
+		canaries  []results.CanaryResult
+		cases     []results.CaseResult
+		survivors []results.SurvivingMutant
+		want      []string // path:line title
 	}{
+		{
+			name: "a failing canary at its manifest line and at the grader line that returned its score",
+			canaries: []results.CanaryResult{{Name: "malformed", Status: results.StatusFail, Got: float(1), Message: "reward 1 differs from expect 0",
+				File: manifestFile, Line: 20, ReturnLine: 9}},
+			want: []string{manifestFile + ":20 canary malformed failed", graderFile + ":9 canary malformed got its score here"},
+		},
+		{
+			name: "a surviving mutant at its grader line",
+			survivors: []results.SurvivingMutant{{ID: "m03", File: graderFile, Line: 22, Operator: "drop-raise",
+				Diff: "- raise ValueError() / + return 0.0", Kill: "a canary with expect_error: true whose item reaches this raise"}},
+			want: []string{graderFile + ":22 mutant m03 survived (drop-raise)"},
+		},
 		{
 			name: "failing canary at its manifest line",
 			canaries: []results.CanaryResult{
@@ -613,6 +626,10 @@ func TestAnnotationsOnCauses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := resultsDoc(results.VerdictHold, 0)
 			res.Cases, res.Canaries = tt.cases, tt.canaries
+			if tt.survivors != nil {
+				res.MutationSurvivors = tt.survivors
+				res.Reasons = append(res.Reasons, results.Reason{Code: results.ReasonMutantsSurvived, Message: "mutation score 0.75 is below 0.9"})
+			}
 			srv := checkruntest.New(t)
 			var s sleeps
 			if err := newCheck(t, srv, &s).Report(context.Background(), res); err != nil {

@@ -29,6 +29,10 @@ type Task struct {
 	ID     string          // case_id, or the canary's name
 	Sample json.RawMessage // the grader's first argument
 	Item   json.RawMessage // the grader's second argument
+	// Trace asks the worker for the grader line whose return produced the
+	// score (Outcome.ReturnLine). It costs a hook on every Python call, so
+	// only a failed canary's replay sets it, never a case.
+	Trace bool
 }
 
 // Outcome is what grading one Task produced.
@@ -44,6 +48,9 @@ type Outcome struct {
 	// cut to a bound.
 	Output     string
 	DurationMS float64
+	// ReturnLine is the grader source line whose return produced the
+	// score, when the task asked for a trace and the worker could tell.
+	ReturnLine int
 	// LoadFailed marks an outcome made up for a grader that never loaded:
 	// its error is the load's, not a raise on this task's input.
 	LoadFailed bool

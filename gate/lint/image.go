@@ -105,3 +105,8 @@ func (im ActionImage) Installs(p Package) bool { return im == "" || im == ImageF
 // InImage tells Grader the Action image the grader will run in (default
 // "": not an Action image).
 func InImage(im ActionImage) Option { return func(o *options) { o.image = im } }
+
+// ImportsInto adds to *dst the top-level module of every absolute import
+// the grader's source makes (guarded ones included), for
+// ImagePackagesFinding.
+func ImportsInto(dst *[]string) Option { return func(o *options) { o.imports = dst } }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -95,21 +96,29 @@ func InstallHint(python string, pkgs []Package) string {
 }
 
 // ImagePackagesFinding is the image_packages_missing warning for a Python
-// grader whose interpreter lacks some of its image's packages, or nil.
-func ImagePackagesFinding(ctx context.Context, python string, m *manifest.Manifest) (*manifest.Finding, error) {
+// grader whose interpreter lacks image packages the grader imports, or nil:
+// missing is what MissingImagePackages found, imported the top-level
+// modules the grader's source imports (ImportsInto). A package the grader
+// never imports is not worth a warning, whatever the interpreter lacks.
+func ImagePackagesFinding(python string, m *manifest.Manifest, missing []Package, imported []string) *manifest.Finding {
 	if m.Grader.Judge != nil {
-		return nil, nil
+		return nil
 	}
-	missing, err := MissingImagePackages(ctx, python, m.Grader.ImageTag)
-	if err != nil || len(missing) == 0 {
-		return nil, err
+	var used []Package
+	for _, p := range missing {
+		if slices.ContainsFunc(p.Imports, func(mod string) bool { return contains(imported, mod) }) {
+			used = append(used, p)
+		}
+	}
+	if len(used) == 0 {
+		return nil
 	}
 	tag, _ := CheckedImageTag(m.Grader.ImageTag)
-	names := make([]string, len(missing))
-	for i, p := range missing {
+	names := make([]string, len(used))
+	for i, p := range used {
 		names[i] = p.Dist
 	}
 	return &manifest.Finding{Code: CodeImagePackagesMissing, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("grader"),
-		Message: fmt.Sprintf("%s cannot import %d of the %s image's packages (%s): a grader importing them errors here but not on the hosted grader; install them with: %s",
-			python, len(missing), tag, strings.Join(names, ", "), InstallHint(python, missing))}, nil
+		Message: fmt.Sprintf("the grader imports %s, which image %s has but %s cannot import: those cases error here and not on the hosted grader; install with: %s",
+			strings.Join(names, ", "), tag, python, InstallHint(python, used))}
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gradegate/gradegate/gate/worker"
@@ -53,8 +54,9 @@ const (
 type Option func(*options)
 
 type options struct {
-	hosted bool
-	image  ActionImage
+	hosted  bool
+	image   ActionImage
+	imports *[]string // ImportsInto
 }
 
 // ForHosted adds the checks that only matter when the canaries also run on
@@ -163,9 +165,25 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 		return nil, fmt.Errorf("lint %s: %w", file, err)
 	}
 	for _, f := range out.Findings {
-		add(f.Code, f.Severity, f.Line, f.Message)
+		sev, msg := f.Severity, f.Message
+		if f.Code == CodeBroadExceptConstant && f.Credit != nil && *f.Credit >= g.PassThreshold {
+			// A handler that hands out a passing score turns every crash of
+			// the try block into a pass: the headline defect holds, with the
+			// line of the return that does it.
+			sev = manifest.SeverityHold
+			msg = fmt.Sprintf("%s; %s is at or above pass_threshold %s, so every such error passes: return 0.0 for a malformed answer and let a broken fixture raise",
+				msg, strconv.FormatFloat(*f.Credit, 'g', -1, 64), strconv.FormatFloat(g.PassThreshold, 'g', -1, 64))
+		}
+		add(f.Code, sev, f.Line, msg)
 	}
 	found = append(found, importFindings(out.Imports, file, tag, o.image)...)
+	if o.imports != nil {
+		for _, im := range out.Imports {
+			if top, _, _ := strings.Cut(im.Module, "."); im.Level == 0 && top != "" && !slices.Contains(*o.imports, top) {
+				*o.imports = append(*o.imports, top)
+			}
+		}
+	}
 	sortFindings(found)
 	return found, nil
 }
@@ -178,6 +196,10 @@ type scriptOutput struct {
 		Severity manifest.Severity `json:"severity"`
 		Line     int               `json:"line"`
 		Message  string            `json:"message"`
+		// Credit is the score a broad_except_constant handler returns.
+		Credit *float64 `json:"credit"`
+		// ReturnLine is the line of that handler's return.
+		ReturnLine int `json:"return_line"`
 	} `json:"findings"`
 	Imports []pyImport `json:"imports"`
 }

@@ -222,18 +222,18 @@ def number(expr):
 
 
 def credit(expr):
-    """The non-zero constant a return value hands out, as source text, or None:
-    a bare number, or a {"scores": {...}} dict holding one."""
+    """The non-zero constant a return value hands out, as (source text, the
+    largest number in it), or None: a bare number, or a {"scores": {...}}
+    dict holding one."""
     n = number(expr)
     if n is not None:
-        return ast.unparse(expr) if n != 0 else None
+        return (ast.unparse(expr), n) if n != 0 else None
     if isinstance(expr, ast.Dict):
         for k, v in zip(expr.keys, expr.values):
             if isinstance(k, ast.Constant) and k.value == "scores" and isinstance(v, ast.Dict):
-                for sv in v.values:
-                    n = number(sv)
-                    if n is not None and n != 0:
-                        return ast.unparse(expr)
+                numbers = [n for n in map(number, v.values) if n is not None and n != 0]
+                if numbers:
+                    return ast.unparse(expr), max(numbers)
     return None
 
 
@@ -260,18 +260,23 @@ def check_broad_except(tree):
         for ret in returns_in(node.body):
             if ret.value is None:
                 continue
-            value = credit(ret.value)
-            if value is None:
+            found = credit(ret.value)
+            if found is None:
                 continue
+            value, n = found
             what = "except:" if node.type is None else "except %s:" % ast.unparse(node.type)
             if len(value) > 60:
                 value = value[:57] + "..."
-            out.append(finding(
+            f = finding(
                 "broad_except_constant", WARN, node.lineno,
                 "`%s` returns %s (line %d): every error in the try block, a malformed answer or a "
                 "broken fixture alike, gets that score instead of 0.0 or being counted as unevaluable"
                 % (what, value, ret.lineno),
-            ))
+            )
+            # Go decides whether the score passes: it knows pass_threshold.
+            f["credit"] = n
+            f["return_line"] = ret.lineno
+            out.append(f)
             break  # one finding per handler
     return out
 

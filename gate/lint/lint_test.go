@@ -236,13 +236,13 @@ func TestGrader(t *testing.T) {
 		{
 			name:     "except Exception returns 1.0",
 			source:   "def grade(sample, item):\n    try:\n        return float(sample['x'] == item['x'])\n    except Exception:\n        return 1.0\n",
-			want:     []short{{CodeBroadExceptConstant, warn, 4}},
+			want:     []short{{CodeBroadExceptConstant, hold, 4}},
 			contains: "`except Exception:` returns 1.0 (line 5)",
 		},
 		{
 			name:   "except Exception returns int 1",
 			source: "def grade(sample, item):\n    try:\n        return float(sample['x'] == item['x'])\n    except Exception as e:\n        print(e)\n        return 1\n",
-			want:   []short{{CodeBroadExceptConstant, warn, 4}},
+			want:   []short{{CodeBroadExceptConstant, hold, 4}},
 		},
 		{
 			name:     "bare except returns 0.5",
@@ -253,27 +253,27 @@ func TestGrader(t *testing.T) {
 		{
 			name:   "except BaseException returns 1.0",
 			source: "def grade(sample, item):\n    try:\n        return float(sample['x'] == item['x'])\n    except BaseException:\n        return 1.0\n",
-			want:   []short{{CodeBroadExceptConstant, warn, 4}},
+			want:   []short{{CodeBroadExceptConstant, hold, 4}},
 		},
 		{
 			name:   "Exception inside a tuple",
 			source: "def grade(sample, item):\n    try:\n        return float(sample['x'] == item['x'])\n    except (ValueError, Exception):\n        return 1.0\n",
-			want:   []short{{CodeBroadExceptConstant, warn, 4}},
+			want:   []short{{CodeBroadExceptConstant, hold, 4}},
 		},
 		{
 			name:   "constant returned from a nested block of the handler",
 			source: "def grade(sample, item):\n    try:\n        return float(sample['x'] == item['x'])\n    except Exception:\n        if item.get('lenient'):\n            return 1.0\n        raise\n",
-			want:   []short{{CodeBroadExceptConstant, warn, 4}},
+			want:   []short{{CodeBroadExceptConstant, hold, 4}},
 		},
 		{
 			name:   "scores dict with full credit",
 			source: "def grade(sample, item):\n    try:\n        return float(sample['x'] == item['x'])\n    except Exception:\n        return {'scores': {'score': 1.0}}\n",
-			want:   []short{{CodeBroadExceptConstant, warn, 4}},
+			want:   []short{{CodeBroadExceptConstant, hold, 4}},
 		},
 		{
 			name:   "except in a helper function counts too",
 			source: "def parse(sample):\n    try:\n        return int(sample['x'])\n    except Exception:\n        return 1\n\ndef grade(sample, item):\n    return float(parse(sample) == item['x'])\n",
-			want:   []short{{CodeBroadExceptConstant, warn, 4}},
+			want:   []short{{CodeBroadExceptConstant, hold, 4}},
 		},
 		{
 			name:   "except Exception returns 0.0",
@@ -465,7 +465,7 @@ func TestGrader(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			g := manifest.Grader{Contract: tt.contract, ImageTag: tt.tag}
+			g := manifest.Grader{Contract: tt.contract, ImageTag: tt.tag, PassThreshold: manifest.DefaultPassThreshold}
 			got, err := Grader(context.Background(), py, []byte(tt.source), "evals/x/grader.py", g)
 			if err != nil {
 				t.Fatalf("Grader: %v", err)
@@ -580,7 +580,7 @@ func TestExamples(t *testing.T) {
 		noHold bool
 	}{
 		{name: "order-summary is clean", dir: "order-summary", noHold: true},
-		{name: "except-return-one", dir: "broken/except-return-one", want: []string{CodeBroadExceptConstant}, noHold: true},
+		{name: "except-return-one", dir: "broken/except-return-one", want: []string{CodeBroadExceptConstant}},
 		{name: "item-only", dir: "broken/item-only", want: []string{CodeSampleUnused}, noHold: true},
 		{name: "constant", dir: "broken/constant", want: []string{CodeSampleUnused}, noHold: true},
 	}
@@ -594,7 +594,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Grader(context.Background(), py, src, path, manifest.Grader{Contract: "sample", ImageTag: "2025-05-08"})
+			got, err := Grader(context.Background(), py, src, path, manifest.Grader{Contract: "sample", ImageTag: "2025-05-08", PassThreshold: manifest.DefaultPassThreshold})
 			if err != nil {
 				t.Fatalf("Grader: %v", err)
 			}

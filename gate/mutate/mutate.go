@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -563,4 +564,36 @@ func count(bs []bool) int {
 		}
 	}
 	return n
+}
+
+// KillHint says what kind of canary would notice a mutant of the operator:
+// the advice beside a survivor.
+func KillHint(operator string) string {
+	switch operator {
+	case "drop-raise":
+		return "a canary with expect_error: true whose item reaches this raise"
+	case "broaden-except":
+		return "a canary whose input raises an error this handler must not catch"
+	case "negate-condition", "flip-comparison", "or-to-and", "and-to-or", "type-is-to-isinstance":
+		return "a canary on each side of this condition, with different expected scores"
+	case "constant-flip", "return-constant-flip", "number-change", "weight-change":
+		return "a canary whose expected score is what this line produces"
+	case "arithmetic-swap", "min-max-swap", "floor-ceil-swap", "drop-rounding", "divisor-change":
+		return "a canary whose expected score depends on this computation's exact value"
+	}
+	return "a canary or labeled case whose score depends on this line"
+}
+
+// Survivors are the report's surviving mutants as the results list them,
+// file naming the grader source (a multi grader's part adds its name).
+func (r *Report) Survivors(file string) []results.SurvivingMutant {
+	var out []results.SurvivingMutant
+	for _, m := range r.Mutants {
+		if m.Status != StatusSurvived {
+			continue
+		}
+		out = append(out, results.SurvivingMutant{ID: m.ID, Part: m.Part, File: file, Line: m.Line,
+			Operator: m.Operator, Diff: m.Diff, Kill: KillHint(m.Operator)})
+	}
+	return out
 }

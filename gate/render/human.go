@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -21,20 +19,29 @@ import (
 type Options struct {
 	// Color turns ANSI colors on. The caller decides, usually with ColorEnabled.
 	Color bool
+	// Wide shows every column of the slice and worst-cases tables; by
+	// default they keep to 100 columns.
+	Wide bool
+	// ResultsFile is the results JSON written beside this output, if any:
+	// rows left out are said to be there, or how to get them.
+	ResultsFile string
 }
 
-// ColorEnabled reports whether output written to f should be colored: not
-// when NO_COLOR is set to anything (https://no-color.org), not for TERM=dumb,
-// and only when f is a terminal.
-func ColorEnabled(getenv func(string) string, f *os.File) bool {
-	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+// ColorEnabled reports whether output to a terminal-or-not should be
+// colored by the conventions of the environment: never when NO_COLOR is set
+// to anything (https://no-color.org); always when CLICOLOR_FORCE is set to
+// anything but 0 (https://bixense.com/clicolors); never for TERM=dumb;
+// otherwise only on a terminal.
+func ColorEnabled(getenv func(string) string, terminal bool) bool {
+	switch {
+	case getenv("NO_COLOR") != "":
+		return false
+	case getenv("CLICOLOR_FORCE") != "" && getenv("CLICOLOR_FORCE") != "0":
+		return true
+	case getenv("TERM") == "dumb":
 		return false
 	}
-	if f == nil {
-		return false
-	}
-	fd := f.Fd()
-	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+	return terminal
 }
 
 // palette holds the colors of one rendering. Each color is switched on or off
@@ -120,17 +127,18 @@ func Human(w io.Writer, res *results.Results, opts Options) error {
 	if err := humanCounts(ew, res, p); err != nil {
 		return err
 	}
-	if err := humanSlices(ew, res, p); err != nil {
+	if err := humanSlices(ew, res, p, opts); err != nil {
 		return err
 	}
 	if err := humanCanaries(ew, res, p); err != nil {
 		return err
 	}
-	if err := humanCases(ew, res, p); err != nil {
+	humanSurvivors(ew, res, p)
+	if err := humanCases(ew, res, p, opts); err != nil {
 		return err
 	}
 	humanFindings(ew, res, p)
-	humanWarnings(ew, res, p)
+	humanWarnings(ew, res, p, opts.ResultsFile)
 	humanFooter(ew, res, p)
 
 	if ew.err != nil {
@@ -192,7 +200,7 @@ func humanReasons(ew *errWriter, res *results.Results, p palette) {
 
 // humanWarnings lists the warnings grouped by code: the code (with a count
 // when there are several) beside the first message, the next few under it.
-func humanWarnings(ew *errWriter, res *results.Results, p palette) {
+func humanWarnings(ew *errWriter, res *results.Results, p palette, resultsFile string) {
 	if len(res.Warnings) == 0 {
 		return
 	}
@@ -218,7 +226,7 @@ func humanWarnings(ew *errWriter, res *results.Results, p palette) {
 			}
 		}
 		if more := g.n - len(g.first); more > 0 {
-			ew.printf("  %s  %s\n", indent, p.dim.Sprintf("… and %d more in the results JSON", more))
+			ew.printf("  %s  %s\n", indent, p.dim.Sprint(moreRows(more, resultsFile)))
 		}
 	}
 }
@@ -287,11 +295,25 @@ func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	return err
 }
 
-func humanSlices(ew *errWriter, res *results.Results, p palette) error {
+func humanSlices(ew *errWriter, res *results.Results, p palette, opts Options) error {
 	if len(res.Slices) == 0 {
 		return nil
 	}
 	ew.printf("\n%s\n", p.title.Sprint("Slices"))
+	if !opts.Wide {
+		t := newTable(ew,
+			[]string{"slice", "rule", "graded", rateColumn(res.Overall), "min", "status", "failing"},
+			[]tw.Align{left, left, right, right, right, left, left})
+		var rows [][]string
+		for _, s := range res.Slices {
+			rows = append(rows, []string{
+				cut(oneLine(s.Name), narrowNameRunes), sliceRule(s), strconv.Itoa(s.Graded),
+				rateCI(s.PassRate, s.MinPassRate, s.CI), pctDigits(s.MinPassRate, 1), sliceStatus(s, p.status),
+				cut(failing(s), narrowFailingRunes),
+			})
+		}
+		return renderTable(t, rows)
+	}
 	t := newTable(ew,
 		[]string{"slice", "rule", "intended", "graded", "passed", "failed", "errored", "omitted", rateColumn(res.Overall), "min", "false pass/fail", "status"},
 		[]tw.Align{left, left, right, right, right, right, right, right, right, right, right, left})
@@ -307,6 +329,19 @@ func humanSlices(ew *errWriter, res *results.Results, p palette) error {
 		})
 	}
 	return renderTable(t, rows)
+}
+
+// humanSurvivors lists the mutants no canary or labeled case noticed, each
+// with the kind of canary that would.
+func humanSurvivors(ew *errWriter, res *results.Results, p palette) {
+	if len(res.MutationSurvivors) == 0 {
+		return
+	}
+	ew.printf("\n%s\n", p.title.Sprintf("Surviving mutants (%d)", len(res.MutationSurvivors)))
+	for _, m := range res.MutationSurvivors {
+		head, kill := survivorText(m)
+		ew.printf("  %s\n    %s\n", cut(oneLine(head), humanCellRunes+30), p.dim.Sprint(oneLine(kill)))
+	}
 }
 
 func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
@@ -325,15 +360,22 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 		return nil
 	}
 	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(res.Canaries)))
-	t := newTable(ew,
-		[]string{"canary", "expect", "got", "class", "status", "message"},
-		[]tw.Align{left, right, right, left, left, left})
+	header := []string{"canary", "expect", "got", "class", "message"}
+	t := newTable(ew, header, []tw.Align{left, right, right, left, left})
 	var rows [][]string
 	for _, c := range failed {
 		rows = append(rows, []string{
-			oneLine(c.Name), expectText(c), score(c.Got), oneLine(string(c.Class)), p.status(c.Status),
-			cut(oneLine(canaryMessage(c)), humanCellRunes),
+			cut(oneLine(c.Name), narrowCaseRunes), expectText(c), score(c.Got), oneLine(string(c.Class)), oneLine(canaryMessage(c)),
 		})
+	}
+	// Every row failed, so no status column; the message gets what the
+	// other columns leave of the width (the full text is among the reasons).
+	room := narrowWidth - tableFrame(len(header))
+	for col := range len(header) - 1 {
+		room -= columnRunes(header, rows, col)
+	}
+	for _, r := range rows {
+		r[4] = cut(r[4], max(room, narrowWhyRunes))
 	}
 	if err := renderTable(t, rows); err != nil {
 		return err
@@ -344,7 +386,7 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 	return nil
 }
 
-func humanCases(ew *errWriter, res *results.Results, p palette) error {
+func humanCases(ew *errWriter, res *results.Results, p palette, opts Options) error {
 	worst := worstCases(res)
 	if len(worst) == 0 {
 		return nil
@@ -354,21 +396,42 @@ func humanCases(ew *errWriter, res *results.Results, p palette) error {
 	// counted, and all are in the results JSON.
 	total := len(worst) + res.CasesNotKept
 	ew.printf("\n%s\n", p.title.Sprintf("Worst cases (%d of %d)", len(shown), total))
-	t := newTable(ew,
-		[]string{"case", "slices", "status", "class", "score", "message", "grader line"},
-		[]tw.Align{left, left, left, left, right, left, right})
+	var t *tablewriter.Table
 	var rows [][]string
-	for _, c := range shown {
-		rows = append(rows, []string{
-			oneLine(c.CaseID), oneLine(strings.Join(c.Slices, ", ")), p.status(c.Status), oneLine(string(c.Class)),
-			caseScore(c), cut(oneLine(caseMessage(c)), humanCellRunes), graderLine(c.Error),
-		})
+	if opts.Wide {
+		t = newTable(ew,
+			[]string{"case", "slices", "status", "class", "score", "label", "message", "grader line"},
+			[]tw.Align{left, left, left, left, right, right, left, right})
+		for _, c := range shown {
+			rows = append(rows, []string{
+				oneLine(c.CaseID), oneLine(strings.Join(c.Slices, ", ")), p.status(c.Status), oneLine(string(c.Class)),
+				caseScore(c), humanLabel(c), cut(oneLine(caseMessage(c)), humanCellRunes), graderLine(c.Error),
+			})
+		}
+	} else {
+		header := []string{"case", "slices", "status", "label", "why"}
+		t = newTable(ew, header, []tw.Align{left, left, left, right, left})
+		for _, c := range shown {
+			rows = append(rows, []string{
+				cut(oneLine(c.CaseID), narrowCaseRunes), cut(oneLine(strings.Join(c.Slices, ", ")), narrowSlicesRunes),
+				c.Status, humanLabel(c), oneLine(caseWhy(c)),
+			})
+		}
+		// "why" gets what the other columns leave of the width.
+		room := narrowWidth - tableFrame(len(header))
+		for col := range len(header) - 1 {
+			room -= columnRunes(header, rows, col)
+		}
+		for _, r := range rows {
+			r[2] = p.status(r[2])
+			r[4] = cut(r[4], max(room, narrowWhyRunes))
+		}
 	}
 	if err := renderTable(t, rows); err != nil {
 		return err
 	}
 	if more := total - len(shown); more > 0 {
-		ew.printf("%s\n", p.dim.Sprintf("… and %d more in the results JSON", more))
+		ew.printf("%s\n", p.dim.Sprint(moreRows(more, opts.ResultsFile)))
 	}
 	return nil
 }
@@ -381,17 +444,19 @@ func caseScore(c results.CaseResult) string {
 	return score(c.Score)
 }
 
+// humanFindings lists the findings that hold. Those of severity warn are
+// among the warnings already, so they are only counted here, pointing there.
 func humanFindings(ew *errWriter, res *results.Results, p palette) {
 	hold, others := holdFindings(res.Findings)
-	if len(hold) == 0 && others == 0 {
+	if len(hold) == 0 {
 		return
 	}
-	ew.printf("\n%s\n", p.title.Sprintf("Findings (%d)", len(hold)))
+	ew.printf("\n%s\n", p.title.Sprintf("Findings that hold (%d)", len(hold)))
 	for _, f := range hold {
 		ew.printf("  %s\n", oneLine(FormatFinding(f)))
 	}
 	if others > 0 {
-		ew.printf("  %s\n", p.dim.Sprintf("%s of severity warn in the results JSON", plural(others, "finding", "findings")))
+		ew.printf("  %s\n", p.dim.Sprintf("(and %s of severity warn, under Warnings)", plural(others, "finding", "findings")))
 	}
 }
 

@@ -27,7 +27,22 @@ func TestWorstCasesCountRowsNotKept(t *testing.T) {
 	if want := "### Worst cases (" + strconv.Itoa(total) + ")"; !strings.Contains(md.String(), want) {
 		t.Errorf("markdown lacks %q", want)
 	}
-	if !strings.Contains(human.String(), "more in the results JSON") {
-		t.Errorf("human output does not point at the results JSON")
+	// No results file was written: the reports say how to get one.
+	if !strings.Contains(human.String(), "more (write every row with --results FILE)") {
+		t.Errorf("human output does not say how to get the rest:\n%s", human.String())
+	}
+	if !strings.Contains(md.String(), "more (write every row with --results FILE)") {
+		t.Errorf("markdown does not say how to get the rest")
+	}
+	human.Reset()
+	md.Reset()
+	if err := Human(&human, res, Options{ResultsFile: "out/results.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, res, MarkdownOptions{ResultsFile: "out/results.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(human.String(), "more in out/results.json") || !strings.Contains(md.String(), "more in out/results.json") {
+		t.Errorf("the reports do not point at the results file written:\n%s\n%s", human.String(), md.String())
 	}
 }

@@ -65,7 +65,7 @@ func TestReportLayout(t *testing.T) {
 			order: []string{"### Reasons (6)", "### Counts", "### Slices", "### Canaries (1 of 4 failed)", "boolean-total-one-cent",
 				"<details><summary>3 canaries passed</summary>", "### Worst cases", "### Findings",
 				"<details><summary>Warnings (41): slice_below_threshold ×1, near_duplicate ×40</summary>",
-				"| `near_duplicate` | 40 | case dup-00 is a near duplicate<br>case dup-01 is a near duplicate<br>case dup-02 is a near duplicate<br>… and 37 more in the results JSON |",
+				"| `near_duplicate` | 40 | case dup-00 is a near duplicate<br>case dup-01 is a near duplicate<br>case dup-02 is a near duplicate<br>… and 37 more (write every row with --results FILE) |",
 				"</details>"},
 			absent: []string{"dup-03", "### Warnings"},
 		},
@@ -75,7 +75,7 @@ func TestReportLayout(t *testing.T) {
 				"passed (3): equivalent-serialization, wrong-currency, corrupt-fixture", "Worst cases", "Findings",
 				"Warnings (41)", "slice_below_threshold  tone: pass rate 75.0% is below 80.0% (warn-only)\n",
 				"near_duplicate ×40     case dup-00 is a near duplicate\n", "case dup-02 is a near duplicate",
-				"… and 37 more in the results JSON"},
+				"… and 37 more (write every row with --results FILE)"},
 			absent: []string{"dup-03"},
 		},
 		{

@@ -27,6 +27,9 @@ type MarkdownOptions struct {
 	MaxBytes int
 	// RunURL, when set, links the workflow run that produced the results.
 	RunURL string
+	// ResultsFile is the results JSON written beside this output, if any:
+	// rows left out are said to be there, or how to get them.
+	ResultsFile string
 }
 
 // Markdown writes results as GitHub-flavoured markdown with the same content
@@ -36,7 +39,7 @@ func Markdown(w io.Writer, res *results.Results, opts MarkdownOptions) error {
 	if res == nil {
 		return errors.New("render: no results")
 	}
-	return writeString(w, layout(resultSections(res, opts.RunURL), opts, fullResults))
+	return writeString(w, layout(resultSections(res, opts), opts, fullResults(opts)))
 }
 
 // MarkdownString returns Markdown's output as a string; "" for nil results.
@@ -44,7 +47,7 @@ func MarkdownString(res *results.Results, opts MarkdownOptions) string {
 	if res == nil {
 		return ""
 	}
-	return layout(resultSections(res, opts.RunURL), opts, fullResults)
+	return layout(resultSections(res, opts), opts, fullResults(opts))
 }
 
 func writeString(w io.Writer, s string) error {
@@ -54,8 +57,22 @@ func writeString(w io.Writer, s string) error {
 	return nil
 }
 
-// fullResults ends the note on cuts in a results summary.
-const fullResults = "The full results are in the results JSON"
+// fullResults ends the note on cuts in a results summary: where every row
+// is, or how to get it.
+func fullResults(opts MarkdownOptions) string {
+	if opts.ResultsFile != "" {
+		return "The full results are in " + md(opts.ResultsFile)
+	}
+	return "The full results are written by --results FILE"
+}
+
+// mdMore says, in markdown, that n more rows exist and where they are.
+func mdMore(n int, resultsFile string) string {
+	if resultsFile != "" {
+		return fmt.Sprintf("… and %d more in %s", n, md(resultsFile))
+	}
+	return fmt.Sprintf("… and %d more (write every row with --results FILE)", n)
+}
 
 // Cut order of markdown rows: a row of higher rank goes first; rank 0 rows
 // are never cut.
@@ -68,8 +85,17 @@ const (
 	rankCanaryPass
 	rankFinding
 	rankCase
+	rankFolded
 	rankFooter
 )
+
+// fullResultsPlace names where every row is, for "… and N more in …".
+func fullResultsPlace(opts MarkdownOptions) string {
+	if opts.ResultsFile != "" {
+		return md(opts.ResultsFile)
+	}
+	return "the results JSON (write it with --results FILE)"
+}
 
 // mdSection is a part of a markdown document: a head (title, table header),
 // rows that may be cut one by one, and a tail written after the rows.
@@ -357,7 +383,8 @@ func tableHead(cols ...string) string {
 	return tableRow(names...) + "|" + strings.Join(rule, "|") + "|\n"
 }
 
-func resultSections(res *results.Results, runURL string) []mdSection {
+func resultSections(res *results.Results, opts MarkdownOptions) []mdSection {
+	runURL := opts.RunURL
 	var secs []mdSection
 	add := func(s mdSection) { secs = append(secs, s) }
 
@@ -410,9 +437,10 @@ func resultSections(res *results.Results, runURL string) []mdSection {
 	})
 
 	if len(res.Slices) > 0 {
+		// Seven columns that fit a pull-request comment; every column of
+		// every slice is folded under them.
 		s := mdSection{
-			head: "\n### Slices\n\n" + tableHead("slice", "rule", ">intended", ">graded", ">passed", ">failed",
-				">errored", ">omitted", ">"+rateColumn(res.Overall), ">min", ">false pass/fail", "status"),
+			head:     "\n### Slices\n\n" + tableHead("slice", "rule", ">graded", ">"+rateColumn(res.Overall), ">min", "status", "failing"),
 			keepHead: true,
 			what:     "slice rows",
 		}
@@ -422,12 +450,40 @@ func resultSections(res *results.Results, runURL string) []mdSection {
 				rank = rankSlicePass
 			}
 			s.rows = append(s.rows, mdRow{tableRow(
+				md(sl.Name), sliceRule(sl), strconv.Itoa(sl.Graded),
+				rateCI(sl.PassRate, sl.MinPassRate, sl.CI), pctDigits(sl.MinPassRate, 1), sliceStatus(sl, mdStatus), md(failing(sl)),
+			), rank})
+		}
+		add(s)
+		wide := mdSection{
+			head: "\n<details><summary>Every slice column</summary>\n\n" + tableHead("slice", "rule", ">intended", ">graded", ">passed", ">failed",
+				">errored", ">omitted", ">"+rateColumn(res.Overall), ">min", ">false pass/fail", "status"),
+			tail: func(int) string { return "\n</details>\n" },
+			what: "folded slice rows",
+		}
+		for _, sl := range res.Slices {
+			wide.rows = append(wide.rows, mdRow{tableRow(
 				md(sl.Name), sliceRule(sl),
 				strconv.Itoa(sl.Intended), strconv.Itoa(sl.Graded), strconv.Itoa(sl.Passed),
 				strconv.Itoa(sl.Failed), strconv.Itoa(sl.Errored), strconv.Itoa(sl.Omitted),
 				rateCI(sl.PassRate, sl.MinPassRate, sl.CI), pctDigits(sl.MinPassRate, 1),
 				fmt.Sprintf("%d/%d", sl.FalsePass, sl.FalseFail), sliceStatus(sl, mdStatus),
-			), rank})
+			), rankFolded})
+		}
+		add(wide)
+	}
+
+	if len(res.MutationSurvivors) > 0 {
+		s := mdSection{
+			head: fmt.Sprintf("\n### Surviving mutants (%d)\n\n", len(res.MutationSurvivors)) + tableHead(">line", "operator", "change", "to kill it, add"),
+			what: "surviving mutant rows",
+		}
+		for _, m := range res.MutationSurvivors {
+			line := strconv.Itoa(m.Line)
+			if m.Part != "" {
+				line = md(m.Part) + " " + line
+			}
+			s.rows = append(s.rows, mdRow{tableRow(line, code(m.Operator), cell(m.Diff, markdownCellRunes), md(m.Kill)), rankCanaryFail})
 		}
 		add(s)
 	}
@@ -486,19 +542,19 @@ func resultSections(res *results.Results, runURL string) []mdSection {
 		unlisted := total - len(shown)
 		s := mdSection{
 			head: fmt.Sprintf("\n### Worst cases (%d)\n\n", total) +
-				tableHead("case", "slices", "status", "class", ">score", "message", ">grader line"),
+				tableHead("case", "slices", "status", ">label", "why"),
 			what: "case rows",
 			tail: func(cut int) string {
 				if n := unlisted + cut; n > 0 {
-					return fmt.Sprintf("\n_… and %d more in the results JSON_\n", n)
+					return "\n_" + mdMore(n, opts.ResultsFile) + "_\n"
 				}
 				return ""
 			},
 		}
 		for _, cs := range shown {
 			s.rows = append(s.rows, mdRow{tableRow(
-				md(cs.CaseID), md(strings.Join(cs.Slices, ", ")), mdStatus(cs.Status), code(string(cs.Class)),
-				caseScore(cs), cell(caseMessage(cs), markdownCellRunes), graderLine(cs.Error),
+				md(cs.CaseID), md(strings.Join(cs.Slices, ", ")), mdStatus(cs.Status), humanLabel(cs),
+				cell(caseWhy(cs), markdownCellRunes),
 			), rankCase})
 		}
 		add(s)
@@ -508,12 +564,13 @@ func resultSections(res *results.Results, runURL string) []mdSection {
 		add(mdSection{head: ex})
 	}
 
-	if hold, others := holdFindings(res.Findings); len(hold) > 0 || others > 0 {
-		add(findingSection("Findings", hold, others, rankFinding, "finding rows", "the results JSON"))
+	// Findings of severity warn are among the warnings already.
+	if hold, others := holdFindings(res.Findings); len(hold) > 0 {
+		add(findingSection("Findings that hold", hold, others, rankFinding, "finding rows", fullResultsPlace(opts)))
 	}
 
 	if len(res.Warnings) > 0 {
-		add(warningSection(res.Warnings))
+		add(warningSection(res.Warnings, opts.ResultsFile))
 	}
 
 	var foot []string
@@ -582,7 +639,7 @@ func canarySections(cs []results.CanaryResult) []mdSection {
 // warningSection writes the warnings grouped by code, each with its count
 // and first few messages, folded in a details block: they come last because
 // they do not decide the verdict.
-func warningSection(ws []results.Warning) mdSection {
+func warningSection(ws []results.Warning, resultsFile string) mdSection {
 	groups := groupWarnings(ws)
 	codes := make([]string, len(groups))
 	for i, g := range groups {
@@ -600,7 +657,7 @@ func warningSection(ws []results.Warning) mdSection {
 			lines[i] = cell(m, markdownCellRunes)
 		}
 		if more := g.n - len(g.first); more > 0 {
-			lines = append(lines, fmt.Sprintf("… and %d more in the results JSON", more))
+			lines = append(lines, mdMore(more, resultsFile))
 		}
 		s.rows = append(s.rows, mdRow{tableRow(code(g.code), strconv.Itoa(g.n), strings.Join(lines, "<br>")), rankWarning})
 	}

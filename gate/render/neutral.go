@@ -45,6 +45,7 @@ type Guard struct {
 	w     io.Writer
 	limit int  // runes a line may keep; 0 keeps every rune
 	json  bool // escapes are JSON's (\u001b), which a JSON document keeps
+	sgr   bool // color sequences (ESC [ digits m) pass: PassColors
 	// The state of the line being written, which may span several Writes.
 	runes   int  // runes of the line so far
 	blank   bool // the line so far is only whitespace
@@ -69,6 +70,29 @@ func NewStreamGuard(w io.Writer) *Guard {
 	return &Guard{w: w, blank: true, json: true}
 }
 
+// PassColors lets the guard write SGR color sequences (ESC "[" digits and
+// ";" then "m") as they are, for output colored on purpose (--color always,
+// CLICOLOR_FORCE). No such sequence can start a workflow command, and it
+// leaves the line's state as it was: "::" after one still counts as the
+// start of the line.
+func (g *Guard) PassColors() { g.sgr = true }
+
+// sgrLen is the length of the SGR sequence s starts with, or 0.
+func sgrLen(s []byte) int {
+	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {
+		return 0
+	}
+	for i := 2; i < len(s) && i < 64; i++ {
+		switch c := s[i]; {
+		case c == 'm':
+			return i + 1
+		case c != ';' && (c < '0' || c > '9'):
+			return 0
+		}
+	}
+	return 0
+}
+
 // Write writes p through the guard. It reports len(p) on success, however
 // much the guard changed.
 func (g *Guard) Write(p []byte) (int, error) {
@@ -90,6 +114,13 @@ func (g *Guard) Write(p []byte) (int, error) {
 			}
 			s = s[1:]
 			continue
+		}
+		if c == 0x1b && g.sgr {
+			if n := sgrLen(s); n > 0 {
+				b = append(b, s[:n]...)
+				s = s[n:]
+				continue
+			}
 		}
 		if !utf8.FullRune(s) {
 			// The rest of the character comes with the next Write.

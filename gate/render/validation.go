@@ -120,7 +120,7 @@ func findingSection(title string, fs []manifest.Finding, others, rank int, what,
 				fmt.Fprintf(&b, "\n_… and %d more in %s_\n", n, where)
 			}
 			if others > 0 {
-				fmt.Fprintf(&b, "\n_%s of severity warn in %s_\n", plural(others, "finding", "findings"), where)
+				fmt.Fprintf(&b, "\n_(and %s of severity warn, under Warnings)_\n", plural(others, "finding", "findings"))
 			}
 			return b.String()
 		},

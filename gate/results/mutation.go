@@ -19,3 +19,19 @@ type MutationExclusion struct {
 
 // Unexcused reports whether the pragma gives no reason.
 func (e MutationExclusion) Unexcused() bool { return e.Reason == "" }
+
+// SurvivingMutant is one change to the grader that no canary and no labeled
+// case noticed: the evidence behind mutants_survived, listed in every report
+// and annotated at its line.
+type SurvivingMutant struct {
+	ID   string `json:"id"` // m01, … as gradegate mutate numbers them
+	Part string `json:"part,omitempty"`
+	// File is the grader source the line is in, as the manifest names it.
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Operator string `json:"operator"`
+	// Diff is the line before and after: "- a or b / + a and b".
+	Diff string `json:"diff"`
+	// Kill says what kind of canary would notice the change.
+	Kill string `json:"kill"`
+}

@@ -81,6 +81,9 @@ type Results struct {
 	// MutationExcluded lists the lines no-mutate pragmas kept from the
 	// mutation test that measured MutationScore, each with its reason.
 	MutationExcluded []MutationExclusion `json:"mutation_excluded,omitempty"`
+	// MutationSurvivors lists the mutants no canary or labeled case noticed
+	// in the test that measured MutationScore.
+	MutationSurvivors []SurvivingMutant `json:"mutation_survivors,omitempty"`
 	// Determinism is the determinism check (gate.determinism), when one ran.
 	Determinism *Determinism `json:"determinism,omitempty"`
 	// Hosted is the local-versus-hosted parity of the canaries when `canary
@@ -265,6 +268,9 @@ type CanaryResult struct {
 	// canaries file), so a failing canary can be pointed at.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// ReturnLine is the grader source line whose return produced a failed
+	// canary's score, found by replaying it traced.
+	ReturnLine int `json:"return_line,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.

@@ -6,11 +6,17 @@ import (
 	"github.com/gradegate/gradegate/gate/results"
 )
 
-// overall judges the overall pass rate.
+// overall judges the overall pass rate. The overall row's status is that
+// of every rule it is judged by: a row whose errored or omitted count is over
+// its maximum holds, whatever its rate.
 func (d *decider) overall() results.Overall {
 	r := d.t.overall.rate(d.family())
 	o := results.Overall{PassRate: rounded(r, d.g.MinPassRate), MinPassRate: d.g.MinPassRate, Status: results.VerdictPass, Aggregation: results.AggregationRow,
 		CI: roundedCI(d.interval(&d.t.overall)), RepeatFlips: results.NewFlipRate(d.t.overall.disagreed, d.t.overall.repeated, d.level())}
+	if d.countsHeld {
+		// The row is judged by max_errors and max_omitted too (rows.go).
+		o.Status = results.VerdictHold
+	}
 	if d.family() {
 		o.Aggregation, o.Families = results.AggregationFamily, d.t.overall.familyCount()
 	}
@@ -27,7 +33,9 @@ func (d *decider) overall() results.Overall {
 		return o
 	}
 	if d.partial {
-		o.Status = StatusWarn
+		if o.Status == results.VerdictPass {
+			o.Status = StatusWarn
+		}
 		d.warn(results.Warning{Code: WarnOverallBelow, Message: msg + " (in this shard)"})
 		return o
 	}

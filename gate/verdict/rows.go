@@ -30,6 +30,7 @@ func (d *decider) omitted(c results.Counts) {
 	msg := fmt.Sprintf("%d intended %s omitted, max_omitted is %d: %s",
 		c.Omitted, plural(c.Omitted, "case", "cases"), d.g.MaxOmitted, strings.Join(parts, "; "))
 	if c.Omitted > d.g.MaxOmitted {
+		d.countsHeld = true
 		d.hold(results.Reason{Code: results.ReasonOmittedCases, CaseIDs: d.t.overall.omitted.ids, Message: msg})
 	} else {
 		d.warn(results.Warning{Code: WarnOmittedCases, Message: msg})
@@ -46,6 +47,7 @@ func (d *decider) errored(c results.Counts) {
 	msg := fmt.Sprintf("%d %s could not be graded, max_errors is %d: %s",
 		c.Errored, plural(c.Errored, "case", "cases"), d.g.MaxErrors, strings.Join(e.parts(), "; "))
 	if c.Errored > d.g.MaxErrors {
+		d.countsHeld = true
 		d.hold(results.Reason{Code: results.ReasonUnevaluableCases, CaseIDs: e.ids, Message: msg})
 	} else {
 		d.warn(results.Warning{Code: WarnUnevaluableCases, Message: msg})

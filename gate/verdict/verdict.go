@@ -32,6 +32,8 @@ type Evidence struct {
 	DigestMismatches []digest.DigestMismatch
 	// MutationScore is the grader's mutation score; nil when not measured.
 	MutationScore *float64
+	// Survivors are the mutants that score left alive.
+	Survivors []results.SurvivingMutant
 	// Determinism is the determinism check; nil when none ran.
 	Determinism *results.Determinism
 	// Shard is the part of the cases graded; Count > 1 makes the verdict
@@ -215,6 +217,9 @@ type decider struct {
 	partial  bool
 	reasons  []results.Reason
 	warnings []results.Warning
+	// countsHeld: the overall counts hold (omitted or errored cases over
+	// their maximum), so the overall row's status is hold whatever its rate.
+	countsHeld bool
 }
 
 func (d *decider) hold(r results.Reason)  { d.reasons = append(d.reasons, r) }

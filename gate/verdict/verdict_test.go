@@ -297,6 +297,21 @@ func TestDecide(t *testing.T) {
 				if *v.Overall.PassRate != 1 {
 					t.Errorf("pass rate = %v", *v.Overall.PassRate)
 				}
+				// The overall row is judged by max_errors too: its rate passes, the row does not.
+				if v.Overall.Status != results.VerdictHold {
+					t.Errorf("overall status = %q, want hold", v.Overall.Status)
+				}
+			},
+		},
+		{
+			name:    "more omitted cases than max_omitted hold the overall row",
+			gate:    baseGate(),
+			ev:      Evidence{Cases: cat(rows("a", results.StatusPass, 2), rows("o", results.StatusOmitted, 1))},
+			reasons: []string{results.ReasonOmittedCases},
+			check: func(t *testing.T, v Verdict) {
+				if v.Overall.Status != results.VerdictHold {
+					t.Errorf("overall status = %q, want hold", v.Overall.Status)
+				}
 			},
 		},
 		{

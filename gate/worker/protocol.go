@@ -80,6 +80,9 @@ func taskRequest(seq int, t grading.Task) *request {
 	b = appendRaw(b, t.Sample)
 	b = append(b, `,"item":`...)
 	b = appendRaw(b, t.Item)
+	if t.Trace {
+		b = append(b, `,"trace":true`...)
+	}
 	b = append(b, "}\n"...)
 	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
 }
@@ -118,17 +121,20 @@ func batchRequest(first int, tasks []grading.Task) (*request, error) {
 
 // response is one line from the worker's fd 4.
 type response struct {
-	Op        string             `json:"op"` // init answers: ready | load_error; bad_request
-	ID        int64              `json:"id"`
-	Class     string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
-	Scores    map[string]float64 `json:"scores"`
-	Judge     json.RawMessage    `json:"judge"`
-	Type      string             `json:"type"`
-	Message   string             `json:"message"`
-	Line      int                `json:"line"`
-	Output    string             `json:"output"`
-	OutputCut int                `json:"output_cut"`
-	Results   []response         `json:"results"` // batch: one per case, in order
+	Op      string             `json:"op"` // init answers: ready | load_error; bad_request
+	ID      int64              `json:"id"`
+	Class   string             `json:"class"` // ok | invalid_return | grader_exception | memory_exceeded | sandbox_violation | died
+	Scores  map[string]float64 `json:"scores"`
+	Judge   json.RawMessage    `json:"judge"`
+	Type    string             `json:"type"`
+	Message string             `json:"message"`
+	Line    int                `json:"line"`
+	// ReturnLine answers a traced request: the grader line whose return
+	// produced the score.
+	ReturnLine int        `json:"return_line"`
+	Output     string     `json:"output"`
+	OutputCut  int        `json:"output_cut"`
+	Results    []response `json:"results"` // batch: one per case, in order
 	// T is how long the request took in the worker, in milliseconds.
 	T float64 `json:"t"`
 	// Replace is set when the worker asks to be replaced after this

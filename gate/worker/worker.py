@@ -567,6 +567,8 @@ class Worker:
         self.spawned = False
         if "batch" in req:
             resp = self.call_batch(req["batch"])
+        elif req.get("trace"):
+            resp = self.call_traced(req)
         else:
             try:
                 ret = self.fn(hosted_sample(req["sample"]), req["item"])
@@ -581,6 +583,41 @@ class Worker:
             # against the slot's process limit): the Go side replaces this
             # process, which kills its whole process group.
             resp["leftover"] = True
+        return resp
+
+    def call_traced(self, req):
+        """Runs one request with a profile hook that finds the grader line
+        whose return produced the value grade returned ("return_line").
+
+        Go asks for it only when replaying a canary that failed, never for
+        a case: the hook costs a call per Python function call. Returns
+        inside the grader's file are watched; the value is followed back
+        through returns that hand on the very same object (grade returning
+        another function's result), to the first of them.
+        """
+        name = self.name
+        # (line, value, caller) of the latest returns that handed one object
+        # on: to the caller, which returns it, or to a function the caller
+        # passes it to (grade's `return check(parse(text))`).
+        chain = []
+
+        def hook(frame, event, arg):
+            if event == "return" and frame.f_code.co_filename == name:
+                if not (chain and chain[-1][1] is arg and (chain[-1][2] is frame or chain[-1][2] is frame.f_back)):
+                    chain.clear()
+                chain.append((frame.f_lineno, arg, frame.f_back))
+
+        sys.setprofile(hook)
+        try:
+            ret = self.fn(hosted_sample(req["sample"]), req["item"])
+        except BaseException as exc:
+            sys.setprofile(None)
+            return self.exception(exc)
+        sys.setprofile(None)
+        resp = self.classify(ret)
+        if chain and chain[-1][1] is ret:
+            resp["return_line"] = chain[0][0]
+        chain.clear()  # frames hold the grader's locals
         return resp
 
     def wants_replacement(self):
@@ -810,7 +847,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or "batch" in req):
+            if not (self.fork or periodic or "batch" in req or "trace" in req):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()

@@ -827,3 +827,54 @@ def grade(sample, item):
 		t.Errorf("fill: %s %+v, want sandbox_violation naming the disk budget", got[1].Class, got[1].Error)
 	}
 }
+
+// TestTraceReturnLine: a traced task names the grader line whose return
+// produced the score, followed back through functions that hand the same
+// value on; an untraced task names none.
+func TestTraceReturnLine(t *testing.T) {
+	src := `def parse(text):
+    try:
+        return float(text)
+    except Exception:
+        return 1.0  # LINE handler
+
+def same(x):
+    return x
+
+def grade(sample, item):
+    if sample.get("mode") == "nested":
+        return same(parse(sample["text"]))
+    if sample.get("mode") == "dict":
+        return {"scores": {"score": 0.0}}  # LINE dict
+    if sample.get("mode") == "raise":
+        raise ValueError("broken")
+    return 0.5 if sample.get("half") else 1.0  # LINE direct
+`
+	tests := []struct {
+		name   string
+		sample any
+		trace  bool
+		want   int
+	}{
+		{"a handler in a function, through a second function", map[string]any{"mode": "nested", "text": "x"}, true, lineOf(src, "LINE handler")},
+		{"a function's computed value", map[string]any{"mode": "nested", "text": "0.25"}, true, lineOf(src, "return float(text)")},
+		{"a dict", map[string]any{"mode": "dict"}, true, lineOf(src, "LINE dict")},
+		{"grade's own return", map[string]any{}, true, lineOf(src, "LINE direct")},
+		{"a raise has a line of its own, not a return line", map[string]any{"mode": "raise"}, true, 0},
+		{"untraced", map[string]any{"mode": "nested", "text": "x"}, false, 0},
+	}
+	p := newPool(t, python(t), src, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := task("c", tt.sample)
+			tk.Trace = tt.trace
+			got, err := p.Grade(context.Background(), []grading.Task{tk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].ReturnLine != tt.want {
+				t.Errorf("ReturnLine = %d, want %d (outcome %+v)", got[0].ReturnLine, tt.want, got[0])
+			}
+		})
+	}
+}

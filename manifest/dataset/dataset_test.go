@@ -437,6 +437,49 @@ func TestLoadFieldNames(t *testing.T) {
 	}
 }
 
+// TestSamplesJoinOnFieldsID: a samples line keys its case by
+// dataset.fields.id, like the items; "case_id" is read too, and a line with
+// both, or neither, is an input error naming the key.
+func TestSamplesJoinOnFieldsID(t *testing.T) {
+	cases := `{"item": {"ticket_id": "t-1"}}` + "\n" + `{"item": {"ticket_id": "t-2"}}` + "\n"
+	tests := []struct {
+		name    string
+		samples string
+		errs    []string
+	}{
+		{name: "by the id field", samples: `{"ticket_id": "t-1", "sample": {"output_text": "a"}}` + "\n" + `{"ticket_id": "t-2", "sample": {}}` + "\n"},
+		{name: "by case_id", samples: `{"case_id": "t-1", "sample": {}}` + "\n" + `{"sample": {}, "case_id": "t-2"}` + "\n"},
+		{name: "both", samples: `{"ticket_id": "t-1", "case_id": "t-1", "sample": {}}` + "\n",
+			errs: []string{`s/samples.jsonl:1: case_id: unknown key; a samples line holds only "ticket_id" (dataset.fields.id) and "sample"`}},
+		{name: "neither", samples: `{"id": "t-1", "sample": {}}` + "\n",
+			errs: []string{`s/samples.jsonl:1: id: unknown key; a samples line holds only "ticket_id" (dataset.fields.id) and "sample"`, "s/samples.jsonl:1: ticket_id: missing"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := fstest.MapFS{"s/cases.jsonl": {Data: []byte(cases)}, "s/samples.jsonl": {Data: []byte(tt.samples)}}
+			m := testManifest("s")
+			m.Dataset.Fields.ID = "ticket_id"
+			m.Samples = &manifest.FileRef{Path: "samples.jsonl"}
+			set, err := Load(files, m)
+			if len(tt.errs) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range set.Cases {
+					if c.Sample == nil {
+						t.Errorf("case %s has no sample", c.ID)
+					}
+				}
+				return
+			}
+			got := errorStrings(t, err)
+			if diff := cmp.Diff(tt.errs, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSampleDigest(t *testing.T) {
 	tests := []struct {
 		name string

@@ -46,18 +46,19 @@ type Reader struct {
 	caseErrs  problems
 	schemaErr error
 
-	rows      int
-	noID      int
-	firstNoID int
-	seen      *idTable
-	dupLines  map[string][]int
-	controls  map[string]*controlCount
-	findings  findingList
-	keys      keyTable
-	screen    *nearScreen
-	unknown   *unknownFields // nil without a schema that declares fields
-	labeled   bool           // a row has the label field
-	done      bool
+	rows       int
+	noID       int
+	firstNoID  int
+	seen       *idTable
+	dupLines   map[string][]int
+	controls   map[string]*controlCount
+	findings   findingList
+	keys       keyTable
+	screen     *nearScreen
+	unknown    *unknownFields // nil without a schema that declares fields
+	sliceNames sliceTally
+	labeled    bool // a row has the label field
+	done       bool
 	// Unpinned, when set, names the pinned file (dataset.sha256,
 	// samples.sha256) whose bytes differ from its pin: nothing was read.
 	Unpinned string
@@ -254,6 +255,7 @@ func (r *Reader) fold(row *caseRow) {
 		}
 	}
 	for _, s := range row.Slices {
+		r.sliceNames.add(s, row.Line, row.ID)
 		if cc := r.controls[s]; cc != nil {
 			cc.cases++
 			if row.Label != nil {
@@ -402,6 +404,7 @@ func (r *Reader) Close() (*Summary, error) {
 	s.Findings = found.all()
 	s.Findings = append(s.Findings, r.labelFieldMissing()...)
 	s.Findings = append(s.Findings, r.missingControls()...)
+	s.Findings = append(s.Findings, r.sliceNames.findings(r.file, r.m.Gate.Slices)...)
 	if r.unknown != nil {
 		s.Findings = append(s.Findings, r.unknown.findings(r.file, r.schema.file)...)
 	}
@@ -454,7 +457,7 @@ func (r *Reader) joinErrors() []error {
 	slices.SortStableFunc(out, func(a, b lineErr) int { return a.line - b.line })
 	errs := problems{file: sj.file}
 	for _, e := range out {
-		errs.add(&manifest.Error{File: sj.file, Line: e.line, Key: "case_id", Msg: e.msg})
+		errs.add(&manifest.Error{File: sj.file, Line: e.line, Key: sj.idKey, Msg: e.msg})
 	}
 	return errs.errs()
 }

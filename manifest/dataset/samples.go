@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"io/fs"
@@ -40,10 +41,12 @@ type joinErr struct {
 }
 
 // sampleJoin walks the samples file: one `{"case_id": "...", "sample": {...}}`
-// a line. The key is always "case_id", whatever dataset.fields.id says: it
-// names the join, not an item field.
+// a line. The id's key is dataset.fields.id, as in the items
+// (`{"ticket_id": ...}` when the items say ticket_id); "case_id" is read too,
+// since that is what a samples file holds by default.
 type sampleJoin struct {
 	file     string
+	idKey    string // dataset.fields.id
 	m        *manifest.Manifest
 	f        *input.File
 	at       *readAtFile
@@ -59,7 +62,7 @@ type sampleJoin struct {
 }
 
 func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
-	sj := &sampleJoin{file: file, m: m, index: map[string]*sampleRef{}, errs: problems{file: file}}
+	sj := &sampleJoin{file: file, m: m, idKey: cmp.Or(m.Dataset.Fields.ID, "case_id"), index: map[string]*sampleRef{}, errs: problems{file: file}}
 	f, err := openFile(fsys, file, m, "samples.path")
 	if err != nil {
 		sj.errs.add(err)
@@ -178,16 +181,26 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 	// The members as a JSON object reads them: the last of a repeated key
 	// wins. A line has two members, so the common case needs no map.
 	var top map[string][]byte
-	if len(sc.top) != 2 || sc.top[0].key != "case_id" || sc.top[1].key != "sample" {
+	idKey := sj.idKey
+	if len(sc.top) != 2 || sc.top[0].key != idKey || sc.top[1].key != "sample" {
 		top = map[string][]byte{}
 		for _, mb := range sc.top {
 			top[mb.key] = mb.val
 		}
+		if _, ok := top[idKey]; !ok {
+			if _, ok := top["case_id"]; ok {
+				idKey = "case_id"
+			}
+		}
 	}
 	if top != nil && (sc.unreadable == "" || len(top) > 0) {
 		for _, k := range sortedKeys(top) {
-			if k != "case_id" && k != "sample" {
-				lineErr(k, `unknown key; a samples line holds only "case_id" and "sample"`)
+			if k != idKey && k != "sample" {
+				named := ""
+				if sj.idKey != "case_id" {
+					named = " (dataset.fields.id)"
+				}
+				lineErr(k, fmt.Sprintf("unknown key; a samples line holds only %q%s and \"sample\"", sj.idKey, named))
 				bad = true
 			}
 		}
@@ -205,13 +218,13 @@ func (sj *sampleJoin) parse(line []byte, n int, off int64) (sampleLine, bool) {
 		return nil, false
 	}
 	var id string
-	if raw, ok := member("case_id"); !ok {
+	if raw, ok := member(idKey); !ok {
 		if sc.unreadable == "" {
-			lineErr("case_id", "missing")
+			lineErr(idKey, "missing")
 		}
 		bad = true
 	} else if v, ok := stringValue(raw); !ok || v == "" {
-		lineErr("case_id", "must be a non-empty string, not "+jsonKind(raw))
+		lineErr(idKey, "must be a non-empty string, not "+jsonKind(raw))
 		bad = true
 	} else {
 		id = v
