@@ -300,14 +300,14 @@ func (d *decoder) grader(top *section) Grader {
 
 func (d *decoder) gate(top *section) Gate {
 	g := Gate{MinPassRate: DefaultMinPassRate, Aggregation: DefaultAggregation,
-		Determinism: Determinism{Sample: DefaultDeterminismSample}}
+		Determinism: Determinism{Sample: DefaultDeterminismSample}, Metamorphic: defaultMetamorphic()}
 	n := top.node("gate")
 	if n == nil {
 		return g
 	}
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
-		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline")
+		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline", "metamorphic")
 	if !ok {
 		return g
 	}
@@ -339,6 +339,9 @@ func (d *decoder) gate(top *section) Gate {
 		if c, ok := d.mapping(n, "gate.baseline", d.lines["gate.baseline"], "max_drop"); ok {
 			g.Baseline.MaxDrop, _ = c.fraction("max_drop")
 		}
+	}
+	if n := s.node("metamorphic"); n != nil {
+		g.Metamorphic = d.metamorphic(n)
 	}
 	if n := s.node("slices"); n != nil {
 		g.Slices = d.slices(n, g.MinPassRate)

@@ -162,6 +162,7 @@ type Gate struct {
 	MinMutationScore *float64    `json:"min_mutation_score,omitempty"`
 	Determinism      Determinism `json:"determinism"`
 	Baseline         Baseline    `json:"baseline"`
+	Metamorphic      Metamorphic `json:"metamorphic"`
 }
 
 // Baseline is gate.baseline: how a run given a base branch's results
