@@ -70,7 +70,7 @@ func TestParseDefaults(t *testing.T) {
 			{Name: "pos", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(1), File: "gradegate.yaml", Line: 11},
 			{Name: "neg", Sample: json.RawMessage(`{"output_text":"bad"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(0), File: "gradegate.yaml", Line: 15},
 		},
-		Gate: Gate{MinPassRate: 1.0, Aggregation: "row", Determinism: Determinism{Sample: 200}},
+		Gate: Gate{MinPassRate: 1.0, Aggregation: "row", Determinism: Determinism{Sample: 200}, Metamorphic: defaultMetamorphic()},
 	}
 	if diff := cmp.Diff(want, m, rawJSON, cmpIgnoreLines); diff != "" {
 		t.Errorf("Parse(minimal) mismatch (-want +got):\n%s", diff)
@@ -232,6 +232,7 @@ func TestParseSpecExample(t *testing.T) {
 			RequireControls:  true,
 			MinMutationScore: f64(0.9),
 			Determinism:      Determinism{Sample: 50},
+			Metamorphic:      defaultMetamorphic(),
 			Baseline:         Baseline{MaxDrop: 0.02},
 		},
 	}
