@@ -32,6 +32,11 @@ type Task struct {
 	ID     string          // case_id, or the canary's name
 	Sample json.RawMessage // the grader's first argument
 	Item   json.RawMessage // the grader's second argument
+	// RecordReads asks the runner to note which of the item's top-level
+	// keys the grade read (Outcome.Reads): set for canaries only, whose
+	// derived fixture-breaking variants remove each in turn, so the cases'
+	// path stays as it is.
+	RecordReads bool
 }
 
 // Outcome is what grading one Task produced.
@@ -47,6 +52,10 @@ type Outcome struct {
 	// cut to a bound.
 	Output     string
 	DurationMS float64
+	// Reads are the item's top-level keys the grade read, in the order
+	// first read, when the task asked (Task.RecordReads) and the runner
+	// can tell; nil otherwise.
+	Reads []string
 	// LoadFailed marks an outcome made up for a grader that never loaded:
 	// its error is the load's, not a raise on this task's input.
 	LoadFailed bool

@@ -51,7 +51,7 @@ func repeat(o gate.Outcome, n int) []gate.Outcome {
 // checks an ok result again: a process the grader runs in is not trusted to
 // say a score is valid.
 func (p *Pool) caseOutcome(r *response, output string, dur float64) gate.Outcome {
-	o := gate.Outcome{Class: r.class(), Output: output, DurationMS: dur}
+	o := gate.Outcome{Class: r.class(), Output: output, DurationMS: dur, Reads: r.Reads}
 	if o.Class == gate.ClassOK {
 		score, ok := r.Scores[p.cfg.Metric]
 		valid := ok

@@ -80,6 +80,9 @@ func taskRequest(seq int, t gate.Task) *request {
 	b = appendRaw(b, t.Sample)
 	b = append(b, `,"item":`...)
 	b = appendRaw(b, t.Item)
+	if t.RecordReads {
+		b = append(b, `,"reads":1`...)
+	}
 	b = append(b, "}\n"...)
 	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
 }
@@ -129,6 +132,8 @@ type response struct {
 	Output    string             `json:"output"`
 	OutputCut int                `json:"output_cut"`
 	Results   []response         `json:"results"` // batch: one per case, in order
+	// Reads are the item keys the grade read, when the request asked.
+	Reads []string `json:"reads"`
 	// T is how long the request took in the worker, in milliseconds.
 	T float64 `json:"t"`
 	// Replace is set when the worker asks to be replaced after this
