@@ -47,6 +47,14 @@ type blindCanaries struct {
 	seen     func(string) bool
 	outcomes []Outcome
 	got      []bool
+	// der derives canaries from the written ones and from sampled labeled
+	// cases (gate.metamorphic); derived holds them, canary index
+	// len(m.Canaries)+k being derived[k]. nil when switched off.
+	der     *deriver
+	derived []derivedCanary
+	rows    int // dataset rows expected
+	read    int // dataset rows read so far
+	batch   bool
 }
 
 func newBlindCanaries(m *manifest.Manifest, rows int, seed uint64) *blindCanaries {
@@ -62,7 +70,10 @@ func newBlindCanaries(m *manifest.Manifest, rows int, seed uint64) *blindCanarie
 		ids:      make([]string, len(m.Canaries)),
 		outcomes: make([]Outcome, len(m.Canaries)),
 		got:      make([]bool, len(m.Canaries)),
+		rows:     rows,
+		batch:    m.Grader.Contract == "batch",
 	}
+	b.der = newDeriver(m, rows, b.fields)
 	for i, c := range m.Canaries {
 		if c.ExpectError && m.Grader.Contract == "batch" {
 			b.after[i] = -1
@@ -86,6 +97,9 @@ func cmpOr(s, def string) string {
 // observe sees each dataset row as it is read; the first is the template
 // of the canaries' items.
 func (b *blindCanaries) observe(c dataset.Case) {
+	if b != nil {
+		b.read++
+	}
 	if b != nil && b.template == nil {
 		t := c
 		b.template = &t
@@ -120,18 +134,85 @@ func (b *blindCanaries) alone() []int {
 	return out
 }
 
-// record keeps canary i's outcome.
+// record keeps canary i's outcome, and places the variants it derives.
 func (b *blindCanaries) record(i int, o Outcome) {
 	b.outcomes[i] = o
 	b.got[i] = true
+	if i < len(b.m.Canaries) {
+		b.place(b.der.fromCanary(b.m.Canaries[i], o))
+	}
+}
+
+// place adds derived canaries, each sent after a random row still to be
+// read, like a written canary; under the batch contract each is graded
+// alone after the cases (a variant may rightly make the grader raise,
+// which would fail a whole batch).
+func (b *blindCanaries) place(ds []derivedCanary) {
+	for _, dc := range ds {
+		i := len(b.m.Canaries) + len(b.derived)
+		b.derived = append(b.derived, dc)
+		b.ids = append(b.ids, "")
+		b.outcomes = append(b.outcomes, Outcome{})
+		b.got = append(b.got, false)
+		after := -1
+		if !b.batch {
+			after = b.read + 1 + b.rng.IntN(max(b.rows-b.read, 1))
+		}
+		b.after = append(b.after, after)
+		if after < 0 {
+			continue
+		}
+		rest := b.order[b.next:]
+		k, _ := slices.BinarySearchFunc(rest, after, func(x, a int) int {
+			if b.after[x] <= a {
+				return -1
+			}
+			return 1
+		})
+		b.order = slices.Insert(b.order, b.next+k, i)
+	}
+}
+
+// caseBase makes a row's task a base of derived canaries when the sample
+// picks it; its variants are derived once it is graded (caseGraded).
+func (b *blindCanaries) caseBase(row int, c dataset.Case, t Task) {
+	if b != nil && b.der.candidate(c) {
+		b.der.cases[row] = t
+	}
+}
+
+// caseGraded derives the variants of a graded base row.
+func (b *blindCanaries) caseGraded(row int, c CaseResult, o Outcome) {
+	if b != nil && b.der != nil {
+		b.place(b.der.fromCase(row, c, o))
+	}
+}
+
+// unsent lists the canaries placed in the stream but not sent when it
+// ended: variants of bases graded last. They are graded after it, in one
+// call to the same runner.
+func (b *blindCanaries) unsent() []int {
+	if b == nil {
+		return nil
+	}
+	out := slices.Clone(b.order[b.next:])
+	b.next = len(b.order)
+	for _, i := range out {
+		b.after[i] = b.read
+	}
+	return out
 }
 
 // task is canary i as the grader receives it.
 func (b *blindCanaries) task(i int) Task {
-	c := b.m.Canaries[i]
 	id := b.fakeID()
 	b.ids[i] = id
-	return Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
+	if i >= len(b.m.Canaries) {
+		dc := b.derived[i-len(b.m.Canaries)]
+		return Task{ID: id, Sample: dc.v.Sample, Item: b.item(dc.v.Item, id)}
+	}
+	c := b.m.Canaries[i]
+	return Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id), RecordReads: b.der.recordsReads(c)}
 }
 
 // fakeID is an id shaped like the template's: its digits replaced by
@@ -234,5 +315,24 @@ func (b *blindCanaries) results() []CanaryResult {
 		cr.Placement = &p
 		out = append(out, cr)
 	}
+	for k, dc := range b.derived {
+		i := len(b.m.Canaries) + k
+		cr := dc.result(b.m.Grader.PassThreshold, b.outcomes[i])
+		p := CanaryPlacement{Seed: b.seed, AfterRow: b.after[i]}
+		if b.after[i] < 0 {
+			p.AfterRow, p.Alone = 0, true
+		}
+		cr.Placement = &p
+		out = append(out, cr)
+	}
 	return out
+}
+
+// name is canary i's name as the reports give it.
+func (b *blindCanaries) name(i int) string {
+	if i >= len(b.m.Canaries) {
+		dc := b.derived[i-len(b.m.Canaries)]
+		return dc.from + "/" + dc.v.Transform
+	}
+	return b.m.Canaries[i].Name
 }

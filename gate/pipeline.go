@@ -199,10 +199,12 @@ func (p *pipeline) next() (Task, bool, error) {
 		}
 		p.queue = append(p.queue, pending{row: row})
 		p.refs[p.tasks] = taskRef{row: p.rows}
+		t := Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
+		p.canaries.caseBase(p.rows, c, t)
 		p.rows++
 		p.tasks++
 		p.inFlight++
-		return Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}, true, nil
+		return t, true, nil
 	}
 }
 
@@ -226,6 +228,7 @@ func (p *pipeline) emit(seq int, o Outcome) error {
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
 	FillCase(&pr.row, o, p.m.Grader)
+	p.canaries.caseGraded(ref.row, pr.row, o)
 	pr.ready = true
 	p.flush()
 	return p.sinkErr

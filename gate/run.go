@@ -179,11 +179,24 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		return nil, err
 	}
 	if blind != nil {
+		if rest := blind.unsent(); len(rest) > 0 {
+			tasks := make([]Task, len(rest))
+			for k, i := range rest {
+				tasks[k] = blind.task(i)
+			}
+			o, err := GradeTasks(ctx, r, tasks)
+			if err != nil {
+				return nil, fmt.Errorf("grading derived canaries: %w", err)
+			}
+			for k, i := range rest {
+				blind.record(i, o[k])
+			}
+		}
 		for _, i := range blind.alone() {
 			t := blind.task(i)
 			o, err := GradeTasks(ctx, r, []Task{t})
 			if err != nil {
-				return nil, fmt.Errorf("grading canary %s: %w", m.Canaries[i].Name, err)
+				return nil, fmt.Errorf("grading canary %s: %w", blind.name(i), err)
 			}
 			blind.record(i, o[0])
 		}
@@ -276,7 +289,12 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 // assemble builds the results document from the evidence and its verdict.
 func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version string, ev Evidence) *Results {
 	v := Decide(m.Gate, ev)
+	var mm *MetamorphicReport
+	if !ev.CanariesOnly {
+		mm = metamorphicReport(m.Gate.Metamorphic, ev.Canaries)
+	}
 	return &Results{
+		Metamorphic:   mm,
 		Schema:        ResultsSchema,
 		Verdict:       v.Verdict,
 		Reasons:       v.Reasons,

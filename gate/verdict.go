@@ -152,6 +152,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	}
 	d.digests()
 	d.canaries()
+	d.metamorphic()
 	d.findings()
 	d.mutation()
 	d.determinism()
@@ -190,7 +191,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 func reasonRank(code string) int {
 	order := []string{
 		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonJudgeBudgetExceeded,
-		ReasonCanaryFailed, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
+		ReasonCanaryFailed, ReasonMetamorphicViolation, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
 		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold, ReasonRegressedVsBaseline,
 		ReasonFalsePass, ReasonMutantsSurvived,
 	}
@@ -238,8 +239,8 @@ func (d *decider) digests() {
 
 func (d *decider) canaries() {
 	for _, c := range d.ev.Canaries {
-		if c.Status == StatusPass {
-			continue
+		if c.Status == StatusPass || c.DerivedFrom != "" {
+			continue // a derived canary's verdict is metamorphic's
 		}
 		d.hold(Reason{Code: ReasonCanaryFailed, CaseIDs: []string{c.Name},
 			Message: fmt.Sprintf("canary %q failed: %s", c.Name, c.Message)})

@@ -81,8 +81,8 @@ func (c *Check) Annotations(res *gate.Results) []Annotation {
 	}
 
 	for _, cn := range res.Canaries {
-		if cn.Status == gate.StatusPass {
-			continue
+		if cn.Status == gate.StatusPass || cn.DerivedFrom != "" {
+			continue // a derived canary has no line of its own; its reason says what failed
 		}
 		msg := cn.Message
 		if cn.Error != nil {

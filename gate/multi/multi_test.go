@@ -244,7 +244,7 @@ func TestWrapMeteor(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || string(got[0].Item) != `{"input":"Paris","reference":"Paris, France"}` {
-		t.Fatalf("meteor tasks %q", got)
+		t.Fatalf("meteor tasks %+v", got)
 	}
 	if o := out[0]; o.Class != gate.ClassOK || *o.Score != 0.75 || o.Scores["m"] != 0.5 || o.Scores["py"] != 1 {
 		t.Errorf("a: %+v", o)

@@ -506,6 +506,9 @@ func groupWarnings(ws []gate.Warning) []warnGroup {
 // in the results' order.
 func splitCanaries(cs []gate.CanaryResult) (failed, passed []gate.CanaryResult) {
 	for _, c := range cs {
+		if c.DerivedFrom != "" {
+			continue // shown grouped by transform
+		}
 		if c.Status == gate.StatusPass {
 			passed = append(passed, c)
 		} else {

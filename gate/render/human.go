@@ -126,6 +126,9 @@ func Human(w io.Writer, res *gate.Results, opts Options) error {
 	if err := humanCanaries(ew, res, p); err != nil {
 		return err
 	}
+	if err := humanMetamorphic(ew, res, p); err != nil {
+		return err
+	}
 	if err := humanCases(ew, res, p); err != nil {
 		return err
 	}
@@ -307,10 +310,10 @@ func humanSlices(ew *errWriter, res *gate.Results, p palette) error {
 }
 
 func humanCanaries(ew *errWriter, res *gate.Results, p palette) error {
-	if len(res.Canaries) == 0 {
+	failed, passed := splitCanaries(res.Canaries)
+	if len(failed)+len(passed) == 0 {
 		return nil
 	}
-	failed, passed := splitCanaries(res.Canaries)
 	names := make([]string, len(passed))
 	for i, c := range passed {
 		names[i] = c.Name
@@ -321,7 +324,7 @@ func humanCanaries(ew *errWriter, res *gate.Results, p palette) error {
 		ew.printf("  %s\n", p.dim.Sprint(passedLine))
 		return nil
 	}
-	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(res.Canaries)))
+	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(failed)+len(passed)))
 	t := newTable(ew,
 		[]string{"canary", "expect", "got", "class", "status", "message"},
 		[]tw.Align{left, right, right, left, left, left})

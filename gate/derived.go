@@ -1,0 +1,404 @@
+package gate
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gradegate/gradegate/canary/metamorphic"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// The codes of derived canaries (gate.metamorphic).
+const (
+	// ReasonMetamorphicViolation: a breaking, fixture-breaking or
+	// still-failing variant passed (or, with invariance: hold, an
+	// equivalent answer scored differently).
+	ReasonMetamorphicViolation = "metamorphic_violation"
+	// WarnMetamorphicVariance: an equivalent answer scored differently.
+	WarnMetamorphicVariance = "metamorphic_variance"
+)
+
+// variantTextLimit bounds the variant's text a reason and a result show.
+const variantTextLimit = 160
+
+// referenceFields are item fields that hold a right answer, looked at in
+// this order for reference_quoted.
+var referenceFields = []string{"reference", "expected", "expected_output", "ideal", "answer", "correct_answer", "target"}
+
+// derivedCanary is one variant of a graded canary or labeled case.
+type derivedCanary struct {
+	from      string // the canary's name, or "case <id>"
+	v         metamorphic.Variant
+	base      metamorphic.Outcome
+	tolerance float64
+}
+
+// deriver turns graded canaries and sampled labeled cases into variants.
+// It lives inside blindCanaries, which places the variants like canaries.
+type deriver struct {
+	m         *manifest.Manifest
+	threshold float64
+	// reference is a right answer when an item has none of its own: the
+	// first positive canary's output_text.
+	reference string
+	// modelReads are the item fields a model grader's prompt reads; nil
+	// for a Python grader, whose reads the worker records.
+	modelReads []string
+	skip       []string // item fields the gate sets itself
+	// Case bases: each labeled case is a candidate with probability pick
+	// (by a hash of its id, so that a plan made before the run sees the
+	// same ones), the first sample of them taken.
+	pick  float64
+	taken int
+	cases map[int]Task // candidate tasks by row sequence, until graded
+}
+
+func newDeriver(m *manifest.Manifest, rows int, f manifest.Fields) *deriver {
+	mm := m.Gate.Metamorphic
+	if !mm.Enabled {
+		return nil
+	}
+	d := &deriver{m: m, threshold: m.Grader.PassThreshold, cases: map[int]Task{},
+		skip:       []string{f.ID, f.Slice, f.Family, f.Label},
+		modelReads: modelReads(m),
+		pick:       pickRate(mm.Sample, rows)}
+	for _, c := range m.Canaries {
+		if c.Positive(d.threshold) {
+			if t := outputText(c.Sample); t != "" {
+				d.reference = t
+				break
+			}
+		}
+	}
+	return d
+}
+
+// pickRate is the share of labeled rows that are candidates: three times
+// the sample over the rows, so that the sample fills from the first part
+// of a large dataset even when only some rows carry labels.
+func pickRate(sample, rows int) float64 {
+	if sample <= 0 {
+		return 0
+	}
+	return min(1, 3*float64(sample)/float64(max(rows, 1)))
+}
+
+// candidate reports whether a labeled case is a base candidate.
+func (d *deriver) candidate(c dataset.Case) bool {
+	if d == nil || d.taken >= d.m.Gate.Metamorphic.Sample || c.Label == nil || c.Sample == nil || c.Unreadable {
+		return false
+	}
+	h := fnv.New64a()
+	h.Write([]byte(c.ID))
+	if float64(h.Sum64()>>11)/(1<<53) >= d.pick {
+		return false
+	}
+	d.taken++
+	return true
+}
+
+var templateItemField = regexp.MustCompile(`\{\{\s*item\.([A-Za-z0-9_]+)`)
+
+// modelReads are the item fields a model grader's prompt (or its model
+// sub-graders' prompts) names.
+func modelReads(m *manifest.Manifest) []string {
+	var graders []*manifest.ModelGrader
+	if m.Grader.Judge != nil {
+		graders = append(graders, m.Grader.Judge)
+	}
+	for _, sg := range m.Grader.Multi.Models() {
+		if sg.Model != nil && sg.Model.Judge != nil {
+			graders = append(graders, sg.Model.Judge)
+		}
+	}
+	var out []string
+	for _, g := range graders {
+		for _, msg := range g.Input {
+			for _, mt := range templateItemField.FindAllStringSubmatch(msg.Content, -1) {
+				if !slices.Contains(out, mt[1]) {
+					out = append(out, mt[1])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// recordsReads reports whether written canary c's task should record
+// which item keys it read: a positive one, when item_field_removed runs on
+// a grader whose reads the worker records.
+func (d *deriver) recordsReads(c manifest.Canary) bool {
+	return d != nil && d.modelReads == nil && c.Positive(d.threshold) && d.m.Gate.Metamorphic.On(manifest.TransformItemFieldRemoved)
+}
+
+// fromCanary derives the variants of written canary c from its outcome:
+// none when the canary did not come out as it expects, since then it fails
+// on its own.
+func (d *deriver) fromCanary(c manifest.Canary, o Outcome) []derivedCanary {
+	if d == nil || c.ExpectError || o.Class != ClassOK || o.Score == nil {
+		return nil
+	}
+	var pol metamorphic.Polarity
+	switch {
+	case c.Positive(d.threshold) && *o.Score >= d.threshold:
+		pol = metamorphic.Positive
+	case c.Negative(d.threshold) && *o.Score < d.threshold:
+		pol = metamorphic.Negative
+	default:
+		return nil
+	}
+	return d.derive(c.Name, pol, c.Sample, c.Item, o, c.Tolerance)
+}
+
+// fromCase derives the variants of a sampled labeled case once graded:
+// a human_score 1 case that passed is a positive, a human_score 0 case
+// that failed a negative; one that disagrees with its label derives
+// nothing (calibration reports it).
+func (d *deriver) fromCase(row int, c CaseResult, o Outcome) []derivedCanary {
+	if d == nil {
+		return nil
+	}
+	t, ok := d.cases[row]
+	if !ok {
+		return nil
+	}
+	delete(d.cases, row)
+	if c.HumanScore == nil || o.Class != ClassOK || o.Score == nil {
+		return nil
+	}
+	var pol metamorphic.Polarity
+	switch {
+	case *c.HumanScore == 1 && c.Status == StatusPass:
+		pol = metamorphic.Positive
+	case *c.HumanScore == 0 && c.Status == StatusFail:
+		pol = metamorphic.Negative
+	default:
+		return nil
+	}
+	return d.derive("case "+c.CaseID, pol, t.Sample, withoutKey(t.Item, d.skip[0]), o, 0)
+}
+
+func (d *deriver) derive(from string, pol metamorphic.Polarity, sample, item json.RawMessage, o Outcome, tolerance float64) []derivedCanary {
+	reads := d.modelReads
+	if reads == nil {
+		for _, k := range o.Reads {
+			if !slices.Contains(d.skip, k) {
+				reads = append(reads, k)
+			}
+		}
+	}
+	ref := itemReference(item)
+	if ref == "" {
+		ref = d.reference
+	}
+	base := metamorphic.Outcome{Class: string(o.Class), Score: o.Score}
+	var out []derivedCanary
+	for _, v := range metamorphic.Derive(metamorphic.Base{Polarity: pol, Sample: sample, Item: item, Reads: reads, Reference: ref}, d.m.Gate.Metamorphic.On) {
+		out = append(out, derivedCanary{from: from, v: v, base: base, tolerance: tolerance})
+	}
+	return out
+}
+
+// itemReference is the item's own right answer, when it names one.
+func itemReference(item json.RawMessage) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(item, &fields) != nil {
+		return ""
+	}
+	for _, k := range referenceFields {
+		var s string
+		if json.Unmarshal(fields[k], &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// outputText is a sample's output_text, or "".
+func outputText(sample json.RawMessage) string {
+	var s struct {
+		OutputText string `json:"output_text"`
+	}
+	_ = json.Unmarshal(sample, &s)
+	return s.OutputText
+}
+
+// withoutKey is an item object without key, so the blind placement gives
+// the variant an id of its own rather than its case's.
+func withoutKey(item json.RawMessage, key string) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(item, &fields) != nil {
+		return item
+	}
+	if _, ok := fields[key]; !ok {
+		return item
+	}
+	delete(fields, key)
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return item
+	}
+	return out
+}
+
+// result judges one derived canary from its outcome.
+func (dc derivedCanary) result(threshold float64, o Outcome) CanaryResult {
+	ok, why := metamorphic.Check(dc.v.Relation, threshold, dc.tolerance, dc.base, metamorphic.Outcome{Class: string(o.Class), Score: o.Score})
+	name := dc.from + "/" + dc.v.Transform
+	if dc.v.Site != "" {
+		name += "[" + dc.v.Site + "]"
+	}
+	cr := CanaryResult{
+		Name:        name,
+		Class:       o.Class,
+		Status:      StatusPass,
+		DerivedFrom: dc.from,
+		Transform:   dc.v.Transform,
+		Relation:    string(dc.v.Relation),
+		Site:        dc.v.Site,
+		Variant:     dc.variantText(),
+		Output:      o.Output,
+		Message:     "holds: " + relationText(dc.v.Relation),
+	}
+	if o.Class == ClassOK {
+		cr.Got = o.Score
+	} else {
+		cr.Error = caseError(o)
+	}
+	if !ok {
+		cr.Status, cr.Message = StatusFail, why
+	}
+	return cr
+}
+
+func relationText(r metamorphic.Relation) string {
+	switch r {
+	case metamorphic.Invariant:
+		return "an equivalent answer scores the same"
+	case metamorphic.Breaking:
+		return "an answer that breaks the output contract does not pass"
+	case metamorphic.FixtureBreaking:
+		return "an item without a field the grader read does not pass"
+	case metamorphic.StillFailing:
+		return "a wrong answer stays below pass_threshold"
+	}
+	return string(r)
+}
+
+// variantText is what a reader is shown of the variant: its output_text,
+// or for a fixture-breaking one the field removed; cut.
+func (dc derivedCanary) variantText() string {
+	if dc.v.Relation == metamorphic.FixtureBreaking {
+		return "item without " + dc.v.Site
+	}
+	var s struct {
+		OutputText *string `json:"output_text"`
+	}
+	if json.Unmarshal(dc.v.Sample, &s) != nil || s.OutputText == nil {
+		return cutText(string(dc.v.Sample), variantTextLimit)
+	}
+	return cutText(*s.OutputText, variantTextLimit)
+}
+
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// MetamorphicReport is the results' "metamorphic" block: what the derived
+// canaries covered, grouped by transform, and what was switched off.
+type MetamorphicReport struct {
+	Enabled bool `json:"enabled"`
+	// DisabledLine is the manifest line of enabled: false.
+	DisabledLine int `json:"disabled_line,omitempty"`
+	// Bases counts the canaries and labeled cases variants came from.
+	Bases      int                     `json:"bases"`
+	Variants   int                     `json:"variants"`
+	Violations int                     `json:"violations"`
+	Transforms []MetamorphicTransform  `json:"transforms"`
+	Off        []manifest.TransformOff `json:"transforms_off"`
+	Invariance string                  `json:"invariance"`
+}
+
+// MetamorphicTransform is one transform's row: how many variants it made
+// and how many broke their relation, with the first that did.
+type MetamorphicTransform struct {
+	Name       string        `json:"name"`
+	Relation   string        `json:"relation"`
+	Variants   int           `json:"variants"`
+	Violations int           `json:"violations"`
+	First      *CanaryResult `json:"first,omitempty"`
+}
+
+// metamorphicReport groups the derived canaries of a run by transform, in
+// the order of metamorphic.Transforms.
+func metamorphicReport(mm manifest.Metamorphic, canaries []CanaryResult) *MetamorphicReport {
+	rep := &MetamorphicReport{Enabled: mm.Enabled, DisabledLine: mm.EnabledLine, Off: nonNil(mm.Off), Invariance: mm.Invariance, Transforms: []MetamorphicTransform{}}
+	bases := map[string]bool{}
+	rows := map[string]*MetamorphicTransform{}
+	for _, t := range metamorphic.Transforms() {
+		rows[t.Name] = &MetamorphicTransform{Name: t.Name, Relation: string(t.Relation)}
+	}
+	for i := range canaries {
+		c := &canaries[i]
+		row := rows[c.Transform]
+		if c.DerivedFrom == "" || row == nil {
+			continue
+		}
+		bases[c.DerivedFrom] = true
+		rep.Variants++
+		row.Variants++
+		if c.Status != StatusPass {
+			rep.Violations++
+			row.Violations++
+			if row.First == nil {
+				first := *c
+				first.Output, first.Placement = "", nil
+				row.First = &first
+			}
+		}
+	}
+	rep.Bases = len(bases)
+	for _, t := range metamorphic.Transforms() {
+		if r := rows[t.Name]; r.Variants > 0 {
+			rep.Transforms = append(rep.Transforms, *r)
+		}
+	}
+	return rep
+}
+
+// metamorphic holds or warns on each transform with a violation: one
+// reason (or warning) per transform, with its count and first example.
+func (d *decider) metamorphic() {
+	rep := metamorphicReport(d.g.Metamorphic, d.ev.Canaries)
+	for _, t := range rep.Transforms {
+		if t.Violations == 0 {
+			continue
+		}
+		f := t.First
+		msg := fmt.Sprintf("%s (%s): %d of %d variants broke the relation (%s); first: from %s, variant %q: %s",
+			t.Name, t.Relation, t.Violations, t.Variants, relationText(metamorphic.Relation(t.Relation)), f.DerivedFrom, f.Variant, f.Message)
+		if f.Site != "" && t.Relation != string(metamorphic.FixtureBreaking) {
+			msg = strings.Replace(msg, "variant ", "variant at "+f.Site+" ", 1)
+		}
+		if f.Error != nil && f.Error.Line > 0 {
+			msg += fmt.Sprintf(" (grader line %d)", f.Error.Line)
+		}
+		if t.Relation == string(metamorphic.Invariant) && d.g.Metamorphic.Invariance != manifest.InvarianceHold {
+			d.warn(Warning{Code: WarnMetamorphicVariance, Message: msg})
+			continue
+		}
+		d.hold(Reason{Code: ReasonMetamorphicViolation, CaseIDs: []string{f.Name}, Message: msg})
+	}
+}
