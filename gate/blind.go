@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -61,11 +62,9 @@ func newBlindCanaries(m *manifest.Manifest, rows int, seed uint64) *blindCanarie
 	if len(m.Canaries) == 0 {
 		return nil
 	}
-	f := m.Dataset.Fields
 	b := &blindCanaries{
 		m: m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		fields: manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family"),
-			Label: cmpOr(f.Label, "human_score")},
+		fields:   blindFields(m),
 		after:    make([]int, len(m.Canaries)),
 		ids:      make([]string, len(m.Canaries)),
 		outcomes: make([]Outcome, len(m.Canaries)),
@@ -85,6 +84,14 @@ func newBlindCanaries(m *manifest.Manifest, rows int, seed uint64) *blindCanarie
 	}
 	slices.SortStableFunc(b.order, func(x, y int) int { return b.after[x] - b.after[y] })
 	return b
+}
+
+// blindFields are the dataset's id, slice, family and label fields, with
+// their defaults.
+func blindFields(m *manifest.Manifest) manifest.Fields {
+	f := m.Dataset.Fields
+	return manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family"),
+		Label: cmpOr(f.Label, "human_score")}
 }
 
 func cmpOr(s, def string) string {
@@ -139,7 +146,7 @@ func (b *blindCanaries) record(i int, o Outcome) {
 	b.outcomes[i] = o
 	b.got[i] = true
 	if i < len(b.m.Canaries) {
-		b.place(b.der.fromCanary(b.m.Canaries[i], o))
+		b.place(b.der.fromCanaryAt(i, b.m.Canaries[i], o))
 	}
 }
 
@@ -315,14 +322,23 @@ func (b *blindCanaries) results() []CanaryResult {
 		cr.Placement = &p
 		out = append(out, cr)
 	}
-	for k, dc := range b.derived {
+	// A derived canary is sent once its base's grade is back, so where it
+	// travelled depends on timing: only "alone" is recorded, which does
+	// not.
+	ks := make([]int, len(b.derived))
+	for k := range ks {
+		ks[k] = k
+	}
+	slices.SortFunc(ks, func(x, y int) int {
+		return cmp.Compare(b.derived[x].order[0], b.derived[y].order[0])*2 + cmp.Compare(b.derived[x].order[1], b.derived[y].order[1])
+	})
+	for _, k := range ks {
+		dc := b.derived[k]
 		i := len(b.m.Canaries) + k
 		cr := dc.result(b.m.Grader.PassThreshold, b.outcomes[i])
-		p := CanaryPlacement{Seed: b.seed, AfterRow: b.after[i]}
 		if b.after[i] < 0 {
-			p.AfterRow, p.Alone = 0, true
+			cr.Placement = &CanaryPlacement{Seed: b.seed, Alone: true}
 		}
-		cr.Placement = &p
 		out = append(out, cr)
 	}
 	return out
@@ -331,8 +347,7 @@ func (b *blindCanaries) results() []CanaryResult {
 // name is canary i's name as the reports give it.
 func (b *blindCanaries) name(i int) string {
 	if i >= len(b.m.Canaries) {
-		dc := b.derived[i-len(b.m.Canaries)]
-		return dc.from + "/" + dc.v.Transform
+		return b.derived[i-len(b.m.Canaries)].name()
 	}
 	return b.m.Canaries[i].Name
 }

@@ -37,6 +37,10 @@ type derivedCanary struct {
 	v         metamorphic.Variant
 	base      metamorphic.Outcome
 	tolerance float64
+	// order sorts the results the same way whatever order the bases' grades
+	// came back in: the base (written canaries first, then cases by row),
+	// then the variant.
+	order [2]int
 }
 
 // deriver turns graded canaries and sampled labeled cases into variants.
@@ -156,6 +160,15 @@ func (d *deriver) fromCanary(c manifest.Canary, o Outcome) []derivedCanary {
 	return d.derive(c.Name, pol, c.Sample, c.Item, o, c.Tolerance)
 }
 
+// fromCanaryAt is fromCanary for written canary i, ordered by it.
+func (d *deriver) fromCanaryAt(i int, c manifest.Canary, o Outcome) []derivedCanary {
+	ds := d.fromCanary(c, o)
+	for k := range ds {
+		ds[k].order = [2]int{i, k}
+	}
+	return ds
+}
+
 // fromCase derives the variants of a sampled labeled case once graded:
 // a human_score 1 case that passed is a positive, a human_score 0 case
 // that failed a negative; one that disagrees with its label derives
@@ -181,7 +194,11 @@ func (d *deriver) fromCase(row int, c CaseResult, o Outcome) []derivedCanary {
 	default:
 		return nil
 	}
-	return d.derive("case "+c.CaseID, pol, t.Sample, withoutKey(t.Item, d.skip[0]), o, 0)
+	ds := d.derive("case "+c.CaseID, pol, t.Sample, withoutKey(t.Item, d.skip[0]), o, 0)
+	for k := range ds {
+		ds[k].order = [2]int{len(d.m.Canaries) + row, k}
+	}
+	return ds
 }
 
 func (d *deriver) derive(from string, pol metamorphic.Polarity, sample, item json.RawMessage, o Outcome, tolerance float64) []derivedCanary {
@@ -247,15 +264,20 @@ func withoutKey(item json.RawMessage, key string) json.RawMessage {
 	return out
 }
 
-// result judges one derived canary from its outcome.
-func (dc derivedCanary) result(threshold float64, o Outcome) CanaryResult {
-	ok, why := metamorphic.Check(dc.v.Relation, threshold, dc.tolerance, dc.base, metamorphic.Outcome{Class: string(o.Class), Score: o.Score})
+// name is the derived canary's name: its base, transform and site.
+func (dc derivedCanary) name() string {
 	name := dc.from + "/" + dc.v.Transform
 	if dc.v.Site != "" {
 		name += "[" + dc.v.Site + "]"
 	}
+	return name
+}
+
+// result judges one derived canary from its outcome.
+func (dc derivedCanary) result(threshold float64, o Outcome) CanaryResult {
+	ok, why := metamorphic.Check(dc.v.Relation, threshold, dc.tolerance, dc.base, metamorphic.Outcome{Class: string(o.Class), Score: o.Score})
 	cr := CanaryResult{
-		Name:        name,
+		Name:        dc.name(),
 		Class:       o.Class,
 		Status:      StatusPass,
 		DerivedFrom: dc.from,
@@ -401,4 +423,50 @@ func (d *decider) metamorphic() {
 		}
 		d.hold(Reason{Code: ReasonMetamorphicViolation, CaseIDs: []string{f.Name}, Message: msg})
 	}
+}
+
+// PlanDerived lists every derived canary a run of m over set (nil for the
+// canaries only) may send, for a model grader's plan of calls, which is
+// made and printed before any call: the variants of each written canary as
+// if it came out as it expects, and of each sampled labeled case as if its
+// grade agreed with its label. A run sends at most these.
+func PlanDerived(m *manifest.Manifest, set *dataset.Set, shard Shard) []Task {
+	rows := 0
+	if set != nil {
+		rows = len(set.Cases)
+	}
+	d := newDeriver(m, rows, blindFields(m))
+	if d == nil {
+		return nil
+	}
+	var out []Task
+	add := func(ds []derivedCanary) {
+		for _, dc := range ds {
+			out = append(out, Task{ID: dc.name(), Sample: dc.v.Sample, Item: dc.v.Item})
+		}
+	}
+	below := d.threshold - 1
+	for _, c := range m.Canaries {
+		score := d.threshold
+		if c.Negative(d.threshold) {
+			score = below
+		}
+		add(d.fromCanary(c, Outcome{Class: ClassOK, Score: &score}))
+	}
+	if set == nil {
+		return out
+	}
+	count, index := max(shard.Count, 1), max(shard.Index, 1)
+	for row, c := range set.Cases {
+		if c.Sample == nil || c.Unreadable || ShardOf(c.ID, count) != index || !d.candidate(c) {
+			continue
+		}
+		d.cases[row] = Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
+		score, status := d.threshold, StatusPass
+		if *c.Label == 0 {
+			score, status = below, StatusFail
+		}
+		add(d.fromCase(row, CaseResult{CaseID: c.ID, HumanScore: c.Label, Status: status}, Outcome{Class: ClassOK, Score: &score}))
+	}
+	return out
 }

@@ -125,6 +125,9 @@ func (a *app) multiModels(s *suite, f gradeFlags, canariesOnly bool, shard gate.
 	if err != nil {
 		return err
 	}
+	if n := len(gate.PlanDerived(s.m, nil, shard)); n > 0 && !canariesOnly {
+		fmt.Fprintf(a.stderr, "gradegate: derived canaries: the model sub-graders' plan includes the variants of the canaries and of up to %d labeled cases (gate.metamorphic.sample), counted against max_calls\n", s.m.Gate.Metamorphic.Sample)
+	}
 	misses, err := models.PlanAndReserve(tasks)
 	if err != nil {
 		return err
@@ -133,6 +136,39 @@ func (a *app) multiModels(s *suite, f gradeFlags, canariesOnly bool, shard gate.
 		return noKeyError(misses, len(tasks))
 	}
 	s.models = models
+	return nil
+}
+
+// noteDerivedCalls says, before any model call is sent, how many calls the
+// derived canaries (gate.metamorphic) may add and how many of them the
+// judge cache cannot answer; they count against max_calls with the rest.
+func (a *app) noteDerivedCalls(derived []gate.Task, j *judge.Judge) error {
+	if len(derived) == 0 {
+		return nil
+	}
+	// A variant whose prompt cannot be rendered (an item field removed)
+	// makes no call, and two variants with one prompt make one.
+	keys := map[string]string{}
+	calls := map[string]bool{}
+	for _, t := range derived {
+		k, err := j.RequestKey(t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.ID, err)
+		}
+		if k != "" {
+			keys[t.ID], calls[k] = k, true
+		}
+	}
+	misses, err := j.Plan(derived)
+	if err != nil {
+		return err
+	}
+	missed := map[string]bool{}
+	for _, id := range misses {
+		missed[keys[id]] = true
+	}
+	fmt.Fprintf(a.stderr, "gradegate: derived canaries: %d variants, up to %d extra model calls, %d of them not in the judge cache (counted against max_calls)\n",
+		len(derived), len(calls), len(missed))
 	return nil
 }
 
@@ -147,6 +183,11 @@ func multiTasks(s *suite, canariesOnly bool, shard gate.Shard) ([]gate.Task, err
 	if canariesOnly {
 		return tasks, nil
 	}
+	set, err := dataset.Load(s.fsys, s.m)
+	if err != nil {
+		return nil, err
+	}
+	derived := gate.PlanDerived(s.m, set, shard)
 	r := dataset.Open(s.fsys, s.m)
 	count, index := max(shard.Count, 1), max(shard.Index, 1)
 	for {
@@ -162,7 +203,7 @@ func multiTasks(s *suite, canariesOnly bool, shard gate.Shard) ([]gate.Task, err
 	if _, err := r.Close(); err != nil {
 		return nil, err
 	}
-	return tasks, nil
+	return append(tasks, derived...), nil
 }
 
 // subGraderLint is the model grader lint of each model sub-grader of a
@@ -214,7 +255,15 @@ func (a *app) gradeJudge(ctx context.Context, name string, s *suite, set *datase
 	if err != nil {
 		return a.fail(name, err)
 	}
-	if err := planJudge(j, judgeTasks(s.m, set, opts.Shard)); err != nil {
+	tasks := judgeTasks(s.m, set, opts.Shard)
+	if !opts.CanariesOnly {
+		derived := gate.PlanDerived(s.m, set, opts.Shard)
+		if err := a.noteDerivedCalls(derived, j); err != nil {
+			return a.fail(name, err)
+		}
+		tasks = append(tasks, derived...)
+	}
+	if err := planJudge(j, tasks); err != nil {
 		return a.fail(name, err)
 	}
 	res, err := gate.Run(ctx, gate.Inputs{Manifest: s.m, FS: s.fsys, Dataset: set}, j, opts)
