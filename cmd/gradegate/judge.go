@@ -147,28 +147,23 @@ func (a *app) noteDerivedCalls(derived []gate.Task, j *judge.Judge) error {
 		return nil
 	}
 	// A variant whose prompt cannot be rendered (an item field removed)
-	// makes no call, and two variants with one prompt make one.
-	keys := map[string]string{}
-	calls := map[string]bool{}
+	// makes no call.
+	calls := 0
 	for _, t := range derived {
 		k, err := j.RequestKey(t)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.ID, err)
 		}
 		if k != "" {
-			keys[t.ID], calls[k] = k, true
+			calls++
 		}
 	}
 	misses, err := j.Plan(derived)
 	if err != nil {
 		return err
 	}
-	missed := map[string]bool{}
-	for _, id := range misses {
-		missed[keys[id]] = true
-	}
 	fmt.Fprintf(a.stderr, "gradegate: derived canaries: %d variants, up to %d extra model calls, %d of them not in the judge cache (counted against max_calls)\n",
-		len(derived), len(calls), len(missed))
+		len(derived), calls, len(misses))
 	return nil
 }
 

@@ -147,7 +147,7 @@ func TestJudgeExampleCache(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	res := readJudgeResults(t, results)
-	// 10 for the cases and canaries, 24 for the derived canaries (22 calls)
+	// 10 for the cases and canaries, 24 for the derived canaries
 	// (gate.metamorphic): their fixture-breaking variants make no call.
 	if u := res.Judge; u == nil || u.Calls != 0 || u.Cached != 34 || u.InvalidReplies != 0 {
 		t.Errorf("judge = %+v, want 34 replayed calls and none made", u)
@@ -155,7 +155,7 @@ func TestJudgeExampleCache(t *testing.T) {
 	if !strings.Contains(out, "judge: score_model gpt-4o-mini-2024-07-18 (chat_completions): 0 calls, 34 cached") {
 		t.Errorf("stdout lacks the judge line:\n%s", out)
 	}
-	if !strings.Contains(errs, "derived canaries: 36 variants, up to 22 extra model calls, 0 of them not in the judge cache") {
+	if !strings.Contains(errs, "derived canaries: 36 variants, up to 24 extra model calls, 0 of them not in the judge cache") {
 		t.Errorf("stderr does not count the derived canaries' calls before sending any:\n%s", errs)
 	}
 	if res.Metamorphic == nil || res.Metamorphic.Variants == 0 || res.Metamorphic.Violations != 0 {
@@ -181,7 +181,7 @@ func TestJudgeRun(t *testing.T) {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out1, err1)
 	}
 	if fake.requests.Load() != 32 {
-		t.Errorf("%d requests, want 32 (2 canaries and 8 cases, the corrupt fixture never sent; 22 distinct derived canaries)", fake.requests.Load())
+		t.Errorf("%d requests, want 32 (2 canaries and 8 cases, the corrupt fixture never sent; 22 distinct prompts of the derived canaries)", fake.requests.Load())
 	}
 	if !strings.Contains(out1, "judge: score\\_model") && !strings.Contains(out1, "judge: score_model") {
 		t.Errorf("markdown lacks the judge line:\n%s", out1)
