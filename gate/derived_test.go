@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -19,7 +22,7 @@ import (
 // missing expected_total as 5, raw compares the text itself.
 type orderGrader struct{ swallow, lenient, raw bool }
 
-func (g orderGrader) grade(t Task) Outcome {
+func (g orderGrader) grade(t grading.Task) grading.Outcome {
 	var s struct {
 		OutputText string `json:"output_text"`
 	}
@@ -27,7 +30,7 @@ func (g orderGrader) grade(t Task) Outcome {
 	_ = json.Unmarshal(t.Sample, &s)
 	_ = json.Unmarshal(t.Item, &item)
 	score, err := g.check(s.OutputText, item)
-	var o Outcome
+	var o grading.Outcome
 	switch {
 	case err != nil && g.swallow:
 		o = scored(1)
@@ -110,7 +113,7 @@ func metamorphicSuite() suite {
 	return s
 }
 
-func runMetamorphic(t *testing.T, s suite, g orderGrader) (*Results, *itemRunner) {
+func runMetamorphic(t *testing.T, s suite, g orderGrader) (*results.Results, *itemRunner) {
 	t.Helper()
 	r := &itemRunner{grade: g.grade}
 	res, err := Run(context.Background(), s.inputs(), r, Options{CanarySeed: testSeed})
@@ -122,7 +125,7 @@ func runMetamorphic(t *testing.T, s suite, g orderGrader) (*Results, *itemRunner
 
 func TestDerivedCanariesHonestGrader(t *testing.T) {
 	res, r := runMetamorphic(t, metamorphicSuite(), orderGrader{})
-	if res.Verdict != VerdictPass {
+	if res.Verdict != results.VerdictPass {
 		t.Fatalf("verdict %s: %s", res.Verdict, dump(res.Reasons))
 	}
 	mm := res.Metamorphic
@@ -180,13 +183,13 @@ func TestDerivedCanariesCatch(t *testing.T) {
 		transform  string // named in the reason or warning
 	}{
 		{name: "except returns full credit", grader: orderGrader{swallow: true},
-			reason: ReasonMetamorphicViolation, transform: manifest.TransformTruncated},
+			reason: results.ReasonMetamorphicViolation, transform: manifest.TransformTruncated},
 		{name: "a missing fixture field read with a default", grader: orderGrader{lenient: true},
-			reason: ReasonMetamorphicViolation, transform: manifest.TransformItemFieldRemoved},
+			reason: results.ReasonMetamorphicViolation, transform: manifest.TransformItemFieldRemoved},
 		{name: "raw text comparison warns", grader: orderGrader{raw: true},
-			warning: WarnMetamorphicVariance, transform: manifest.TransformKeysReordered},
+			warning: verdict.WarnMetamorphicVariance, transform: manifest.TransformKeysReordered},
 		{name: "raw text comparison holds under invariance hold", grader: orderGrader{raw: true}, invariance: manifest.InvarianceHold,
-			reason: ReasonMetamorphicViolation, transform: manifest.TransformKeysReordered},
+			reason: results.ReasonMetamorphicViolation, transform: manifest.TransformKeysReordered},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,25 +199,25 @@ func TestDerivedCanariesCatch(t *testing.T) {
 			}
 			res, _ := runMetamorphic(t, s, tt.grader)
 			for _, rs := range res.Reasons {
-				if rs.Code == ReasonCanaryFailed {
+				if rs.Code == results.ReasonCanaryFailed {
 					t.Errorf("a written canary failed: %s (only derived ones should catch this grader)", rs.Message)
 				}
 			}
 			var msg string
 			if tt.reason != "" {
-				i := slices.IndexFunc(res.Reasons, func(r Reason) bool {
+				i := slices.IndexFunc(res.Reasons, func(r results.Reason) bool {
 					return r.Code == tt.reason && strings.HasPrefix(r.Message, tt.transform+" ")
 				})
-				if res.Verdict != VerdictHold || i < 0 {
+				if res.Verdict != results.VerdictHold || i < 0 {
 					t.Fatalf("verdict %s, reasons %s; want a hold with %s on %s", res.Verdict, dump(res.Reasons), tt.reason, tt.transform)
 				}
 				msg = res.Reasons[i].Message
 			}
 			if tt.warning != "" {
-				i := slices.IndexFunc(res.Warnings, func(w Warning) bool {
+				i := slices.IndexFunc(res.Warnings, func(w results.Warning) bool {
 					return w.Code == tt.warning && strings.HasPrefix(w.Message, tt.transform+" ")
 				})
-				if res.Verdict != VerdictPass || i < 0 {
+				if res.Verdict != results.VerdictPass || i < 0 {
 					t.Fatalf("verdict %s, warnings %+v; want a pass warning %s on %s", res.Verdict, res.Warnings, tt.warning, tt.transform)
 				}
 				msg = res.Warnings[i].Message
@@ -239,14 +242,14 @@ func TestDerivedCanariesSwitchedOff(t *testing.T) {
 		t.Errorf("the report does not show the transform switched off: %+v", res.Metamorphic.Off)
 	}
 	// Other transforms still catch the grader.
-	if res.Verdict != VerdictHold {
+	if res.Verdict != results.VerdictHold {
 		t.Errorf("verdict %s; unbalanced braces and the refusal still break this grader", res.Verdict)
 	}
 
 	s = metamorphicSuite()
 	s.m.Gate.Metamorphic.Enabled = false
 	res, r := runMetamorphic(t, s, orderGrader{swallow: true})
-	if res.Verdict != VerdictPass || res.Metamorphic.Enabled || res.Metamorphic.Variants != 0 {
+	if res.Verdict != results.VerdictPass || res.Metamorphic.Enabled || res.Metamorphic.Variants != 0 {
 		t.Errorf("switched off: verdict %s, report %+v", res.Verdict, res.Metamorphic)
 	}
 	for _, call := range r.calls {
@@ -264,7 +267,7 @@ func TestDerivedCanariesBatchContract(t *testing.T) {
 	s := metamorphicSuite()
 	s.m.Grader.Contract = "batch"
 	res, r := runMetamorphic(t, s, orderGrader{})
-	if res.Verdict != VerdictPass {
+	if res.Verdict != results.VerdictPass {
 		t.Fatalf("verdict %s: %s", res.Verdict, dump(res.Reasons))
 	}
 	alone := 0

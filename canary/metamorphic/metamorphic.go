@@ -475,6 +475,21 @@ func cutRunes(s string, n int) string {
 	return s
 }
 
+// RelationText says in words what a relation requires.
+func RelationText(r Relation) string {
+	switch r {
+	case Invariant:
+		return "an equivalent answer scores the same"
+	case Breaking:
+		return "an answer that breaks the output contract does not pass"
+	case FixtureBreaking:
+		return "an item without a field the grader read does not pass"
+	case StillFailing:
+		return "a wrong answer stays below pass_threshold"
+	}
+	return string(r)
+}
+
 // Outcome is what grading a base or a variant gave, in plain values: the
 // class ("ok", "grader_exception", …) and, for ok, the gating score.
 type Outcome struct {

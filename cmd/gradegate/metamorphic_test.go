@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/judge/judgetest"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // obedientJudge is keywordJudge, except that it does what an answer tells
@@ -39,19 +39,19 @@ func TestBrokenJudgeFollowsInstructions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := judgetest.New(t, tt.answer)
 			env := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", fake.URL())
-			results := filepath.Join(t.TempDir(), "r.json")
-			code, out, errs := runCLI(t, env, "run", manifestPath, "--results", results)
+			resultsPath := filepath.Join(t.TempDir(), "r.json")
+			code, out, errs := runCLI(t, env, "run", manifestPath, "--results", resultsPath)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\n%s\n%s", code, tt.code, out, errs)
 			}
-			res := readJudgeResults(t, results)
+			res := readJudgeResults(t, resultsPath)
 			for _, r := range res.Reasons {
-				if r.Code == gate.ReasonCanaryFailed {
+				if r.Code == results.ReasonCanaryFailed {
 					t.Errorf("a written canary failed: %s", r.Message)
 				}
 			}
-			i := slices.IndexFunc(res.Reasons, func(r gate.Reason) bool {
-				return r.Code == gate.ReasonMetamorphicViolation && strings.HasPrefix(r.Message, "grader_instruction ")
+			i := slices.IndexFunc(res.Reasons, func(r results.Reason) bool {
+				return r.Code == results.ReasonMetamorphicViolation && strings.HasPrefix(r.Message, "grader_instruction ")
 			})
 			if (i >= 0) != (tt.code == exitHold) {
 				t.Errorf("reasons %+v", res.Reasons)

@@ -6,18 +6,18 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // metamorphicLine says in one line what the derived canaries covered, or
 // that they were switched off and where.
-func metamorphicLine(m *gate.MetamorphicReport) string {
+func metamorphicLine(m *results.MetamorphicReport) string {
 	if !m.Enabled {
 		where := ""
 		if m.DisabledLine > 0 {
 			where = fmt.Sprintf(", line %d", m.DisabledLine)
 		}
-		return fmt.Sprintf("derived canaries: off (gate.metamorphic.enabled: false%s): no variant of any canary or labeled case was graded", where)
+		return fmt.Sprintf("derived canaries: off (results.metamorphic.enabled: false%s): no variant of any canary or labeled case was graded", where)
 	}
 	return fmt.Sprintf("derived canaries: %s of %s, %s",
 		plural(m.Variants, "variant", "variants"), plural(m.Bases, "base", "bases"),
@@ -25,7 +25,7 @@ func metamorphicLine(m *gate.MetamorphicReport) string {
 }
 
 // offLines are the transforms switched off, each with its reason.
-func offLines(m *gate.MetamorphicReport) []string {
+func offLines(m *results.MetamorphicReport) []string {
 	var out []string
 	for _, o := range m.Off {
 		out = append(out, fmt.Sprintf("transform %s off (line %d): %s", o.Name, o.Line, o.Reason))
@@ -34,7 +34,7 @@ func offLines(m *gate.MetamorphicReport) []string {
 }
 
 // firstExample is a transform's first violation in one cell.
-func firstExample(t gate.MetamorphicTransform) string {
+func firstExample(t results.MetamorphicTransform) string {
 	f := t.First
 	if f == nil {
 		return ""
@@ -46,7 +46,7 @@ func firstExample(t gate.MetamorphicTransform) string {
 	return s
 }
 
-func humanMetamorphic(ew *errWriter, res *gate.Results, p palette) error {
+func humanMetamorphic(ew *errWriter, res *results.Results, p palette) error {
 	m := res.Metamorphic
 	if m == nil {
 		return nil
@@ -71,7 +71,7 @@ func humanMetamorphic(ew *errWriter, res *gate.Results, p palette) error {
 	return renderTable(tb, rows)
 }
 
-func markdownMetamorphic(m *gate.MetamorphicReport) mdSection {
+func markdownMetamorphic(m *results.MetamorphicReport) mdSection {
 	head := "\n### Derived canaries\n\n" + md(metamorphicLine(m)) + "\n"
 	for _, l := range offLines(m) {
 		head += "\n- " + md(l)

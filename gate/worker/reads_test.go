@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // TestRecordReads: a task that asks gets the item keys its grade read, in
@@ -30,24 +30,24 @@ func TestRecordReads(t *testing.T) {
 		"        return float(len(list(item.items())))\n" +
 		"    return 1.0\n"
 	item := json.RawMessage(`{"c": 3, "b": 2, "a": 1, "d": 4}`)
-	mk := func(sample string, record bool) gate.Task {
-		return gate.Task{ID: "t", Sample: json.RawMessage(sample), Item: item, RecordReads: record}
+	mk := func(sample string, record bool) grading.Task {
+		return grading.Task{ID: "t", Sample: json.RawMessage(sample), Item: item, RecordReads: record}
 	}
 	tests := []struct {
 		name  string
-		task  gate.Task
-		class gate.Class
+		task  grading.Task
+		class grading.Class
 		reads []string
 	}{
-		{"returns", mk(`{}`, true), gate.ClassOK, []string{"a", "b", "c"}},
-		{"raises", mk(`{"raise": 1}`, true), gate.ClassGraderException, []string{"a", "b", "c"}},
-		{"reads everything", mk(`{"all": 1}`, true), gate.ClassOK, []string{"a", "b", "c", "d"}},
-		{"not asked", mk(`{}`, false), gate.ClassOK, nil},
-		{"a case's item is a plain dict", mk(`{"type": 1}`, false), gate.ClassOK, nil},
+		{"returns", mk(`{}`, true), grading.ClassOK, []string{"a", "b", "c"}},
+		{"raises", mk(`{"raise": 1}`, true), grading.ClassGraderException, []string{"a", "b", "c"}},
+		{"reads everything", mk(`{"all": 1}`, true), grading.ClassOK, []string{"a", "b", "c", "d"}},
+		{"not asked", mk(`{}`, false), grading.ClassOK, nil},
+		{"a case's item is a plain dict", mk(`{"type": 1}`, false), grading.ClassOK, nil},
 	}
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
-		var tasks []gate.Task
+		var tasks []grading.Task
 		for _, tt := range tests {
 			tasks = append(tasks, tt.task)
 		}

@@ -1,0 +1,288 @@
+package gate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/multi"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
+	"github.com/gradegate/gradegate/gate/worker"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// CodeDeterminismSkipped is the warning of a determinism check that was
+// asked for and could not ask the model again.
+const CodeDeterminismSkipped = "determinism_skipped"
+
+// determinismSample starts the determinism check of a run: its seed, from
+// the system's random source (recorded in the results), and the sample of
+// cases it draws from the run's own pass over the dataset (opts.Observe),
+// so the dataset is read once. The canary command passes no cases.
+func determinismSample(s *Suite, withCases bool, opts *Options) (*DeterminismSample, error) {
+	seed, err := determinismSeed()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := NewDeterminismSample(s.Manifest, opts.Shard, seed)
+	if err != nil {
+		return nil, err
+	}
+	if withCases && s.Manifest.Gate.Determinism.Sample > 0 {
+		opts.Observe = ds.Observe
+	}
+	return ds, nil
+}
+
+// determinismWorkers bounds each determinism pool: it grades the canaries
+// and a sample of a few hundred cases.
+const determinismWorkers = 4
+
+// checkDeterminism grades every canary and the sample of the cases twice,
+// each time in a fresh pool with its own PYTHONHASHSEED and the second time
+// in another order, and records the check in ev: a difference holds with
+// nondeterministic_grader. It runs after the main grading, so the pools it
+// starts share no process with it.
+//
+// A multi grader's model sub-graders are asked again, with the judge cache
+// off, only when the manifest writes gate.determinism (each ask costs
+// calls), a key is set and grader.max_calls leaves room for both
+// gradings; otherwise their answers from the run are reused, and when
+// gate.determinism is written the results say why.
+//
+// A grader that does not load is not checked: the gate already holds on it.
+//
+// The two gradings run at once on the run's sandbox and interpreter, each
+// pool with half the run's workers (at most determinismWorkers) on sandbox
+// slots of its own.
+func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *Graders, sample *DeterminismSample, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence) error {
+	src, err := s.graderSource()
+	if err != nil {
+		return err
+	}
+	askModels := false
+	if subs := s.Manifest.Grader.Multi.Models(); len(subs) > 0 {
+		why, err := modelDeterminismSkip(s.Manifest, s.models.HasKey(), usedCalls(ev.Judge), len(subs), func() (int, error) {
+			return multiSampleSize(s, withCases, shard)
+		})
+		if err != nil {
+			return err
+		}
+		a.noteDeterminismSkipped(s.Manifest, ev, why)
+		askModels = why == "" && s.Manifest.Line("gate.determinism") > 0
+	}
+	var asked []*multi.Models
+	var mu sync.Mutex
+	pools := 0
+	workers := max(1, min(env.workerCount()/2, determinismWorkers))
+	start := time.Now()
+	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (grading.Runner, func(), error) {
+		e := *env
+		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
+		e.workers = workers
+		mu.Lock()
+		// Each runner takes the slots of its pools after those of the
+		// run's, whose shared pools (a meteor sub-grader's) stay up.
+		e.firstSlot = env.firstSlot + env.slotsPerRunner() + pools*e.slotsPerRunner()
+		pools++
+		mu.Unlock()
+		if need := e.firstSlot + e.slotsPerRunner(); need > e.sb.Slots() && !e.sb.Status().Unsandboxed {
+			return nil, nil, fmt.Errorf("the determinism check needs %d sandbox slots and the sandbox has %d: grade with fewer --workers", need, e.sb.Slots())
+		}
+		if askModels {
+			m, err := multi.NewModels(s.Manifest.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
+				return a.newJudge(g, JudgeOptions{Concurrency: f.Judge.Concurrency})
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			mu.Lock()
+			asked = append(asked, m)
+			mu.Unlock()
+			e.models = m
+		}
+		return e.NewRunner(ctx, src)
+	})
+	var le *worker.LoadError
+	if errors.As(err, &le) {
+		fmt.Fprintf(a.stderr, "gradegate: determinism check skipped: %v\n", le)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	if askModels {
+		d.Asked = results.DeterminismPythonModel
+		for _, m := range asked {
+			addCalls(ev.Judge, m.Usage())
+		}
+	}
+	ev.Determinism = d
+	return nil
+}
+
+// checkJudgeDeterminism is the determinism check of a model grader: every
+// canary and a sample of the cases asked twice with the judge cache off
+// (neither read nor written), the second time in another order. It costs
+// calls, so it runs only when the manifest writes gate.determinism; without
+// a key, or when grader.max_calls leaves too few calls, it is skipped and
+// the results and the error stream say why.
+func (a *Host) checkJudgeDeterminism(ctx context.Context, s *Suite, set *dataset.Set, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence, hasKey bool) error {
+	if s.Manifest.Line("gate.determinism") == 0 {
+		return nil
+	}
+	var cases []dataset.Case
+	if withCases && set != nil && s.Manifest.Gate.Determinism.Sample > 0 {
+		cases = set.Cases
+	}
+	why, err := modelDeterminismSkip(s.Manifest, hasKey, usedCalls(ev.Judge), 1, func() (int, error) {
+		return len(s.Manifest.Canaries) + min(s.Manifest.Gate.Determinism.Sample, countSampled(cases, shard)), nil
+	})
+	if err != nil || why != "" {
+		a.noteDeterminismSkipped(s.Manifest, ev, why)
+		return err
+	}
+	seed, err := determinismSeed()
+	if err != nil {
+		return err
+	}
+	i := 0
+	next := func() (dataset.Case, bool) {
+		if i >= len(cases) {
+			return dataset.Case{}, false
+		}
+		i++
+		return cases[i-1], true
+	}
+	var asked []*judge.Judge
+	start := time.Now()
+	d, err := CheckDeterminism(ctx, s.Manifest, next, shard, seed, func(ctx context.Context, _ uint32) (grading.Runner, func(), error) {
+		j, err := a.newJudge(s.Manifest.Grader, JudgeOptions{Concurrency: f.Judge.Concurrency})
+		if err != nil {
+			return nil, nil, err
+		}
+		asked = append(asked, j)
+		return j, func() {}, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	d.Asked = results.DeterminismModel
+	for _, j := range asked {
+		addCalls(ev.Judge, j.Usage())
+	}
+	ev.Determinism = d
+	return nil
+}
+
+// modelDeterminismSkip says why the determinism check cannot ask the
+// model graders again ("" when it can, or when gate.determinism is not
+// written and so it is not asked to): no key, or too few calls left of
+// grader.max_calls after the run's own. tasks counts the canaries and
+// sampled cases each model grader would be asked about, twice.
+func modelDeterminismSkip(m *manifest.Manifest, hasKey bool, used, graders int, tasks func() (int, error)) (string, error) {
+	if m.Line("gate.determinism") == 0 {
+		return "", nil
+	}
+	if !hasKey {
+		return "OPENAI_API_KEY is not set (a replay-only run): the determinism check of a model grader asks the model twice with the judge cache off", nil
+	}
+	maxCalls := 0
+	switch {
+	case m.Grader.Judge != nil:
+		maxCalls = m.Grader.Judge.MaxCalls
+	case m.Grader.Multi != nil:
+		maxCalls = m.Grader.Multi.MaxCalls
+	}
+	if maxCalls == 0 {
+		return "", nil
+	}
+	n, err := tasks()
+	if err != nil {
+		return "", err
+	}
+	if needed := 2 * n * graders; used+needed > maxCalls {
+		return fmt.Sprintf("it needs %d model calls (%d canaries and sampled cases, twice) and grader.max_calls (%d) leaves %d after this run's %d",
+			needed, n, maxCalls, max(maxCalls-used, 0), used), nil
+	}
+	return "", nil
+}
+
+// noteDeterminismSkipped says, on the error stream and as a warning in the
+// results, that the determinism check did not ask the model again.
+func (a *Host) noteDeterminismSkipped(m *manifest.Manifest, ev *verdict.Evidence, why string) {
+	if why == "" {
+		return
+	}
+	msg := "determinism check of the model graders skipped: " + why
+	fmt.Fprintf(a.stderr, "gradegate: %s\n", msg)
+	ev.Notes = append(ev.Notes, manifest.Finding{Code: CodeDeterminismSkipped, Severity: manifest.SeverityWarn,
+		File: m.File, Line: m.Line("gate.determinism"), Message: msg})
+}
+
+// determinismSeed draws a determinism check's seed from the system's
+// random source; the results record it.
+func determinismSeed() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("determinism check: seeding: %w", err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// usedCalls are the model calls the run has made so far.
+func usedCalls(u *results.JudgeUsage) int {
+	if u == nil {
+		return 0
+	}
+	return u.Calls
+}
+
+// addCalls counts the determinism check's calls in the run's usage.
+func addCalls(u, x *results.JudgeUsage) {
+	if u == nil || x == nil {
+		return
+	}
+	u.Calls += x.Calls
+	u.Retries += x.Retries
+	u.Tokens.Input += x.Tokens.Input
+	u.Tokens.Output += x.Tokens.Output
+	u.WallMS += x.WallMS
+}
+
+// countSampled counts the shard's cases that have a sample.
+func countSampled(cases []dataset.Case, sh shard.Shard) int {
+	count, index := max(sh.Count, 1), max(sh.Index, 1)
+	n := 0
+	for _, c := range cases {
+		if c.Sample != nil && shard.ShardOf(c.ID, count) == index {
+			n++
+		}
+	}
+	return n
+}
+
+// multiSampleSize is how many canaries and cases a multi grader's
+// determinism check grades.
+func multiSampleSize(s *Suite, withCases bool, shard shard.Shard) (int, error) {
+	if !withCases || s.Manifest.Gate.Determinism.Sample == 0 {
+		return len(s.Manifest.Canaries), nil
+	}
+	tasks, err := multiTasks(s, false, shard)
+	if err != nil {
+		return 0, err
+	}
+	return len(s.Manifest.Canaries) + min(s.Manifest.Gate.Determinism.Sample, len(tasks)-len(s.Manifest.Canaries)), nil
+}
