@@ -180,8 +180,12 @@ func TestJudgeRun(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out1, err1)
 	}
-	if fake.requests.Load() != 32 {
-		t.Errorf("%d requests, want 32 (2 canaries and 8 cases, the corrupt fixture never sent; 22 distinct prompts of the derived canaries)", fake.requests.Load())
+	// 2 canaries and 8 cases (the corrupt fixture is never sent), and 24
+	// derived canaries with 22 distinct prompts: a repeated prompt is
+	// answered from the cache being written unless both are in flight at
+	// once.
+	if n := fake.requests.Load(); n < 32 || n > 34 {
+		t.Errorf("%d requests, want 32 to 34", n)
 	}
 	if !strings.Contains(out1, "judge: score\\_model") && !strings.Contains(out1, "judge: score_model") {
 		t.Errorf("markdown lacks the judge line:\n%s", out1)
@@ -194,12 +198,12 @@ func TestJudgeRun(t *testing.T) {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, out2, err2)
 	}
 	a, b := readJudgeResults(t, first), readJudgeResults(t, second)
-	// Two derived canaries repeat another's prompt: the first run answers
-	// them from the cache it is writing.
+	// Two derived canaries repeat another's prompt: the first run may
+	// answer them from the cache it is writing.
 	replayed := a.Judge.Tokens
 	replayed.Input += a.Judge.CachedTokens.Input
 	replayed.Output += a.Judge.CachedTokens.Output
-	if a.Judge.Calls != 32 || a.Judge.Cached != 2 || b.Judge.Calls != 0 || b.Judge.Cached != 34 || replayed != b.Judge.CachedTokens {
+	if a.Judge.Calls+a.Judge.Cached != 34 || b.Judge.Calls != 0 || b.Judge.Cached != 34 || replayed != b.Judge.CachedTokens {
 		t.Errorf("usage: first %+v, replay %+v", a.Judge, b.Judge)
 	}
 	a.Judge, b.Judge = nil, nil
