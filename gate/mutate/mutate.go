@@ -405,10 +405,10 @@ func sourceNames(parts []Part) string {
 
 // suite is the checks a mutant must get past.
 type suite struct {
-	m         *manifest.Manifest
-	canaries  []grading.Task
-	cases     []grading.Task
-	labels    []int // label of each case task
+	m        *manifest.Manifest
+	canaries []grading.Task
+	cases    []grading.Task
+	labels   []int // label of each case task
 	// derived describes s.canaries[len(m.Canaries):]: variants of the
 	// written canaries (gate.metamorphic), judged by their relation.
 	derived   []derivedCheck
