@@ -17,7 +17,7 @@ func metamorphicLine(m *results.MetamorphicReport) string {
 		if m.DisabledLine > 0 {
 			where = fmt.Sprintf(", line %d", m.DisabledLine)
 		}
-		return fmt.Sprintf("derived canaries: off (results.metamorphic.enabled: false%s): no variant of any canary or labeled case was graded", where)
+		return fmt.Sprintf("derived canaries: off (gate.metamorphic.enabled: false%s): no variant of any canary or labeled case was graded", where)
 	}
 	return fmt.Sprintf("derived canaries: %s of %s, %s",
 		plural(m.Variants, "variant", "variants"), plural(m.Bases, "base", "bases"),
