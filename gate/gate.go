@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gradegate/gradegate/canary/hosted"
+	"github.com/gradegate/gradegate/gate/blind"
 	"github.com/gradegate/gradegate/gate/digest"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
@@ -205,7 +206,15 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := planJudge(j, judgeTasks(s.Manifest, g.set, o.Shard)); err != nil {
+		tasks := judgeTasks(s.Manifest, g.set, o.Shard)
+		if !o.CanariesOnly {
+			derived := blind.PlanDerived(s.Manifest, g.set, o.Shard)
+			if err := g.h.noteDerivedCalls(derived, j); err != nil {
+				return err
+			}
+			tasks = append(tasks, derived...)
+		}
+		if err := planJudge(j, tasks); err != nil {
 			return err
 		}
 		g.judge, g.runner = j, j

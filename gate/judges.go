@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gradegate/gradegate/gate/blind"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/lint"
@@ -106,6 +107,9 @@ func (a *Host) multiModels(s *Suite, f GraderOptions, canariesOnly bool, shard s
 	if err != nil {
 		return err
 	}
+	if !canariesOnly && s.Manifest.Gate.Metamorphic.Enabled {
+		fmt.Fprintf(a.stderr, "gradegate: derived canaries: the model sub-graders' plan includes the variants of the canaries and of up to %d labeled cases (gate.metamorphic.sample), counted against max_calls\n", s.Manifest.Gate.Metamorphic.Sample)
+	}
 	misses, err := models.PlanAndReserve(tasks)
 	if err != nil {
 		return err
@@ -128,6 +132,11 @@ func multiTasks(s *Suite, canariesOnly bool, sh shard.Shard) ([]grading.Task, er
 	if canariesOnly {
 		return tasks, nil
 	}
+	set, err := dataset.Load(s.FS, s.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	derived := blind.PlanDerived(s.Manifest, set, sh)
 	r := dataset.Open(s.FS, s.Manifest)
 	count, index := max(sh.Count, 1), max(sh.Index, 1)
 	for {
@@ -143,7 +152,7 @@ func multiTasks(s *Suite, canariesOnly bool, sh shard.Shard) ([]grading.Task, er
 	if _, err := r.Close(); err != nil {
 		return nil, err
 	}
-	return tasks, nil
+	return append(tasks, derived...), nil
 }
 
 // subGraderLint is the model grader lint of each model sub-grader of a
@@ -163,6 +172,34 @@ func subGraderLint(m *manifest.Manifest) []manifest.Finding {
 		}
 	}
 	return out
+}
+
+// noteDerivedCalls says, before any model call is sent, how many calls the
+// derived canaries (gate.metamorphic) may add and how many of them the
+// judge cache cannot answer; they count against max_calls with the rest.
+func (a *Host) noteDerivedCalls(derived []grading.Task, j *judge.Judge) error {
+	if len(derived) == 0 {
+		return nil
+	}
+	// A variant whose prompt cannot be rendered (an item field removed)
+	// makes no call.
+	calls := 0
+	for _, t := range derived {
+		k, err := j.RequestKey(t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.ID, err)
+		}
+		if k != "" {
+			calls++
+		}
+	}
+	misses, err := j.Plan(derived)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "gradegate: derived canaries: %d variants, up to %d extra model calls, %d of them not in the judge cache (counted against max_calls)\n",
+		len(derived), calls, len(misses))
+	return nil
 }
 
 // judgeTasks are the tasks a run grades: the canaries, then the shard's

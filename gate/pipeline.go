@@ -199,10 +199,12 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		}
 		p.queue = append(p.queue, pending{row: row})
 		p.refs[p.tasks] = taskRef{row: p.rows}
+		t := grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
+		p.canaries.CaseBase(p.rows, c, t)
 		p.rows++
 		p.tasks++
 		p.inFlight++
-		return grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}, true, nil
+		return t, true, nil
 	}
 }
 
@@ -226,6 +228,7 @@ func (p *pipeline) emit(seq int, o grading.Outcome) error {
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
 	verdict.FillCase(&pr.row, o, p.m.Grader)
+	p.canaries.CaseGraded(ref.row, pr.row, o)
 	pr.ready = true
 	p.flush()
 	return p.sinkErr

@@ -232,11 +232,24 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		return nil, err
 	}
 	if placed != nil {
+		if rest := placed.Unsent(); len(rest) > 0 {
+			tasks := make([]grading.Task, len(rest))
+			for k, i := range rest {
+				tasks[k] = placed.Task(i)
+			}
+			o, err := grading.GradeTasks(ctx, r, tasks)
+			if err != nil {
+				return nil, fmt.Errorf("grading derived canaries: %w", err)
+			}
+			for k, i := range rest {
+				placed.Record(i, o[k])
+			}
+		}
 		for _, i := range placed.Alone() {
 			t := placed.Task(i)
 			o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
 			if err != nil {
-				return nil, fmt.Errorf("grading canary %s: %w", m.Canaries[i].Name, err)
+				return nil, fmt.Errorf("grading canary %s: %w", placed.Name(i), err)
 			}
 			placed.Record(i, o[0])
 		}
@@ -337,7 +350,12 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 // assemble builds the results document from the evidence and its verdict.
 func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sandbox, version string, ev verdict.Evidence) *results.Results {
 	v := verdict.Decide(m.Gate, ev)
+	var mm *results.MetamorphicReport
+	if !ev.CanariesOnly {
+		mm = results.MetamorphicReportOf(m.Gate.Metamorphic, ev.Canaries)
+	}
 	return &results.Results{
+		Metamorphic:   mm,
 		Schema:        results.ResultsSchema,
 		Verdict:       v.Verdict,
 		Reasons:       v.Reasons,

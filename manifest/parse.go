@@ -301,7 +301,7 @@ func (d *decoder) grader(top *section) Grader {
 
 func (d *decoder) gate(top *section) Gate {
 	g := Gate{MinPassRate: DefaultMinPassRate, Aggregation: DefaultAggregation,
-		Determinism: Determinism{Sample: DefaultDeterminismSample}}
+		Determinism: Determinism{Sample: DefaultDeterminismSample}, Metamorphic: defaultMetamorphic()}
 	g.Confidence, g.Baseline.Alpha, g.Repeats = Confidence{Level: DefaultConfidenceLevel, Rule: DefaultConfidenceRule}, DefaultBaselineAlpha, 1
 	n := top.node("gate")
 	if n == nil {
@@ -310,7 +310,7 @@ func (d *decoder) gate(top *section) Gate {
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
 		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline",
-		"confidence", "repeats")
+		"confidence", "repeats", "metamorphic")
 	if !ok {
 		return g
 	}
@@ -348,6 +348,9 @@ func (d *decoder) gate(top *section) Gate {
 	}
 	d.confidence(s, &g)
 	d.repeats(s, &g)
+	if n := s.node("metamorphic"); n != nil {
+		g.Metamorphic = d.metamorphic(n)
+	}
 	if n := s.node("slices"); n != nil {
 		g.Slices = d.slices(n, g.MinPassRate)
 	}

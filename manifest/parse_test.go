@@ -70,7 +70,7 @@ func TestParseDefaults(t *testing.T) {
 			{Name: "pos", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(1), File: "gradegate.yaml", Line: 11},
 			{Name: "neg", Sample: json.RawMessage(`{"output_text":"bad"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(0), File: "gradegate.yaml", Line: 15},
 		},
-		Gate: Gate{MinPassRate: 1.0, Aggregation: "row", Determinism: Determinism{Sample: 200},
+		Gate: Gate{MinPassRate: 1.0, Aggregation: "row", Determinism: Determinism{Sample: 200}, Metamorphic: defaultMetamorphic(),
 			Baseline: Baseline{Alpha: 0.05}, Confidence: Confidence{Level: 0.95, Rule: "point"}, Repeats: 1},
 	}
 	if diff := cmp.Diff(want, m, rawJSON, cmpIgnoreLines); diff != "" {
@@ -233,6 +233,7 @@ func TestParseSpecExample(t *testing.T) {
 			RequireControls:  true,
 			MinMutationScore: f64(0.9),
 			Determinism:      Determinism{Sample: 50},
+			Metamorphic:      defaultMetamorphic(),
 			Baseline:         Baseline{MaxDrop: 0.02, Alpha: 0.05},
 			Confidence:       Confidence{Level: 0.95, Rule: "point"},
 			Repeats:          1,

@@ -167,7 +167,8 @@ type Gate struct {
 	Confidence Confidence `json:"confidence"`
 	// Repeats is gate.repeats: how many times a model grader is asked each
 	// case (odd; default 1); the case counts as its majority answer.
-	Repeats int `json:"repeats"`
+	Repeats     int         `json:"repeats"`
+	Metamorphic Metamorphic `json:"metamorphic"`
 }
 
 // Baseline is gate.baseline: how a run given a base branch's results

@@ -147,11 +147,19 @@ func TestJudgeExampleCache(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	res := readJudgeResults(t, results)
-	if u := res.Judge; u == nil || u.Calls != 0 || u.Cached != 10 || u.InvalidReplies != 0 {
-		t.Errorf("judge = %+v, want 10 replayed calls and none made", u)
+	// 10 for the cases and canaries, 24 for the derived canaries
+	// (gate.metamorphic): their fixture-breaking variants make no call.
+	if u := res.Judge; u == nil || u.Calls != 0 || u.Cached != 34 || u.InvalidReplies != 0 {
+		t.Errorf("judge = %+v, want 34 replayed calls and none made", u)
 	}
-	if !strings.Contains(out, "judge: score_model gpt-4o-mini-2024-07-18 (chat_completions): 0 calls, 10 cached") {
+	if !strings.Contains(out, "judge: score_model gpt-4o-mini-2024-07-18 (chat_completions): 0 calls, 34 cached") {
 		t.Errorf("stdout lacks the judge line:\n%s", out)
+	}
+	if !strings.Contains(errs, "derived canaries: 36 variants, up to 24 extra model calls, 0 of them not in the judge cache") {
+		t.Errorf("stderr does not count the derived canaries' calls before sending any:\n%s", errs)
+	}
+	if res.Metamorphic == nil || res.Metamorphic.Variants == 0 || res.Metamorphic.Violations != 0 {
+		t.Errorf("metamorphic = %+v, want variants and no violation", res.Metamorphic)
 	}
 }
 
@@ -172,8 +180,12 @@ func TestJudgeRun(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out1, err1)
 	}
-	if fake.requests.Load() != 10 {
-		t.Errorf("%d requests, want 10 (2 canaries and 8 cases; the corrupt fixture is never sent)", fake.requests.Load())
+	// 2 canaries and 8 cases (the corrupt fixture is never sent), and 24
+	// derived canaries with 22 distinct prompts: a repeated prompt is
+	// answered from the cache being written unless both are in flight at
+	// once.
+	if n := fake.requests.Load(); n < 32 || n > 34 {
+		t.Errorf("%d requests, want 32 to 34", n)
 	}
 	if !strings.Contains(out1, "judge: score\\_model") && !strings.Contains(out1, "judge: score_model") {
 		t.Errorf("markdown lacks the judge line:\n%s", out1)
@@ -186,7 +198,12 @@ func TestJudgeRun(t *testing.T) {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, out2, err2)
 	}
 	a, b := readJudgeResults(t, first), readJudgeResults(t, second)
-	if a.Judge.Calls != 10 || b.Judge.Calls != 0 || b.Judge.Cached != 10 || a.Judge.Tokens != b.Judge.CachedTokens {
+	// Two derived canaries repeat another's prompt: the first run may
+	// answer them from the cache it is writing.
+	replayed := a.Judge.Tokens
+	replayed.Input += a.Judge.CachedTokens.Input
+	replayed.Output += a.Judge.CachedTokens.Output
+	if a.Judge.Calls+a.Judge.Cached != 34 || b.Judge.Calls != 0 || b.Judge.Cached != 34 || replayed != b.Judge.CachedTokens {
 		t.Errorf("usage: first %+v, replay %+v", a.Judge, b.Judge)
 	}
 	a.Judge, b.Judge = nil, nil
@@ -252,7 +269,10 @@ func TestJudgeRun(t *testing.T) {
 			t.Fatalf("exit %d, %d requests\n%s\n%s", code, live.requests.Load(), out, errs)
 		}
 		res := readJudgeResults(t, resultsPath)
-		if res.Reasons[0].Code != results.ReasonJudgeBudgetExceeded || res.Judge.NotSent != 10 || res.Judge.Needed != 10 {
+		// Needed: 10 tasks of the cases and canaries, 24 of the derived
+		// canaries; not sent: the 10 (the canaries failed, so none was
+		// derived).
+		if res.Reasons[0].Code != results.ReasonJudgeBudgetExceeded || res.Judge.NotSent != 10 || res.Judge.Needed != 34 {
 			t.Errorf("reasons %+v judge %+v", res.Reasons, res.Judge)
 		}
 	})

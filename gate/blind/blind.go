@@ -1,6 +1,7 @@
 package blind
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -39,6 +40,14 @@ type Canaries struct {
 	Seen     func(string) bool
 	outcomes []grading.Outcome
 	got      []bool
+	// der derives canaries from the written ones and from sampled labeled
+	// cases (gate.metamorphic); derived holds them, canary index
+	// len(m.Canaries)+k being derived[k]. nil when switched off.
+	der     *deriver
+	derived []derivedCanary
+	rows    int // dataset rows expected
+	read    int // dataset rows read so far
+	batch   bool
 }
 
 // New places the canaries of m among a dataset of about rows rows, drawing
@@ -47,16 +56,17 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	if len(m.Canaries) == 0 {
 		return nil
 	}
-	f := m.Dataset.Fields
 	b := &Canaries{
 		m: m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		fields: manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family"),
-			Label: cmpOr(f.Label, "human_score")},
+		fields:   fieldsOf(m),
 		after:    make([]int, len(m.Canaries)),
 		ids:      make([]string, len(m.Canaries)),
 		outcomes: make([]grading.Outcome, len(m.Canaries)),
 		got:      make([]bool, len(m.Canaries)),
+		rows:     rows,
+		batch:    m.Grader.Contract == "batch",
 	}
+	b.der = newDeriver(m, rows, b.fields)
 	for i, c := range m.Canaries {
 		if c.ExpectError && m.Grader.Contract == "batch" {
 			b.after[i] = -1
@@ -70,6 +80,14 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	return b
 }
 
+// fieldsOf are the dataset's id, slice, family and label fields, with
+// their defaults.
+func fieldsOf(m *manifest.Manifest) manifest.Fields {
+	f := m.Dataset.Fields
+	return manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family"),
+		Label: cmpOr(f.Label, "human_score")}
+}
+
 func cmpOr(s, def string) string {
 	if s == "" {
 		return def
@@ -80,6 +98,9 @@ func cmpOr(s, def string) string {
 // observe sees each dataset row as it is read; the first is the template
 // of the canaries' items.
 func (b *Canaries) Observe(c dataset.Case) {
+	if b != nil {
+		b.read++
+	}
 	if b != nil && b.template == nil {
 		t := c
 		b.template = &t
@@ -114,18 +135,93 @@ func (b *Canaries) Alone() []int {
 	return out
 }
 
-// record keeps canary i's outcome.
+// Record keeps canary i's outcome, and places the variants it derives.
 func (b *Canaries) Record(i int, o grading.Outcome) {
 	b.outcomes[i] = o
 	b.got[i] = true
+	if i < len(b.m.Canaries) {
+		b.place(b.der.fromCanaryAt(i, b.m.Canaries[i], o))
+	}
 }
 
-// task is canary i as the grader receives it.
+// place adds derived canaries, each sent after a random row still to be
+// read, like a written canary; under the batch contract each is graded
+// alone after the cases (a variant may rightly make the grader raise,
+// which would fail a whole batch).
+func (b *Canaries) place(ds []derivedCanary) {
+	for _, dc := range ds {
+		i := len(b.m.Canaries) + len(b.derived)
+		b.derived = append(b.derived, dc)
+		b.ids = append(b.ids, "")
+		b.outcomes = append(b.outcomes, grading.Outcome{})
+		b.got = append(b.got, false)
+		after := -1
+		if !b.batch {
+			after = b.read + 1 + b.rng.IntN(max(b.rows-b.read, 1))
+		}
+		b.after = append(b.after, after)
+		if after < 0 {
+			continue
+		}
+		rest := b.order[b.next:]
+		k, _ := slices.BinarySearchFunc(rest, after, func(x, a int) int {
+			if b.after[x] <= a {
+				return -1
+			}
+			return 1
+		})
+		b.order = slices.Insert(b.order, b.next+k, i)
+	}
+}
+
+// CaseBase makes a row's task a base of derived canaries when the sample
+// picks it; its variants are derived once it is graded (CaseGraded).
+func (b *Canaries) CaseBase(row int, c dataset.Case, t grading.Task) {
+	if b != nil && b.der.candidate(c) {
+		b.der.cases[row] = t
+	}
+}
+
+// CaseGraded derives the variants of a graded base row.
+func (b *Canaries) CaseGraded(row int, c results.CaseResult, o grading.Outcome) {
+	if b != nil && b.der != nil {
+		b.place(b.der.fromCase(row, c, o))
+	}
+}
+
+// Unsent lists the canaries placed in the stream but not sent when it
+// ended: variants of bases graded last. They are graded after it, in one
+// call to the same runner.
+func (b *Canaries) Unsent() []int {
+	if b == nil {
+		return nil
+	}
+	out := slices.Clone(b.order[b.next:])
+	b.next = len(b.order)
+	for _, i := range out {
+		b.after[i] = b.read
+	}
+	return out
+}
+
+// Task is canary i as the grader receives it.
 func (b *Canaries) Task(i int) grading.Task {
-	c := b.m.Canaries[i]
 	id := b.fakeID()
 	b.ids[i] = id
-	return grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
+	if i >= len(b.m.Canaries) {
+		dc := b.derived[i-len(b.m.Canaries)]
+		return grading.Task{ID: id, Sample: dc.v.Sample, Item: b.item(dc.v.Item, id)}
+	}
+	c := b.m.Canaries[i]
+	return grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id), RecordReads: b.der.recordsReads(c)}
+}
+
+// Name is canary i's name as the reports give it.
+func (b *Canaries) Name(i int) string {
+	if i >= len(b.m.Canaries) {
+		return b.derived[i-len(b.m.Canaries)].name()
+	}
+	return b.m.Canaries[i].Name
 }
 
 // fakeID is an id shaped like the template's: its digits replaced by
@@ -226,6 +322,25 @@ func (b *Canaries) Results() []results.CanaryResult {
 			p.AfterRow, p.Alone = 0, true
 		}
 		cr.Placement = &p
+		out = append(out, cr)
+	}
+	// A derived canary is sent once its base's grade is back, so where it
+	// travelled depends on timing: only "alone" is recorded, which does
+	// not.
+	ks := make([]int, len(b.derived))
+	for k := range ks {
+		ks[k] = k
+	}
+	slices.SortFunc(ks, func(x, y int) int {
+		return cmp.Compare(b.derived[x].order[0], b.derived[y].order[0])*2 + cmp.Compare(b.derived[x].order[1], b.derived[y].order[1])
+	})
+	for _, k := range ks {
+		dc := b.derived[k]
+		i := len(b.m.Canaries) + k
+		cr := dc.result(b.m.Grader.PassThreshold, b.outcomes[i])
+		if b.after[i] < 0 {
+			cr.Placement = &results.CanaryPlacement{Seed: b.seed, Alone: true}
+		}
 		out = append(out, cr)
 	}
 	return out

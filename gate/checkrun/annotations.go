@@ -84,8 +84,8 @@ func (c *Check) Annotations(res *results.Results) []Annotation {
 	}
 
 	for _, cn := range res.Canaries {
-		if cn.Status == results.StatusPass {
-			continue
+		if cn.Status == results.StatusPass || cn.DerivedFrom != "" {
+			continue // a derived canary has no line of its own; its reason says what failed
 		}
 		msg := cn.Message
 		if cn.Error != nil {

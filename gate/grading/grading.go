@@ -33,6 +33,11 @@ type Task struct {
 	// score (Outcome.ReturnLine). It costs a hook on every Python call, so
 	// only a failed canary's replay sets it, never a case.
 	Trace bool
+	// RecordReads asks the runner to note which of the item's top-level
+	// keys the grade read (Outcome.Reads): set for canaries only, whose
+	// derived fixture-breaking variants remove each in turn, so the cases'
+	// path stays as it is.
+	RecordReads bool
 }
 
 // Outcome is what grading one Task produced.
@@ -51,6 +56,10 @@ type Outcome struct {
 	// ReturnLine is the grader source line whose return produced the
 	// score, when the task asked for a trace and the worker could tell.
 	ReturnLine int
+	// Reads are the item's top-level keys the grade read, in the order
+	// first read, when the task asked (Task.RecordReads) and the runner
+	// can tell; nil otherwise.
+	Reads []string
 	// LoadFailed marks an outcome made up for a grader that never loaded:
 	// its error is the load's, not a raise on this task's input.
 	LoadFailed bool

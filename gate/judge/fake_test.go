@@ -167,6 +167,9 @@ gate:
     refund: {mandatory: true, min_pass_rate: 0.5}
   calibration:
     max_false_pass: 0
+  # These tests count the judge's calls for the cases and canaries;
+  # derived canaries have their own tests (gate, cmd/gradegate).
+  metamorphic: {enabled: false}
 `
 
 const suiteCases = `{"item": {"case_id": "c1", "slice": "refund", "human_score": 1, "question": "Refund time?", "reference": "5 days"}, "sample": {"output_text": "GOOD: 5 days"}}

@@ -406,10 +406,13 @@ func sourceNames(parts []Part) string {
 
 // suite is the checks a mutant must get past.
 type suite struct {
-	m         *manifest.Manifest
-	canaries  []grading.Task
-	cases     []grading.Task
-	labels    []int // label of each case task
+	m        *manifest.Manifest
+	canaries []grading.Task
+	cases    []grading.Task
+	labels   []int // label of each case task
+	// derived describes s.canaries[len(m.Canaries):]: variants of the
+	// written canaries (gate.metamorphic), judged by their relation.
+	derived   []derivedCheck
 	liveCan   []bool
 	liveCase  []bool
 	threshold float64
@@ -419,6 +422,10 @@ func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 	s := &suite{m: m, threshold: m.Grader.PassThreshold}
 	for _, c := range m.Canaries {
 		s.canaries = append(s.canaries, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+	}
+	for _, d := range derivedChecks(m) {
+		s.derived = append(s.derived, d)
+		s.canaries = append(s.canaries, d.task)
 	}
 	for _, c := range cases {
 		if c.Label == nil || c.Sample == nil || c.Unreadable {
@@ -498,8 +505,8 @@ func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) 
 // calibrate keeps the checks the unmutated grader passes.
 func (s *suite) calibrate(base *graded) {
 	s.liveCan = make([]bool, len(s.canaries))
-	for i, o := range base.canaries {
-		s.liveCan[i] = !s.canaryFails(i, o)
+	for i := range base.canaries {
+		s.liveCan[i] = !s.canaryFails(i, base.canaries)
 	}
 	s.liveCase = make([]bool, len(s.cases))
 	for i, o := range base.cases {
@@ -507,8 +514,15 @@ func (s *suite) calibrate(base *graded) {
 	}
 }
 
-func (s *suite) canaryFails(i int, o grading.Outcome) bool {
-	res := grading.EvaluateCanary(s.m.Canaries[i], s.threshold, o)
+// canaryFails reports whether canary i fails among one source's outcomes
+// of every canary (a derived one is judged against its base's outcome
+// from the same source).
+func (s *suite) canaryFails(i int, all []grading.Outcome) bool {
+	if n := len(s.m.Canaries); i >= n {
+		d := s.derived[i-n]
+		return d.fails(s.threshold, all[d.base], all[i])
+	}
+	res := grading.EvaluateCanary(s.m.Canaries[i], s.threshold, all[i])
 	return !res.Passed()
 }
 
@@ -525,8 +539,8 @@ func (s *suite) caseDisagrees(i int, o grading.Outcome) bool {
 // killers names the live checks the outcomes fail, canaries first.
 func (s *suite) killers(g *graded) []string {
 	out := []string{}
-	for i, o := range g.canaries {
-		if s.liveCan[i] && s.canaryFails(i, o) {
+	for i := range g.canaries {
+		if s.liveCan[i] && s.canaryFails(i, g.canaries) {
 			out = append(out, s.canaries[i].ID)
 		}
 	}

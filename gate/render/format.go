@@ -394,6 +394,9 @@ func groupWarnings(ws []results.Warning) []warnGroup {
 // in the results' order.
 func splitCanaries(cs []results.CanaryResult) (failed, passed []results.CanaryResult) {
 	for _, c := range cs {
+		if c.DerivedFrom != "" {
+			continue // shown grouped by transform
+		}
 		if c.Status == results.StatusPass {
 			passed = append(passed, c)
 		} else {

@@ -134,6 +134,9 @@ func Human(w io.Writer, res *results.Results, opts Options) error {
 		return err
 	}
 	humanSurvivors(ew, res, p)
+	if err := humanMetamorphic(ew, res, p); err != nil {
+		return err
+	}
 	if err := humanCases(ew, res, p, opts); err != nil {
 		return err
 	}
@@ -345,10 +348,10 @@ func humanSurvivors(ew *errWriter, res *results.Results, p palette) {
 }
 
 func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
-	if len(res.Canaries) == 0 {
+	failed, passed := splitCanaries(res.Canaries)
+	if len(failed)+len(passed) == 0 {
 		return nil
 	}
-	failed, passed := splitCanaries(res.Canaries)
 	names := make([]string, len(passed))
 	for i, c := range passed {
 		names[i] = c.Name
@@ -359,7 +362,7 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 		ew.printf("  %s\n", p.dim.Sprint(passedLine))
 		return nil
 	}
-	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(res.Canaries)))
+	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(failed)+len(passed)))
 	header := []string{"canary", "expect", "got", "class", "message"}
 	t := newTable(ew, header, []tw.Align{left, right, right, left, left})
 	var rows [][]string

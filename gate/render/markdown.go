@@ -495,6 +495,9 @@ func resultSections(res *results.Results, opts MarkdownOptions) []mdSection {
 	if len(res.Canaries) > 0 {
 		secs = append(secs, canarySections(res.Canaries)...)
 	}
+	if res.Metamorphic != nil {
+		add(markdownMetamorphic(res.Metamorphic))
+	}
 
 	if h := res.Hosted; h != nil {
 		s := mdSection{
@@ -601,7 +604,7 @@ func canarySections(cs []results.CanaryResult) []mdSection {
 	var secs []mdSection
 	if len(failed) > 0 {
 		s := mdSection{
-			head: fmt.Sprintf("\n### Canaries (%d of %d failed)\n\n", len(failed), len(cs)) +
+			head: fmt.Sprintf("\n### Canaries (%d of %d failed)\n\n", len(failed), len(failed)+len(passed)) +
 				tableHead("canary", ">expect", ">got", "class", "status", "message"),
 			what: "failed canary rows",
 		}

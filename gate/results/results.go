@@ -98,6 +98,9 @@ type Results struct {
 	// Judge is what a model grader's calls cost (calls, cache, tokens,
 	// time); nil for a Python grader.
 	Judge *JudgeUsage `json:"judge,omitempty"`
+	// Metamorphic is what the derived canaries covered and found, grouped
+	// by transform; nil when no case was graded (the canary command).
+	Metamorphic *MetamorphicReport `json:"metamorphic,omitempty"`
 
 	// CasesNotKept counts the case rows that are not in Cases because a
 	// streamed run kept in memory only those the reports show; WriteJSON
@@ -271,6 +274,15 @@ type CanaryResult struct {
 	// ReturnLine is the grader source line whose return produced a failed
 	// canary's score, found by replaying it traced.
 	ReturnLine int `json:"return_line,omitempty"`
+	// DerivedFrom is set on a canary the gate derived (gate.metamorphic):
+	// the canary's name, or "case <case_id>", it is a variant of; Transform
+	// and Relation say how (canary/metamorphic), Site what was changed, and
+	// Variant shows the variant's text, cut.
+	DerivedFrom string `json:"derived_from,omitempty"`
+	Transform   string `json:"transform,omitempty"`
+	Relation    string `json:"relation,omitempty"`
+	Site        string `json:"site,omitempty"`
+	Variant     string `json:"variant,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.

@@ -154,6 +154,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 	d.judge()
 	d.digests()
 	d.canaries()
+	d.metamorphic()
 	d.hosted()
 	d.findings()
 	d.mutation()
@@ -193,7 +194,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 func reasonRank(code string) int {
 	order := []string{
 		results.ReasonDigestMismatch, results.ReasonDatasetInvalid, results.ReasonGraderLint, results.ReasonJudgeBudgetExceeded,
-		results.ReasonCanaryFailed, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
+		results.ReasonCanaryFailed, results.ReasonMetamorphicViolation, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
 		results.ReasonSliceBelowThreshold, results.ReasonSliceInconclusive, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
 		results.ReasonFalsePass, results.ReasonMutantsSurvived,
 	}

@@ -51,7 +51,7 @@ func repeat(o grading.Outcome, n int) []grading.Outcome {
 // checks an ok result again: a process the grader runs in is not trusted to
 // say a score is valid.
 func (p *Pool) caseOutcome(r *response, output string, dur float64) grading.Outcome {
-	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, ReturnLine: max(r.ReturnLine, 0)}
+	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, ReturnLine: max(r.ReturnLine, 0), Reads: r.Reads}
 	if o.Class == grading.ClassOK {
 		score, ok := r.Scores[p.cfg.Metric]
 		valid := ok

@@ -38,7 +38,7 @@ func portableOutcomes(cfg *Config, r *response, req *request, output string, dur
 // but Go checks an ok result again: a process the grader runs in is not
 // trusted to say a score is valid.
 func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) grading.Outcome {
-	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur}
+	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, Reads: r.Reads}
 	msg := r.Message
 	if o.Class == grading.ClassOK {
 		score, ok := r.Scores[cfg.Metric]

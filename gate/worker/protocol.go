@@ -83,6 +83,9 @@ func taskRequest(seq int, t grading.Task) *request {
 	if t.Trace {
 		b = append(b, `,"trace":true`...)
 	}
+	if t.RecordReads {
+		b = append(b, `,"reads":1`...)
+	}
 	b = append(b, "}\n"...)
 	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
 }
@@ -135,6 +138,8 @@ type response struct {
 	Output     string     `json:"output"`
 	OutputCut  int        `json:"output_cut"`
 	Results    []response `json:"results"` // batch: one per case, in order
+	// Reads are the item keys the grade read, when the request asked.
+	Reads []string `json:"reads"`
 	// T is how long the request took in the worker, in milliseconds.
 	T float64 `json:"t"`
 	// Replace is set when the worker asks to be replaced after this

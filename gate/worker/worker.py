@@ -462,6 +462,74 @@ def unix_sockets_refused():
     return False
 
 
+class ReadLog(dict):
+    """An item that notes which of its keys the grader reads.
+
+    Only a request with "reads" gets one (canaries, whose derived
+    fixture-breaking variants remove each key read in turn); cases get the
+    plain dict, so their path costs nothing. Reading every value at once
+    (items, values, iteration, a copy) counts as reading every key.
+    """
+
+    __slots__ = ("reads",)
+
+    def __init__(self, d):
+        dict.__init__(self, d)
+        self.reads = []
+
+    def _note(self, key):
+        if type(key) is str and key not in self.reads and dict.__contains__(self, key):
+            self.reads.append(key)
+
+    def _note_all(self):
+        for key in dict.keys(self):
+            self._note(key)
+
+    def __getitem__(self, key):
+        self._note(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        self._note(key)
+        return dict.get(self, key, default)
+
+    def __contains__(self, key):
+        self._note(key)
+        return dict.__contains__(self, key)
+
+    def pop(self, key, *default):
+        self._note(key)
+        return dict.pop(self, key, *default)
+
+    def setdefault(self, key, default=None):
+        self._note(key)
+        return dict.setdefault(self, key, default)
+
+    def items(self):
+        self._note_all()
+        return dict.items(self)
+
+    def values(self):
+        self._note_all()
+        return dict.values(self)
+
+    def __iter__(self):
+        self._note_all()
+        return dict.__iter__(self)
+
+    def copy(self):
+        self._note_all()
+        return dict(self)
+
+
+def logged_item(req):
+    """The request's item, as a ReadLog when the request asks for its reads."""
+    item = req["item"]
+    if "reads" in req and type(item) is dict:
+        return ReadLog(item)
+    return item
+
+
 def hosted_sample(sample):
     """The sample as OpenAI's hosted grader hands it to grade().
 
@@ -565,17 +633,21 @@ class Worker:
         self.capture.reset()
         self.violation = None
         self.spawned = False
+        item = None
         if "batch" in req:
             resp = self.call_batch(req["batch"])
         elif req.get("trace"):
             resp = self.call_traced(req)
         else:
+            item = logged_item(req)
             try:
-                ret = self.fn(hosted_sample(req["sample"]), req["item"])
+                ret = self.fn(hosted_sample(req["sample"]), item)
             except BaseException as exc:
                 resp = self.exception(exc)
             else:
                 resp = self.classify(ret)
+            if type(item) is ReadLog:
+                resp["reads"] = list(item.reads)
         if self.capture.parts or self.capture.cut:
             resp["output"], resp["output_cut"] = self.capture.take()
         if (self.spawned or check_children) and leftover_children():
@@ -847,7 +919,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or "batch" in req or "trace" in req):
+            if not (self.fork or periodic or "batch" in req or "trace" in req or "reads" in req):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()
