@@ -132,7 +132,7 @@ func BenchmarkGuardScan(b *testing.B) {
 	pgid := syscall.Getpgrp()
 	b.Run("all", func(b *testing.B) {
 		for b.Loop() {
-			groupAnonMemory(pgid)
+			groupMemory(pgid)
 		}
 	})
 	b.Run("follow", func(b *testing.B) {
@@ -140,7 +140,7 @@ func BenchmarkGuardScan(b *testing.B) {
 		pg.scanAll()
 		for b.Loop() {
 			pg.follow()
-			pg.anonMemory()
+			pg.memory()
 		}
 	})
 }

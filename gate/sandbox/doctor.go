@@ -140,6 +140,21 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		}
 	}
 
+	// process: what keeps a grader off other processes and off the
+	// metadata of files outside scratch, and which mechanism holds it.
+	rep.ProcessBoundary = len(p.reached()) == 0
+	for _, x := range p.Reach {
+		mech := reachMechanism(x.Name, d)
+		if x.Err != "" {
+			add("process", x.Name+" refused", CheckOK, "%s (%s)", x.Err, mech)
+		} else {
+			add("process", x.Name+" refused", CheckFail, "succeeded (%s)", mech)
+		}
+	}
+	if d.signalsBySeccomp() {
+		add("process", "signals to its own children", CheckSkip, "below Landlock ABI %d and without a uid of its own, a grader may signal only its whole process group or its first process; %s", signalScopeABI, processBoundaryAdvice)
+	}
+
 	// uid
 	switch {
 	case d.setUID && p.UID == d.SlotUID(0) && p.EUID == p.UID && p.GID == p.UID && len(p.Groups) == 0:
@@ -322,6 +337,11 @@ func (r Report) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintln(&b, "filesystem boundary: NOT established (no Landlock); gradegate refuses to grade here unless --unsandboxed")
 	}
+	if r.ProcessBoundary {
+		fmt.Fprintf(&b, "process boundary: established (signals: %s; limits, priorities, file metadata, inotify, abstract sockets, memfd: seccomp; cgroups: landlock)\n", orUnknown(r.Sandbox.Signals))
+	} else {
+		fmt.Fprintf(&b, "process boundary: NOT established; gradegate refuses to grade here unless --unsandboxed (%s)\n", processBoundaryAdvice)
+	}
 	if r.SecretsProtected {
 		fmt.Fprintln(&b, "gradegate's environment: out of the graders' reach")
 	} else {
@@ -329,6 +349,32 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// reachMechanism names what holds the boundary a probeReach call tests.
+func reachMechanism(name string, d *Sandbox) string {
+	switch {
+	case name == "signal gradegate":
+		switch d.signalMechanism() {
+		case "landlock":
+			return fmt.Sprintf("Landlock ABI %d signal scope", d.landlockABI)
+		case "uid":
+			return "the grader's own uid"
+		}
+		return "seccomp: the grader's own process group only"
+	case strings.HasPrefix(name, "read /sys/fs/cgroup"):
+		return "Landlock: /sys/fs/cgroup is not readable"
+	case strings.HasSuffix(name, "on gradegate"):
+		return "seccomp: pid 0 or the grader's own only"
+	}
+	return "seccomp: refused everywhere"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // reachesSockets reports whether the probe connected to a UNIX socket it

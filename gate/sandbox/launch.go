@@ -40,6 +40,10 @@ type launchSpec struct {
 	// them; only a Landlock ruleset of ABI 9 or later keeps them from
 	// reaching sockets outside the grader's own (see seccompFilter).
 	UnixSockets bool `json:"unix_sockets,omitempty"`
+	// Signals makes the seccomp filter hold the signal boundary: below
+	// Landlock ABI 6 for a grader that keeps gradegate's uid (see
+	// filterOptions).
+	Signals bool `json:"signals,omitempty"`
 	// Probe makes the launcher exec itself in probe mode instead of argv,
 	// to measure the layers from inside (see probe.go).
 	Probe bool `json:"probe,omitempty"`
@@ -206,7 +210,9 @@ func applyLayers(ls launchSpec) error {
 	}
 	var filter []unix.SockFilter
 	if ls.Seccomp {
-		f, err := seccompFilter(ls.UnixSockets)
+		// The launcher leads its process group (Command sets Setpgid) and
+		// becomes the grader's first process at execve (checked below).
+		f, err := seccompFilter(filterOptions{UnixSockets: ls.UnixSockets, Signals: ls.Signals, Group: os.Getpid()})
 		if err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
@@ -255,6 +261,11 @@ func applyLayers(ls launchSpec) error {
 		}
 	}
 	if ls.Seccomp {
+		// A launcher in gradegate's group would let the grader signal
+		// and reprioritise gradegate.
+		if pid := os.Getpid(); syscall.Getpgrp() != pid {
+			return failLayer(ExitLaunchSeccomp, "seccomp: the launcher (pid %d) does not lead its process group %d", pid, syscall.Getpgrp())
+		}
 		if err := installFilter(filter); err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}

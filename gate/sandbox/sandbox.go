@@ -206,6 +206,9 @@ func New(opts ...Option) (*Sandbox, error) {
 	if !s.probe.secretsProtected() {
 		missing = append(missing, fmt.Errorf("%w: %s", ErrSecretsExposed, s.probe.secretsDetail()))
 	}
+	if reached := s.probe.reached(); len(reached) > 0 {
+		missing = append(missing, fmt.Errorf("%w: a sandboxed process could still %s (signals held by %s); %s", ErrProcessBoundary, strings.Join(reached, ", "), s.signalMechanism(), processBoundaryAdvice))
+	}
 	if len(missing) > 0 {
 		_ = s.Close()
 		return nil, errors.Join(missing...)
@@ -363,6 +366,7 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 	if uid := s.SlotUID(spec.Slot); uid >= 0 {
 		ls.UID, ls.GID = uid, uid
 	}
+	ls.Signals = s.signalsBySeccomp()
 	if s.landlockABI > 0 {
 		ls.Landlock = &fsPolicy{
 			ABI:       s.landlockABI,
@@ -372,6 +376,35 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 		ls.Landlock.ReadWrite = append(ls.Landlock.ReadWrite, systemReadWritePaths...)
 	}
 	return ls
+}
+
+// signalScopeABI is the first Landlock ABI whose domain scopes signals
+// (LANDLOCK_SCOPE_SIGNAL) and abstract UNIX sockets.
+const signalScopeABI = 6
+
+// processBoundaryAdvice names the settings where every process boundary
+// holds.
+const processBoundaryAdvice = "grade as root (the gradegate Action's container gives graders their own uids), or on a kernel with Landlock ABI 6 or later"
+
+// signalMechanism names what keeps a grader's signals inside its own
+// processes: Landlock's signal scope, a uid of its own, or the seccomp
+// filter (which then admits only the grader's own process group).
+func (s *Sandbox) signalMechanism() string {
+	switch {
+	case s.landlockABI >= signalScopeABI:
+		return "landlock"
+	case s.setUID:
+		return "uid"
+	}
+	return "seccomp"
+}
+
+// signalsBySeccomp reports whether the seccomp filter must hold the signal
+// boundary: when neither a uid of the grader's own (the kernel refuses a
+// signal to another uid without CAP_KILL) nor Landlock's signal scope
+// keeps the grader's signals inside its own processes.
+func (s *Sandbox) signalsBySeccomp() bool {
+	return !s.setUID && s.landlockABI < signalScopeABI
 }
 
 // limits returns the resource limits of one grader process.
@@ -456,7 +489,7 @@ func (s *Sandbox) Status() gate.Sandbox { return s.status }
 func (s *Sandbox) String() string { return StatusString(s.status) }
 
 // StatusString renders st the way every output shows it, e.g.
-// "uid=60000 seccomp=on landlock=abi7 rlimits=on". st.UID is slot 0's uid;
+// "uid=60000 seccomp=on landlock=abi7 rlimits=on signals=landlock". st.UID is slot 0's uid;
 // slot n runs as st.UID+n.
 func StatusString(st gate.Sandbox) string {
 	if st.Unsandboxed {
@@ -476,7 +509,11 @@ func StatusString(st gate.Sandbox) string {
 	if st.LandlockABI > 0 {
 		ll = fmt.Sprintf("abi%d", st.LandlockABI)
 	}
-	return fmt.Sprintf("uid=%s seccomp=%s landlock=%s rlimits=%s", uid, onOff(st.Seccomp), ll, onOff(st.Rlimits))
+	line := fmt.Sprintf("uid=%s seccomp=%s landlock=%s rlimits=%s", uid, onOff(st.Seccomp), ll, onOff(st.Rlimits))
+	if st.Signals != "" {
+		line += " signals=" + st.Signals
+	}
+	return line
 }
 
 // CheckInterpreter reports whether graders can execute the interpreter at
@@ -524,6 +561,9 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 // pools (glibc's get_nprocs reads /sys/devices/system/cpu/online). Missing
 // paths are skipped.
 //
+// /sys/fs/cgroup is not among them either: every cgroup.procs under it
+// lists the pids of its processes, gradegate's among them.
+//
 // /proc is not among them, so a grader opens and lists nothing under it.
 // Much of /proc is world-readable whatever the uid (every process's
 // cmdline and status, /proc/net/unix with the socket paths of the whole
@@ -542,7 +582,7 @@ var systemReadPaths = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 	"/etc/localtime", "/etc/timezone", "/etc/passwd", "/etc/group",
 	"/etc/nsswitch.conf", "/etc/mime.types",
-	"/sys/devices/system/cpu", "/sys/fs/cgroup",
+	"/sys/devices/system/cpu",
 	"/dev/urandom", "/dev/random", "/dev/zero",
 }
 
