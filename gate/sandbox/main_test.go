@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
 		os.Exit(Launch(os.Args[2:]))
 	}
+	if do := os.Getenv(keeperTestEnv); do != "" {
+		keeperHelper(do, Keep(os.Args, os.Stderr))
+	}
 	if name := os.Getenv(helperEnv); name != "" {
 		if err := runHelper(name, os.Stdout); err != nil {
 			fmt.Fprintf(os.Stderr, "helper %s: %v\n", name, err)
