@@ -77,13 +77,13 @@ func (e *BudgetError) Error() string { return e.Message }
 // Guard holds a grader's process group to its Spec's total memory
 // (MemoryMB, over all its processes) and to its scratch budget.
 type Guard struct {
-	pgid    int
-	memory  int64 // bytes; 0: none
+	pgid   int
+	memory int64 // bytes; 0: none
 	// inMemory: the scratch directory is on a tmpfs (or ramfs), so the
 	// disk it holds is memory and counts against memory too.
 	inMemory bool
-	disk    int64 // bytes
-	scratch string
+	disk     int64 // bytes
+	scratch  string
 
 	stop     chan struct{}
 	done     chan struct{}
