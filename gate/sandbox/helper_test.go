@@ -171,6 +171,12 @@ func runHelper(name string, w io.Writer) error {
 			}
 		}
 		return json.NewEncoder(w).Encode(r)
+	case "reach":
+		r, err := reachRun(ctx, launcher)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(w).Encode(r)
 	case "proc":
 		r, err := procHelper(ctx, launcher)
 		if err != nil {

@@ -187,8 +187,8 @@ type filterOptions struct {
 //     other, PRIO_USER and IOPRIO_WHO_USER included. Landlock covers none
 //     of them, and a grader that keeps gradegate's uid would otherwise
 //     lower gradegate's RLIMIT_AS or make the runner's processes idle;
-//   - with Signals: kill on pid 0, Group or -Group only (kill(-1) is
-//     EPERM); tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo on
+//   - kill(-1): EPERM;
+//   - with Signals: kill on pid 0, Group or -Group only; tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo on
 //     Group's threads only; pidfd_send_signal EPERM; fcntl F_SETOWN and
 //     F_SETOWN_EX EPERM (SIGIO to an owner of the grader's choosing).
 //     pid and tgid are ints: the kernel reads the low 32 bits;
@@ -236,6 +236,10 @@ func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
 	p.jump(unix.BPF_JEQ, unix.SYS_IOPRIO_SET, "ioprio", "")
 	if o.Signals {
 		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killpid", "")
+	} else {
+		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killall", "")
+	}
+	if o.Signals {
 		for _, nr := range []uint32{unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO} {
 			p.jump(unix.BPF_JEQ, nr, "tgid", "")
 		}
@@ -290,6 +294,12 @@ func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
 	p.load(offArg0)
 	p.jump(unix.BPF_JEQ, 0, "allow", "")
 	p.jump(unix.BPF_JEQ, group, "allow", "eperm")
+	// kill(-1) reaches every process the uid may signal, and returns 0
+	// even when each one refused (kernel/signal.c kill_something_info):
+	// refused in every setting.
+	p.label("killall")
+	p.load(offArg0)
+	p.jump(unix.BPF_JEQ, 0xffffffff, "eperm", "allow")
 	if o.Signals {
 		p.label("killpid")
 		p.load(offArg0)
