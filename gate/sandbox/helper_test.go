@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,7 +173,11 @@ func runHelper(name string, w io.Writer) error {
 		}
 		return json.NewEncoder(w).Encode(r)
 	case "reach":
-		r, err := reachRun(ctx, launcher)
+		var opts []Option
+		if abi, err := strconv.Atoi(os.Getenv(abiOptionEnv)); err == nil {
+			opts = append(opts, withLandlockABI(abi))
+		}
+		r, err := reachRun(ctx, launcher, opts...)
 		if err != nil {
 			return err
 		}

@@ -176,6 +176,20 @@ try:
     print("bind abstract on socketpair: REACHED")
 except OSError as e:
     print("bind abstract on socketpair: refused", errno.errorcode.get(e.errno, str(e.errno)))
+# A grader's own children stay its to signal: subprocess's kill() and
+# terminate() and multiprocessing's Pool.terminate() signal them by pid.
+import signal, time
+child = os.fork()
+if child == 0:
+    os.closerange(0, 3)  # a survivor must not hold the grader's output open
+    time.sleep(30)
+    os._exit(0)
+try:
+    os.kill(child, signal.SIGKILL)
+    _, status = os.waitpid(child, 0)
+    print("kill own child:", "ok" if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL else "FAILED status %d" % status)
+except OSError as e:
+    print("kill own child: FAILED", errno.errorcode.get(e.errno, str(e.errno)))
 for path in ("/sys/fs/cgroup/cgroup.procs", "/sys/fs/cgroup/pids/cgroup.procs", "/sys/fs/cgroup/memory/cgroup.procs"):
     try:
         open(path).read()
@@ -249,9 +263,9 @@ func victimState(pid int, file string) string {
 // reachRun is the reach attack from a gradegate of this process's uid:
 // it starts the victim, makes the outside file, runs the attacks as a
 // grader and compares the victim before and after.
-func reachRun(ctx context.Context, launcher string) (reachResult, error) {
+func reachRun(ctx context.Context, launcher string, opts ...Option) (reachResult, error) {
 	r := reachResult{UID: os.Getuid()}
-	s, err := New(WithLauncher(launcher))
+	s, err := New(append([]Option{WithLauncher(launcher)}, opts...)...)
 	if err != nil {
 		r.NewErr = err.Error()
 		return r, nil
@@ -297,8 +311,9 @@ func reachRun(ctx context.Context, launcher string) (reachResult, error) {
 }
 
 // checkReach fails for every attack that reached, and for any change to
-// the victim or the outside file.
-func checkReach(t *testing.T, r reachResult) {
+// the victim or the outside file. ownChild is what the grader's kill of
+// its own child must print.
+func checkReach(t *testing.T, r reachResult, ownChild string) {
 	t.Helper()
 	if r.NewErr != "" {
 		t.Fatalf("New: %s", r.NewErr)
@@ -309,6 +324,9 @@ func checkReach(t *testing.T, r reachResult) {
 		lines++
 		if strings.HasSuffix(l, "REACHED") {
 			t.Errorf("%s", l)
+		}
+		if v, ok := strings.CutPrefix(l, "kill own child: "); ok && v != ownChild {
+			t.Errorf("kill own child: %s, want %s", v, ownChild)
 		}
 	}
 	if lines < 40 {
@@ -334,36 +352,52 @@ func TestHostileReachRoot(t *testing.T) {
 	if !strings.Contains(r.Status, "uid=6") {
 		t.Errorf("graders did not get their own uid: %s", r.Status)
 	}
-	checkReach(t, r)
+	checkReach(t, r, "ok")
 }
 
 // TestHostileReachNonRoot: gradegate as the runner's user (uid 1001),
-// graders keep that uid, at the kernel's Landlock ABI and at a faked ABI 4
-// (GitHub's ubuntu-latest), where Landlock scopes no signals.
+// graders keep that uid, at the kernel's Landlock ABI and at ABI 4
+// (GitHub's ubuntu-latest), where Landlock scopes no signals and the
+// seccomp filter holds them. ABI 4 is faked two ways: by the kernel's
+// answer (fakeLandlockABI), under which the launcher's own listener is
+// refused (EBUSY: one per chain) and a grader cannot signal its children
+// by pid, and by withLandlockABI, under which the signal supervisor lets
+// it.
 func TestHostileReachNonRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run gradegate as another user")
 	}
-	for _, abi := range []int{0, 4} {
-		name := "kernel ABI"
-		var env []string
-		if abi > 0 {
-			name = fmt.Sprintf("ABI %d", abi)
-			env = append(env, fakeABIEnv+"="+strconv.Itoa(abi))
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		abi      int
+		env      string
+		ownChild string
+		signals  string
+	}{
+		{"kernel ABI", 0, "", "ok", "landlock"},
+		{"ABI 4 faked by the kernel's answer", 4, fakeABIEnv + "=4", "FAILED EPERM", "seccomp"},
+		{"ABI 4 by option", 4, abiOptionEnv + "=4", "ok", "seccomp"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			var r reachResult
+			var env []string
+			if tt.env != "" {
+				env = append(env, tt.env)
+			}
 			runHelperAs(t, helperRun{name: "reach", uid: runnerUID, env: env}, &r)
 			if r.UID != runnerUID {
 				t.Fatalf("gradegate ran as uid %d, want %d", r.UID, runnerUID)
 			}
-			if !strings.Contains(r.Status, "uid=unchanged") {
-				t.Errorf("sandbox %s, want graders on gradegate's uid", r.Status)
+			if !strings.Contains(r.Status, "uid=unchanged") || !strings.HasSuffix(r.Status, " signals="+tt.signals) {
+				t.Errorf("sandbox %s, want graders on gradegate's uid and signals=%s", r.Status, tt.signals)
 			}
-			if abi > 0 && !strings.Contains(r.Status, fmt.Sprintf("landlock=abi%d ", abi)) {
-				t.Errorf("sandbox %s, want Landlock ABI %d", r.Status, abi)
+			if tt.abi > 0 && !strings.Contains(r.Status, fmt.Sprintf("landlock=abi%d ", tt.abi)) {
+				t.Errorf("sandbox %s, want Landlock ABI %d", r.Status, tt.abi)
 			}
-			checkReach(t, r)
+			checkReach(t, r, tt.ownChild)
 		})
 	}
 }
+
+// abiOptionEnv makes the "reach" helper build its Sandbox withLandlockABI.
+const abiOptionEnv = "GRADEGATE_SANDBOX_TEST_ABI_OPTION"

@@ -110,6 +110,9 @@ type Sandbox struct {
 	scratchRoot string
 	probeMemMB  int
 	slots       int    // slots wanted (WithSlots); 0: the default
+	// landlockABIOverride, when > 0, stands in for the kernel's Landlock
+	// ABI (tests of older kernels' settings; see withLandlockABI).
+	landlockABIOverride int
 	uidLockDir  string // "": DefaultUIDLockDir
 
 	// Layers found usable by New's probe; Command applies exactly these.
@@ -119,6 +122,9 @@ type Sandbox struct {
 	landlockABI    int
 	landlockDetail string // why Landlock was dropped, when it was
 	nproc          uint64 // RLIMIT_NPROC for graders
+	// supervisor lets graders signal their own children where only the
+	// seccomp filter holds the signal boundary (signalsBySeccomp).
+	supervisor *signalSupervisor
 	status         grading.Sandbox
 	probe          *probeReport // what New's probe measured; nil when unsandboxed
 }
@@ -148,6 +154,12 @@ func WithUIDLockDir(dir string) Option { return func(s *Sandbox) { s.uidLockDir 
 // directories (default: os.TempDir). When gradegate runs as root, the slot
 // uids need search permission on it.
 func WithScratchRoot(dir string) Option { return func(s *Sandbox) { s.scratchRoot = dir } }
+
+// withLandlockABI makes the Sandbox use Landlock at most at ABI abi, as on
+// an older kernel. The tests use it where the faked kernel answer
+// (fakeLandlockABI) cannot serve: a process chain can hold one seccomp
+// listener, and the fake's would take the signal supervisor's.
+func withLandlockABI(abi int) Option { return func(s *Sandbox) { s.landlockABIOverride = abi } }
 
 // New returns a Sandbox. Unless unsandboxed, it launches a probe through the
 // launcher with every layer the machine allows and records what the probe
@@ -219,6 +231,8 @@ func New(opts ...Option) (*Sandbox, error) {
 // Close releases the Sandbox's uid block; graders started from it must have
 // ended. The end of the process releases it too.
 func (s *Sandbox) Close() error {
+	s.supervisor.close()
+	s.supervisor = nil
 	r := s.uids
 	s.uids = nil
 	if err := r.release(); err != nil {
@@ -270,8 +284,18 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 		}
 	}
 	s.landlockABI = min(kernelLandlockABI(), maxLandlockABI)
+	if s.landlockABIOverride > 0 {
+		s.landlockABI = min(s.landlockABI, s.landlockABIOverride)
+	}
 	s.nproc = processLimit(s.setUID)
 	for {
+		if s.signalsBySeccomp() && s.supervisor == nil {
+			sv, err := startSupervisor(s.scratchRoot)
+			if err != nil {
+				return dropped, err
+			}
+			s.supervisor = sv
+		}
 		rep, err := s.runProbe(ctx)
 		var le *launchExitError
 		var ce *chownError
@@ -367,6 +391,9 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 		ls.UID, ls.GID = uid, uid
 	}
 	ls.Signals = s.signalsBySeccomp()
+	if ls.Signals && s.supervisor != nil {
+		ls.Supervisor = s.supervisor.path
+	}
 	if s.landlockABI > 0 {
 		ls.Landlock = &fsPolicy{
 			ABI:       s.landlockABI,

@@ -157,6 +157,10 @@ type filterOptions struct {
 	// gradegate's uid, whose signals the kernel would otherwise deliver
 	// to gradegate and every process of the runner's user.
 	Signals bool
+	// Supervised, with Signals, hands kill(pid > 0) aimed at another
+	// process than Group to the filter's user-notification listener
+	// (see signalSupervisor) instead of refusing it.
+	Supervised bool
 	// Group is the grader's process group, which is the pid of its first
 	// process (the launcher leads its group and execs the grader), and
 	// which no grader process can leave (setsid and setpgid are refused).
@@ -188,7 +192,8 @@ type filterOptions struct {
 //     of them, and a grader that keeps gradegate's uid would otherwise
 //     lower gradegate's RLIMIT_AS or make the runner's processes idle;
 //   - kill(-1): EPERM;
-//   - with Signals: kill on pid 0, Group or -Group only; tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo on
+//   - with Signals: kill on pid 0, Group or -Group only, or, when
+//     Supervised, on a pid the supervisor finds in Group; tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo on
 //     Group's threads only; pidfd_send_signal EPERM; fcntl F_SETOWN and
 //     F_SETOWN_EX EPERM (SIGIO to an owner of the grader's choosing).
 //     pid and tgid are ints: the kernel reads the low 32 bits;
@@ -305,7 +310,14 @@ func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
 		p.load(offArg0)
 		p.jump(unix.BPF_JEQ, 0, "allow", "")
 		p.jump(unix.BPF_JEQ, group, "allow", "")
-		p.jump(unix.BPF_JEQ, -group, "allow", "eperm")
+		p.jump(unix.BPF_JEQ, -group, "allow", "")
+		if o.Supervised {
+			// A negative pid (another group, or -1) is refused; a
+			// positive one goes to the supervisor.
+			p.jump(unix.BPF_JSET, 0x80000000, "eperm", "notify")
+		} else {
+			p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+		}
 		p.label("tgid")
 		p.load(offArg0)
 		p.jump(unix.BPF_JEQ, group, "allow", "eperm")
@@ -313,6 +325,10 @@ func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
 		p.load(offArg0 + 8)
 		p.jump(unix.BPF_JEQ, unix.F_SETOWN, "eperm", "")
 		p.jump(unix.BPF_JEQ, unix.F_SETOWN_EX, "eperm", "allow")
+	}
+	if o.Signals && o.Supervised {
+		p.label("notify")
+		p.ret(unix.SECCOMP_RET_USER_NOTIF)
 	}
 	p.label("clone")
 	p.load(offArg0)
@@ -337,6 +353,21 @@ const (
 	ioprioWhoProcess = 1
 	ioprioWhoPgrp    = 2
 )
+
+// installFilterWithListener installs filter on every thread of the
+// process and returns its user-notification listener, a close-on-exec
+// descriptor (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0; with TSYNC it
+// needs TSYNC_ESRCH, 5.7, older than any Landlock).
+func installFilterWithListener(filter []unix.SockFilter) (int, error) {
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH|unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return -1, fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): %w", errno)
+	}
+	return int(fd), nil
+}
 
 // installFilter installs filter on every thread of the process
 // (SECCOMP_FILTER_FLAG_TSYNC, Linux 3.17). no_new_privs must already be set.
