@@ -109,11 +109,11 @@ type Sandbox struct {
 	unsandboxed bool
 	scratchRoot string
 	probeMemMB  int
-	slots       int    // slots wanted (WithSlots); 0: the default
+	slots       int // slots wanted (WithSlots); 0: the default
 	// landlockABIOverride, when > 0, stands in for the kernel's Landlock
 	// ABI (tests of older kernels' settings; see withLandlockABI).
 	landlockABIOverride int
-	uidLockDir  string // "": DefaultUIDLockDir
+	uidLockDir          string // "": DefaultUIDLockDir
 
 	// Layers found usable by New's probe; Command applies exactly these.
 	setUID         bool            // root: each slot gets its own uid
@@ -125,8 +125,8 @@ type Sandbox struct {
 	// supervisor lets graders signal their own children where only the
 	// seccomp filter holds the signal boundary (signalsBySeccomp).
 	supervisor *signalSupervisor
-	status         grading.Sandbox
-	probe          *probeReport // what New's probe measured; nil when unsandboxed
+	status     grading.Sandbox
+	probe      *probeReport // what New's probe measured; nil when unsandboxed
 }
 
 // Option configures a Sandbox.
