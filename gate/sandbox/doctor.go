@@ -152,7 +152,7 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		}
 	}
 	if d.signalsBySeccomp() {
-		add("process", "signals to its own children", CheckSkip, "below Landlock ABI %d and without a uid of its own, a grader may signal only its whole process group or its first process; %s", signalScopeABI, processBoundaryAdvice)
+		add("process", "signals to its own children", CheckSkip, "below Landlock ABI %d and without a uid of its own, the seccomp filter holds the signal boundary: kill(pid) of a grader's own children goes through gradegate's signal supervisor (seccomp user notification, pidfd), its process group and its first process it may signal directly, and tkill, tgkill and sigqueue to other pids, pidfd_send_signal and F_SETOWN are refused; with Landlock ABI %d or a uid of its own (root) none of this is needed", signalScopeABI, signalScopeABI)
 	}
 
 	// uid

@@ -19,11 +19,19 @@
 //     the interpreter and the system libraries, read-write access to the
 //     scratch directory only, nothing under /proc;
 //   - a seccomp filter: no socket but AF_UNIX, and none that can reach a
-//     socket the grader did not make, no System V or POSIX message IPC, no
-//     namespaces, no ptrace, no io_uring, no leaving the process group.
+//     socket the grader did not make, no bind, no System V or POSIX
+//     message IPC, no namespaces, no ptrace, no io_uring, no leaving the
+//     process group; no limit, priority, scheduling or memory-placement
+//     call on another process; no change to any file's mode, owner, times
+//     or extended attributes; no inotify, fanotify or memfd; and, where
+//     neither Landlock's signal scope (ABI 6) nor a uid of its own keeps
+//     a grader's signals in, no signal outside its process group but
+//     through gradegate's signal supervisor (see signalSupervisor).
 //
 // From outside, a Guard holds all of a grader's processes together to its
-// memory limit and its scratch directory to a disk budget.
+// memory limit (anonymous and shared memory) and its scratch directory to
+// a disk budget. A keeper process above gradegate (Keep) kills whatever a
+// grader leaves behind, also when gradegate itself is killed.
 //
 // None of them needs namespaces or cgroups: inside Docker's default seccomp
 // profile unshare(2) and the namespace clone flags are refused and
