@@ -151,6 +151,14 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 			add("process", x.Name+" refused", CheckFail, "succeeded (%s)", mech)
 		}
 	}
+	switch {
+	case p.OwnChild == "":
+		add("process", "signal its own child by pid", CheckOK, "killed (%s)", ownChildMechanism(d))
+	case strings.HasPrefix(p.OwnChild, "start: "):
+		add("process", "signal its own child by pid", CheckSkip, "%s", p.OwnChild)
+	default:
+		add("process", "signal its own child by pid", CheckSkip, "%s: graders here cannot signal their children by pid (subprocess's kill and terminate fail); gradegate already runs under a seccomp filter with a listener, so the signal supervisor cannot attach", p.OwnChild)
+	}
 	if d.signalsBySeccomp() {
 		add("process", "signals to its own children", CheckSkip, "below Landlock ABI %d and without a uid of its own, the seccomp filter holds the signal boundary: kill(pid) of a grader's own children goes through gradegate's signal supervisor (seccomp user notification, pidfd), its process group and its first process it may signal directly, and tkill, tgkill and sigqueue to other pids, pidfd_send_signal and F_SETOWN are refused; with Landlock ABI %d or a uid of its own (root) none of this is needed", signalScopeABI, signalScopeABI)
 	}
@@ -368,6 +376,18 @@ func reachMechanism(name string, d *Sandbox) string {
 		return "seccomp: pid 0 or the grader's own only"
 	}
 	return "seccomp: refused everywhere"
+}
+
+// ownChildMechanism names what let the probe's kill of its own child
+// through.
+func ownChildMechanism(d *Sandbox) string {
+	switch d.signalMechanism() {
+	case "landlock":
+		return "inside its Landlock domain"
+	case "uid":
+		return "its own uid"
+	}
+	return "served by gradegate's signal supervisor"
 }
 
 func orUnknown(s string) string {

@@ -79,6 +79,9 @@ type probeReport struct {
 	// Reach are the calls that would act on a process or a file outside
 	// the grader's own (see probeReach); each must fail.
 	Reach []namedResult `json:"reach"`
+	// OwnChild is the probe's SIGKILL of a child it started, by pid: ""
+	// when it worked, else the errno ("start: …" when no child started).
+	OwnChild string `json:"own_child"`
 
 	LandlockABI       int `json:"landlock_abi"` // enforced by the launcher
 	KernelLandlockABI int `json:"kernel_landlock_abi"`
@@ -481,6 +484,7 @@ func probeMain(args []string, w io.Writer) int {
 	}
 	r.Syscalls = append(r.Syscalls, probeIPC()...)
 	r.Reach = probeReach(os.Getppid(), exp.Scratch)
+	r.OwnChild = probeOwnChild()
 
 	for _, l := range []struct {
 		name string
@@ -573,6 +577,26 @@ func probeReach(parent int, scratch string) []namedResult {
 		}
 	}
 	return out
+}
+
+// probeOwnChild starts /bin/sleep and kills it by pid, as a grader's
+// subprocess.Popen.kill does; below Landlock ABI 6 on gradegate's uid that
+// kill is the signal supervisor's to serve.
+func probeOwnChild() string {
+	cmd := exec.Command("/bin/sleep", "10")
+	cmd.Env = []string{}
+	if err := cmd.Start(); err != nil {
+		return "start: " + err.Error()
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_KILL, uintptr(cmd.Process.Pid), uintptr(unix.SIGKILL), 0)
+	if e != 0 {
+		// The child is still ours to end: its process group is the
+		// probe's, which kill(0) may signal; the probe is done by now.
+		_ = cmd.Process.Release()
+		return errName(e)
+	}
+	_ = cmd.Wait()
+	return ""
 }
 
 // probeIPC tries to create a System V shared memory segment, semaphore set

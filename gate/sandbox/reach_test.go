@@ -231,6 +231,8 @@ type reachResult struct {
 	Before  string `json:"before"`
 	After   string `json:"after"`
 	NewErr  string `json:"new_err"`
+	// OwnChild is the doctor's "signal its own child by pid" check.
+	OwnChild string `json:"own_child"`
 	Stopped string `json:"stopped"`
 }
 
@@ -272,6 +274,11 @@ func reachRun(ctx context.Context, launcher string, opts ...Option) (reachResult
 	}
 	defer s.Close()
 	r.Status = s.String()
+	for _, c := range Doctor(ctx, s, "").Checks {
+		if c.Name == "signal its own child by pid" {
+			r.OwnChild = string(c.Status) + ": " + c.Detail
+		}
+	}
 	victim := exec.Command("/bin/sleep", "60")
 	victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := victim.Start(); err != nil {
@@ -395,6 +402,13 @@ func TestHostileReachNonRoot(t *testing.T) {
 				t.Errorf("sandbox %s, want Landlock ABI %d", r.Status, tt.abi)
 			}
 			checkReach(t, r, tt.ownChild)
+			wantCheck := "ok: killed"
+			if tt.ownChild != "ok" {
+				wantCheck = "skip: EPERM"
+			}
+			if !strings.HasPrefix(r.OwnChild, wantCheck) {
+				t.Errorf("doctor: signal its own child by pid: %q, want %q…", r.OwnChild, wantCheck)
+			}
 		})
 	}
 }
