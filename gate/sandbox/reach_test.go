@@ -225,15 +225,15 @@ func reachSyscalls() map[string]uintptr {
 // reachResult is what a reach run found: the grader's lines, and the
 // victim's and the outside file's state before and after.
 type reachResult struct {
-	UID     int    `json:"uid"`
-	Status  string `json:"status"`
-	Grader  string `json:"grader"`
-	Before  string `json:"before"`
-	After   string `json:"after"`
-	NewErr  string `json:"new_err"`
+	UID    int    `json:"uid"`
+	Status string `json:"status"`
+	Grader string `json:"grader"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+	NewErr string `json:"new_err"`
 	// OwnChild is the doctor's "signal its own child by pid" check.
 	OwnChild string `json:"own_child"`
-	Stopped string `json:"stopped"`
+	Stopped  string `json:"stopped"`
 }
 
 // victimState describes what the attacks would change: the victim's nice,
