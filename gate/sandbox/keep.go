@@ -67,7 +67,10 @@ func Keep(args []string, stderr io.Writer) (exit func(code int)) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return os.Exit
 	}
-	code, err := keep(args, stderr)
+	code, started, err := keep(args, stderr)
+	if !started {
+		return os.Exit
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gradegate: %v\n", err)
 	}
@@ -75,15 +78,16 @@ func Keep(args []string, stderr io.Writer) (exit func(code int)) {
 	return nil
 }
 
-// keep runs the command as a child and returns the exit code to end with.
-func keep(args []string, stderr io.Writer) (int, error) {
+// keep runs the command as a child and returns the exit code to end with;
+// started is false when no child could be started.
+func keep(args []string, stderr io.Writer) (code int, started bool, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return ExitStopped, fmt.Errorf("keeper: locating gradegate: %w", err)
+		return 0, false, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return ExitStopped, fmt.Errorf("keeper: %w", err)
+		return 0, false, err
 	}
 	cmd := exec.Command(exe, args[1:]...)
 	cmd.Args[0] = args[0]
@@ -95,7 +99,10 @@ func keep(args []string, stderr io.Writer) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if err := cmd.Start(); err != nil {
-		return ExitStopped, fmt.Errorf("keeper: starting gradegate: %w", err)
+		signal.Stop(sigs)
+		r.Close()
+		w.Close()
+		return 0, false, err
 	}
 	w.Close()
 	reported := make(chan int, 1)
@@ -123,11 +130,11 @@ func keep(args []string, stderr io.Writer) (int, error) {
 	switch {
 	case ok && left > 0:
 		fmt.Fprintf(stderr, "gradegate: killed %d process(es) left running after the run\n", left)
-		return code, nil
+		return code, true, nil
 	case ok:
-		return code, nil
+		return code, true, nil
 	}
-	return ExitStopped, fmt.Errorf("stopped without finishing (%s); no results were written past that point", describeExit(werr))
+	return ExitStopped, true, fmt.Errorf("stopped without finishing (%s); no results were written past that point", describeExit(werr))
 }
 
 // describeExit says how a child ended.
