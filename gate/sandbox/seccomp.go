@@ -235,16 +235,14 @@ func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
 	p.jump(unix.BPF_JEQ, unix.SYS_BIND, "eacces", "")
 	for _, nr := range []uint32{unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM,
 		unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETAFFINITY, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES} {
-		p.jump(unix.BPF_JEQ, nr, "pid0", "")
+		p.jump(unix.BPF_JEQ, nr, "ownArg0", "")
 	}
 	p.jump(unix.BPF_JEQ, unix.SYS_SETPRIORITY, "setpriority", "")
 	p.jump(unix.BPF_JEQ, unix.SYS_IOPRIO_SET, "ioprio", "")
-	if o.Signals {
-		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killpid", "")
-	} else {
+	if !o.Signals {
 		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killall", "")
-	}
-	if o.Signals {
+	} else {
+		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killpid", "")
 		for _, nr := range []uint32{unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO} {
 			p.jump(unix.BPF_JEQ, nr, "tgid", "")
 		}
@@ -285,26 +283,28 @@ func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
 	// which (PRIO_PROCESS 0, PRIO_PGRP 1) then who: the grader's own.
 	p.label("setpriority")
 	p.load(offArg0)
-	p.jump(unix.BPF_JGT, unix.PRIO_PGRP, "eperm", "pid1")
+	p.jump(unix.BPF_JGT, unix.PRIO_PGRP, "eperm", "ownArg1")
 	// which (IOPRIO_WHO_PROCESS 1, IOPRIO_WHO_PGRP 2) then who.
 	p.label("ioprio")
 	p.load(offArg0)
-	p.jump(unix.BPF_JEQ, ioprioWhoProcess, "pid1", "")
-	p.jump(unix.BPF_JEQ, ioprioWhoPgrp, "pid1", "eperm")
-	p.label("pid1")
+	p.jump(unix.BPF_JEQ, ioprioWhoProcess, "ownArg1", "")
+	p.jump(unix.BPF_JEQ, ioprioWhoPgrp, "ownArg1", "eperm")
+	p.label("ownArg1")
 	p.load(offArg0 + 8)
 	p.jump(unix.BPF_JEQ, 0, "allow", "")
 	p.jump(unix.BPF_JEQ, group, "allow", "eperm")
-	p.label("pid0")
+	p.label("ownArg0")
 	p.load(offArg0)
 	p.jump(unix.BPF_JEQ, 0, "allow", "")
 	p.jump(unix.BPF_JEQ, group, "allow", "eperm")
 	// kill(-1) reaches every process the uid may signal, and returns 0
 	// even when each one refused (kernel/signal.c kill_something_info):
-	// refused in every setting.
-	p.label("killall")
-	p.load(offArg0)
-	p.jump(unix.BPF_JEQ, 0xffffffff, "eperm", "allow")
+	// refused in every setting (killpid below refuses it too).
+	if !o.Signals {
+		p.label("killall")
+		p.load(offArg0)
+		p.jump(unix.BPF_JEQ, 0xffffffff, "eperm", "allow")
+	}
 	if o.Signals {
 		p.label("killpid")
 		p.load(offArg0)
