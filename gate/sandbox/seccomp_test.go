@@ -92,7 +92,7 @@ func TestSeccompProcessBoundary(t *testing.T) {
 		{c("prlimit64(0)", unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, 0, 0), allow, allow, allow},
 		{c("prlimit64(group)", unix.SYS_PRLIMIT64, group, unix.RLIMIT_AS, 0, 0), allow, allow, allow},
 		{c("prlimit64(other)", unix.SYS_PRLIMIT64, 4242, unix.RLIMIT_AS, 0, 0), eperm, eperm, eperm},
-		{c("prlimit64(other, upper bits)", unix.SYS_PRLIMIT64, 1<<32 | 4242, unix.RLIMIT_AS, 0, 0), eperm, eperm, eperm},
+		{c("prlimit64(other, upper bits)", unix.SYS_PRLIMIT64, 1<<32|4242, unix.RLIMIT_AS, 0, 0), eperm, eperm, eperm},
 		{c("setpriority(PROCESS, 0)", unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 0, 19), allow, allow, allow},
 		{c("setpriority(PGRP, group)", unix.SYS_SETPRIORITY, unix.PRIO_PGRP, group, 19), allow, allow, allow},
 		{c("setpriority(PROCESS, other)", unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 4242, 19), eperm, eperm, eperm},
