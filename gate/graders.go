@@ -149,7 +149,7 @@ func SandboxRefusal(err error) error {
 	case errors.Is(err, sandbox.ErrNotAvailable):
 		// Not Linux: the error says why and what to do, in one line.
 		return err
-	case errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed):
+	case errors.Is(err, sandbox.ErrNoNetworkBoundary) || errors.Is(err, sandbox.ErrNoFilesystemBoundary) || errors.Is(err, sandbox.ErrSecretsExposed) || errors.Is(err, sandbox.ErrProcessBoundary):
 		return fmt.Errorf("%w\n(run `gradegate doctor` to see which layers this machine allows; --unsandboxed grades without them and says so in every output)", err)
 	}
 	return fmt.Errorf("starting the sandbox: %w", err)

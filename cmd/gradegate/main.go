@@ -19,6 +19,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gradegate: %v\n", err)
 		os.Exit(exitInternal)
 	}
+	// A keeper process outlives this one: whatever ends it (a Go runtime
+	// failure, SIGKILL), no grader process survives it, and the exit is 3
+	// unless run chose the code.
+	exit := sandbox.Keep(os.Args, os.Stderr)
 	// Orphaned grader processes are collected at once (in the Action's
 	// container gradegate is PID 1, and nothing else would).
 	sandbox.ReapOrphans()
@@ -26,5 +30,5 @@ func main() {
 	tuneGC(ctx, os.Getenv)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	exit(code)
 }

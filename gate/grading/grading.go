@@ -133,6 +133,10 @@ type Sandbox struct {
 	LandlockABI int  `json:"landlock_abi"` // 0: filesystem confinement by file permissions only
 	Rlimits     bool `json:"rlimits"`
 	Unsandboxed bool `json:"unsandboxed"`
+	// Signals names what keeps graders' signals inside their own
+	// processes: "landlock" (its signal scope), "uid" (a uid of their
+	// own) or "seccomp" (their own process group only); "" when unknown.
+	Signals string `json:"signals,omitempty"`
 }
 
 // ErrorOf is the outcome's error, with its class always set.

@@ -40,8 +40,13 @@ func SandboxLine(s grading.Sandbox) string {
 	if s.LandlockABI > 0 {
 		landlock = "abi" + strconv.Itoa(s.LandlockABI)
 	}
-	return fmt.Sprintf("sandbox: uid=%s seccomp=%s landlock=%s rlimits=%s",
+	line := fmt.Sprintf("sandbox: uid=%s seccomp=%s landlock=%s rlimits=%s",
 		uid, onOff(s.Seccomp), landlock, onOff(s.Rlimits))
+	if s.Signals != "" {
+		// What keeps graders' signals inside their own processes.
+		line += " signals=" + s.Signals
+	}
+	return line
 }
 
 // unsandboxedLine is said loudly wherever results of an unsandboxed run appear.

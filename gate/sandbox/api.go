@@ -51,6 +51,15 @@ var ErrNoNetworkBoundary = errors.New("sandbox: the network boundary cannot be e
 // gradegate must not grade (the CLI exits 3) unless it runs unsandboxed.
 var ErrNoFilesystemBoundary = errors.New("sandbox: the filesystem boundary (Landlock) cannot be established")
 
+// ErrProcessBoundary means New's probe, a sandboxed process, could still
+// act on something outside its own process tree: signal, reprioritise or
+// change the limits of gradegate, change a file's mode, times or extended
+// attributes, watch files with inotify, bind an abstract UNIX socket name,
+// create a memfd or list a cgroup's pids. gradegate must not grade (the
+// CLI exits 3) unless it runs unsandboxed; the error names what got
+// through.
+var ErrProcessBoundary = errors.New("sandbox: the process boundary cannot be established")
+
 // ErrUIDsUnmapped means the uids graders would run as do not exist in
 // gradegate's user namespace (a rootless container maps only uid 0), so the
 // uid switch is unavailable; the other layers still apply.
@@ -91,4 +100,8 @@ type Report struct {
 	// FilesystemBoundary is false when no Landlock ruleset could be
 	// enforced: gradegate would refuse to grade (exit 3).
 	FilesystemBoundary bool `json:"filesystem_boundary"`
+	// ProcessBoundary is false when the probe could act on a process or
+	// file outside its own (see ErrProcessBoundary): gradegate would
+	// refuse to grade (exit 3).
+	ProcessBoundary bool `json:"process_boundary"`
 }

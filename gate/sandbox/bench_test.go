@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"flag"
+	"fmt"
 	"os/exec"
 	"testing"
 )
@@ -55,4 +56,56 @@ func BenchmarkStart(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSyscall measures what the seccomp filter adds to a system call
+// that falls through every rule (getppid), and to one it inspects
+// (kill(0, 0)): a grader makes 200,000 of each, bare and sandboxed, and the
+// benchmark reports ns per call.
+//
+//	go test -run '^$' -bench Syscall -benchtime 5x ./gate/sandbox/
+func BenchmarkSyscall(b *testing.B) {
+	s := newSandbox(b)
+	py := python(b, s)
+	const code = `
+import os, sys, time
+n = 200000
+f = os.getppid if sys.argv[1] == "getppid" else (lambda: os.kill(0, 0))
+t = time.perf_counter_ns()
+for _ in range(n):
+    f()
+print((time.perf_counter_ns() - t) / n)
+`
+	dir, cleanup, err := s.Scratch(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cleanup()
+	for _, call := range []string{"getppid", "kill"} {
+		for _, mode := range []string{"bare", "sandboxed"} {
+			b.Run(call+"/"+mode, func(b *testing.B) {
+				var total float64
+				for b.Loop() {
+					argv := []string{py, "-I", "-S", "-c", code, call}
+					var cmd *exec.Cmd
+					if mode == "bare" {
+						cmd = exec.Command(argv[0], argv[1:]...)
+						cmd.Dir, cmd.Env = dir, graderEnv(dir)
+					} else {
+						cmd = s.Command(Spec{Slot: 1, ScratchDir: dir, MemoryMB: 1024, CPUSeconds: 30}, argv, graderEnv(dir))
+					}
+					out, err := cmd.Output()
+					if err != nil {
+						b.Fatalf("%v: %s", err, out)
+					}
+					var ns float64
+					if _, err := fmt.Sscan(string(out), &ns); err != nil {
+						b.Fatal(err)
+					}
+					total += ns
+				}
+				b.ReportMetric(total/float64(b.N), "ns/call")
+			})
+		}
+	}
 }

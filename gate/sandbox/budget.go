@@ -31,19 +31,27 @@ const DefaultScratchBudget = 1 << 30
 // (eight children of a 256 MB grader held 1.5 GB). Without a delegated
 // cgroup (the action's container mounts /sys/fs/cgroup read-only, and a
 // CI runner's user owns none), gradegate measures from outside instead:
-// every memoryInterval it adds up the anonymous resident memory (RssAnon,
-// from the world-readable /proc/<pid>/statm) of every process in the
-// grader's process group, which the grader cannot leave (setsid and
-// setpgid are refused), and every diskInterval the blocks allocated to the
-// files in its scratch directory. Past either budget it kills the whole
-// group, and the grader's outcome is memory_exceeded or sandbox_violation.
+// every memoryInterval it adds up the anonymous and shared resident memory
+// (RssAnon and RssShmem, from the world-readable /proc/<pid>/status: see
+// memoryPages) of every process in the grader's process group, which the
+// grader cannot leave (setsid and setpgid are refused), and every
+// diskInterval the blocks allocated to the files in its scratch directory.
+// Past either budget it kills the whole group, and the grader's outcome is
+// memory_exceeded or sandbox_violation.
+//
+// Memory no process maps is refused rather than counted: memfd_create and
+// System V shared memory are refused by the seccomp filter, Landlock keeps
+// /dev/shm and every other tmpfs out of reach, and when the scratch
+// directory itself is on a tmpfs its files count against memory_mb as
+// well as against the disk budget.
 //
 // What measuring from outside leaves open: a grader may overshoot for up
 // to one interval (fallocate is refused, so disk fills no faster than it
 // is written); a forked child's pages shared copy-on-write with its parent
-// count in both until either writes them; and a file deleted while still
-// open no longer counts (each still holds at most FileSizeLimit, for at
-// most OpenFilesLimit descriptors per process).
+// count in both until either writes them, as does a shared region mapped
+// by several of them; and a file deleted while still open no longer counts
+// (each still holds at most FileSizeLimit, for at most OpenFilesLimit
+// descriptors per process; on a tmpfs scratch that is memory).
 //
 // Listing every process on the machine is the expensive part of a check
 // (milliseconds with a few hundred processes), so a Guard does it once a
@@ -69,10 +77,13 @@ func (e *BudgetError) Error() string { return e.Message }
 // Guard holds a grader's process group to its Spec's total memory
 // (MemoryMB, over all its processes) and to its scratch budget.
 type Guard struct {
-	pgid    int
-	memory  int64 // bytes; 0: none
-	disk    int64 // bytes
-	scratch string
+	pgid   int
+	memory int64 // bytes; 0: none
+	// inMemory: the scratch directory is on a tmpfs (or ramfs), so the
+	// disk it holds is memory and counts against memory too.
+	inMemory bool
+	disk     int64 // bytes
+	scratch  string
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -97,6 +108,10 @@ func (s *Sandbox) Guard(spec Spec, pid int) *Guard {
 	}
 	if spec.MemoryMB > 0 {
 		g.memory = int64(spec.MemoryMB) << 20
+		var st unix.Statfs_t
+		if g.scratch != "" && unix.Statfs(g.scratch, &st) == nil {
+			g.inMemory = st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC
+		}
 	}
 	go g.watch()
 	return g
@@ -141,10 +156,19 @@ func (g *Guard) watch() {
 			} else {
 				group.follow()
 			}
-			if used := group.anonMemory(); used > g.memory {
+			used := group.memory()
+			if g.inMemory {
+				// Its files are memory too.
+				used += g.lastDisk.Load()
+			}
+			if used > g.memory {
+				what := "anonymous and shared memory"
+				if g.inMemory {
+					what += ", and the files of its scratch directory, which is in memory"
+				}
 				g.kill(&BudgetError{Class: grading.ClassMemoryExceeded, Message: fmt.Sprintf(
-					"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started); they were killed",
-					mib(used), g.memory>>20)})
+					"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started: %s); they were killed",
+					mib(used), g.memory>>20, what)})
 				return
 			}
 		}
@@ -264,10 +288,10 @@ func (pg *processGroup) follow() {
 	}
 }
 
-// anonMemory adds up the anonymous resident memory of the group's known
-// processes, forgetting those that have exited or left the group (a pid
-// may be reused).
-func (pg *processGroup) anonMemory() int64 {
+// memory adds up the anonymous and shared resident memory of the group's
+// known processes (memoryPages), forgetting those that have exited or left
+// the group (a pid may be reused).
+func (pg *processGroup) memory() int64 {
 	page := int64(os.Getpagesize())
 	var total int64
 	for pid := range pg.members {
@@ -276,17 +300,17 @@ func (pg *processGroup) anonMemory() int64 {
 			delete(pg.members, pid)
 			continue
 		}
-		total += anonPages(name, pg.buf) * page
+		total += memoryPages(name, pg.buf) * page
 	}
 	return total
 }
 
-// groupAnonMemory adds up the anonymous resident memory of every process
-// in process group pgid, listing /proc to find them.
-func groupAnonMemory(pgid int) int64 {
+// groupMemory adds up the memory of every process in process group pgid,
+// listing /proc to find them.
+func groupMemory(pgid int) int64 {
 	pg := &processGroup{pgid: pgid, members: map[int]bool{}, buf: make([]byte, 4096)}
 	pg.scanAll()
-	return pg.anonMemory()
+	return pg.memory()
 }
 
 // readSmall reads a small /proc file into buf (a children list longer
@@ -324,19 +348,33 @@ func procGroup(pid string, buf []byte) int {
 	return g
 }
 
-// anonPages returns resident minus shared pages of /proc/<pid>/statm:
-// RssAnon, the process's own anonymous memory.
-func anonPages(pid string, buf []byte) int64 {
-	f := bytes.Fields(readSmall("/proc/"+pid+"/statm", buf))
-	if len(f) < 3 {
-		return 0
+// memoryPages returns the pages /proc/<pid>/status counts as the
+// process's own memory: RssAnon (anonymous) plus RssShmem (shared memory:
+// MAP_SHARED anonymous mappings, /dev/zero shared mappings, tmpfs and memfd
+// pages it maps). File pages backed by a disk (RssFile) are left out: the
+// kernel can drop them. A shared region mapped by several of the grader's
+// processes counts once in each, which overstates, never understates.
+func memoryPages(pid string, buf []byte) int64 {
+	b := readSmall("/proc/"+pid+"/status", buf)
+	var kb int64
+	for _, key := range [][]byte{[]byte("RssAnon:"), []byte("RssShmem:")} {
+		i := bytes.Index(b, key)
+		if i < 0 {
+			continue
+		}
+		rest := b[i+len(key):]
+		if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		f := bytes.Fields(rest) // "1234 kB"
+		if len(f) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+			kb += v
+		}
 	}
-	resident, err1 := strconv.ParseInt(string(f[1]), 10, 64)
-	shared, err2 := strconv.ParseInt(string(f[2]), 10, 64)
-	if err1 != nil || err2 != nil || resident < shared {
-		return 0
-	}
-	return resident - shared
+	return kb << 10 / int64(os.Getpagesize())
 }
 
 // diskUsage adds up the blocks allocated to the files beneath dir, each

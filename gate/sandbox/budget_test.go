@@ -132,7 +132,7 @@ func BenchmarkGuardScan(b *testing.B) {
 	pgid := syscall.Getpgrp()
 	b.Run("all", func(b *testing.B) {
 		for b.Loop() {
-			groupAnonMemory(pgid)
+			groupMemory(pgid)
 		}
 	})
 	b.Run("follow", func(b *testing.B) {
@@ -140,7 +140,31 @@ func BenchmarkGuardScan(b *testing.B) {
 		pg.scanAll()
 		for b.Loop() {
 			pg.follow()
-			pg.anonMemory()
+			pg.memory()
 		}
 	})
+}
+
+// TestHostileSharedMemory: six forked children each hold 100 MB of
+// MAP_SHARED memory, which no process's anonymous memory shows; under
+// memory_mb=256 the Guard kills the group (memory_exceeded).
+func TestHostileSharedMemory(t *testing.T) {
+	s := newSandbox(t)
+	werr, out, ex := runGuarded(t, s, Spec{Slot: 1, MemoryMB: 256}, `
+import mmap, os, time
+for i in range(6):
+    if os.fork() == 0:
+        m = mmap.mmap(-1, 100 << 20, flags=mmap.MAP_SHARED)
+        for off in range(0, len(m), 4096):
+            m[off] = 1
+        time.sleep(30)
+        os._exit(0)
+for i in range(6):
+    os.wait()
+print("all children finished")
+`)
+	if ex == nil || ex.Class != grading.ClassMemoryExceeded {
+		t.Fatalf("Guard.Exceeded() = %v (grader: %v, %s), want memory_exceeded", ex, werr, out)
+	}
+	t.Log(ex.Message)
 }

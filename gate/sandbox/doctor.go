@@ -140,6 +140,29 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		}
 	}
 
+	// process: what keeps a grader off other processes and off the
+	// metadata of files outside scratch, and which mechanism holds it.
+	rep.ProcessBoundary = len(p.reached()) == 0
+	for _, x := range p.Reach {
+		mech := reachMechanism(x.Name, d)
+		if x.Err != "" {
+			add("process", x.Name+" refused", CheckOK, "%s (%s)", x.Err, mech)
+		} else {
+			add("process", x.Name+" refused", CheckFail, "succeeded (%s)", mech)
+		}
+	}
+	switch {
+	case p.OwnChild == "":
+		add("process", "signal its own child by pid", CheckOK, "killed (%s)", ownChildMechanism(d))
+	case strings.HasPrefix(p.OwnChild, "start: "):
+		add("process", "signal its own child by pid", CheckSkip, "%s", p.OwnChild)
+	default:
+		add("process", "signal its own child by pid", CheckSkip, "%s: graders here cannot signal their children by pid (subprocess's kill and terminate fail); gradegate already runs under a seccomp filter with a listener, so the signal supervisor cannot attach", p.OwnChild)
+	}
+	if d.signalsBySeccomp() {
+		add("process", "signals to its own children", CheckSkip, "below Landlock ABI %d and without a uid of its own, the seccomp filter holds the signal boundary: kill(pid) of a grader's own children goes through gradegate's signal supervisor (seccomp user notification, pidfd), its process group and its first process it may signal directly, and tkill, tgkill and sigqueue to other pids, pidfd_send_signal and F_SETOWN are refused; with Landlock ABI %d or a uid of its own (root) none of this is needed", signalScopeABI, signalScopeABI)
+	}
+
 	// uid
 	switch {
 	case d.setUID && p.UID == d.SlotUID(0) && p.EUID == p.UID && p.GID == p.UID && len(p.Groups) == 0:
@@ -322,6 +345,11 @@ func (r Report) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintln(&b, "filesystem boundary: NOT established (no Landlock); gradegate refuses to grade here unless --unsandboxed")
 	}
+	if r.ProcessBoundary {
+		fmt.Fprintf(&b, "process boundary: established (signals: %s; limits, priorities, file metadata, inotify, abstract sockets, memfd: seccomp; cgroups: landlock)\n", orUnknown(r.Sandbox.Signals))
+	} else {
+		fmt.Fprintf(&b, "process boundary: NOT established; gradegate refuses to grade here unless --unsandboxed (%s)\n", processBoundaryAdvice)
+	}
 	if r.SecretsProtected {
 		fmt.Fprintln(&b, "gradegate's environment: out of the graders' reach")
 	} else {
@@ -329,6 +357,44 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// reachMechanism names what holds the boundary a probeReach call tests.
+func reachMechanism(name string, d *Sandbox) string {
+	switch {
+	case name == "signal gradegate":
+		switch d.signalMechanism() {
+		case "landlock":
+			return fmt.Sprintf("Landlock ABI %d signal scope", d.landlockABI)
+		case "uid":
+			return "the grader's own uid"
+		}
+		return "seccomp: the grader's own process group only"
+	case strings.HasPrefix(name, "read /sys/fs/cgroup"):
+		return "Landlock: /sys/fs/cgroup is not readable"
+	case strings.HasSuffix(name, "on gradegate"):
+		return "seccomp: pid 0 or the grader's own only"
+	}
+	return "seccomp: refused everywhere"
+}
+
+// ownChildMechanism names what let the probe's kill of its own child
+// through.
+func ownChildMechanism(d *Sandbox) string {
+	switch d.signalMechanism() {
+	case "landlock":
+		return "inside its Landlock domain"
+	case "uid":
+		return "its own uid"
+	}
+	return "served by gradegate's signal supervisor"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // reachesSockets reports whether the probe connected to a UNIX socket it

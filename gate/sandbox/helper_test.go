@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -169,6 +170,16 @@ func runHelper(name string, w io.Writer) error {
 			if c.Name == "no supplementary groups" {
 				r.GroupsCheck = string(c.Status) + ": " + c.Detail
 			}
+		}
+		return json.NewEncoder(w).Encode(r)
+	case "reach":
+		var opts []Option
+		if abi, err := strconv.Atoi(os.Getenv(abiOptionEnv)); err == nil {
+			opts = append(opts, withLandlockABI(abi))
+		}
+		r, err := reachRun(ctx, launcher, opts...)
+		if err != nil {
+			return err
 		}
 		return json.NewEncoder(w).Encode(r)
 	case "proc":

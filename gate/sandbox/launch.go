@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -40,6 +41,14 @@ type launchSpec struct {
 	// them; only a Landlock ruleset of ABI 9 or later keeps them from
 	// reaching sockets outside the grader's own (see seccompFilter).
 	UnixSockets bool `json:"unix_sockets,omitempty"`
+	// Signals makes the seccomp filter hold the signal boundary: below
+	// Landlock ABI 6 for a grader that keeps gradegate's uid (see
+	// filterOptions).
+	Signals bool `json:"signals,omitempty"`
+	// Supervisor, with Signals, is the UNIX socket of gradegate's
+	// signalSupervisor, to which the launcher passes the filter's
+	// listener; "": none, kills of other pids are refused.
+	Supervisor string `json:"supervisor,omitempty"`
 	// Probe makes the launcher exec itself in probe mode instead of argv,
 	// to measure the layers from inside (see probe.go).
 	Probe bool `json:"probe,omitempty"`
@@ -204,9 +213,36 @@ func applyLayers(ls launchSpec) error {
 		ruleset = fd
 		defer unix.Close(ruleset)
 	}
-	var filter []unix.SockFilter
+	// The supervisor's socket is connected now, with gradegate's
+	// credentials and before the filter, which refuses connect.
+	supervisor := -1
+	if ls.Seccomp && ls.Signals && ls.Supervisor != "" {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Connect(fd, &unix.SockaddrUnix{Name: ls.Supervisor})
+		}
+		if err != nil {
+			return failLayer(ExitLaunchSeccomp, "seccomp: connecting to the signal supervisor: %w", err)
+		}
+		supervisor = fd
+		defer unix.Close(supervisor)
+	}
+	var filter, unsupervised []unix.SockFilter
+	if ls.Seccomp && supervisor >= 0 {
+		// For a process that already sits under a filter with a
+		// listener (EBUSY: one per chain), kills of other pids are
+		// refused instead.
+		o := filterOptions{UnixSockets: ls.UnixSockets, Signals: true, Group: os.Getpid()}
+		f, err := seccompFilter(o)
+		if err != nil {
+			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+		}
+		unsupervised = f
+	}
 	if ls.Seccomp {
-		f, err := seccompFilter(ls.UnixSockets)
+		// The launcher leads its process group (Command sets Setpgid) and
+		// becomes the grader's first process at execve (checked below).
+		f, err := seccompFilter(filterOptions{UnixSockets: ls.UnixSockets, Signals: ls.Signals, Supervised: ls.Signals && ls.Supervisor != "", Group: os.Getpid()})
 		if err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
@@ -255,8 +291,33 @@ func applyLayers(ls launchSpec) error {
 		}
 	}
 	if ls.Seccomp {
-		if err := installFilter(filter); err != nil {
-			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+		// A launcher in gradegate's group would let the grader signal
+		// and reprioritise gradegate.
+		if pid := os.Getpid(); syscall.Getpgrp() != pid {
+			return failLayer(ExitLaunchSeccomp, "seccomp: the launcher (pid %d) does not lead its process group %d", pid, syscall.Getpgrp())
+		}
+		if supervisor < 0 {
+			if err := installFilter(filter); err != nil {
+				return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+			}
+		} else {
+			listener, err := installFilterWithListener(filter)
+			switch {
+			case errors.Is(err, unix.EBUSY):
+				if err := installFilter(unsupervised); err != nil {
+					return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+				}
+			case err != nil:
+				return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
+			default:
+				// The listener is close-on-exec: the grader never
+				// holds it.
+				err = unix.Sendmsg(supervisor, []byte{0}, unix.UnixRights(listener), nil, 0)
+				unix.Close(listener)
+				if err != nil {
+					return failLayer(ExitLaunchSeccomp, "seccomp: passing the listener to the signal supervisor: %w", err)
+				}
+			}
 		}
 	}
 	if errno := lateLimits.set(); errno != 0 {

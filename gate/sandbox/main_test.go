@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -25,8 +26,21 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	if v := os.Getenv(fakeABIEnv); v != "" {
+		abi, err := strconv.Atoi(v)
+		if err == nil {
+			err = fakeLandlockABI(abi)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
 		os.Exit(Launch(os.Args[2:]))
+	}
+	if do := os.Getenv(keeperTestEnv); do != "" {
+		keeperHelper(do, Keep(os.Args, os.Stderr))
 	}
 	if name := os.Getenv(helperEnv); name != "" {
 		if err := runHelper(name, os.Stdout); err != nil {

@@ -76,6 +76,12 @@ type probeReport struct {
 	ProcOther   []namedResult `json:"proc_other"`
 	UnixConnect []namedResult `json:"unix_connect"` // the sockets of probeExpect.UnixSocket and AbstractSocket
 	Limits      []limitResult `json:"limits"`
+	// Reach are the calls that would act on a process or a file outside
+	// the grader's own (see probeReach); each must fail.
+	Reach []namedResult `json:"reach"`
+	// OwnChild is the probe's SIGKILL of a child it started, by pid: ""
+	// when it worked, else the errno ("start: …" when no child started).
+	OwnChild string `json:"own_child"`
 
 	LandlockABI       int `json:"landlock_abi"` // enforced by the launcher
 	KernelLandlockABI int `json:"kernel_landlock_abi"`
@@ -256,6 +262,9 @@ func (r *probeReport) status(s *Sandbox) grading.Sandbox {
 	}
 	if r.LandlockABI > 0 && r.fsConfined() && r.procConfined() {
 		st.LandlockABI = r.LandlockABI
+	}
+	if len(r.reached()) == 0 {
+		st.Signals = s.signalMechanism()
 	}
 	return st
 }
@@ -474,6 +483,8 @@ func probeMain(args []string, w io.Writer) int {
 		r.UnixConnect = append(r.UnixConnect, namedResult{"@" + exp.AbstractSocket, errName(err)})
 	}
 	r.Syscalls = append(r.Syscalls, probeIPC()...)
+	r.Reach = probeReach(os.Getppid(), exp.Scratch)
+	r.OwnChild = probeOwnChild()
 
 	for _, l := range []struct {
 		name string
@@ -492,6 +503,100 @@ func probeMain(args []string, w io.Writer) int {
 		return ExitLaunchUsage
 	}
 	return 0
+}
+
+// reached lists the probeReach calls that succeeded.
+func (r *probeReport) reached() []string {
+	var out []string
+	for _, x := range r.Reach {
+		if x.Err == "" {
+			out = append(out, x.Name)
+		}
+	}
+	return out
+}
+
+// probeReach tries what would reach outside the grader's own processes and
+// files, each in a form that changes nothing when it succeeds: signal 0 to
+// gradegate (parent), its own priority and open-file limit written back
+// unchanged, a mode and an extended attribute on a scratch file, an inotify
+// instance, an abstract name bound on a socketpair socket (closed at once),
+// a memfd, and the pids of /sys/fs/cgroup/cgroup.procs.
+func probeReach(parent int, scratch string) []namedResult {
+	var out []namedResult
+	add := func(name string, e error) { out = append(out, namedResult{name, errName(e)}) }
+	_, _, e := unix.RawSyscall(unix.SYS_KILL, uintptr(parent), 0, 0)
+	add("signal gradegate", errnoErr(e))
+	var rl unix.Rlimit
+	_, _, e = unix.RawSyscall6(unix.SYS_PRLIMIT64, uintptr(parent), unix.RLIMIT_NOFILE, 0, uintptr(unsafe.Pointer(&rl)), 0, 0)
+	if e == 0 {
+		_, _, e = unix.RawSyscall6(unix.SYS_PRLIMIT64, uintptr(parent), unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&rl)), 0, 0, 0)
+	}
+	add("prlimit64 on gradegate", errnoErr(e))
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, parent)
+	if err == nil {
+		// getpriority's raw value is 20 - nice (getpriority(2)); the
+		// wrapper returns it raw.
+		err = unix.Setpriority(unix.PRIO_PROCESS, parent, 20-prio)
+	}
+	add("setpriority on gradegate", err)
+	var set unix.CPUSet
+	err = unix.SchedGetaffinity(parent, &set)
+	if err == nil {
+		err = unix.SchedSetaffinity(parent, &set)
+	}
+	add("sched_setaffinity on gradegate", err)
+	file := filepath.Join(scratch, fmt.Sprintf("gradegate-probe-mode-%d", os.Getpid()))
+	if err := os.WriteFile(file, nil, 0o600); err == nil {
+		add("chmod", unix.Fchmodat(unix.AT_FDCWD, file, 0o600, 0))
+		add("utimensat", unix.UtimesNanoAt(unix.AT_FDCWD, file, nil, 0))
+		add("setxattr", unix.Setxattr(file, "user.gradegate", []byte("1"), 0))
+		_ = os.Remove(file)
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err == nil {
+		unix.Close(fd)
+	}
+	add("inotify_init1", err)
+	if pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+		add("bind an abstract name", unix.Bind(pair[0], &unix.SockaddrUnix{Name: fmt.Sprintf("@gradegate-probe-%d", os.Getpid())}))
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+	}
+	fd, err = unix.MemfdCreate("gradegate-probe", unix.MFD_CLOEXEC)
+	if err == nil {
+		unix.Close(fd)
+	}
+	add("memfd_create", err)
+	// cgroup v2's root, then v1 hierarchies: the first that exists.
+	for _, h := range []string{"", "pids", "memory", "cpu", "unified", "systemd"} {
+		path := filepath.Join("/sys/fs/cgroup", h, "cgroup.procs")
+		if _, err := os.ReadFile(path); !errors.Is(err, unix.ENOENT) {
+			add("read "+path, err)
+			break
+		}
+	}
+	return out
+}
+
+// probeOwnChild starts /bin/sleep and kills it by pid, as a grader's
+// subprocess.Popen.kill does; below Landlock ABI 6 on gradegate's uid that
+// kill is the signal supervisor's to serve.
+func probeOwnChild() string {
+	cmd := exec.Command("/bin/sleep", "10")
+	cmd.Env = []string{}
+	if err := cmd.Start(); err != nil {
+		return "start: " + err.Error()
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_KILL, uintptr(cmd.Process.Pid), uintptr(unix.SIGKILL), 0)
+	if e != 0 {
+		// The child is still ours to end: its process group is the
+		// probe's, which kill(0) may signal; the probe is done by now.
+		_ = cmd.Process.Release()
+		return errName(e)
+	}
+	_ = cmd.Wait()
+	return ""
 }
 
 // probeIPC tries to create a System V shared memory segment, semaphore set

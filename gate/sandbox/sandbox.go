@@ -19,11 +19,19 @@
 //     the interpreter and the system libraries, read-write access to the
 //     scratch directory only, nothing under /proc;
 //   - a seccomp filter: no socket but AF_UNIX, and none that can reach a
-//     socket the grader did not make, no System V or POSIX message IPC, no
-//     namespaces, no ptrace, no io_uring, no leaving the process group.
+//     socket the grader did not make, no bind, no System V or POSIX
+//     message IPC, no namespaces, no ptrace, no io_uring, no leaving the
+//     process group; no limit, priority, scheduling or memory-placement
+//     call on another process; no change to any file's mode, owner, times
+//     or extended attributes; no inotify, fanotify or memfd; and, where
+//     neither Landlock's signal scope (ABI 6) nor a uid of its own keeps
+//     a grader's signals in, no signal outside its process group but
+//     through gradegate's signal supervisor (see signalSupervisor).
 //
 // From outside, a Guard holds all of a grader's processes together to its
-// memory limit and its scratch directory to a disk budget.
+// memory limit (anonymous and shared memory) and its scratch directory to
+// a disk budget. A keeper process above gradegate (Keep) kills whatever a
+// grader leaves behind, also when gradegate itself is killed.
 //
 // None of them needs namespaces or cgroups: inside Docker's default seccomp
 // profile unshare(2) and the namespace clone flags are refused and
@@ -109,8 +117,11 @@ type Sandbox struct {
 	unsandboxed bool
 	scratchRoot string
 	probeMemMB  int
-	slots       int    // slots wanted (WithSlots); 0: the default
-	uidLockDir  string // "": DefaultUIDLockDir
+	slots       int // slots wanted (WithSlots); 0: the default
+	// landlockABIOverride, when > 0, stands in for the kernel's Landlock
+	// ABI (tests of older kernels' settings; see withLandlockABI).
+	landlockABIOverride int
+	uidLockDir          string // "": DefaultUIDLockDir
 
 	// Layers found usable by New's probe; Command applies exactly these.
 	setUID         bool            // root: each slot gets its own uid
@@ -119,8 +130,11 @@ type Sandbox struct {
 	landlockABI    int
 	landlockDetail string // why Landlock was dropped, when it was
 	nproc          uint64 // RLIMIT_NPROC for graders
-	status         grading.Sandbox
-	probe          *probeReport // what New's probe measured; nil when unsandboxed
+	// supervisor lets graders signal their own children where only the
+	// seccomp filter holds the signal boundary (signalsBySeccomp).
+	supervisor *signalSupervisor
+	status     grading.Sandbox
+	probe      *probeReport // what New's probe measured; nil when unsandboxed
 }
 
 // Option configures a Sandbox.
@@ -148,6 +162,12 @@ func WithUIDLockDir(dir string) Option { return func(s *Sandbox) { s.uidLockDir 
 // directories (default: os.TempDir). When gradegate runs as root, the slot
 // uids need search permission on it.
 func WithScratchRoot(dir string) Option { return func(s *Sandbox) { s.scratchRoot = dir } }
+
+// withLandlockABI makes the Sandbox use Landlock at most at ABI abi, as on
+// an older kernel. The tests use it where the faked kernel answer
+// (fakeLandlockABI) cannot serve: a process chain can hold one seccomp
+// listener, and the fake's would take the signal supervisor's.
+func withLandlockABI(abi int) Option { return func(s *Sandbox) { s.landlockABIOverride = abi } }
 
 // New returns a Sandbox. Unless unsandboxed, it launches a probe through the
 // launcher with every layer the machine allows and records what the probe
@@ -206,6 +226,9 @@ func New(opts ...Option) (*Sandbox, error) {
 	if !s.probe.secretsProtected() {
 		missing = append(missing, fmt.Errorf("%w: %s", ErrSecretsExposed, s.probe.secretsDetail()))
 	}
+	if reached := s.probe.reached(); len(reached) > 0 {
+		missing = append(missing, fmt.Errorf("%w: a sandboxed process could still %s (signals held by %s); %s", ErrProcessBoundary, strings.Join(reached, ", "), s.signalMechanism(), processBoundaryAdvice))
+	}
 	if len(missing) > 0 {
 		_ = s.Close()
 		return nil, errors.Join(missing...)
@@ -216,6 +239,8 @@ func New(opts ...Option) (*Sandbox, error) {
 // Close releases the Sandbox's uid block; graders started from it must have
 // ended. The end of the process releases it too.
 func (s *Sandbox) Close() error {
+	s.supervisor.close()
+	s.supervisor = nil
 	r := s.uids
 	s.uids = nil
 	if err := r.release(); err != nil {
@@ -267,8 +292,18 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 		}
 	}
 	s.landlockABI = min(kernelLandlockABI(), maxLandlockABI)
+	if s.landlockABIOverride > 0 {
+		s.landlockABI = min(s.landlockABI, s.landlockABIOverride)
+	}
 	s.nproc = processLimit(s.setUID)
 	for {
+		if s.signalsBySeccomp() && s.supervisor == nil {
+			sv, err := startSupervisor(s.scratchRoot)
+			if err != nil {
+				return dropped, err
+			}
+			s.supervisor = sv
+		}
 		rep, err := s.runProbe(ctx)
 		var le *launchExitError
 		var ce *chownError
@@ -363,6 +398,10 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 	if uid := s.SlotUID(spec.Slot); uid >= 0 {
 		ls.UID, ls.GID = uid, uid
 	}
+	ls.Signals = s.signalsBySeccomp()
+	if ls.Signals && s.supervisor != nil {
+		ls.Supervisor = s.supervisor.path
+	}
 	if s.landlockABI > 0 {
 		ls.Landlock = &fsPolicy{
 			ABI:       s.landlockABI,
@@ -372,6 +411,35 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 		ls.Landlock.ReadWrite = append(ls.Landlock.ReadWrite, systemReadWritePaths...)
 	}
 	return ls
+}
+
+// signalScopeABI is the first Landlock ABI whose domain scopes signals
+// (LANDLOCK_SCOPE_SIGNAL) and abstract UNIX sockets.
+const signalScopeABI = 6
+
+// processBoundaryAdvice names the settings where every process boundary
+// holds.
+const processBoundaryAdvice = "grade as root (the gradegate Action's container gives graders their own uids), or on a kernel with Landlock ABI 6 or later"
+
+// signalMechanism names what keeps a grader's signals inside its own
+// processes: Landlock's signal scope, a uid of its own, or the seccomp
+// filter (which then admits only the grader's own process group).
+func (s *Sandbox) signalMechanism() string {
+	switch {
+	case s.landlockABI >= signalScopeABI:
+		return "landlock"
+	case s.setUID:
+		return "uid"
+	}
+	return "seccomp"
+}
+
+// signalsBySeccomp reports whether the seccomp filter must hold the signal
+// boundary: when neither a uid of the grader's own (the kernel refuses a
+// signal to another uid without CAP_KILL) nor Landlock's signal scope
+// keeps the grader's signals inside its own processes.
+func (s *Sandbox) signalsBySeccomp() bool {
+	return !s.setUID && s.landlockABI < signalScopeABI
 }
 
 // limits returns the resource limits of one grader process.
@@ -456,7 +524,7 @@ func (s *Sandbox) Status() grading.Sandbox { return s.status }
 func (s *Sandbox) String() string { return StatusString(s.status) }
 
 // StatusString renders st the way every output shows it, e.g.
-// "uid=60000 seccomp=on landlock=abi7 rlimits=on". st.UID is slot 0's uid;
+// "uid=60000 seccomp=on landlock=abi7 rlimits=on signals=landlock". st.UID is slot 0's uid;
 // slot n runs as st.UID+n.
 func StatusString(st grading.Sandbox) string {
 	if st.Unsandboxed {
@@ -476,7 +544,11 @@ func StatusString(st grading.Sandbox) string {
 	if st.LandlockABI > 0 {
 		ll = fmt.Sprintf("abi%d", st.LandlockABI)
 	}
-	return fmt.Sprintf("uid=%s seccomp=%s landlock=%s rlimits=%s", uid, onOff(st.Seccomp), ll, onOff(st.Rlimits))
+	line := fmt.Sprintf("uid=%s seccomp=%s landlock=%s rlimits=%s", uid, onOff(st.Seccomp), ll, onOff(st.Rlimits))
+	if st.Signals != "" {
+		line += " signals=" + st.Signals
+	}
+	return line
 }
 
 // CheckInterpreter reports whether graders can execute the interpreter at
@@ -524,6 +596,9 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 // pools (glibc's get_nprocs reads /sys/devices/system/cpu/online). Missing
 // paths are skipped.
 //
+// /sys/fs/cgroup is not among them either: every cgroup.procs under it
+// lists the pids of its processes, gradegate's among them.
+//
 // /proc is not among them, so a grader opens and lists nothing under it.
 // Much of /proc is world-readable whatever the uid (every process's
 // cmdline and status, /proc/net/unix with the socket paths of the whole
@@ -542,7 +617,7 @@ var systemReadPaths = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 	"/etc/localtime", "/etc/timezone", "/etc/passwd", "/etc/group",
 	"/etc/nsswitch.conf", "/etc/mime.types",
-	"/sys/devices/system/cpu", "/sys/fs/cgroup",
+	"/sys/devices/system/cpu",
 	"/dev/urandom", "/dev/random", "/dev/zero",
 }
 

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // This file is the sandbox on every system but Linux: the layers are
@@ -118,13 +118,13 @@ func (s *Sandbox) Scratch(slot int) (dir string, cleanup func() error, err error
 }
 
 // Status reports that no layer is in force.
-func (s *Sandbox) Status() gate.Sandbox { return gate.Sandbox{UID: -1, Unsandboxed: true} }
+func (s *Sandbox) Status() grading.Sandbox { return grading.Sandbox{UID: -1, Unsandboxed: true} }
 
 // String renders the status the way every output shows it.
 func (s *Sandbox) String() string { return StatusString(s.Status()) }
 
 // StatusString renders st the way every output shows it.
-func StatusString(st gate.Sandbox) string {
+func StatusString(st grading.Sandbox) string {
 	if st.Unsandboxed {
 		return "UNSANDBOXED: no seccomp, no landlock, no rlimits, uid unchanged"
 	}
@@ -161,7 +161,7 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	return Report{
 		Schema:  "gradegate.doctor/v1",
 		Kernel:  runtime.GOOS + " " + runtime.GOARCH,
-		Sandbox: gate.Sandbox{UID: -1, Unsandboxed: true},
+		Sandbox: grading.Sandbox{UID: -1, Unsandboxed: true},
 		Checks:  []Check{{Name: "grader sandbox", Layer: "launcher", Status: CheckFail, Detail: NotAvailable(runtime.GOOS).Error()}},
 	}
 }
@@ -175,3 +175,6 @@ func (r Report) WriteText(w io.Writer) error {
 // ReapOrphans does nothing here: without the sandbox no worker's process
 // group is waited for.
 func ReapOrphans() {}
+
+// Keep returns os.Exit: the keeper process is Linux's (see keep.go).
+func Keep(args []string, stderr io.Writer) (exit func(code int)) { return os.Exit }

@@ -205,8 +205,8 @@ func TestReadPaths(t *testing.T) {
 }
 
 func TestSeccompFilterAssembles(t *testing.T) {
-	for _, unixSockets := range []bool{false, true} {
-		f, err := seccompFilter(unixSockets)
+	for _, o := range []filterOptions{{Group: 100}, {UnixSockets: true, Group: 100}, {Signals: true, Group: 100}, {UnixSockets: true, Signals: true, Group: 100}} {
+		f, err := seccompFilter(o)
 		if err != nil {
 			t.Fatal(err)
 		}

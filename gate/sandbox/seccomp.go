@@ -102,6 +102,42 @@ var deniedSyscalls = []struct {
 	{"mq_timedreceive", unix.SYS_MQ_TIMEDRECEIVE},
 	{"mq_notify", unix.SYS_MQ_NOTIFY},
 	{"mq_getsetattr", unix.SYS_MQ_GETSETATTR},
+	// Another process's memory, by pidfd: process_madvise pages it out,
+	// process_mrelease frees a dying one's.
+	{"process_madvise", unix.SYS_PROCESS_MADVISE},
+	{"process_mrelease", unix.SYS_PROCESS_MRELEASE},
+	{"set_mempolicy_home_node", unix.SYS_SET_MEMPOLICY_HOME_NODE},
+	// File metadata. Landlock does not cover a file's mode, owner, times
+	// or extended attributes (only LANDLOCK_ACCESS_FS_TRUNCATE of its
+	// setattr family), and a grader that keeps gradegate's uid owns the
+	// workspace, $GITHUB_ENV and ~/.aws/credentials: chmod 777 would open
+	// them to every local user. A pathname check in a supervisor would
+	// race a rename, so the calls are refused everywhere, scratch
+	// included (see archDeniedSyscalls for the older entry points).
+	{"fchmod", unix.SYS_FCHMOD},
+	{"fchmodat", unix.SYS_FCHMODAT},
+	{"fchmodat2", unix.SYS_FCHMODAT2},
+	{"fchown", unix.SYS_FCHOWN},
+	{"fchownat", unix.SYS_FCHOWNAT},
+	{"utimensat", unix.SYS_UTIMENSAT},
+	{"setxattr", unix.SYS_SETXATTR},
+	{"lsetxattr", unix.SYS_LSETXATTR},
+	{"fsetxattr", unix.SYS_FSETXATTR},
+	{"setxattrat", unix.SYS_SETXATTRAT},
+	{"removexattr", unix.SYS_REMOVEXATTR},
+	{"lremovexattr", unix.SYS_LREMOVEXATTR},
+	{"fremovexattr", unix.SYS_FREMOVEXATTR},
+	{"removexattrat", unix.SYS_REMOVEXATTRAT},
+	// Watches report the names of files created in any directory the
+	// uid may read, Landlock or not (RUNNER_TEMP, other runs' scratch).
+	{"inotify_init1", unix.SYS_INOTIFY_INIT1},
+	{"inotify_add_watch", unix.SYS_INOTIFY_ADD_WATCH},
+	{"fanotify_init", unix.SYS_FANOTIFY_INIT},
+	{"fanotify_mark", unix.SYS_FANOTIFY_MARK},
+	// A memfd is memory no process's resident size shows once it is
+	// written rather than mapped: the Guard could not count it.
+	{"memfd_create", unix.SYS_MEMFD_CREATE},
+	{"memfd_secret", unix.SYS_MEMFD_SECRET},
 }
 
 // namespaceCloneFlags are the clone(2) flags that create namespaces.
@@ -109,17 +145,58 @@ const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NE
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP |
 	unix.CLONE_NEWTIME
 
+// filterOptions say what a grader's filter must enforce besides what it
+// always does.
+type filterOptions struct {
+	// UnixSockets is for a grader under Landlock ABI 9 or later, whose
+	// ruleset confines path-named UNIX sockets to its scratch directory
+	// and abstract ones to its own domain.
+	UnixSockets bool
+	// Signals makes the filter hold the signal boundary itself: for a
+	// grader below Landlock ABI 6 (no LANDLOCK_SCOPE_SIGNAL) that keeps
+	// gradegate's uid, whose signals the kernel would otherwise deliver
+	// to gradegate and every process of the runner's user.
+	Signals bool
+	// Supervised, with Signals, hands kill(pid > 0) aimed at another
+	// process than Group to the filter's user-notification listener
+	// (see signalSupervisor) instead of refusing it.
+	Supervised bool
+	// Group is the grader's process group, which is the pid of its first
+	// process (the launcher leads its group and execs the grader), and
+	// which no grader process can leave (setsid and setpgid are refused).
+	Group int
+}
+
 // seccompFilter returns the grader's filter:
 //
 //   - a foreign architecture or the x32 ABI: kill the process;
 //   - socket: EACCES for every family but AF_UNIX (the family is an int, so
 //     the argument's low 32 bits are all the kernel reads), and for AF_UNIX
-//     too unless unixSockets;
-//   - unless unixSockets, the calls that reach a socket by address:
+//     too unless UnixSockets;
+//   - unless UnixSockets, the calls that reach a socket by address:
 //     connect is EACCES, sendto with a destination address is EACCES, and
 //     socketpair is allowed for SOCK_STREAM only (a stream socket never
 //     sends to an address: unix_stream_sendmsg refuses msg_name, so
 //     sendmsg needs no rule);
+//   - bind: EACCES. A name bound in the abstract namespace (also on a
+//     socketpair socket) is held against every other process on the
+//     machine, and Landlock's abstract-socket scope covers connect and
+//     send, not bind; BPF cannot read the address to tell a path from an
+//     abstract name;
+//   - the calls that act on another process by pid (prlimit64,
+//     setpriority, sched_setscheduler, sched_setparam, sched_setattr,
+//     sched_setaffinity, ioprio_set, migrate_pages, move_pages): allowed
+//     on pid 0 (the caller) or Group (the grader's first process; for
+//     setpriority and ioprio_set also its process group), EPERM for any
+//     other, PRIO_USER and IOPRIO_WHO_USER included. Landlock covers none
+//     of them, and a grader that keeps gradegate's uid would otherwise
+//     lower gradegate's RLIMIT_AS or make the runner's processes idle;
+//   - kill(-1): EPERM;
+//   - with Signals: kill on pid 0, Group or -Group only, or, when
+//     Supervised, on a pid the supervisor finds in Group; tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo on
+//     Group's threads only; pidfd_send_signal EPERM; fcntl F_SETOWN and
+//     F_SETOWN_EX EPERM (SIGIO to an owner of the grader's choosing).
+//     pid and tgid are ints: the kernel reads the low 32 bits;
 //   - clone with a namespace flag: EPERM (flags are clone's first argument
 //     on amd64 and arm64);
 //   - clone3: ENOSYS, because its flags sit in a struct in memory that BPF
@@ -128,16 +205,18 @@ const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NE
 //   - fallocate: EOPNOTSUPP, so a grader cannot allocate gigabytes of
 //     disk between two checks of its scratch budget (see Guard); glibc's
 //     posix_fallocate then writes the blocks instead;
-//   - deniedSyscalls: EPERM;
+//   - deniedSyscalls and archDeniedSyscalls: EPERM;
 //   - everything else: allowed.
 //
-// unixSockets is for a grader under Landlock ABI 9 or later, whose ruleset
-// confines path-named UNIX sockets to its scratch directory and abstract
-// ones to its own domain. Without that, seccomp cannot tell a socket the
-// grader made from /var/run/docker.sock or an abstract socket of another
-// process (the address is in memory BPF cannot read), so the grader gets
-// no socket that can reach anything: only connected stream pairs.
-func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
+// Without UnixSockets, seccomp cannot tell a socket the grader made from
+// /var/run/docker.sock or an abstract socket of another process (the
+// address is in memory BPF cannot read), so the grader gets no socket that
+// can reach anything: only connected stream pairs.
+func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
+	if o.Group <= 0 {
+		return nil, fmt.Errorf("seccomp: process group %d", o.Group)
+	}
+	group := uint32(o.Group)
 	var p bpfProgram
 	p.load(offArch)
 	p.jump(unix.BPF_JEQ, auditArch, "", "kill")
@@ -146,12 +225,29 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 		p.jump(unix.BPF_JGE, x32SyscallBit, "kill", "")
 	}
 	p.jump(unix.BPF_JEQ, unix.SYS_SOCKET, "socket", "")
-	if unixSockets {
+	if o.UnixSockets {
 		p.jump(unix.BPF_JEQ, unix.SYS_SOCKETPAIR, "socket", "")
 	} else {
 		p.jump(unix.BPF_JEQ, unix.SYS_SOCKETPAIR, "socketpair", "")
 		p.jump(unix.BPF_JEQ, unix.SYS_CONNECT, "eacces", "")
 		p.jump(unix.BPF_JEQ, unix.SYS_SENDTO, "sendto", "")
+	}
+	p.jump(unix.BPF_JEQ, unix.SYS_BIND, "eacces", "")
+	for _, nr := range []uint32{unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM,
+		unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETAFFINITY, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES} {
+		p.jump(unix.BPF_JEQ, nr, "ownArg0", "")
+	}
+	p.jump(unix.BPF_JEQ, unix.SYS_SETPRIORITY, "setpriority", "")
+	p.jump(unix.BPF_JEQ, unix.SYS_IOPRIO_SET, "ioprio", "")
+	if !o.Signals {
+		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killall", "")
+	} else {
+		p.jump(unix.BPF_JEQ, unix.SYS_KILL, "killpid", "")
+		for _, nr := range []uint32{unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO} {
+			p.jump(unix.BPF_JEQ, nr, "tgid", "")
+		}
+		p.jump(unix.BPF_JEQ, unix.SYS_PIDFD_SEND_SIGNAL, "eperm", "")
+		p.jump(unix.BPF_JEQ, unix.SYS_FCNTL, "fcntl", "")
 	}
 	p.jump(unix.BPF_JEQ, unix.SYS_CLONE, "clone", "")
 	p.jump(unix.BPF_JEQ, unix.SYS_CLONE3, "enosys", "")
@@ -159,11 +255,14 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	for _, d := range deniedSyscalls {
 		p.jump(unix.BPF_JEQ, d.nr, "eperm", "")
 	}
+	for _, d := range archDeniedSyscalls {
+		p.jump(unix.BPF_JEQ, d.nr, "eperm", "")
+	}
 	p.ret(unix.SECCOMP_RET_ALLOW)
 
 	p.label("socket")
 	p.load(offArg0)
-	if unixSockets {
+	if o.UnixSockets {
 		p.jump(unix.BPF_JEQ, unix.AF_UNIX, "allow", "eacces")
 	} else {
 		p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
@@ -181,6 +280,56 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 		p.load(offArg0 + 4*8 + 4)
 		p.jump(unix.BPF_JEQ, 0, "allow", "eacces")
 	}
+	// which (PRIO_PROCESS 0, PRIO_PGRP 1) then who: the grader's own.
+	p.label("setpriority")
+	p.load(offArg0)
+	p.jump(unix.BPF_JGT, unix.PRIO_PGRP, "eperm", "ownArg1")
+	// which (IOPRIO_WHO_PROCESS 1, IOPRIO_WHO_PGRP 2) then who.
+	p.label("ioprio")
+	p.load(offArg0)
+	p.jump(unix.BPF_JEQ, ioprioWhoProcess, "ownArg1", "")
+	p.jump(unix.BPF_JEQ, ioprioWhoPgrp, "ownArg1", "eperm")
+	p.label("ownArg1")
+	p.load(offArg0 + 8)
+	p.jump(unix.BPF_JEQ, 0, "allow", "")
+	p.jump(unix.BPF_JEQ, group, "allow", "eperm")
+	p.label("ownArg0")
+	p.load(offArg0)
+	p.jump(unix.BPF_JEQ, 0, "allow", "")
+	p.jump(unix.BPF_JEQ, group, "allow", "eperm")
+	// kill(-1) reaches every process the uid may signal, and returns 0
+	// even when each one refused (kernel/signal.c kill_something_info):
+	// refused in every setting (killpid below refuses it too).
+	if !o.Signals {
+		p.label("killall")
+		p.load(offArg0)
+		p.jump(unix.BPF_JEQ, 0xffffffff, "eperm", "allow")
+	}
+	if o.Signals {
+		p.label("killpid")
+		p.load(offArg0)
+		p.jump(unix.BPF_JEQ, 0, "allow", "")
+		p.jump(unix.BPF_JEQ, group, "allow", "")
+		p.jump(unix.BPF_JEQ, -group, "allow", "")
+		if o.Supervised {
+			// A negative pid (another group, or -1) is refused; a
+			// positive one goes to the supervisor.
+			p.jump(unix.BPF_JSET, 0x80000000, "eperm", "notify")
+		} else {
+			p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+		}
+		p.label("tgid")
+		p.load(offArg0)
+		p.jump(unix.BPF_JEQ, group, "allow", "eperm")
+		p.label("fcntl")
+		p.load(offArg0 + 8)
+		p.jump(unix.BPF_JEQ, unix.F_SETOWN, "eperm", "")
+		p.jump(unix.BPF_JEQ, unix.F_SETOWN_EX, "eperm", "allow")
+	}
+	if o.Signals && o.Supervised {
+		p.label("notify")
+		p.ret(unix.SECCOMP_RET_USER_NOTIF)
+	}
 	p.label("clone")
 	p.load(offArg0)
 	p.jump(unix.BPF_JSET, namespaceCloneFlags, "eperm", "allow")
@@ -197,6 +346,27 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	p.label("kill")
 	p.ret(unix.SECCOMP_RET_KILL_PROCESS)
 	return p.assemble()
+}
+
+// ioprio_set's which (include/uapi/linux/ioprio.h).
+const (
+	ioprioWhoProcess = 1
+	ioprioWhoPgrp    = 2
+)
+
+// installFilterWithListener installs filter on every thread of the
+// process and returns its user-notification listener, a close-on-exec
+// descriptor (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0; with TSYNC it
+// needs TSYNC_ESRCH, 5.7, older than any Landlock).
+func installFilterWithListener(filter []unix.SockFilter) (int, error) {
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH|unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return -1, fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): %w", errno)
+	}
+	return int(fd), nil
 }
 
 // installFilter installs filter on every thread of the process

@@ -14,3 +14,18 @@ const auditArch = unix.AUDIT_ARCH_X86_64
 // number syscalls from 0x40000000 (arch/x86/include/uapi/asm/unistd.h
 // __X32_SYSCALL_BIT); the filter kills them too.
 const x32SyscallBit = 0x40000000
+
+// archDeniedSyscalls are the x86-64 entry points for what deniedSyscalls
+// refuse that newer architectures (arm64's generic table) never had.
+var archDeniedSyscalls = []struct {
+	name string
+	nr   uint32
+}{
+	{"chmod", unix.SYS_CHMOD},
+	{"chown", unix.SYS_CHOWN},
+	{"lchown", unix.SYS_LCHOWN},
+	{"utime", unix.SYS_UTIME},
+	{"utimes", unix.SYS_UTIMES},
+	{"futimesat", unix.SYS_FUTIMESAT},
+	{"inotify_init", unix.SYS_INOTIFY_INIT},
+}

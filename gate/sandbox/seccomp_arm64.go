@@ -10,3 +10,10 @@ const auditArch = unix.AUDIT_ARCH_AARCH64
 
 // x32SyscallBit is an x86-64 notion; arm64 has no such ABI.
 const x32SyscallBit = 0
+
+// archDeniedSyscalls: arm64's generic table has only the *at forms that
+// deniedSyscalls already lists.
+var archDeniedSyscalls []struct {
+	name string
+	nr   uint32
+}

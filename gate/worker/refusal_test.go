@@ -12,7 +12,8 @@ import (
 
 // TestSandboxRefusalsClassed: a grader that fails because the sandbox
 // refused a UNIX socket (below Landlock ABI 9) or anything under /proc is
-// sandbox_violation, with the attempt named, like every other refusal; one
+// sandbox_violation, with the attempt named, like every other refusal (a
+// file's mode, another process's limits or a signal to gradegate too); one
 // that catches the refusal is graded, and reopening its own descriptor
 // through /proc/self/fd still works.
 func TestSandboxRefusalsClassed(t *testing.T) {
@@ -31,6 +32,14 @@ def grade(sample, item):
         open("/proc/1/cmdline", "rb").read()
     if kind == "proc-self":
         open("/proc/self/status").read()
+    if kind == "chmod":
+        open("mine", "w").close()
+        os.chmod("mine", 0o755)
+    if kind == "prlimit-init":
+        import resource
+        resource.prlimit(1, resource.RLIMIT_NOFILE, (17, 17))
+    if kind == "signal-init":
+        os.kill(1, 0)
     if kind == "own-fd":
         with open("kept", "w") as f:
             f.write("x")
@@ -56,6 +65,9 @@ def grade(sample, item):
 		{"unix-caught", want{grading.ClassOK, ""}},
 		{"proc-other", want{grading.ClassSandboxViolation, "to open /proc/1/cmdline"}},
 		{"proc-self", want{grading.ClassSandboxViolation, "to open /proc/self/status"}},
+		{"chmod", want{grading.ClassSandboxViolation, "to change a file's mode"}},
+		{"prlimit-init", want{grading.ClassSandboxViolation, "to change the resource limits of pid"}},
+		{"signal-init", want{grading.ClassSandboxViolation, "outside its process group"}},
 		{"own-fd", want{grading.ClassOK, ""}},
 		{"after", want{grading.ClassOK, ""}},
 	}

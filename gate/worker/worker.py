@@ -62,6 +62,14 @@ END_MARKER = b"\x00gradegate-end:%d\n"
 # worker looks for child processes left running.
 LEFTOVER_EVERY = 64
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
+# The audit events of the calls whose refusal the sandbox answers for: a
+# file's mode, owner, times and extended attributes are not the grader's
+# to change, in scratch or out (the seccomp filter refuses them).
+METADATA_EVENTS = {
+    "os.chmod": "mode", "os.chown": "owner", "os.utime": "times",
+    "os.setxattr": "extended attributes", "os.removexattr": "extended attributes",
+}
+
 SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "os.exec"))
 # What json.loads skips around a value, and every character a value can
 # start with (NaN, Infinity and -Infinity included, as Python reads them).
@@ -745,6 +753,10 @@ class Worker:
             self.violation = forbidden_open(args)
         elif event == "os.kill" or event == "os.killpg":
             self.violation = forbidden_signal(event, args)
+        elif event in METADATA_EVENTS:
+            self.violation = "to change a file's %s (%s), which the sandbox refuses everywhere" % (METADATA_EVENTS[event], event)
+        elif event == "resource.prlimit" and args and args[0] not in (0, os.getpgrp()) and len(args) > 2 and args[2] is not None:
+            self.violation = "to change the resource limits of pid %s" % short_repr(args[0])
 
     def classify(self, ret):
         try:

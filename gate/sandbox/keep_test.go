@@ -1,0 +1,98 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// keeperTestEnv makes the test binary run keeperHelper under Keep: the
+// value says what the kept process does.
+const keeperTestEnv = "GRADEGATE_SANDBOX_TEST_KEEPER"
+
+// keeperHelper is the kept command of TestKeeper. Each way first leaves a
+// double-forked sleeper in a process group of its own (as a grader's
+// grandchild is, its parent-death signal cleared by fork) and prints its
+// pid, then ends: "exit1" through exit, "sigkill" by SIGKILL, "oom" with
+// the Go runtime's "fatal error: runtime: out of memory" (exit 2), as a
+// lowered RLIMIT_AS once caused.
+func keeperHelper(do string, exit func(int)) {
+	out, err := exec.Command("/bin/sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		exit(1)
+	}
+	fmt.Print(string(out))
+	os.Stdout.Sync()
+	switch do {
+	case "exit1":
+		exit(1)
+	case "sigkill":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+	case "oom":
+		_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 64 << 20, Max: 64 << 20})
+		var keep [][]byte
+		for i := 0; i < 1<<12; i++ {
+			keep = append(keep, make([]byte, 1<<20))
+		}
+		fmt.Println(len(keep))
+	}
+	exit(0)
+}
+
+// TestKeeper: however the kept command ends, its orphaned grandchild dies
+// with it and the exit code is the one the command chose, or 3.
+func TestKeeper(t *testing.T) {
+	for _, tt := range []struct {
+		do     string
+		code   int
+		stderr string
+	}{
+		{"exit1", 1, ""},
+		{"sigkill", ExitStopped, "killed by signal SIGKILL"},
+		{"oom", ExitStopped, "Go runtime failure"},
+	} {
+		t.Run(tt.do, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), keeperTestEnv+"="+tt.do)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(stdout).ReadString('\n')
+			sleeper, perr := strconv.Atoi(strings.TrimSpace(line))
+			err = cmd.Wait()
+			if perr != nil {
+				t.Fatalf("no sleeper pid (%q): %v: %s", line, err, stderr.String())
+			}
+			defer syscall.Kill(sleeper, syscall.SIGKILL)
+			var ee *exec.ExitError
+			code := 0
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			if code != tt.code || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("exit %d (%v), stderr %q; want %d and %q", code, err, stderr.String(), tt.code, tt.stderr)
+			}
+			if err := syscall.Kill(sleeper, 0); !errors.Is(err, syscall.ESRCH) {
+				st, _, _, _ := procStat(sleeper)
+				t.Errorf("the orphaned sleeper %d outlived gradegate (state %q)", sleeper, st)
+			}
+		})
+	}
+}
