@@ -94,8 +94,11 @@ func keep(args []string, stderr io.Writer) (code int, started bool, err error) {
 	cmd.Env = append(os.Environ(), keptEnv+"=3")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{w}
-	// The command dies with its keeper (killed by the runner).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// When the keeper itself is killed (SIGKILL from the runner), the
+	// command is told to stop as on Ctrl-C: it then ends its graders'
+	// process groups, where every process a grader started stays (setsid
+	// and setpgid are refused), rather than dying with them still running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if err := cmd.Start(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,17 @@ func keeperHelper(do string, exit func(int)) {
 	fmt.Print(string(out))
 	os.Stdout.Sync()
 	switch do {
+	case "keeper-killed":
+		// As gradegate does on SIGTERM: end what its graders started.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		fmt.Println("waiting")
+		os.Stdout.Sync()
+		<-sig
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		exit(3)
 	case "exit1":
 		exit(1)
 	case "sigkill":
@@ -95,4 +107,42 @@ func TestKeeper(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeeperKilled: when the keeper itself is killed (the runner's SIGKILL
+// reaches the first gradegate process), the command below it is told to
+// stop with SIGTERM, so it can end its graders' processes, rather than
+// dying at once with them still running.
+func TestKeeperKilled(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), keeperTestEnv+"=keeper-killed")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	line, _ := r.ReadString('\n')
+	sleeper, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no sleeper pid (%q)", line)
+	}
+	defer syscall.Kill(sleeper, syscall.SIGKILL)
+	if l, _ := r.ReadString('\n'); strings.TrimSpace(l) != "waiting" {
+		t.Fatalf("kept command said %q, want waiting", l)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := syscall.Kill(sleeper, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if st, _, _, _ := procStat(sleeper); st == "Z" {
+			return
+		}
+	}
+	t.Errorf("the sleeper %d outlived the killed keeper: the kept command was not told to stop", sleeper)
 }
