@@ -54,6 +54,7 @@ type Reader struct {
 	findings  findingList
 	keys      keyTable
 	screen    *nearScreen
+	labels    *labelFold
 	unknown   *unknownFields // nil without a schema that declares fields
 	labeled   bool           // a row has the label field
 	done      bool
@@ -91,6 +92,9 @@ type Summary struct {
 	// Findings are the dataset contract findings, in the order Set.Findings
 	// documents.
 	Findings []manifest.Finding
+	// Labels is what the rows' labels showed: reviewer agreement, brittle,
+	// stale and warn-only rows.
+	Labels *LabelSummary
 }
 
 // CodeDatasetInvalid is the finding of a line that is well-formed JSON but
@@ -111,7 +115,10 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		controls: map[string]*controlCount{},
 	}
 	r.caseErrs.file = r.file
-	r.hidden = map[string]bool{r.fields.Label: true}
+	// A label's reason and the reviewers' labels give the label away, so
+	// the grader never sees them either.
+	r.hidden = map[string]bool{r.fields.Label: true, r.fields.Reason: true, r.fields.ReviewerLabels: true}
+	r.labels = newLabelFold(m)
 	for _, f := range m.Dataset.HiddenFields {
 		r.hidden[f] = true
 	}
@@ -237,7 +244,7 @@ func (r *Reader) fold(row *caseRow) {
 	for _, s := range row.Slices {
 		if cc := r.controls[s]; cc != nil {
 			cc.cases++
-			if row.Label != nil {
+			if row.Calibrates(r.m.Gate.Calibration) {
 				if *row.Label == 1 {
 					cc.pos++
 				} else {
@@ -250,6 +257,7 @@ func (r *Reader) fold(row *caseRow) {
 		// Only well-formed JSON becomes a sample.
 		row.SampleSHA256 = sampleDigest(row.Sample)
 	}
+	r.labels.fold(&row.Case)
 	// The near-duplicate screen sees every row, once.
 	r.screen.add(row)
 	row.fields = nil
@@ -370,7 +378,7 @@ func (r *Reader) Close() (*Summary, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	s := &Summary{Rows: r.rows, Intended: r.m.Dataset.IntendedCases}
+	s := &Summary{Rows: r.rows, Intended: r.m.Dataset.IntendedCases, Labels: &r.labels.sum}
 	if s.Intended == 0 {
 		s.Intended = r.rows
 	}
