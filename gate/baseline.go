@@ -39,6 +39,12 @@ type Baseline struct {
 	// case_id.
 	Flips  []BaselineFlip `json:"flips"`
 	Status string         `json:"status"` // pass | hold | warn
+	// VersionsChanged names each of the four versions (dataset, rubric,
+	// grader and judge, candidate) that differs from the base run's.
+	VersionsChanged []VersionChange `json:"versions_changed"`
+	// GraderChange says, when the grader or the judge changed, whether
+	// this run's calibration on the same labels lets the comparison stand.
+	GraderChange *GraderChange `json:"grader_change,omitempty"`
 }
 
 // BaselineFlip is one case whose status differs from the base run's.
@@ -77,6 +83,9 @@ func (r *Results) ApplyBaseline(b *Baseline, rule manifest.Baseline) {
 	b.MaxDrop = rule.MaxDrop
 	if b.Flips == nil {
 		b.Flips = []BaselineFlip{}
+	}
+	if b.VersionsChanged == nil {
+		b.VersionsChanged = []VersionChange{}
 	}
 	mandatory := map[string]bool{}
 	for _, s := range r.Slices {

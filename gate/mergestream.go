@@ -182,7 +182,9 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 			mutation = p.MutationScore
 		}
 		sandbox = weakest(sandbox, p.Sandbox)
-		intendedSum += p.Counts.Intended
+		// The rows of a warn-only label status count toward nothing,
+		// and are accounted for in the labels block.
+		intendedSum += p.Counts.Intended + p.Labels.WarnOnlyRows()
 	}
 	intended := max(m.Dataset.IntendedCases, rows)
 	if intendedSum != intended {
@@ -205,6 +207,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 		Determinism:      mergeDeterminism(sorted),
 		Shard:            Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
+		Labels:           labelSummaryOf(first),
 	}
 	if m.Dataset.IntendedCases > 0 {
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // ResultsSchema is the schema name of a results document.
@@ -78,6 +79,9 @@ type Results struct {
 	// Judge is what a model grader's calls cost (calls, cache, tokens,
 	// time); nil for a Python grader.
 	Judge *JudgeUsage `json:"judge,omitempty"`
+	// Labels holds the cases whose labels are in doubt or do not gate,
+	// and the reviewers' agreement; nil when the dataset has no labels.
+	Labels *Labels `json:"labels,omitempty"`
 
 	// CasesNotKept counts the case rows that are not in Cases because a
 	// streamed run kept in memory only those the reports show; WriteJSON
@@ -185,6 +189,23 @@ type Versions struct {
 	GraderName      string `json:"grader_name"`
 	ImageTag        string `json:"image_tag,omitempty"`
 	Gradegate       string `json:"gradegate"`
+	// GraderDigest is the grader's configuration as one digest (the
+	// source's for a Python grader, the manifest's grader section for a
+	// model grader); JudgeModel the model a model grader asks.
+	GraderDigest string `json:"grader_digest,omitempty"`
+	JudgeModel   string `json:"judge_model,omitempty"`
+	// Candidate is the system whose outputs were graded: samples.candidate,
+	// or the model the samples name.
+	Candidate *Candidate `json:"candidate,omitempty"`
+}
+
+// Candidate names the candidate system of a run.
+type Candidate struct {
+	Model    string `json:"model"`
+	Revision string `json:"revision,omitempty"`
+	// Models counts the samples by the model they name, when the samples
+	// name more than one (or samples.candidate names another).
+	Models []dataset.CandidateModel `json:"models,omitempty"`
 }
 
 // Shard says which part of the cases a run graded; 1/1 for all of them.
@@ -242,6 +263,11 @@ type SliceResult struct {
 	FalsePass   int      `json:"false_pass"`
 	FalseFail   int      `json:"false_fail"`
 	Status      string   `json:"status"` // pass | hold | warn
+	// Confusion is the slice's calibration against the human labels; nil
+	// when no graded case of it is labeled.
+	Confusion *Confusion `json:"confusion,omitempty"`
+	// Agreement is its reviewers' agreement; nil without reviewer labels.
+	Agreement *Agreement `json:"agreement,omitempty"`
 }
 
 // CanaryResult is one canary's outcome.
@@ -281,6 +307,16 @@ type CaseResult struct {
 	DurationMS   float64            `json:"duration_ms"`
 	SampleSHA256 string             `json:"sample_sha256"`
 	Line         int                `json:"line"`
+	// LabelStatus and RubricVersion are the row's label status and the
+	// rubric version of its label, as the dataset writes them.
+	LabelStatus   string `json:"label_status,omitempty"`
+	RubricVersion string `json:"rubric_version,omitempty"`
+	// StaleLabel: the label was given under another rubric version than
+	// rubric.version.
+	StaleLabel bool `json:"stale_label,omitempty"`
+	// ReviewerLabels are the reviewers' independent labels beside the
+	// adjudicated HumanScore.
+	ReviewerLabels []dataset.ReviewerLabel `json:"reviewer_labels,omitempty"`
 }
 
 // MarshalJSON writes every key of a case row for every case, so readers

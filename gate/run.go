@@ -190,6 +190,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		ev.Canaries = blind.results()
 	}
 	ev.Tally = g.tally
+	ev.Labels = g.summary.Labels
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
 	ev.Findings = append(ev.Findings, g.scale.findings(m)...)
 	if shard.Index == 1 {
@@ -284,7 +285,7 @@ func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version st
 		Findings:      nonNil(ev.Findings),
 		Manifest:      ManifestRef{Name: m.Name, Path: m.File},
 		Digests:       digests,
-		Versions:      versions(m, version),
+		Versions:      versions(m, version, digests, ev.Labels),
 		Sandbox:       sandbox,
 		Shard:         ev.Shard,
 		Counts:        v.Counts,
@@ -293,17 +294,25 @@ func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version st
 		Canaries:      nonNil(ev.Canaries),
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,
+		Labels:        v.Labels,
 	}
 }
 
-// versions records what produced the results.
-func versions(m *manifest.Manifest, gradegate string) Versions {
+// versions records what produced the results: the four versions a run is
+// compared by (dataset revision, rubric version, grader digest and judge
+// model, candidate) and the tools'.
+func versions(m *manifest.Manifest, gradegate string, digests Digests, labels *dataset.LabelSummary) Versions {
 	v := Versions{
 		Gradegate:       gradegate,
 		DatasetRevision: m.Dataset.Revision,
 		GraderName:      m.Grader.Name,
 		ImageTag:        m.Grader.ImageTag,
+		GraderDigest:    digests.Grader,
 	}
+	if m.Grader.Judge != nil {
+		v.JudgeModel = m.Grader.Judge.Model
+	}
+	v.Candidate = candidateOf(m, labels)
 	if v.GraderName == "" {
 		base := path.Base(m.Grader.Source)
 		v.GraderName = strings.TrimSuffix(base, path.Ext(base))
@@ -312,6 +321,29 @@ func versions(m *manifest.Manifest, gradegate string) Versions {
 		v.RubricVersion = m.Rubric.Version
 	}
 	return v
+}
+
+// candidateOf is samples.candidate, or the model the samples name; the
+// samples' models are listed beside it when there are several or
+// samples.candidate names another. nil when neither says.
+func candidateOf(m *manifest.Manifest, labels *dataset.LabelSummary) *Candidate {
+	var models []dataset.CandidateModel
+	if labels != nil {
+		models = labels.Candidates.Models
+	}
+	var c *Candidate
+	switch {
+	case m.Samples != nil && m.Samples.Candidate != nil:
+		c = &Candidate{Model: m.Samples.Candidate.Model, Revision: m.Samples.Candidate.Revision}
+	case len(models) > 0:
+		c = &Candidate{Model: models[0].Model}
+	default:
+		return nil
+	}
+	if len(models) > 1 || (len(models) == 1 && models[0].Model != c.Model) {
+		c.Models = models
+	}
+	return c
 }
 
 // runCanaries grades every canary (in one call, or one call each under the

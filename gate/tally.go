@@ -27,16 +27,37 @@ type Tally struct {
 	// error.
 	zeroed    int
 	zeroedIDs []string
+	// cal is gate.calibration: which label statuses are warn-only, and
+	// whether stale labels calibrate.
+	cal manifest.Calibration
+	// warnOnly tallies, per warn-only label status, the rows that count
+	// toward nothing else.
+	warnOnly map[string]*warnOnlyGroup
 }
 
 // NewTally returns an empty tally for the gate's rules.
 func NewTally(g manifest.Gate) *Tally {
-	return &Tally{family: g.Aggregation == "family", slices: map[string]*group{}}
+	return &Tally{family: g.Aggregation == "family", slices: map[string]*group{}, cal: g.Calibration, warnOnly: map[string]*warnOnlyGroup{}}
 }
 
-// Add folds one case row in.
+// Add folds one case row in. A row of a warn-only label status goes to its
+// own group only; a stale label under current_labels_only is counted as
+// left out instead of calibrating.
 func (t *Tally) Add(c CaseResult) {
-	t.overall.add(c, t.family)
+	if t.cal.WarnOnlyStatus(c.LabelStatus) {
+		w := t.warnOnly[c.LabelStatus]
+		if w == nil {
+			w = &warnOnlyGroup{}
+			t.warnOnly[c.LabelStatus] = w
+		}
+		w.add(c)
+		return
+	}
+	staleOut := c.StaleLabel && c.HumanScore != nil && t.cal.CurrentLabelsOnly
+	if staleOut {
+		c.HumanScore = nil
+	}
+	t.overall.add(c, t.family, staleOut)
 	if c.Status != StatusError && c.Class == ClassGraderException {
 		t.zeroed++
 		if len(t.zeroedIDs) < 10 {
@@ -51,7 +72,7 @@ func (t *Tally) Add(c CaseResult) {
 		if t.noSlice == nil {
 			t.noSlice = &group{}
 		}
-		t.noSlice.add(c, t.family)
+		t.noSlice.add(c, t.family, staleOut)
 	}
 	for _, s := range c.Slices {
 		g := t.slices[s]
@@ -59,7 +80,7 @@ func (t *Tally) Add(c CaseResult) {
 			g = &group{}
 			t.slices[s] = g
 		}
-		g.add(c, t.family)
+		g.add(c, t.family, staleOut)
 	}
 }
 
@@ -77,13 +98,22 @@ type group struct {
 	singles        passSum
 	falsePass      int
 	falseFail      int
+	truePass       int
+	trueFail       int
+	staleExcluded  int
 	has0, has1     bool
 	omitted, error detail
 }
 
 type passSum struct{ passed, graded int }
 
-func (g *group) add(c CaseResult, family bool) {
+// labeled reports whether a graded row of the group calibrates, or one was
+// left out as stale.
+func (g *group) labeled() bool {
+	return g.truePass+g.trueFail+g.falsePass+g.falseFail+g.staleExcluded > 0
+}
+
+func (g *group) add(c CaseResult, family, staleOut bool) {
 	g.Intended++
 	if c.HumanScore != nil {
 		g.has0 = g.has0 || *c.HumanScore == 0
@@ -102,12 +132,19 @@ func (g *group) add(c CaseResult, family bool) {
 		if family {
 			g.addFamily(c.Family, p)
 		}
+		if staleOut {
+			g.staleExcluded++
+		}
 		if c.HumanScore != nil {
 			switch {
 			case p == 1 && *c.HumanScore == 0:
 				g.falsePass++
 			case p == 0 && *c.HumanScore == 1:
 				g.falseFail++
+			case p == 1:
+				g.truePass++
+			default:
+				g.trueFail++
 			}
 		}
 	case StatusError:

@@ -42,6 +42,14 @@ type Evidence struct {
 	// Tally, when set, holds the case rows already folded in (a streamed
 	// run); Cases is then not read.
 	Tally *Tally
+	// Labels is what the dataset's labels showed (reviewer agreement,
+	// brittle and stale rows); nil when unknown.
+	Labels *dataset.LabelSummary
+	// RateCI, when set, is the confidence interval [lo, hi] of k in n, for
+	// the calibration rates; Z the normal quantile of the kappa interval
+	// (0: 95%).
+	RateCI func(k, n int) []float64
+	Z      float64
 }
 
 // Verdict is what Decide concludes.
@@ -52,6 +60,7 @@ type Verdict struct {
 	Counts   Counts
 	Overall  Overall
 	Slices   []SliceResult
+	Labels   *Labels
 }
 
 // Warning codes beyond the finding codes, which warn findings keep.
@@ -169,6 +178,8 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		d.zeroedExceptions()
 		v.Slices = d.slices()
 		v.Overall = d.overall()
+		v.Labels = d.labelsBlock(v.Slices)
+		d.labelRules(v.Slices, v.Labels)
 	}
 
 	sortReasons(d.reasons)
@@ -192,7 +203,7 @@ func reasonRank(code string) int {
 		ReasonDigestMismatch, ReasonDatasetInvalid, ReasonGraderLint, ReasonJudgeBudgetExceeded,
 		ReasonCanaryFailed, ReasonNondeterministicGrader, ReasonOmittedCases, ReasonUnevaluableCases,
 		ReasonSliceBelowThreshold, ReasonSliceTooSmall, ReasonOverallBelowThreshold, ReasonRegressedVsBaseline,
-		ReasonFalsePass, ReasonMutantsSurvived,
+		ReasonGraderChangedVsBaseline, ReasonFalsePass, ReasonAgreementBelowThreshold, ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i

@@ -64,20 +64,22 @@ func applyBaseline(res *gate.Results, b baselineInput, limits input.Limits) erro
 		return fmt.Errorf("--baseline %s: %w", b.file, err)
 	}
 	bl := &gate.Baseline{
-		File:           b.file,
-		Verdict:        p.Results.Verdict,
-		Digests:        p.Results.Digests,
-		Cohort:         rep.Cohort,
-		PassRateChange: rep.PassRate.MatchedEffect,
-		Added:          len(rep.Added),
-		Removed:        len(rep.Removed),
-		Flips:          make([]gate.BaselineFlip, 0, len(rep.Flipped)),
+		File:            b.file,
+		Verdict:         p.Results.Verdict,
+		Digests:         p.Results.Digests,
+		Cohort:          rep.Cohort,
+		PassRateChange:  rep.PassRate.MatchedEffect,
+		Added:           len(rep.Added),
+		Removed:         len(rep.Removed),
+		Flips:           make([]gate.BaselineFlip, 0, len(rep.Flipped)),
+		VersionsChanged: rep.VersionsChanged,
 	}
 	for _, f := range rep.Flipped {
 		bl.Flips = append(bl.Flips, gate.BaselineFlip{CaseID: f.CaseID, Base: f.Base, Head: f.Head,
 			OutputChanged: f.OutputChanged, Slices: nonNil(f.Slices)})
 	}
 	res.ApplyBaseline(bl, b.rule)
+	res.ApplyGraderChange(bl, rep.Labels, rep.LabelsChanged)
 	return nil
 }
 

@@ -52,6 +52,14 @@ type Report struct {
 	// Cohort is the number of cases graded (pass or fail) in both runs: the
 	// denominator of PassRate.MatchedEffect.
 	Cohort int `json:"-"`
+
+	// VersionsChanged names each of the four versions (dataset, rubric,
+	// grader and judge, candidate) that differs between the runs.
+	VersionsChanged []gate.VersionChange `json:"versions_changed"`
+	// Labels counts the cases labeled in both runs and graded in both;
+	// LabelsChanged those whose label differs.
+	Labels        int `json:"labels"`
+	LabelsChanged int `json:"labels_changed"`
 }
 
 // Flip is one case whose status differs between the runs.
@@ -155,6 +163,7 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 		NewlyUnevaluable: []string{},
 		Base:             summary(base),
 		Head:             summary(head),
+		VersionsChanged:  nonNilChanges(gate.VersionChanges(base, head)),
 	}
 	var problems problemList
 	baseCases := map[key]*baseRow{}
@@ -214,6 +223,12 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 			newlyErr = append(newlyErr, k)
 		}
 		if graded(b.status) && graded(h.Status) {
+			if b.label != nil || h.HumanScore != nil {
+				r.Labels++
+				if !sameLabel(b.label, h.HumanScore) {
+					r.LabelsChanged++
+				}
+			}
 			r.Cohort++
 			if b.status == gate.StatusPass {
 				cohortBase++
@@ -263,6 +278,13 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 		CompositionEffect: round4(composition),
 	}
 	return r, nil
+}
+
+func nonNilChanges(c []gate.VersionChange) []gate.VersionChange {
+	if c == nil {
+		return []gate.VersionChange{}
+	}
+	return c
 }
 
 // problemList collects the rows no run could write, up to a bound.

@@ -422,6 +422,8 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		add(s)
 	}
 
+	secs = append(secs, labelSections(res)...)
+
 	if bl := baselineMarkdown(res.Baseline); bl != "" {
 		add(mdSection{head: bl})
 	}

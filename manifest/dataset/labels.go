@@ -63,9 +63,8 @@ type LabelSummary struct {
 	// says they were left out of calibration (current_labels_only).
 	Stale    CaseList
 	Excluded bool
-	// WithoutReason lists the rows with a label without a reason, under
-	// require_reasons.
-	WithoutReason CaseList
+	// Candidates counts the samples by the model their objects name.
+	Candidates CandidateModels
 }
 
 // Agreement is the two-by-two table of reviewer label pairs of a set of

@@ -256,6 +256,7 @@ func (r *Reader) fold(row *caseRow) {
 	if row.Sample != nil {
 		// Only well-formed JSON becomes a sample.
 		row.SampleSHA256 = sampleDigest(row.Sample)
+		r.labels.sum.Candidates.add(row.Sample)
 	}
 	r.labels.fold(&row.Case)
 	// The near-duplicate screen sees every row, once.
