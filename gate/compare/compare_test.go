@@ -221,7 +221,7 @@ func TestCompare(t *testing.T) {
 				want.Flipped = []Flip{}
 			}
 			got := Compare(tt.base, tt.head)
-			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head")); diff != "" {
+			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head", "VersionsChanged", "Labels", "LabelsChanged")); diff != "" {
 				t.Errorf("Compare (-want +got):\n%s", diff)
 			}
 			// The decomposition adds up (to rounding).
@@ -292,7 +292,10 @@ func TestReportJSON(t *testing.T) {
     "head": 0.5,
     "matched_effect": -1,
     "composition_effect": 0.8333
-  }
+  },
+  "versions_changed": [],
+  "labels": 1,
+  "labels_changed": 0
 }
 `,
 		},
@@ -312,7 +315,10 @@ func TestReportJSON(t *testing.T) {
     "head": null,
     "matched_effect": null,
     "composition_effect": null
-  }
+  },
+  "versions_changed": [],
+  "labels": 0,
+  "labels_changed": 0
 }
 `,
 		},
