@@ -264,7 +264,7 @@ func checkHeaders(parts []*Results, m *manifest.Manifest, bad func(string, ...an
 			bad("%s: digests %s differ from results #1's %s: the shards graded different files",
 				name, digestText(p.Digests), digestText(first.Digests))
 		}
-		if p.Versions != first.Versions {
+		if !p.Versions.Equal(first.Versions) {
 			bad("%s: versions %+v differ from results #1's %+v", name, p.Versions, first.Versions)
 		}
 		if !sameCanaries(p.Canaries, first.Canaries) {

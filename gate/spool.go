@@ -84,7 +84,7 @@ func (s *caseSpool) write(id string, b []byte) error {
 // finite numbers, no error, no judge. ok is false for any other row, which
 // the slow path then formats; a test holds the two to the same bytes.
 func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bool) {
-	if c.Error != nil || c.Judge != nil {
+	if c.Error != nil || c.Judge != nil || c.ReviewerLabels != nil {
 		return b, false
 	}
 	const in1, in2 = caseIndent + "  ", caseIndent + "    "
@@ -185,6 +185,21 @@ func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bo
 	}
 	b = append(b, ",\n"+in1+`"line": `...)
 	b = strconv.AppendInt(b, int64(c.Line), 10)
+	if c.LabelStatus != "" {
+		b = append(b, ",\n"+in1+`"label_status": `...)
+		if b, ok = appendPlainString(b, c.LabelStatus); !ok {
+			return b, false
+		}
+	}
+	if c.RubricVersion != "" {
+		b = append(b, ",\n"+in1+`"rubric_version": `...)
+		if b, ok = appendPlainString(b, c.RubricVersion); !ok {
+			return b, false
+		}
+	}
+	if c.StaleLabel {
+		b = append(b, ",\n"+in1+`"stale_label": true`...)
+	}
 	b = append(b, ",\n"+in1+`"class": `...)
 	if c.Class == "" {
 		b = append(b, "null"...)

@@ -63,6 +63,13 @@ func VersionChanges(base, head *Results) []VersionChange {
 	return out
 }
 
+// Equal reports whether two runs record the same versions.
+func (v Versions) Equal(o Versions) bool {
+	vc, oc := v.Candidate, o.Candidate
+	v.Candidate, o.Candidate = nil, nil
+	return v == o && (vc == nil) == (oc == nil) && (vc == nil || (vc.String() == oc.String() && slices.Equal(vc.Models, oc.Models)))
+}
+
 // String is "model revision"; "" for none.
 func (c *Candidate) String() string {
 	if c == nil {
