@@ -107,7 +107,7 @@ func TestMinAgreement(t *testing.T) {
 		"fine": {Rows: 2, Table: [2][2]int{{1, 0}, {0, 1}}}, // kappa 1
 	}}
 	g := manifest.Gate{MinPassRate: 0, Aggregation: "row",
-		Slices: []manifest.SliceRule{{Name: "must", Mandatory: true}, {Name: "fine", Mandatory: true}, {Name: "nice"}},
+		Slices:      []manifest.SliceRule{{Name: "must", Mandatory: true}, {Name: "fine", Mandatory: true}, {Name: "nice"}},
 		Calibration: manifest.Calibration{MinAgreement: ptrF(0.6)}}
 	cases := []CaseResult{labeledRow("a", StatusPass, 1, "must"), labeledRow("b", StatusPass, 1, "fine"), labeledRow("c", StatusPass, 1, "nice")}
 	v := Decide(g, Evidence{Cases: cases, Labels: sum, Shard: Shard{Index: 1, Count: 1}})
