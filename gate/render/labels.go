@@ -7,7 +7,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // labelsShown is how many cases of a label group a report names; the
@@ -16,7 +16,7 @@ const labelsShown = 10
 
 // calibrated reports whether any slice has a calibration or an agreement
 // to show.
-func calibrated(res *gate.Results) bool {
+func calibrated(res *results.Results) bool {
 	for _, s := range res.Slices {
 		if s.Confusion != nil || s.Agreement != nil {
 			return true
@@ -26,7 +26,7 @@ func calibrated(res *gate.Results) bool {
 }
 
 // calibrationRow is a slice's row of the calibration table.
-func calibrationRow(s gate.SliceResult) []string {
+func calibrationRow(s results.SliceResult) []string {
 	row := []string{s.Name, "—", "—", "—", "—", "—", "—", "—", "—"}
 	if c := s.Confusion; c != nil {
 		row[1], row[2], row[3], row[4] = strconv.Itoa(c.TruePass), strconv.Itoa(c.FalsePass), strconv.Itoa(c.TrueFail), strconv.Itoa(c.FalseFail)
@@ -64,7 +64,7 @@ func rateCI(r *float64, ci []float64) string {
 }
 
 // agreementText is Cohen's kappa with its interval, and the raw agreement.
-func agreementText(a *gate.Agreement) string {
+func agreementText(a *results.Agreement) string {
 	k := "κ undefined"
 	if a.Kappa != nil {
 		k = "κ " + strconv.FormatFloat(*a.Kappa, 'f', 2, 64)
@@ -81,7 +81,7 @@ func agreementText(a *gate.Agreement) string {
 
 // labelGroupLines are the label groups, one line each: warn-only statuses,
 // brittle and stale cases.
-func labelGroupLines(l *gate.Labels) []string {
+func labelGroupLines(l *results.Labels) []string {
 	if l == nil {
 		return nil
 	}
@@ -138,7 +138,7 @@ func more(ids []string, n int) string {
 }
 
 // humanLabels writes the calibration table and the label groups.
-func humanLabels(ew *errWriter, res *gate.Results, p palette) error {
+func humanLabels(ew *errWriter, res *results.Results, p palette) error {
 	if calibrated(res) {
 		ew.printf("\n%s\n", p.title.Sprint("Calibration against human labels"))
 		t := newTable(ew, calibrationHead, []tw.Align{left, right, right, right, right, right, right, left, left})
@@ -165,7 +165,7 @@ func humanLabels(ew *errWriter, res *gate.Results, p palette) error {
 }
 
 // labelSections are the markdown calibration table and label groups.
-func labelSections(res *gate.Results) []mdSection {
+func labelSections(res *results.Results) []mdSection {
 	var secs []mdSection
 	if calibrated(res) {
 		s := mdSection{head: "\n### Calibration against human labels\n\n" + tableHead("slice", ">true pass", ">false pass", ">true fail", ">false fail",
