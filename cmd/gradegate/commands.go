@@ -939,7 +939,8 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	} else {
 		lintFindings = lint.ModelGrader(s.m)
 	}
-	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
+	found := append(append(sum.Findings, sum.Labels.Findings()...), lintFindings...)
+	for _, fd := range append(found, cov.findings(sum)...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {

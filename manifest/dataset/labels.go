@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -65,6 +66,8 @@ type LabelSummary struct {
 	Excluded bool
 	// Candidates counts the samples by the model their objects name.
 	Candidates CandidateModels
+
+	file string // the dataset file, where Findings point
 }
 
 // Agreement is the two-by-two table of reviewer label pairs of a set of
@@ -124,7 +127,7 @@ type labelFold struct {
 	seed   maphash.Seed
 }
 
-func newLabelFold(m *manifest.Manifest) *labelFold {
+func newLabelFold(m *manifest.Manifest, file string) *labelFold {
 	f := &labelFold{cal: m.Gate.Calibration, seed: maphash.MakeSeed()}
 	if m.Rubric != nil {
 		f.rubric = m.Rubric.Version
@@ -132,6 +135,7 @@ func newLabelFold(m *manifest.Manifest) *labelFold {
 	f.sum.Agreement = map[string]*Agreement{}
 	f.sum.WarnOnly = map[string]*CaseList{}
 	f.sum.Excluded = f.cal.CurrentLabelsOnly
+	f.sum.file = file
 	return f
 }
 
@@ -321,4 +325,51 @@ func (f *labelFold) reasonHash(reason string) uint32 {
 	}
 	h := uint32(maphash.String(f.seed, strings.ToLower(strings.Join(strings.Fields(reason), " "))))
 	return h | 1
+}
+
+// Label group codes: what validate says of the rows whose labels are in
+// doubt or do not gate, before anything is graded (a run says it in its
+// verdict's warnings).
+const (
+	CodeWarnOnlyLabels = "warn_only_labels"
+	CodeBrittleLabels  = "brittle_labels"
+)
+
+// Findings are the label groups as warnings, for validate: one per
+// warn-only status, in status order, and one for the brittle rows.
+func (s *LabelSummary) Findings() []manifest.Finding {
+	if s == nil {
+		return nil
+	}
+	ids := func(l *CaseList, detail bool) string {
+		var parts []string
+		for _, c := range l.Cases[:min(5, len(l.Cases))] {
+			p := c.CaseID
+			if detail && c.Detail != "" {
+				p += " (" + c.Detail + ")"
+			}
+			parts = append(parts, p)
+		}
+		out := strings.Join(parts, ", ")
+		if l.Count > len(parts) {
+			out += fmt.Sprintf(" and %d more", l.Count-len(parts))
+		}
+		return out
+	}
+	statuses := make([]string, 0, len(s.WarnOnly))
+	for st := range s.WarnOnly {
+		statuses = append(statuses, st)
+	}
+	slices.Sort(statuses)
+	var out []manifest.Finding
+	for _, st := range statuses {
+		l := s.WarnOnly[st]
+		out = append(out, manifest.Finding{Code: CodeWarnOnlyLabels, Severity: manifest.SeverityWarn, File: s.file, Line: l.Cases[0].Line,
+			Message: fmt.Sprintf("%s with label status %s will be graded and shown, and count toward no threshold and no hold: %s", strings.TrimPrefix(rowCount(l.Count), "on "), quoteValue(st), ids(l, false))})
+	}
+	if l := &s.Brittle; l.Count > 0 {
+		out = append(out, manifest.Finding{Code: CodeBrittleLabels, Severity: manifest.SeverityWarn, File: s.file, Line: l.Cases[0].Line,
+			Message: fmt.Sprintf("%s whose reviewers disagreed (brittle: the rubric may need to be clearer there); calibration uses the adjudicated label: %s", strings.TrimPrefix(rowCount(l.Count), "on "), ids(l, true))})
+	}
+	return out
 }

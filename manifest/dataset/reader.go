@@ -118,7 +118,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	// A label's reason and the reviewers' labels give the label away, so
 	// the grader never sees them either.
 	r.hidden = map[string]bool{r.fields.Label: true, r.fields.Reason: true, r.fields.ReviewerLabels: true}
-	r.labels = newLabelFold(m)
+	r.labels = newLabelFold(m, r.file)
 	for _, f := range m.Dataset.HiddenFields {
 		r.hidden[f] = true
 	}
