@@ -178,7 +178,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 	for k, i := range order {
 		sorted[k] = heads[i]
 	}
-	// A model grader's lint and usage are weighed by AddJudge, as in a run.
+	// A model grader's lint and usage are weighed by the judge rule, as in a run.
 	findings, judgeLint := splitJudgeLint(findings)
 	ev := verdict.Evidence{
 		Tally:            g.tally,
@@ -191,14 +191,14 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		Shard:            shard.Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
 		Labels:           labelSummaryOf(first),
+		Judge:            mergeJudge(sorted),
+		JudgeLint:        judgeLint,
 	}
 	if m.Dataset.IntendedCases > 0 {
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)
 	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
-	verdict.AddJudge(res, mergeJudge(sorted), judgeLint)
 	res.Versions = first.Versions
-	res.Determinism = ev.Determinism
 	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
 	res.Manifest = first.Manifest
 	if m.File != "" {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/manifest/input"
 	"io"
 	"net/http"
 	"os"
@@ -575,7 +576,7 @@ func annotateWithCommands(gh *githubactions.Action, anns []checkrun.Annotation, 
 // opens them, so annotations can point into them. A manifest that does not
 // load has already been reported by the command; it just gets none.
 func suiteFiles(manifestPath string) checkrun.Files {
-	m, err := manifest.Load(hostFS{}, filepath.ToSlash(manifestPath))
+	m, err := manifest.Load(input.Host{}, filepath.ToSlash(manifestPath))
 	if err != nil {
 		return checkrun.Files{}
 	}
