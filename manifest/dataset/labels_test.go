@@ -165,3 +165,51 @@ func TestReviewerLabels(t *testing.T) {
 		})
 	}
 }
+
+func TestNearDuplicateLabelConflict(t *testing.T) {
+	const request = "Please cancel my order A-221 before it ships, I no longer need the desk lamp I bought last week."
+	row := func(id string, label int, reason string) string {
+		r := ""
+		if reason != "" {
+			r = `, "human_reason": "` + reason + `"`
+		}
+		return `{"item": {"case_id": "` + id + `", "request": "` + request + `", "human_score": ` + string(rune('0'+label)) + r + "}}\n"
+	}
+	tests := []struct {
+		name     string
+		rows     string
+		controls bool
+		want     string // part of the conflict's message; "" for no conflict
+		severity manifest.Severity
+	}{
+		{"same labels", row("a", 1, "") + row("b", 1, ""), false, "", ""},
+		{"different labels, one without a reason", row("a", 1, "Asks for the ownership check first.") + row("b", 0, ""), false,
+			"1 labeled without a reason", manifest.SeverityWarn},
+		{"different labels, the same reason", row("a", 1, "Asks for the ownership check first.") + row("b", 0, "asks for the  ownership check first."), true,
+			"1 give a reason also given for the other label", manifest.SeverityHold},
+		{"different labels, different reasons", row("a", 1, "Asks for the ownership check first.") + row("b", 0, "Cancels before any ownership check."), true, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{"s/cases.jsonl": {Data: []byte(tt.rows)}}
+			m := testManifest("s")
+			m.Gate.RequireControls = tt.controls
+			set, err := Load(fsys, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []manifest.Finding
+			for _, f := range set.Findings {
+				if f.Code == CodeNearDuplicateLabelConflict {
+					got = append(got, f)
+				}
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("unexpected conflict %v", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0].Message, tt.want) || got[0].Severity != tt.severity):
+				t.Errorf("conflicts %v, want one of severity %s saying %q", got, tt.severity, tt.want)
+			}
+		})
+	}
+}
