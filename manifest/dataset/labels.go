@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -225,42 +224,57 @@ func words(s string) int { return len(strings.Fields(s)) }
 func quoteValue(s string) string { return fmt.Sprintf("%q", cutValue(s)) }
 
 // reviewerLabels reads a list of {reviewer, score, reason}; msg says what
-// is wrong otherwise.
+// is wrong otherwise. raw is valid JSON (the row was scanned), so it is
+// walked in place: a fifth of a million rows carrying two reviewers each
+// cost a third of a second more through encoding/json.
 func reviewerLabels(raw []byte) ([]ReviewerLabel, string) {
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
 		return nil, fmt.Sprintf("must be a list of {reviewer, score, reason}, not %s", jsonKind(raw))
 	}
-	out := make([]ReviewerLabel, 0, len(list))
-	for i, el := range list {
-		var obj map[string]json.RawMessage
-		if !isObject(el) || json.Unmarshal(el, &obj) != nil {
-			return nil, fmt.Sprintf("[%d] must be an object {reviewer, score, reason}, not %s", i, jsonKind(el))
+	var out []ReviewerLabel
+	for n, i := 0, skipSpace(raw, i+1); i < len(raw) && raw[i] != ']'; n++ {
+		end := skipValue(raw, i)
+		if end < 0 {
+			return nil, "is not valid JSON"
+		}
+		el := raw[i:end]
+		if el[0] != '{' {
+			return nil, fmt.Sprintf("[%d] must be an object {reviewer, score, reason}, not %s", n, jsonKind(el))
 		}
 		var l ReviewerLabel
-		name, ok := stringValue(obj["reviewer"])
+		name, ok := stringValue(objectField(el, "reviewer"))
 		if !ok || name == "" {
-			return nil, fmt.Sprintf("[%d].reviewer must be a non-empty string", i)
+			return nil, fmt.Sprintf("[%d].reviewer must be a non-empty string", n)
 		}
 		l.Reviewer = name
-		s := bytes.TrimSpace(obj["score"])
-		switch string(s) {
+		switch s := bytes.TrimSpace(objectField(el, "score")); string(s) {
 		case "0", "0.0":
 			l.Score = 0
 		case "1", "1.0":
 			l.Score = 1
 		default:
 			// As for the label: true is not 1.
-			return nil, fmt.Sprintf("[%d].score must be 0 or 1, not %s", i, cutValue(string(s)))
+			if len(s) == 0 {
+				s = []byte("nothing")
+			}
+			return nil, fmt.Sprintf("[%d].score must be 0 or 1, not %s", n, cutValue(string(s)))
 		}
-		if raw, ok := obj["reason"]; ok && !isNull(raw) {
+		if raw := objectField(el, "reason"); raw != nil && !isNull(raw) {
 			v, isStr := stringValue(raw)
 			if !isStr {
-				return nil, fmt.Sprintf("[%d].reason must be a string, not %s", i, jsonKind(raw))
+				return nil, fmt.Sprintf("[%d].reason must be a string, not %s", n, jsonKind(raw))
 			}
 			l.Reason = strings.TrimSpace(v)
 		}
 		out = append(out, l)
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	if out == nil {
+		out = []ReviewerLabel{}
 	}
 	return out, ""
 }
@@ -323,8 +337,27 @@ func (f *labelFold) reasonHash(reason string) uint32 {
 	if reason == "" {
 		return 0
 	}
-	h := uint32(maphash.String(f.seed, strings.ToLower(strings.Join(strings.Fields(reason), " "))))
-	return h | 1
+	// Words joined by one space, ASCII lower-cased, without building the
+	// string: this runs once a labeled row.
+	var h maphash.Hash
+	h.SetSeed(f.seed)
+	space := false
+	for i := 0; i < len(reason); i++ {
+		c := reason[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			space = true
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if space {
+			h.WriteByte(' ')
+			space = false
+		}
+		h.WriteByte(c)
+	}
+	return uint32(h.Sum64()) | 1
 }
 
 // Label group codes: what validate says of the rows whose labels are in
