@@ -84,7 +84,7 @@ func (s *Spool) write(id string, b []byte) error {
 // finite numbers, no error, no judge. ok is false for any other row, which
 // the slow path then formats; a test holds the two to the same bytes.
 func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bool) {
-	if c.Error != nil || c.Judge != nil || c.ReviewerLabels != nil {
+	if c.Error != nil || c.Judge != nil {
 		return b, false
 	}
 	const in1, in2 = caseIndent + "  ", caseIndent + "    "
@@ -199,6 +199,29 @@ func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bo
 	}
 	if c.StaleLabel {
 		b = append(b, ",\n"+in1+`"stale_label": true`...)
+	}
+	if len(c.ReviewerLabels) > 0 {
+		const in3 = in2 + "  "
+		b = append(b, ",\n"+in1+`"reviewer_labels": [`...)
+		for i, l := range c.ReviewerLabels {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n"+in2+"{\n"+in3+`"reviewer": `...)
+			if b, ok = appendPlainString(b, l.Reviewer); !ok {
+				return b, false
+			}
+			b = append(b, ",\n"+in3+`"score": `...)
+			b = strconv.AppendInt(b, int64(l.Score), 10)
+			if l.Reason != "" {
+				b = append(b, ",\n"+in3+`"reason": `...)
+				if b, ok = appendPlainString(b, l.Reason); !ok {
+					return b, false
+				}
+			}
+			b = append(b, "\n"+in2+"}"...)
+		}
+		b = append(b, "\n"+in1+"]"...)
 	}
 	b = append(b, ",\n"+in1+`"class": `...)
 	if c.Class == "" {

@@ -51,7 +51,11 @@ func TestAppendCaseIndented(t *testing.T) {
 			c.HumanScore, c.LabelStatus, c.RubricVersion, c.StaleLabel = h(1), "disputed", "cancel-rubric-2", true
 		}), true},
 		{"reviewer labels", with(func(c *CaseResult) {
-			c.ReviewerLabels = []dataset.ReviewerLabel{{Reviewer: "ana", Score: 1, Reason: "Asks to verify ownership first."}}
+			c.ReviewerLabels = []dataset.ReviewerLabel{{Reviewer: "ana", Score: 1, Reason: "Asks to verify ownership first."}, {Reviewer: "ben", Score: 0}}
+		}), true},
+		{"empty reviewer labels", with(func(c *CaseResult) { c.ReviewerLabels = []dataset.ReviewerLabel{} }), true},
+		{"a quote in a reviewer's reason", with(func(c *CaseResult) {
+			c.ReviewerLabels = []dataset.ReviewerLabel{{Reviewer: "ana", Score: 1, Reason: `says "verify"`}}
 		}), false},
 	}
 	for _, tt := range tests {
