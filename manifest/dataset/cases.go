@@ -19,9 +19,10 @@ type caseRow struct {
 	hasID    bool
 	ref      sampleRef // where a samples-file sample came from
 	findings []manifest.Finding
-	// reason is the adjudicated label's reason; labelFromReviewers says
-	// the label is the agreeing reviewers' score.
-	reason             string
+	// reasonRaw is the adjudicated label's reason as written (a JSON
+	// string, a span of the line like fields); labelFromReviewers says the
+	// label is the agreeing reviewers' score.
+	reasonRaw          []byte
 	labelFromReviewers bool
 }
 

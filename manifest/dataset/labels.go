@@ -124,6 +124,7 @@ type labelFold struct {
 	rubric string // rubric.version; "" when the manifest has none
 	cal    manifest.Calibration
 	seed   maphash.Seed
+	names  map[string]string // interned rubric versions and label statuses
 }
 
 func newLabelFold(m *manifest.Manifest, file string) *labelFold {
@@ -144,14 +145,14 @@ func newLabelFold(m *manifest.Manifest, file string) *labelFold {
 func (r *Reader) readLabels(rw *caseRow, add func(code, msg string)) {
 	f := r.fields
 	if raw, ok := rw.field(f.RubricVersion); ok && !isNull(raw) {
-		if v, isStr := stringValue(raw); isStr {
+		if v, isStr := r.labels.intern(raw); isStr {
 			rw.RubricVersion = v
 		} else {
 			add(CodeSchemaViolation, fmt.Sprintf("item.%s must be a string, not %s", f.RubricVersion, jsonKind(raw)))
 		}
 	}
 	if raw, ok := rw.field(f.LabelStatus); ok && !isNull(raw) {
-		if v, isStr := stringValue(raw); isStr {
+		if v, isStr := r.labels.intern(raw); isStr {
 			rw.LabelStatus = v
 		} else {
 			add(CodeSchemaViolation, fmt.Sprintf("item.%s must be a string, not %s", f.LabelStatus, jsonKind(raw)))
@@ -170,10 +171,8 @@ func (r *Reader) readLabels(rw *caseRow, add func(code, msg string)) {
 		rw.Label = &score
 		rw.labelFromReviewers = true
 	}
-	if raw, ok := rw.field(f.Reason); ok {
-		if v, isStr := stringValue(raw); isStr {
-			rw.reason = strings.TrimSpace(v)
-		}
+	if raw, ok := rw.field(f.Reason); ok && len(raw) >= 2 && raw[0] == '"' {
+		rw.reasonRaw = raw
 	}
 	labeled := rw.Label != nil || len(rw.Reviewers) > 0
 	if labeled && r.labels.rubric != "" && rw.RubricVersion != "" && rw.RubricVersion != r.labels.rubric {
@@ -198,8 +197,10 @@ func (r *Reader) readLabels(rw *caseRow, add func(code, msg string)) {
 // manifest.MinReasonWords words; "" when none does.
 func (r *Reader) reasonless(rw *caseRow) string {
 	var missing []string
-	if rw.Label != nil && !rw.labelFromReviewers && words(rw.reason) < manifest.MinReasonWords {
-		missing = append(missing, fmt.Sprintf("the label %s=%d has %s", r.fields.Label, *rw.Label, reasonText(rw.reason, r.fields.Reason)))
+	reason, _ := stringValue(rw.reasonRaw)
+	reason = strings.TrimSpace(reason)
+	if rw.Label != nil && !rw.labelFromReviewers && words(reason) < manifest.MinReasonWords {
+		missing = append(missing, fmt.Sprintf("the label %s=%d has %s", r.fields.Label, *rw.Label, reasonText(reason, r.fields.Reason)))
 	}
 	for _, l := range rw.Reviewers {
 		if words(l.Reason) < manifest.MinReasonWords {
@@ -333,17 +334,23 @@ func (c Case) Calibrates(cal manifest.Calibration) bool {
 
 // reasonHash is the screen's identity of a stated reason: 0 for none,
 // else a hash of its words, lower-cased.
-func (f *labelFold) reasonHash(reason string) uint32 {
-	if reason == "" {
+//
+// raw is the reason as written, a JSON string; its words joined by one
+// space, ASCII lower-cased, are hashed without building a string (this
+// runs once a labeled row), unless it holds escapes.
+func (f *labelFold) reasonHash(raw []byte) uint32 {
+	if len(raw) < 2 {
 		return 0
 	}
-	// Words joined by one space, ASCII lower-cased, without building the
-	// string: this runs once a labeled row.
+	text := raw[1 : len(raw)-1]
+	if bytes.IndexByte(text, '\\') >= 0 {
+		s, _ := stringValue(raw)
+		text = []byte(s)
+	}
 	var h maphash.Hash
 	h.SetSeed(f.seed)
-	space := false
-	for i := 0; i < len(reason); i++ {
-		c := reason[i]
+	space, any := false, false
+	for _, c := range text {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			space = true
@@ -351,13 +358,41 @@ func (f *labelFold) reasonHash(reason string) uint32 {
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
-		if space {
+		if space && any {
 			h.WriteByte(' ')
-			space = false
 		}
+		space, any = false, true
 		h.WriteByte(c)
 	}
+	if !any {
+		return 0
+	}
 	return uint32(h.Sum64()) | 1
+}
+
+// maxInterned bounds the distinct rubric versions and label statuses kept
+// as one string each; further ones are read row by row.
+const maxInterned = 256
+
+// intern reads a JSON string that many rows repeat (a rubric version, a
+// label status) as one string for all of them: a million rows cost no
+// million strings.
+func (f *labelFold) intern(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
+		return stringValue(raw)
+	}
+	text := raw[1 : len(raw)-1]
+	if s, ok := f.names[string(text)]; ok {
+		return s, true
+	}
+	s := string(text)
+	if f.names == nil {
+		f.names = map[string]string{}
+	}
+	if len(f.names) < maxInterned {
+		f.names[s] = s
+	}
+	return s, true
 }
 
 // Label group codes: what validate says of the rows whose labels are in

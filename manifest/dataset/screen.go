@@ -20,7 +20,7 @@ type nearScreen struct {
 	rows  chan []screenRow // nil when the screen is off
 	done  chan struct{}
 	// reasonHash is the identity of a stated reason.
-	reasonHash func(string) uint32
+	reasonHash func([]byte) uint32
 }
 
 type screenRow struct {
@@ -65,7 +65,7 @@ func (s *nearScreen) add(c *caseRow) {
 	}
 	lab := rowLabel{label: -1}
 	if c.Label != nil {
-		lab = rowLabel{label: int8(*c.Label), reason: s.reasonHash(c.reason)}
+		lab = rowLabel{label: int8(*c.Label), reason: s.reasonHash(c.reasonRaw)}
 	}
 	s.batch = append(s.batch, screenRow{line: c.Line, id: c.ID, item: c.Item, lab: lab})
 	if len(s.batch) == screenBatch {
