@@ -65,7 +65,7 @@ const determinismWorkers = 4
 // The two gradings run at once on the run's sandbox and interpreter, each
 // pool with half the run's workers (at most determinismWorkers) on sandbox
 // slots of its own.
-func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *Graders, sample *DeterminismSample, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence) error {
+func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, sample *DeterminismSample, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *Graders, sam
 			mu.Unlock()
 			e.models = m
 		}
-		return e.NewRunner(ctx, src)
+		return e.newRunner(ctx, src)
 	})
 	var le *worker.LoadError
 	if errors.As(err, &le) {

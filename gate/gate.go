@@ -114,14 +114,14 @@ type gateRun struct {
 	src      *dataset.Reader // a Python grader's streamed dataset
 	set      *dataset.Set    // a model grader's dataset, read whole
 
-	env      *Graders       // nil for a model grader
+	env      *graderEnv     // nil for a model grader
 	runner   grading.Runner // the run's grader
 	judge    *judge.Judge   // a model grader's runner
 	stopPool func()
 	findings []manifest.Finding
 	sample   *DeterminismSample
 
-	mutationScore_   *float64
+	mutation         *float64
 	mutationExcluded []results.MutationExclusion
 
 	ev        *evidence
@@ -132,6 +132,10 @@ type gateRun struct {
 func (g *gateRun) close() {
 	for i := len(g.cleanup) - 1; i >= 0; i-- {
 		g.cleanup[i]()
+	}
+	if g.ev != nil && g.ev.spool != nil {
+		// A stage after grading failed: no results hold the rows.
+		g.ev.spool.Close()
 	}
 }
 
@@ -210,14 +214,14 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	}
 	var lintErr error
 	var linting sync.WaitGroup
-	env, err := g.h.StartGraders(ctx, s, o.GraderOptions)
+	env, err := g.h.graders(ctx, s, o.GraderOptions)
 	if err != nil {
 		return err
 	}
 	// The environment's shared pools (a meteor sub-grader's) serve the
 	// run, the mutation score and the determinism check.
 	g.env = env
-	g.cleanup = append(g.cleanup, env.Close)
+	g.cleanup = append(g.cleanup, env.close)
 	// A large dataset's pool starts all its processes at once: they load
 	// while the lint and the canaries run, instead of when grading begins.
 	runEnv := *env
@@ -251,7 +255,7 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 	}
 	g.findings = append(g.findings, findings...)
 	if mutation != nil {
-		g.mutationScore_ = &mutation.Score
+		g.mutation = &mutation.Score
 		g.mutationExcluded = mutation.Excluded
 	}
 	return nil
@@ -278,7 +282,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 	}
 	g.sample = sample
 	if !o.CanariesOnly {
-		opts.MutationScore = g.mutationScore_
+		opts.MutationScore = g.mutation
 		opts.SpoolDir = o.SpoolDir
 		if opts.Progress = o.Progress; opts.Progress != nil {
 			opts.Rows = digest.CountRows(s.FS, s.Manifest.Path(s.Manifest.Dataset.Path))
@@ -334,6 +338,7 @@ func (g *gateRun) hostedParity(ctx context.Context) error {
 // beside the baseline's results.
 func (g *gateRun) verdict() (*results.Results, error) {
 	res := g.ev.document()
+	g.ev = nil // the results hold the spooled rows now
 	if g.baseline != nil {
 		if err := applyBaseline(res, *g.baseline, g.o.Limits); err != nil {
 			res.Close()

@@ -25,7 +25,7 @@ import (
 // (s.python is set) and the grader read, just before the grader processes
 // start: what it starts in the background overlaps with their start. It is
 // not called when settling them fails.
-func (a *Host) runner(ctx context.Context, s *Suite, env *Graders, starting func()) (grading.Runner, func(), error) {
+func (a *Host) runner(ctx context.Context, s *Suite, env *graderEnv, starting func()) (grading.Runner, func(), error) {
 	parts, err := s.parts()
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +34,7 @@ func (a *Host) runner(ctx context.Context, s *Suite, env *Graders, starting func
 	if starting != nil {
 		starting()
 	}
-	r, stop, err := env.NewRunner(ctx, src)
+	r, stop, err := env.newRunner(ctx, src)
 	var le *worker.LoadError
 	if errors.As(err, &le) {
 		fmt.Fprintf(a.stderr, "gradegate: %s: %v\n", env.failedPath(le), le)
@@ -46,10 +46,10 @@ func (a *Host) runner(ctx context.Context, s *Suite, env *Graders, starting func
 	return r, stop, nil
 }
 
-// Graders starts grader pools for one suite: the sandbox and the
+// graderEnv starts grader pools for one suite: the sandbox and the
 // interpreter are settled once, and every pool (one per mutant, or base and
 // head for shadow) uses them.
-type Graders struct {
+type graderEnv struct {
 	a       *Host
 	s       *Suite
 	sb      *sandbox.Sandbox
@@ -77,7 +77,7 @@ type Graders struct {
 	meteor *meteorPools
 }
 
-// meteorPools are the shared meteor pools of a Graders, by sub-grader
+// meteorPools are the shared meteor pools of a graderEnv, by sub-grader
 // name.
 type meteorPools struct {
 	mu    sync.Mutex
@@ -86,7 +86,7 @@ type meteorPools struct {
 
 // meteorPool returns the pool of a meteor sub-grader, starting it the
 // first time.
-func (e *Graders) meteorPool(ctx context.Context, p part, i int) (graderPool, error) {
+func (e *graderEnv) meteorPool(ctx context.Context, p part, i int) (graderPool, error) {
 	e.meteor.mu.Lock()
 	defer e.meteor.mu.Unlock()
 	if pool, ok := e.meteor.pools[p.name]; ok {
@@ -101,7 +101,7 @@ func (e *Graders) meteorPool(ctx context.Context, p part, i int) (graderPool, er
 }
 
 // close stops the shared pools of the environment.
-func (e *Graders) Close() {
+func (e *graderEnv) close() {
 	e.meteor.mu.Lock()
 	defer e.meteor.mu.Unlock()
 	for name, p := range e.meteor.pools {
@@ -113,7 +113,7 @@ func (e *Graders) Close() {
 }
 
 // graders establishes the sandbox (or refuses, exit 3) and resolves Python.
-func (a *Host) StartGraders(ctx context.Context, s *Suite, f GraderOptions) (*Graders, error) {
+func (a *Host) graders(ctx context.Context, s *Suite, f GraderOptions) (*graderEnv, error) {
 	// The interpreter is asked for its version while the sandbox probes its
 	// layers: two process starts at once instead of one after the other.
 	var resolved worker.Python
@@ -138,7 +138,7 @@ func (a *Host) StartGraders(ctx context.Context, s *Suite, f GraderOptions) (*Gr
 		a.memoryNoted = true
 		fmt.Fprintf(a.stderr, "gradegate: memory_mb=%d is not enforced: this system's worker pool has no memory limit (the gradegate Action enforces it)\n", mb)
 	}
-	return &Graders{a: a, s: s, sb: sb, py: py, workers: f.Workers, models: s.models, portable: portable,
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.Workers, models: s.models, portable: portable,
 		meteor: &meteorPools{pools: map[string]graderPool{}}}, nil
 }
 
@@ -164,13 +164,13 @@ const workerPoolEnv = "GRADEGATE_WORKER_POOL"
 // its python sub-graders, the first grading src and the others their
 // pinned sources). A grader that cannot load is returned as a
 // *worker.LoadError.
-func (e *Graders) NewRunner(ctx context.Context, src []byte) (grading.Runner, func(), error) {
+func (e *graderEnv) newRunner(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 	return e.newRunnerPart(ctx, 0, src)
 }
 
 // runnerFor is the runner factory for part k of the grader: the runners it
 // starts grade src in place of that part's pinned source.
-func (e *Graders) RunnerFor(k int) func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
+func (e *graderEnv) runnerFor(k int) func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 	return func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 		return e.newRunnerPart(ctx, k, src)
 	}
@@ -180,7 +180,7 @@ func (e *Graders) RunnerFor(k int) func(ctx context.Context, src []byte) (gradin
 // grading src and every other its pinned source, and wraps them into the
 // grader's runner. A part that cannot load is a *worker.LoadError naming
 // the part.
-func (e *Graders) newRunnerPart(ctx context.Context, k int, src []byte) (grading.Runner, func(), error) {
+func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (grading.Runner, func(), error) {
 	parts, err := e.s.parts()
 	if err != nil {
 		return nil, nil, err
@@ -276,7 +276,7 @@ type graderPool interface {
 }
 
 // workerCount is how many processes each of the environment's pools runs.
-func (e *Graders) workerCount() int {
+func (e *graderEnv) workerCount() int {
 	if e.workers > 0 {
 		return e.workers
 	}
@@ -287,7 +287,7 @@ func (e *Graders) workerCount() int {
 // takes: each pool of a part (python or meteor) its workers' slots and as
 // many again for replacements loading beside them. Runners that run at the
 // same time on one sandbox start firstSlot this far apart.
-func (e *Graders) slotsPerRunner() int {
+func (e *graderEnv) slotsPerRunner() int {
 	parts := 1
 	if mg := e.s.Manifest.Grader.Multi; mg != nil {
 		parts = 0
@@ -303,7 +303,7 @@ func (e *Graders) slotsPerRunner() int {
 
 // startPool starts the worker pool of part i of the grader (python parts
 // first, then meteor parts), on sandbox slots of its own.
-func (e *Graders) startPool(ctx context.Context, p part, i int) (graderPool, error) {
+func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, error) {
 	cfg := worker.Config{
 		Source:         p.src,
 		SourceName:     filepath.Base(p.g.Source),
@@ -356,7 +356,7 @@ func partLoadError(parts []part, i int, le *worker.LoadError) *worker.LoadError 
 }
 
 // failedPath is the grader file a load error is about, for messages.
-func (e *Graders) failedPath(le *worker.LoadError) string {
+func (e *graderEnv) failedPath(le *worker.LoadError) string {
 	parts, err := e.s.parts()
 	if err != nil || len(parts) < 2 {
 		return e.s.Manifest.Path(e.s.Manifest.Grader.Source)

@@ -9,7 +9,7 @@ import (
 
 // loadedFS serves the suite's files as s.FS does, except the grader's
 // Python sources, which it serves from the bytes the workers loaded
-// (suite.parts):
+// (Suite.parts):
 // the digest the gate checks is then the digest of what runs, and a grader
 // that rewrites its own file once loaded (to the pinned content, say)
 // changes nothing.

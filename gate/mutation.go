@@ -21,13 +21,13 @@ const mutateWorkers = 2
 // mutant graded as the whole multi grader. Given the env of a run whose
 // pool is up, it uses that sandbox and interpreter, on slots after the run
 // pool's; without one it establishes its own.
-func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f GraderOptions, run *Graders) (*mutate.Report, error) {
+func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f GraderOptions, run *graderEnv) (*mutate.Report, error) {
 	parts, err := s.parts()
 	if err != nil {
 		return nil, err
 	}
 	f.Workers = min(f.Workers, mutateWorkers)
-	var env *Graders
+	var env *graderEnv
 	if run != nil {
 		e := *run
 		e.workers = f.Workers
@@ -40,21 +40,21 @@ func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f 
 		}
 	}
 	if env == nil {
-		if env, err = a.StartGraders(ctx, s, f); err != nil {
+		if env, err = a.graders(ctx, s, f); err != nil {
 			return nil, err
 		}
-		defer env.Close()
+		defer env.close()
 	}
 	var cases []dataset.Case
 	if set != nil {
 		cases = set.Cases
 	}
 	if len(parts) == 1 {
-		return mutate.Run(ctx, parts[0].src, s.Manifest.Grader.Source, s.Manifest, cases, env.NewRunner, env.py.Executable)
+		return mutate.Run(ctx, parts[0].src, s.Manifest.Grader.Source, s.Manifest, cases, env.newRunner, env.py.Executable)
 	}
 	mparts := make([]mutate.Part, len(parts))
 	for i, p := range parts {
-		mparts[i] = mutate.Part{Name: p.name, File: p.g.Source, Src: p.src, NewRunner: env.RunnerFor(i)}
+		mparts[i] = mutate.Part{Name: p.name, File: p.g.Source, Src: p.src, NewRunner: env.runnerFor(i)}
 	}
 	return mutate.RunParts(ctx, mparts, s.Manifest, cases, env.py.Executable)
 }
@@ -63,7 +63,7 @@ func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f 
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict. The report is nil when no
 // test ran; a grader with nothing to mutate is a finding instead.
-func (a *Host) measureMutation(ctx context.Context, s *Suite, env *Graders, f GraderOptions, shard shard.Shard) (*mutate.Report, []manifest.Finding, error) {
+func (a *Host) measureMutation(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, shard shard.Shard) (*mutate.Report, []manifest.Finding, error) {
 	if s.Manifest.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil, nil
 	}

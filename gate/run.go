@@ -1,10 +1,3 @@
-// Package gate grades a suite and decides its verdict.
-//
-// Run does one gate run: it checks the pinned digests, then grades the cases
-// as a stream through a StreamRunner, with the canaries among them, folding
-// every result into the verdict as it comes. Decide holds the verdict rules
-// and is pure, and Merge combines the results of a sharded run with the same
-// rules.
 package gate
 
 import (
@@ -90,7 +83,7 @@ const DefaultBatch = 1024
 // The digests come first; then the dataset streams: each row is read once,
 // a task is built for it as the runner asks, and its result is folded, in
 // dataset order, into the tally, the kept rows and (with SpoolDir) the rows
-// on disk. The canaries travel among the cases (see blindCanaries); under
+// on disk. The canaries travel among the cases (see Canaries); under
 // the batch contract an expect_error canary is graded alone after them.
 // Grading goes on after a digest mismatch: the verdict holds either way, and
 // a user fixing a pin wants to see in the same run what every case does with

@@ -129,12 +129,12 @@ func (a *Host) Shadow(ctx context.Context, s *Suite, base string, o GraderOption
 	if err != nil {
 		return nil, manifest.ReadError(basePath, 0, "", "cannot read the base grader", err)
 	}
-	env, err := a.StartGraders(ctx, s, o)
+	env, err := a.graders(ctx, s, o)
 	if err != nil {
 		return nil, err
 	}
-	defer env.Close()
-	return shadow.Run(ctx, old, head, s.Manifest, set.Cases, env.RunnerFor(k))
+	defer env.close()
+	return shadow.Run(ctx, old, head, s.Manifest, set.Cases, env.runnerFor(k))
 }
 
 // Mutate measures the grader's mutation score on the labeled cases (the
