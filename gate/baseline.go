@@ -67,21 +67,23 @@ func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) e
 		return fmt.Errorf("--baseline %s: %w", b.file, err)
 	}
 	bl := &results.Baseline{
-		File:           b.file,
-		Verdict:        p.Results.Verdict,
-		Digests:        p.Results.Digests,
-		Cohort:         rep.Cohort,
-		PassRateChange: rep.PassRate.MatchedEffect,
-		Added:          len(rep.Added),
-		Removed:        len(rep.Removed),
-		Flips:          make([]results.BaselineFlip, 0, len(rep.Flipped)),
-		Pairs:          rep.Pairs,
+		File:            b.file,
+		Verdict:         p.Results.Verdict,
+		Digests:         p.Results.Digests,
+		Cohort:          rep.Cohort,
+		PassRateChange:  rep.PassRate.MatchedEffect,
+		Added:           len(rep.Added),
+		Removed:         len(rep.Removed),
+		Flips:           make([]results.BaselineFlip, 0, len(rep.Flipped)),
+		Pairs:           rep.Pairs,
+		VersionsChanged: rep.VersionsChanged,
 	}
 	for _, f := range rep.Flipped {
 		bl.Flips = append(bl.Flips, results.BaselineFlip{CaseID: f.CaseID, Base: f.Base, Head: f.Head,
 			OutputChanged: f.OutputChanged, Slices: nonNil(f.Slices)})
 	}
 	verdict.ApplyBaseline(res, bl, b.rule, b.level)
+	verdict.ApplyGraderChange(res, bl, rep.Labels, rep.LabelsChanged)
 	return nil
 }
 

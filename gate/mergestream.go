@@ -13,6 +13,7 @@ import (
 	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // ShardPart is one shard's results: the document (its Cases unused) and
@@ -121,6 +122,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		Determinism:      mergeDeterminism(sorted, m.Gate.Confidence.Level),
 		Shard:            shard.Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
+		Labels:           labelSummaryOf(first),
 		Judge:            mergeJudge(sorted),
 		JudgeLint:        judgeLint,
 	}
@@ -229,7 +231,9 @@ func foldHeaders(heads []*results.Results, order []int) ([]manifest.Finding, *fl
 			mutation = p.MutationScore
 		}
 		sandbox = weakest(sandbox, p.Sandbox)
-		intendedSum += p.Counts.Intended
+		// The rows of a warn-only label status count toward nothing,
+		// and are accounted for in the labels block.
+		intendedSum += p.Counts.Intended + p.Labels.WarnOnlyRows()
 	}
 	return findings, mutation, sandbox, intendedSum
 }
@@ -265,7 +269,7 @@ func checkHeaders(parts []*results.Results, m *manifest.Manifest, bad func(strin
 			bad("%s: digests %s differ from results #1's %s: the shards graded different files",
 				name, digestText(p.Digests), digestText(first.Digests))
 		}
-		if p.Versions != first.Versions {
+		if !p.Versions.Equal(first.Versions) {
 			bad("%s: versions %+v differ from results #1's %+v", name, p.Versions, first.Versions)
 		}
 		if !sameCanaries(p.Canaries, first.Canaries) {
@@ -285,4 +289,29 @@ func checkHeaders(parts []*results.Results, m *manifest.Manifest, bad func(strin
 		}
 	}
 	return valid
+}
+
+// labelSummaryOf rebuilds the dataset's label summary from a results
+// document, for merge: the shards read the same dataset, so any shard's
+// block is the whole dataset's.
+func labelSummaryOf(r *results.Results) *dataset.LabelSummary {
+	if r.Labels == nil {
+		return nil
+	}
+	sum := &dataset.LabelSummary{Agreement: map[string]*dataset.Agreement{},
+		Brittle: r.Labels.Brittle, Stale: r.Labels.Stale, Excluded: r.Labels.StaleExcluded}
+	if a := r.Labels.Agreement; a != nil {
+		sum.Overall = dataset.Agreement{Rows: a.Rows, Table: a.Table}
+	}
+	for _, s := range r.Slices {
+		if s.Agreement == nil {
+			continue
+		}
+		key := s.Name
+		if key == verdict.NoSlice {
+			key = ""
+		}
+		sum.Agreement[key] = &dataset.Agreement{Rows: s.Agreement.Rows, Table: s.Agreement.Table}
+	}
+	return sum
 }

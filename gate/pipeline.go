@@ -184,6 +184,11 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 			HumanScore:   c.Label,
 			SampleSHA256: c.SampleSHA256,
 			Line:         c.Line,
+			LabelStatus:  c.LabelStatus,
+			StaleLabel:   c.StaleLabel,
+		}
+		if c.Label != nil || len(c.Reviewers) > 0 {
+			row.RubricVersion, row.ReviewerLabels = c.RubricVersion, c.Reviewers
 		}
 		switch {
 		case c.Unreadable:

@@ -259,6 +259,7 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		}
 	}
 	ev.Tally = g.tally
+	ev.Labels = g.summary.Labels
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
 	ev.Findings = append(ev.Findings, g.scale.Findings(m)...)
 	if shard.Index == 1 {
@@ -363,7 +364,7 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Findings:      nonNil(slices.Concat(ev.Findings, ev.JudgeLint, ev.Notes)),
 		Manifest:      results.ManifestRef{Name: m.Name, Path: m.File},
 		Digests:       digests,
-		Versions:      versions(m, version),
+		Versions:      versions(m, version, digests, ev.Labels),
 		Sandbox:       sandbox,
 		Shard:         ev.Shard,
 		Counts:        v.Counts,
@@ -373,6 +374,7 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Canaries:      nonNil(ev.Canaries),
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,
+		Labels:        v.Labels,
 		Determinism:   ev.Determinism,
 		Hosted:        ev.Hosted,
 		Judge:         ev.Judge,
@@ -390,14 +392,21 @@ func survivorsOf(ev verdict.Evidence) []results.SurvivingMutant {
 	return ev.Survivors
 }
 
-// versions records what produced the results.
-func versions(m *manifest.Manifest, gradegate string) results.Versions {
+// versions records what produced the results: the four versions a run is
+// compared by (dataset revision, rubric version, grader digest and judge
+// model, candidate) and the tools'.
+func versions(m *manifest.Manifest, gradegate string, digests digest.Digests, labels *dataset.LabelSummary) results.Versions {
 	v := results.Versions{
 		Gradegate:       gradegate,
 		DatasetRevision: m.Dataset.Revision,
 		GraderName:      m.Grader.Name,
 		ImageTag:        m.Grader.ImageTag,
+		GraderDigest:    digests.Grader,
 	}
+	if m.Grader.Judge != nil {
+		v.JudgeModel = m.Grader.Judge.Model
+	}
+	v.Candidate = candidateOf(m, labels)
 	if v.GraderName == "" {
 		base := path.Base(m.Grader.Source)
 		v.GraderName = strings.TrimSuffix(base, path.Ext(base))
@@ -406,6 +415,29 @@ func versions(m *manifest.Manifest, gradegate string) results.Versions {
 		v.RubricVersion = m.Rubric.Version
 	}
 	return v
+}
+
+// candidateOf is samples.candidate, or the model the samples name; the
+// samples' models are listed beside it when there are several or
+// samples.candidate names another. nil when neither says.
+func candidateOf(m *manifest.Manifest, labels *dataset.LabelSummary) *results.Candidate {
+	var models []dataset.CandidateModel
+	if labels != nil {
+		models = labels.Candidates.Models
+	}
+	var c *results.Candidate
+	switch {
+	case m.Samples != nil && m.Samples.Candidate != nil:
+		c = &results.Candidate{Model: m.Samples.Candidate.Model, Revision: m.Samples.Candidate.Revision}
+	case len(models) > 0:
+		c = &results.Candidate{Model: models[0].Model}
+	default:
+		return nil
+	}
+	if len(models) > 1 || (len(models) == 1 && models[0].Model != c.Model) {
+		c.Models = models
+	}
+	return c
 }
 
 // runCanaries grades every canary (in one call, or one call each under the

@@ -217,7 +217,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("digests = %+v, want %+v", res.Digests, want)
 	}
 	if want := (results.Versions{DatasetRevision: "2026-11-29", RubricVersion: "order-rubric-2", GraderName: "grader",
-		ImageTag: "2025-05-08", Gradegate: "1.2.3"}); res.Versions != want {
+		ImageTag: "2025-05-08", Gradegate: "1.2.3", GraderDigest: "sha256:" + s.m.Grader.SHA256}); res.Versions != want {
 		t.Errorf("versions = %+v, want %+v", res.Versions, want)
 	}
 	if res.Sandbox != r.sandbox || res.Shard != (shard.Shard{Index: 1, Count: 1}) {

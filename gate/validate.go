@@ -78,7 +78,8 @@ func (a *Host) Validate(ctx context.Context, s *Suite, python, image string) (*r
 		// what it would omit is unknown, not missing.
 		covFindings = nil
 	}
-	for _, fd := range append(append(sum.Findings, lintFindings...), covFindings...) {
+	found := append(append(sum.Findings, sum.Labels.Findings()...), lintFindings...)
+	for _, fd := range append(found, covFindings...) {
 		if fd.Severity == manifest.SeverityHold {
 			v.Findings = append(v.Findings, fd)
 		} else {

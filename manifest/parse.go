@@ -122,6 +122,10 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Grader = d.grader(top)
 	m.Gate = d.gate(top)
 	d.checkRepeats(m)
+	if m.Gate.Calibration.CurrentLabelsOnly && (m.Rubric == nil || m.Rubric.Version == "") {
+		d.fail(d.lines["gate.calibration.current_labels_only"], "gate.calibration.current_labels_only",
+			"needs rubric.version: a label is current when its row's rubric version is rubric.version")
+	}
 	if m.Grader.Judge != nil && m.Gate.MinMutationScore != nil {
 		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
 			"mutation testing does not apply to a model grader (%s): it has no source to mutate; its canaries and calibration against human labels are what test it", m.Grader.Type)
@@ -141,7 +145,8 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 
 func (d *decoder) dataset(top *section) Dataset {
 	ds := Dataset{
-		Fields:         Fields{ID: "case_id", Slice: "slice", Family: "family", Label: "human_score"},
+		Fields: Fields{ID: "case_id", Slice: "slice", Family: "family", Label: "human_score",
+			RubricVersion: "rubric_version", LabelStatus: "label_status", ReviewerLabels: "reviewer_labels", Reason: "human_reason"},
 		NearDuplicates: NearDuplicates{Threshold: DefaultNearDuplicateThreshold},
 	}
 	n := top.node("dataset")
@@ -162,11 +167,14 @@ func (d *decoder) dataset(top *section) Dataset {
 		ds.IntendedCases = v
 	}
 	if n := s.node("fields"); n != nil {
-		if f, ok := d.mapping(n, "dataset.fields", d.lines["dataset.fields"], "id", "slice", "family", "label"); ok {
+		if f, ok := d.mapping(n, "dataset.fields", d.lines["dataset.fields"], "id", "slice", "family", "label",
+			"rubric_version", "label_status", "reviewer_labels", "reason"); ok {
 			for _, fd := range []struct {
 				key string
 				dst *string
-			}{{"id", &ds.Fields.ID}, {"slice", &ds.Fields.Slice}, {"family", &ds.Fields.Family}, {"label", &ds.Fields.Label}} {
+			}{{"id", &ds.Fields.ID}, {"slice", &ds.Fields.Slice}, {"family", &ds.Fields.Family}, {"label", &ds.Fields.Label},
+				{"rubric_version", &ds.Fields.RubricVersion}, {"label_status", &ds.Fields.LabelStatus},
+				{"reviewer_labels", &ds.Fields.ReviewerLabels}, {"reason", &ds.Fields.Reason}} {
 				if v, ok := f.str(fd.key); ok {
 					*fd.dst = v
 				}
@@ -199,7 +207,7 @@ func (d *decoder) samples(top *section) *FileRef {
 	if n == nil {
 		return nil
 	}
-	s, ok := d.mapping(n, "samples", d.lines["samples"], "path", "sha256")
+	s, ok := d.mapping(n, "samples", d.lines["samples"], "path", "sha256", "candidate")
 	if !ok {
 		return nil
 	}
@@ -207,6 +215,14 @@ func (d *decoder) samples(top *section) *FileRef {
 	ref := &FileRef{}
 	ref.Path, _ = s.relPath("path")
 	ref.SHA256, _ = s.digest("sha256")
+	if n := s.node("candidate"); n != nil {
+		if c, ok := d.mapping(n, "samples.candidate", d.lines["samples.candidate"], "model", "revision"); ok {
+			c.require("model")
+			ref.Candidate = &Candidate{}
+			ref.Candidate.Model, _ = c.str("model")
+			ref.Candidate.Revision, _ = c.str("revision")
+		}
+	}
 	return ref
 }
 
@@ -327,8 +343,19 @@ func (d *decoder) gate(top *section) Gate {
 		g.MinMutationScore = &v
 	}
 	if n := s.node("calibration"); n != nil {
-		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"], "max_false_pass"); ok {
+		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"], "max_false_pass",
+			"current_labels_only", "min_agreement", "require_reasons", "warn_only_statuses"); ok {
 			g.Calibration.MaxFalsePass, _ = c.integer("max_false_pass", 0, math.MaxInt)
+			g.Calibration.CurrentLabelsOnly, _ = c.boolean("current_labels_only")
+			g.Calibration.RequireReasons, _ = c.boolean("require_reasons")
+			if n := c.node("min_agreement"); n != nil {
+				// Cohen's kappa runs from -1 to 1; a minimum below 0 would
+				// accept reviewers who agree less than chance.
+				if v, ok := c.fraction("min_agreement"); ok {
+					g.Calibration.MinAgreement = &v
+				}
+			}
+			g.Calibration.WarnOnlyStatuses, _ = c.strings("warn_only_statuses")
 		}
 	}
 	if n := s.node("determinism"); n != nil {

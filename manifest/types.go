@@ -66,6 +66,21 @@ type Fields struct {
 	Slice  string `json:"slice"`  // default slice
 	Family string `json:"family"` // default family
 	Label  string `json:"label"`  // default human_score
+	// RubricVersion is the rubric version a row's label was given under
+	// (default rubric_version); a labeled row whose version is not
+	// rubric.version is a stale label.
+	RubricVersion string `json:"rubric_version"`
+	// LabelStatus is a row's label status (default label_status); a row
+	// whose status is warn-only (Calibration.WarnOnlyStatuses) is graded
+	// and shown but counts toward no threshold and no hold.
+	LabelStatus string `json:"label_status"`
+	// ReviewerLabels is a row's independent reviewer labels, a list of
+	// {reviewer, score, reason} (default reviewer_labels), kept beside the
+	// adjudicated label.
+	ReviewerLabels string `json:"reviewer_labels"`
+	// Reason is the reason given for the adjudicated label (default
+	// human_reason).
+	Reason string `json:"reason"`
 }
 
 // NearDuplicates configures the near-duplicate screen.
@@ -83,6 +98,15 @@ func (n NearDuplicates) On() bool { return n.Enabled == nil || *n.Enabled }
 type FileRef struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256,omitempty"`
+	// Candidate is samples.candidate: the system whose outputs the samples
+	// are; nil when not written (and always for files other than samples).
+	Candidate *Candidate `json:"candidate,omitempty"`
+}
+
+// Candidate names the candidate system that produced the samples.
+type Candidate struct {
+	Model    string `json:"model"`
+	Revision string `json:"revision,omitempty"`
 }
 
 // Rubric is the manifest's rubric section.
@@ -214,6 +238,46 @@ func (g Gate) Slice(name string) (SliceRule, bool) {
 // Calibration is gate.calibration.
 type Calibration struct {
 	MaxFalsePass int `json:"max_false_pass"`
+	// CurrentLabelsOnly leaves out of calibration every label given under
+	// another rubric version than rubric.version (a stale label).
+	CurrentLabelsOnly bool `json:"current_labels_only,omitempty"`
+	// MinAgreement is the least Cohen's kappa of the reviewer labels a
+	// mandatory slice needs for its labels to gate; nil: not checked.
+	MinAgreement *float64 `json:"min_agreement,omitempty"`
+	// RequireReasons makes a label without a reason of at least
+	// MinReasonWords words a hold (label_without_reason).
+	RequireReasons bool `json:"require_reasons,omitempty"`
+	// WarnOnlyStatuses are the label statuses whose rows count toward no
+	// threshold and no hold: DefaultWarnOnlyStatuses and those the manifest
+	// adds.
+	WarnOnlyStatuses []string `json:"warn_only_statuses,omitempty"`
+}
+
+// DefaultWarnOnlyStatuses are the label statuses that are always warn-only:
+// a disputed label, and a newly mined case whose label has not been
+// reviewed yet.
+var DefaultWarnOnlyStatuses = []string{"disputed", "novel"}
+
+// MinReasonWords is how many words a label's reason needs to count as one
+// under gate.calibration.require_reasons.
+const MinReasonWords = 5
+
+// WarnOnlyStatus reports whether rows of a label status are warn-only.
+func (c Calibration) WarnOnlyStatus(status string) bool {
+	if status == "" {
+		return false
+	}
+	for _, s := range DefaultWarnOnlyStatuses {
+		if s == status {
+			return true
+		}
+	}
+	for _, s := range c.WarnOnlyStatuses {
+		if s == status {
+			return true
+		}
+	}
+	return false
 }
 
 // Severity of a finding.

@@ -13,6 +13,15 @@ so the sampling does not take CPU from the timed one) of:
   run       gradegate run --format json (default isolation, sandbox on)
   validate  gradegate validate --format json
 
+The labeled kinds are the templated suite with every label field on every
+row (human_score, a human_reason of 2 to 9 words, rubric_version with 1%
+stale, label_status with 1.5% disputed or novel, and two reviewer labels on
+a fifth of the rows, a twentieth of those disagreeing) and planted near
+duplicates whose labels differ, without a reason: "labeled" names only keys every build
+reads (so a build without the label checks runs it as well, reading the
+label fields as plain item fields), "labeled-keys" adds
+gate.calibration.current_labels_only, require_reasons and min_agreement.
+
 With --rounds N every command is timed N times, the commands in turn, and
 the table gives the lowest and the median wall time, the median CPU time,
 and the spread of run's time over the loop's in the same round.
@@ -50,7 +59,11 @@ WORDS = ("order refund parcel invoice shipped delayed customer account billing "
 def manifest(kind):
     # The templated suite's screen compares the long text; "currency": "USD"
     # is a category, not text.
-    nd = "  near_duplicates:\n    fields: [request]\n" if kind == "templated" else ""
+    nd = "  near_duplicates:\n    fields: [request]\n" if kind != "plain" else ""
+    rubric = "rubric:\n  version: r3\n" if kind.startswith("labeled") else ""
+    cal = ""
+    if kind == "labeled-keys":
+        cal = "  calibration:\n    current_labels_only: true\n    require_reasons: true\n    min_agreement: 0.2\n"
     return f'''version: 1
 name: scale
 dataset:
@@ -59,7 +72,7 @@ dataset:
   fields: {{id: case_id, slice: slice, family: family, label: human_score}}
 {nd}samples:
   path: samples.jsonl
-grader:
+{rubric}grader:
   type: python
   source: grader.py
   sha256: "0"
@@ -73,7 +86,7 @@ grader:
 gate:
   min_pass_rate: 0.5
   aggregation: row
-canaries:
+{cal}canaries:
   - name: right-total
     sample: {{output_text: "1200"}}
     item: {{expected_total_cents: 1200}}
@@ -99,7 +112,7 @@ def generate(path, n, kind):
             total = rng.randrange(100, 100000)
             item = {"case_id": cid, "expected_total_cents": total,
                     "slice": ["refunds", "shipping", "billing"][i % 3]}
-            if kind == "templated":
+            if kind != "plain":
                 item["currency"] = "USD"
                 if texts and i % 1000 == 7:
                     # A planted near duplicate: an earlier text with one more
@@ -110,7 +123,23 @@ def generate(path, n, kind):
                 if len(texts) < 2000:
                     texts.append(text)
                 item["request"] = text
-            if i % 10 == 0:
+            if kind.startswith("labeled"):
+                label = rng.randrange(2)
+                if text.endswith(" please"):
+                    label = 1 - label  # a near duplicate that disagrees
+                item["human_score"] = label
+                item["human_reason"] = " ".join(rng.choice(WORDS) for _ in range(rng.choice((2, 6, 9))))
+                if text.endswith(" please"):
+                    del item["human_reason"]  # so nothing explains the other label
+                item["rubric_version"] = "r2" if i % 100 == 3 else "r3"
+                if i % 200 == 5:
+                    item["label_status"] = "disputed" if i % 400 == 5 else "novel"
+                if i % 5 == 1:
+                    other = 1 - label if i % 100 == 1 else label
+                    item["reviewer_labels"] = [
+                        {"reviewer": "ana", "score": label, "reason": item["human_reason"]},
+                        {"reviewer": "ben", "score": other, "reason": "reads the policy the same way here"}]
+            elif i % 10 == 0:
                 item["human_score"] = 1
             cases.write(json.dumps({"item": item}) + "\n")
             out = str(total) if rng.random() < 0.9 else str(total + 1)
@@ -210,6 +239,8 @@ def peak_memory(cmd, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gradegate", required=True)
+    ap.add_argument("--base-gradegate", default="",
+                    help="another build (main's) whose run and validate are timed in the same rounds, as 'run@base' and 'validate@base' (not on the labeled-keys kind, whose keys it may not read)")
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--dir", default="/tmp/gradegate-scale")
     ap.add_argument("--sizes", default="100000")
@@ -248,6 +279,8 @@ def main():
                 else:
                     sys.exit(f"unknown --what {what}")
                 cmds[what] = cmd
+                if args.base_gradegate and what != "loop" and kind != "labeled-keys":
+                    cmds[what + "@base"] = [args.base_gradegate] + cmd[1:]
             # Every command once a round, in turn, so that each sees the
             # same load; the time is taken with nothing watching, because
             # sampling /proc every 20 ms costs a share of a core, which a

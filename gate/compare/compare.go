@@ -61,6 +61,13 @@ type Report struct {
 	Test results.PairedTest `json:"test"`
 	// Pairs counts the cohort's cases by their (base, head) outcomes.
 	Pairs results.Pairs `json:"-"`
+	// VersionsChanged names each of the four versions (dataset, rubric,
+	// grader and judge, candidate) that differs between the runs.
+	VersionsChanged []results.VersionChange `json:"versions_changed"`
+	// Labels counts the cases labeled in both runs and graded in both;
+	// LabelsChanged those whose label differs.
+	Labels        int `json:"labels"`
+	LabelsChanged int `json:"labels_changed"`
 }
 
 // Flip is one case whose status differs between the runs.
@@ -164,6 +171,7 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 		NewlyUnevaluable: []string{},
 		Base:             summary(base),
 		Head:             summary(head),
+		VersionsChanged:  nonNilChanges(results.VersionChanges(base, head)),
 	}
 	var problems problemList
 	baseCases := map[key]*baseRow{}
@@ -223,6 +231,12 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 			newlyErr = append(newlyErr, k)
 		}
 		if graded(b.status) && graded(h.Status) {
+			if b.label != nil || h.HumanScore != nil {
+				r.Labels++
+				if !sameLabel(b.label, h.HumanScore) {
+					r.LabelsChanged++
+				}
+			}
 			r.Cohort++
 			if b.status == results.StatusPass {
 				cohortBase++
@@ -274,6 +288,13 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 		CompositionEffect: round4(composition),
 	}
 	return r, nil
+}
+
+func nonNilChanges(c []results.VersionChange) []results.VersionChange {
+	if c == nil {
+		return []results.VersionChange{}
+	}
+	return c
 }
 
 // problemList collects the rows no run could write, up to a bound.

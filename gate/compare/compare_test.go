@@ -223,7 +223,7 @@ func TestCompare(t *testing.T) {
 				want.Flipped = []Flip{}
 			}
 			got := Compare(tt.base, tt.head)
-			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head", "Test", "Pairs")); diff != "" {
+			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head", "Test", "Pairs", "VersionsChanged", "Labels", "LabelsChanged")); diff != "" {
 				t.Errorf("Compare (-want +got):\n%s", diff)
 			}
 			// The test's pairs are the cohort, and its flips are the
@@ -319,7 +319,10 @@ func TestReportJSON(t *testing.T) {
       0.1222
     ],
     "level": 0.95
-  }
+  },
+  "versions_changed": [],
+  "labels": 1,
+  "labels_changed": 0
 }
 `,
 		},
@@ -349,7 +352,10 @@ func TestReportJSON(t *testing.T) {
       1
     ],
     "level": 0.95
-  }
+  },
+  "versions_changed": [],
+  "labels": 0,
+  "labels_changed": 0
 }
 `,
 		},

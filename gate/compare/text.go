@@ -171,11 +171,19 @@ func (r *Report) notes() []string {
 			out = append(out, fmt.Sprintf("%s is shard %d/%d: the other shards' cases show as added or removed; compare merged results instead", side.name, s.Index, s.Count))
 		}
 	}
-	if r.Base.Grader != r.Head.Grader {
-		out = append(out, fmt.Sprintf("the grader changed (%s → %s)", short(r.Base.Grader), short(r.Head.Grader)))
-	}
-	if r.Base.Dataset != r.Head.Dataset {
-		out = append(out, fmt.Sprintf("the dataset changed (%s → %s)", short(r.Base.Dataset), short(r.Head.Dataset)))
+	for _, c := range r.VersionsChanged {
+		b, h := c.Base, c.Head
+		if c.Name == "grader" || c.Name == "dataset" || c.Name == "rubric" {
+			b, h = short(b), short(h)
+		}
+		what := fmt.Sprintf("the %s changed (%s → %s)", strings.ReplaceAll(c.Name, "_", " "), render.Text(b), render.Text(h))
+		if c.IsGrader() {
+			what += ": a flip may be the grader's, not the candidate's"
+			if r.Labels > 0 {
+				what += fmt.Sprintf(" (%d labeled cases graded in both, %d with another label)", r.Labels, r.LabelsChanged)
+			}
+		}
+		out = append(out, what)
 	}
 	return out
 }

@@ -28,6 +28,16 @@ func baselineLines(b *results.Baseline) []string {
 	if n := b.SameOutputFlips(); n > 0 {
 		lines[0] += fmt.Sprintf("; %d with the same output (the grader moved, not the candidate)", n)
 	}
+	if len(b.VersionsChanged) > 0 {
+		var vs []string
+		for _, c := range b.VersionsChanged {
+			vs = append(vs, Text(c.String()))
+		}
+		lines = append(lines, "versions changed: "+strings.Join(vs, "; "))
+	}
+	if gc := b.GraderChange; gc != nil {
+		lines = append(lines, Text(gc.Message))
+	}
 	flips := make([]results.BaselineFlip, len(b.Flips))
 	copy(flips, b.Flips)
 	rank := func(f results.BaselineFlip) int {

@@ -130,6 +130,9 @@ func Human(w io.Writer, res *results.Results, opts Options) error {
 	if err := humanSlices(ew, res, p, opts); err != nil {
 		return err
 	}
+	if err := humanLabels(ew, res, p); err != nil {
+		return err
+	}
 	if err := humanCanaries(ew, res, p); err != nil {
 		return err
 	}
@@ -491,6 +494,12 @@ func versionLine(res *results.Results) string {
 	add("grader", v.GraderName, res.Digests.Grader)
 	add("dataset", v.DatasetRevision, res.Digests.Dataset)
 	add("rubric", v.RubricVersion, res.Digests.Rubric)
+	if v.JudgeModel != "" {
+		parts = append(parts, "judge "+v.JudgeModel)
+	}
+	if c := v.Candidate; c != nil {
+		parts = append(parts, "candidate "+candidateText(c))
+	}
 	if v.ImageTag != "" {
 		parts = append(parts, "image "+v.ImageTag)
 	}
@@ -498,6 +507,23 @@ func versionLine(res *results.Results) string {
 		parts = append(parts, "gradegate "+v.Gradegate)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// candidateText is "model revision", with the samples' models when they
+// name several.
+func candidateText(c *results.Candidate) string {
+	s := c.Model
+	if c.Revision != "" {
+		s += " " + c.Revision
+	}
+	if len(c.Models) > 0 {
+		var ms []string
+		for _, m := range c.Models {
+			ms = append(ms, fmt.Sprintf("%s ×%d", m.Model, m.Samples))
+		}
+		s += " (samples: " + strings.Join(ms, ", ") + ")"
+	}
+	return s
 }
 
 // shortDigest keeps "sha256:" and the first 12 hex digits.

@@ -488,6 +488,8 @@ func resultSections(res *results.Results, opts MarkdownOptions) []mdSection {
 		add(s)
 	}
 
+	secs = append(secs, labelSections(res)...)
+
 	if bl := baselineMarkdown(res.Baseline); bl != "" {
 		add(mdSection{head: bl})
 	}

@@ -42,6 +42,12 @@ type Baseline struct {
 	// Alpha is gate.baseline.alpha: a drop holds only when PValue is at or
 	// below it (1: on the drop alone).
 	Alpha float64 `json:"alpha"`
+	// VersionsChanged names each of the four versions (dataset, rubric,
+	// grader and judge, candidate) that differs from the base run's.
+	VersionsChanged []VersionChange `json:"versions_changed"`
+	// GraderChange says, when the grader or the judge changed, whether
+	// this run's calibration on the same labels lets the comparison stand.
+	GraderChange *GraderChange `json:"grader_change,omitempty"`
 }
 
 // Pairs counts the cases graded in both runs by their outcomes in the base

@@ -13,6 +13,7 @@ import (
 	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/gate/stats"
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // ResultsSchema is the schema name of a results document.
@@ -101,6 +102,9 @@ type Results struct {
 	// Metamorphic is what the derived canaries covered and found, grouped
 	// by transform; nil when no case was graded (the canary command).
 	Metamorphic *MetamorphicReport `json:"metamorphic,omitempty"`
+	// Labels holds the cases whose labels are in doubt or do not gate,
+	// and the reviewers' agreement; nil when the dataset has no labels.
+	Labels *Labels `json:"labels,omitempty"`
 
 	// CasesNotKept counts the case rows that are not in Cases because a
 	// streamed run kept in memory only those the reports show; WriteJSON
@@ -168,6 +172,23 @@ type Versions struct {
 	GraderName      string `json:"grader_name"`
 	ImageTag        string `json:"image_tag,omitempty"`
 	Gradegate       string `json:"gradegate"`
+	// GraderDigest is the grader's configuration as one digest (the
+	// source's for a Python grader, the manifest's grader section for a
+	// model grader); JudgeModel the model a model grader asks.
+	GraderDigest string `json:"grader_digest,omitempty"`
+	JudgeModel   string `json:"judge_model,omitempty"`
+	// Candidate is the system whose outputs were graded: samples.candidate,
+	// or the model the samples name.
+	Candidate *Candidate `json:"candidate,omitempty"`
+}
+
+// Candidate names the candidate system of a run.
+type Candidate struct {
+	Model    string `json:"model"`
+	Revision string `json:"revision,omitempty"`
+	// Models counts the samples by the model they name, when the samples
+	// name more than one (or samples.candidate names another).
+	Models []dataset.CandidateModel `json:"models,omitempty"`
 }
 
 // Counts are always reported side by side. Intended = Graded + Errored + Omitted
@@ -251,6 +272,11 @@ type SliceResult struct {
 	Positives   int             `json:"positives,omitempty"`
 	FalsePassCI *stats.Interval `json:"false_pass_ci,omitempty"`
 	FalseFailCI *stats.Interval `json:"false_fail_ci,omitempty"`
+	// Confusion is the slice's calibration against the human labels; nil
+	// when no graded case of it is labeled.
+	Confusion *Confusion `json:"confusion,omitempty"`
+	// Agreement is its reviewers' agreement; nil without reviewer labels.
+	Agreement *Agreement `json:"agreement,omitempty"`
 }
 
 // CanaryResult is one canary's outcome.
@@ -308,6 +334,16 @@ type CaseResult struct {
 	// majority's.
 	Repeats         int  `json:"repeats,omitempty"`
 	RepeatsDisagree bool `json:"repeats_disagree,omitempty"`
+	// LabelStatus and RubricVersion are the row's label status and the
+	// rubric version of its label, as the dataset writes them.
+	LabelStatus   string `json:"label_status,omitempty"`
+	RubricVersion string `json:"rubric_version,omitempty"`
+	// StaleLabel: the label was given under another rubric version than
+	// rubric.version.
+	StaleLabel bool `json:"stale_label,omitempty"`
+	// ReviewerLabels are the reviewers' independent labels beside the
+	// adjudicated HumanScore.
+	ReviewerLabels []dataset.ReviewerLabel `json:"reviewer_labels,omitempty"`
 }
 
 // MarshalJSON writes every key of a case row for every case, so readers

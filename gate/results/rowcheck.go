@@ -134,6 +134,18 @@ func (s *ShardCheck) Done() error {
 		}
 	}
 	n := s.head.Counts
+	if l := s.head.Labels; l != nil {
+		// The rows of a warn-only label status are counted in their
+		// groups, not in counts.
+		for _, g := range l.WarnOnly {
+			n.Intended += g.Intended
+			n.Graded += g.Graded
+			n.Passed += g.Passed
+			n.Failed += g.Failed
+			n.Errored += g.Errored
+			n.Omitted += g.Omitted
+		}
+	}
 	for _, cc := range []struct {
 		field     string
 		got, want int

@@ -196,6 +196,44 @@ func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bo
 	}
 	b = append(b, ",\n"+in1+`"line": `...)
 	b = strconv.AppendInt(b, int64(c.Line), 10)
+	if c.LabelStatus != "" {
+		b = append(b, ",\n"+in1+`"label_status": `...)
+		if b, ok = appendPlainString(b, c.LabelStatus); !ok {
+			return b, false
+		}
+	}
+	if c.RubricVersion != "" {
+		b = append(b, ",\n"+in1+`"rubric_version": `...)
+		if b, ok = appendPlainString(b, c.RubricVersion); !ok {
+			return b, false
+		}
+	}
+	if c.StaleLabel {
+		b = append(b, ",\n"+in1+`"stale_label": true`...)
+	}
+	if len(c.ReviewerLabels) > 0 {
+		const in3 = in2 + "  "
+		b = append(b, ",\n"+in1+`"reviewer_labels": [`...)
+		for i, l := range c.ReviewerLabels {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n"+in2+"{\n"+in3+`"reviewer": `...)
+			if b, ok = appendPlainString(b, l.Reviewer); !ok {
+				return b, false
+			}
+			b = append(b, ",\n"+in3+`"score": `...)
+			b = strconv.AppendInt(b, int64(l.Score), 10)
+			if l.Reason != "" {
+				b = append(b, ",\n"+in3+`"reason": `...)
+				if b, ok = appendPlainString(b, l.Reason); !ok {
+					return b, false
+				}
+			}
+			b = append(b, "\n"+in2+"}"...)
+		}
+		b = append(b, "\n"+in1+"]"...)
+	}
 	b = append(b, ",\n"+in1+`"class": `...)
 	if c.Class == "" {
 		b = append(b, "null"...)

@@ -6,6 +6,8 @@ import (
 	"github.com/gradegate/gradegate/gate/grading"
 	"math"
 	"testing"
+
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // The spool's fast path writes every row it takes exactly as the slow path
@@ -45,6 +47,16 @@ func TestAppendCaseIndented(t *testing.T) {
 		}), false},
 		{"judge", with(func(c *CaseResult) { c.Judge = json.RawMessage(`{"model":"m"}`) }), false},
 		{"not finite", with(func(c *CaseResult) { c.Score = f(math.NaN()) }), false},
+		{"label status, rubric version, stale", with(func(c *CaseResult) {
+			c.HumanScore, c.LabelStatus, c.RubricVersion, c.StaleLabel = h(1), "disputed", "cancel-rubric-2", true
+		}), true},
+		{"reviewer labels", with(func(c *CaseResult) {
+			c.ReviewerLabels = []dataset.ReviewerLabel{{Reviewer: "ana", Score: 1, Reason: "Asks to verify ownership first."}, {Reviewer: "ben", Score: 0}}
+		}), true},
+		{"empty reviewer labels", with(func(c *CaseResult) { c.ReviewerLabels = []dataset.ReviewerLabel{} }), true},
+		{"a quote in a reviewer's reason", with(func(c *CaseResult) {
+			c.ReviewerLabels = []dataset.ReviewerLabel{{Reviewer: "ana", Score: 1, Reason: `says "verify"`}}
+		}), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,6 +36,9 @@ func ApplyBaseline(r *results.Results, b *results.Baseline, rule manifest.Baseli
 	if b.Flips == nil {
 		b.Flips = []results.BaselineFlip{}
 	}
+	if b.VersionsChanged == nil {
+		b.VersionsChanged = []results.VersionChange{}
+	}
 	mandatory := map[string]bool{}
 	for _, s := range r.Slices {
 		if s.Mandatory {

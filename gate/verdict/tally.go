@@ -29,16 +29,37 @@ type Tally struct {
 	// error.
 	zeroed    int
 	zeroedIDs []string
+	// cal is gate.calibration: which label statuses are warn-only, and
+	// whether stale labels calibrate.
+	cal manifest.Calibration
+	// warnOnly tallies, per warn-only label status, the rows that count
+	// toward nothing else.
+	warnOnly map[string]*warnOnlyGroup
 }
 
 // NewTally returns an empty tally for the gate's rules.
 func NewTally(g manifest.Gate) *Tally {
-	return &Tally{family: g.Aggregation == "family", slices: map[string]*group{}}
+	return &Tally{family: g.Aggregation == "family", slices: map[string]*group{}, cal: g.Calibration, warnOnly: map[string]*warnOnlyGroup{}}
 }
 
-// Add folds one case row in.
+// Add folds one case row in. A row of a warn-only label status goes to its
+// own group only; a stale label under current_labels_only is counted as
+// left out instead of calibrating.
 func (t *Tally) Add(c results.CaseResult) {
-	t.overall.add(c, t.family)
+	if t.cal.WarnOnlyStatus(c.LabelStatus) {
+		w := t.warnOnly[c.LabelStatus]
+		if w == nil {
+			w = &warnOnlyGroup{}
+			t.warnOnly[c.LabelStatus] = w
+		}
+		w.add(c)
+		return
+	}
+	staleOut := c.StaleLabel && c.HumanScore != nil && t.cal.CurrentLabelsOnly
+	if staleOut {
+		c.HumanScore = nil
+	}
+	t.overall.add(c, t.family, staleOut)
 	if c.Status != results.StatusError && c.Class == grading.ClassGraderException {
 		t.zeroed++
 		if len(t.zeroedIDs) < 10 {
@@ -53,7 +74,7 @@ func (t *Tally) Add(c results.CaseResult) {
 		if t.noSlice == nil {
 			t.noSlice = &group{}
 		}
-		t.noSlice.add(c, t.family)
+		t.noSlice.add(c, t.family, staleOut)
 	}
 	for _, s := range c.Slices {
 		g := t.slices[s]
@@ -61,7 +82,7 @@ func (t *Tally) Add(c results.CaseResult) {
 			g = &group{}
 			t.slices[s] = g
 		}
-		g.add(c, t.family)
+		g.add(c, t.family, staleOut)
 	}
 }
 
@@ -85,13 +106,21 @@ type group struct {
 	// repeated counts the graded rows asked more than once (gate.repeats),
 	// disagreed those whose asks fell on both sides of the threshold.
 	repeated, disagreed int
+	truePass, trueFail  int
+	staleExcluded       int
 	has0, has1          bool
 	omitted, error      detail
 }
 
 type passSum struct{ passed, graded int }
 
-func (g *group) add(c results.CaseResult, family bool) {
+// labeled reports whether a graded row of the group calibrates, or one was
+// left out as stale.
+func (g *group) labeled() bool {
+	return g.truePass+g.trueFail+g.falsePass+g.falseFail+g.staleExcluded > 0
+}
+
+func (g *group) add(c results.CaseResult, family, staleOut bool) {
 	g.Intended++
 	if c.HumanScore != nil {
 		g.has0 = g.has0 || *c.HumanScore == 0
@@ -116,6 +145,9 @@ func (g *group) add(c results.CaseResult, family bool) {
 		if family {
 			g.addFamily(c.Family, p)
 		}
+		if staleOut {
+			g.staleExcluded++
+		}
 		if c.HumanScore != nil {
 			switch *c.HumanScore {
 			case 0:
@@ -128,6 +160,10 @@ func (g *group) add(c results.CaseResult, family bool) {
 				g.falsePass++
 			case p == 0 && *c.HumanScore == 1:
 				g.falseFail++
+			case p == 1:
+				g.truePass++
+			default:
+				g.trueFail++
 			}
 		}
 	case results.StatusError:

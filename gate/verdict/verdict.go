@@ -46,6 +46,14 @@ type Evidence struct {
 	// Tally, when set, holds the case rows already folded in (a streamed
 	// run); Cases is then not read.
 	Tally *Tally
+	// Labels is what the dataset's labels showed (reviewer agreement,
+	// brittle and stale rows); nil when unknown.
+	Labels *dataset.LabelSummary
+	// RateCI, when set, is the confidence interval [lo, hi] of k in n, for
+	// the calibration rates; Z the normal quantile of the kappa interval
+	// (0: 95%).
+	RateCI func(k, n int) []float64
+	Z      float64
 	// Judge is what a model grader's calls cost (nil for none), and
 	// JudgeLint the model grader lint's findings, which the judge rule
 	// weighs (they are reported after Findings).
@@ -71,6 +79,7 @@ type Verdict struct {
 	Slices   []results.SliceResult
 	// Confidence is the level and the rule the intervals were read with.
 	Confidence manifest.Confidence
+	Labels     *results.Labels
 }
 
 // Warning codes beyond the finding codes, which warn findings keep.
@@ -173,6 +182,8 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		d.zeroedExceptions()
 		v.Slices = d.slices()
 		v.Overall = d.overall()
+		v.Labels = d.labelsBlock(v.Slices)
+		d.labelRules(v.Slices, v.Labels)
 	}
 
 	sortReasons(d.reasons)
@@ -196,7 +207,7 @@ func reasonRank(code string) int {
 		results.ReasonDigestMismatch, results.ReasonDatasetInvalid, results.ReasonGraderLint, results.ReasonJudgeBudgetExceeded,
 		results.ReasonCanaryFailed, results.ReasonMetamorphicViolation, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
 		results.ReasonSliceBelowThreshold, results.ReasonSliceInconclusive, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
-		results.ReasonFalsePass, results.ReasonMutantsSurvived,
+		results.ReasonGraderChangedVsBaseline, results.ReasonFalsePass, results.ReasonAgreementBelowThreshold, results.ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i

@@ -19,6 +19,11 @@ type caseRow struct {
 	hasID    bool
 	ref      sampleRef // where a samples-file sample came from
 	findings []manifest.Finding
+	// reasonRaw is the adjudicated label's reason as written (a JSON
+	// string, a span of the line like fields); labelFromReviewers says the
+	// label is the agreeing reviewers' score.
+	reasonRaw          []byte
+	labelFromReviewers bool
 }
 
 // field returns the item field named name (the last one when repeated).
@@ -257,6 +262,7 @@ func (r *Reader) readFields(rw *caseRow) {
 			add(CodeLabelDomain, fmt.Sprintf("item.%s must be 0 or 1, not %s; the label is ignored", f.Label, cutValue(string(bytes.TrimSpace(raw)))))
 		}
 	}
+	r.readLabels(rw, add)
 }
 
 // sliceNames reads a slice field: a string, or a list of strings. Empty

@@ -51,6 +51,18 @@ type Case struct {
 	// dataset line for an inline sample, or a samples.jsonl line.
 	SampleFile string
 	SampleLine int
+	// RubricVersion and LabelStatus are the row's dataset.fields
+	// rubric_version and label_status; "" when absent.
+	RubricVersion string
+	LabelStatus   string
+	// Reviewers are the row's independent reviewer labels
+	// (dataset.fields.reviewer_labels), as written; Label stays the
+	// adjudicated one, or the reviewers' score when they agree and no
+	// adjudicated label is written.
+	Reviewers []ReviewerLabel
+	// StaleLabel: the row is labeled under another rubric version than
+	// rubric.version.
+	StaleLabel bool
 }
 
 // Set is a loaded dataset: every row, and what the contract checks found.
@@ -128,6 +140,18 @@ func fieldNames(f manifest.Fields) manifest.Fields {
 	}
 	if f.Label == "" {
 		f.Label = "human_score"
+	}
+	if f.RubricVersion == "" {
+		f.RubricVersion = "rubric_version"
+	}
+	if f.LabelStatus == "" {
+		f.LabelStatus = "label_status"
+	}
+	if f.ReviewerLabels == "" {
+		f.ReviewerLabels = "reviewer_labels"
+	}
+	if f.Reason == "" {
+		f.Reason = "human_reason"
 	}
 	return f
 }

@@ -77,8 +77,9 @@ type unknownFields struct {
 func newUnknownFields(d *declaredFields, f manifest.Fields) *unknownFields {
 	return &unknownFields{
 		declared: d,
-		skip:     map[string]bool{f.ID: true, f.Slice: true, f.Family: true, f.Label: true},
-		byName:   map[string]*unknownField{},
+		skip: map[string]bool{f.ID: true, f.Slice: true, f.Family: true, f.Label: true,
+			f.RubricVersion: true, f.LabelStatus: true, f.ReviewerLabels: true, f.Reason: true},
+		byName: map[string]*unknownField{},
 	}
 }
 

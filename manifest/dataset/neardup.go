@@ -55,7 +55,7 @@ type ScreenConfig struct {
 }
 
 // Screen finds near-duplicate and duplicate rows of a dataset in one pass,
-// in memory linear in the rows with a small constant (64 bytes a row):
+// in memory linear in the rows with a small constant (72 bytes a row):
 // rows are fed one at a time with Add, and Findings reports clusters.
 //
 // Each row's compared texts are cut into 5-word shingles (a text under
@@ -75,7 +75,10 @@ type Screen struct {
 	file      string
 	m         *manifest.Manifest
 	idField   string
-	fields    []string // near_duplicates.fields as written
+	// labelField and reasonField are read again for the rows a label
+	// conflict names.
+	labelField, reasonField string
+	fields                  []string // near_duplicates.fields as written
 
 	ext  extractor
 	rows rowStore
@@ -98,6 +101,14 @@ type headRow struct {
 	line int
 	id   string
 	item []byte
+	lab  rowLabel
+}
+
+// rowLabel is a row's label as the screen keeps it: label -1 for none, and
+// reason a hash of the label's stated reason, 0 for none.
+type rowLabel struct {
+	label  int8
+	reason uint32
 }
 
 // NewScreen returns a screen for one dataset, ready for Add.
@@ -106,19 +117,23 @@ func NewScreen(cfg ScreenConfig) *Screen {
 	nd := m.Dataset.NearDuplicates
 	f := fieldNames(m.Dataset.Fields)
 	s := &Screen{
-		on:        nd.On(),
-		threshold: nd.Threshold,
-		fsys:      cfg.FS,
-		file:      cfg.File,
-		m:         m,
-		idField:   f.ID,
-		fields:    nd.Fields,
-		idSeed:    maphash.MakeSeed(),
+		on:         nd.On(),
+		threshold:  nd.Threshold,
+		fsys:       cfg.FS,
+		file:       cfg.File,
+		m:          m,
+		idField:    f.ID,
+		labelField: f.Label, reasonField: f.Reason,
+		fields: nd.Fields,
+		idSeed: maphash.MakeSeed(),
 	}
 	if s.threshold <= 0 {
 		s.threshold = defaultNearDuplicateThreshold
 	}
-	s.ext.skip = map[string]bool{f.ID: true, f.Slice: true, f.Family: true, f.Label: true}
+	// The label fields are about the row, not its content: two rows must
+	// not look alike for sharing a rubric version or a reason.
+	s.ext.skip = map[string]bool{f.ID: true, f.Slice: true, f.Family: true, f.Label: true,
+		f.RubricVersion: true, f.LabelStatus: true, f.ReviewerLabels: true, f.Reason: true}
 	for _, h := range cfg.Hidden {
 		s.ext.skip[h] = true
 	}
@@ -143,18 +158,24 @@ func NewScreen(cfg ScreenConfig) *Screen {
 // blank lines counted), its case id and its item object as read. item is
 // not kept after Add returns.
 func (s *Screen) Add(line int, caseID string, item json.RawMessage) {
+	s.addLabeled(line, caseID, item, rowLabel{label: -1})
+}
+
+// addLabeled is Add with the row's label, so that a cluster whose rows
+// carry different labels can be told.
+func (s *Screen) addLabeled(line int, caseID string, item json.RawMessage, lab rowLabel) {
 	if !s.on {
 		return
 	}
 	if s.head != nil {
-		s.head = append(s.head, headRow{line: line, id: caseID, item: append([]byte(nil), item...)})
+		s.head = append(s.head, headRow{line: line, id: caseID, item: append([]byte(nil), item...), lab: lab})
 		s.headSize += len(item)
 		if len(s.head) >= headRows || s.headSize >= headBytes {
 			s.endHead()
 		}
 		return
 	}
-	s.add(line, caseID, item)
+	s.add(line, caseID, item, lab)
 }
 
 // endHead learns the context texts from the rows held so far, then adds
@@ -200,12 +221,12 @@ func (s *Screen) endHead() {
 	s.ext.all = false
 	s.ext.onLeaf = s.signLeaf
 	for _, r := range head {
-		s.add(r.line, r.id, r.item)
+		s.add(r.line, r.id, r.item, r.lab)
 	}
 }
 
 // add signs one row and stores what the end of the screen needs.
-func (s *Screen) add(line int, caseID string, item []byte) {
+func (s *Screen) add(line int, caseID string, item []byte, lab rowLabel) {
 	for k := range s.sig {
 		s.sig[k] = emptyBin
 	}
@@ -217,6 +238,7 @@ func (s *Screen) add(line int, caseID string, item []byte) {
 	r.line = uint32(line)
 	r.exact = s.rowExact | 1 // never 0
 	r.id = uint32(maphash.String(s.idSeed, caseID))
+	r.lab = lab
 	densify(&s.sig)
 	r.bands = bandsOf(&s.sig)
 }

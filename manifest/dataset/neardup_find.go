@@ -24,6 +24,8 @@ const maxReps = 6
 // compared text's path and shingles, to name the fields in a finding.
 type rowText struct {
 	id     string
+	label  string   // the label field as written, "" when absent
+	reason string   // the label's reason, "" when absent
 	set    []uint32 // sorted, without repeats
 	leaves []leafText
 }
@@ -53,6 +55,17 @@ type cluster struct {
 	near     bool    // holds a pair checked on shingles
 	lo, hi   float64 // similarity of the checked pairs
 	partner  int32   // a row checked against the root; -1: none
+	// labels counts the rows labeled 0 and 1; reasonless counts the
+	// labeled rows without a stated reason, shared those whose reason is
+	// also given for the other label.
+	labels             [2]int
+	reasonless, shared int
+}
+
+// conflict reports whether the cluster's rows carry both labels without a
+// stated reason telling them apart.
+func (c *cluster) conflict() bool {
+	return c.labels[0] > 0 && c.labels[1] > 0 && (c.reasonless > 0 || c.shared > 0)
 }
 
 // Findings reports the clusters of near-duplicate rows, one finding per
@@ -159,6 +172,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	}
 
 	clusters := s.clusters(uf, edges, groupFirsts)
+	conflicts := s.conflictFindings(clusters, texts)
 	shown := 0
 	left, leftCases := 0, 0
 	for _, c := range clusters {
@@ -176,7 +190,64 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 			Message: fmt.Sprintf("%d more clusters of near duplicates (%d cases) are not listed", left, leftCases),
 		})
 	}
-	return out, nil
+	return append(out, conflicts...), nil
+}
+
+// conflictFindings reports each cluster whose rows carry different labels
+// without different stated reasons (at most maxClusterFindings, then one
+// that counts the rest): a hold under gate.require_controls, since such
+// labels cannot both be right about what is nearly the same case.
+func (s *Screen) conflictFindings(clusters []*cluster, texts map[int32]*rowText) []manifest.Finding {
+	sev := manifest.SeverityWarn
+	if s.m.Gate.RequireControls {
+		sev = manifest.SeverityHold
+	}
+	var out []manifest.Finding
+	left := 0
+	for _, c := range clusters {
+		if !c.conflict() {
+			continue
+		}
+		if len(out) == maxClusterFindings {
+			left++
+			continue
+		}
+		var rows []string
+		for _, i := range c.members {
+			t := texts[i]
+			label := t.label
+			if label == "" {
+				label = "none"
+			}
+			reason := "no reason"
+			if t.reason != "" {
+				reason = "reason " + quoteValue(t.reason)
+			}
+			rows = append(rows, fmt.Sprintf("%q (line %d) %s %s, %s", t.id, s.rows.at(int(i)).line, s.labelField, label, reason))
+		}
+		list := strings.Join(rows, "; ")
+		if c.size > len(c.members) {
+			list += fmt.Sprintf("; and %d more", c.size-len(c.members))
+		}
+		why := fmt.Sprintf("%d labeled without a reason", c.reasonless)
+		if c.reasonless == 0 {
+			why = fmt.Sprintf("%d give a reason also given for the other label", c.shared)
+		}
+		second := c.members[1]
+		out = append(out, manifest.Finding{
+			Code: CodeNearDuplicateLabelConflict, Severity: sev,
+			File: s.file, Line: int(s.rows.at(int(second)).line), CaseID: texts[second].id,
+			Message: fmt.Sprintf("%d near-duplicate cases carry different labels (%d labeled 1, %d labeled 0; %s): %s",
+				c.size, c.labels[1], c.labels[0], why, list),
+		})
+	}
+	if left > 0 {
+		out = append(out, manifest.Finding{
+			Code: CodeNearDuplicateLabelConflict, Severity: sev, File: s.file,
+			Message: fmt.Sprintf("%d more clusters of near duplicates with different labels are not listed", left),
+		})
+	}
+	return out
 }
 
 // sortFrom sorts keys by their bits from bit low up, keeping the order of
@@ -282,6 +353,38 @@ func (s *Screen) clusters(uf unionFind, edges []edge, groupFirsts []int32) []*cl
 		}
 		if !c.distinct && s.rows.at(int(r)).id != s.rows.at(int(i)).id {
 			c.distinct = true
+		}
+	}
+	// The labels of every row, the root's too; a reason counts as shared
+	// when rows of both labels state it.
+	var reasons map[int32]map[uint32]uint8 // cluster root → reason → labels stating it
+	for i := range int32(s.rows.len()) {
+		c := byRoot[uf.find(i)]
+		lab := s.rows.at(int(i)).lab
+		if c == nil || lab.label < 0 {
+			continue
+		}
+		c.labels[lab.label]++
+		if lab.reason == 0 {
+			c.reasonless++
+			continue
+		}
+		if reasons == nil {
+			reasons = map[int32]map[uint32]uint8{}
+		}
+		rs := reasons[c.root]
+		if rs == nil {
+			rs = map[uint32]uint8{}
+			reasons[c.root] = rs
+		}
+		rs[lab.reason] |= 1 << lab.label
+	}
+	for root, rs := range reasons {
+		c := byRoot[root]
+		for _, bits := range rs {
+			if bits == 3 {
+				c.shared++
+			}
 		}
 	}
 	for _, e := range edges {
@@ -447,6 +550,13 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 			return nil, s.changed(rec.line, nil)
 		}
 		cur.id = s.caseID(item, rec.line)
+		if rec.lab.label >= 0 {
+			cur.label = string(bytes.TrimSpace(objectField(item, s.labelField)))
+			if raw := objectField(item, s.reasonField); len(raw) > 2 && raw[0] == '"' {
+				_, esc := scanString(raw, 0)
+				cur.reason = strings.TrimSpace(string(unquote(raw, esc, nil)))
+			}
+		}
 		slices.Sort(rowSet)
 		cur.set = slices.Clone(slices.Compact(rowSet))
 		texts[w] = cur

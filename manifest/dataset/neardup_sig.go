@@ -75,6 +75,7 @@ type rowRec struct {
 	line  uint32
 	id    uint32 // hash of the case id
 	bands [numBands]uint32
+	lab   rowLabel
 }
 
 // rowStore holds rowRecs in fixed blocks, so growing never copies (nor

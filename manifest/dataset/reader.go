@@ -55,6 +55,7 @@ type Reader struct {
 	findings   findingList
 	keys       keyTable
 	screen     *nearScreen
+	labels     *labelFold
 	unknown    *unknownFields // nil without a schema that declares fields
 	sliceNames sliceTally
 	labeled    bool // a row has the label field
@@ -96,6 +97,9 @@ type Summary struct {
 	// Findings are the dataset contract findings, in the order Set.Findings
 	// documents.
 	Findings []manifest.Finding
+	// Labels is what the rows' labels showed: reviewer agreement, brittle,
+	// stale and warn-only rows.
+	Labels *LabelSummary
 }
 
 // CodeDatasetInvalid is the finding of a line that is well-formed JSON but
@@ -116,7 +120,10 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		controls: map[string]*controlCount{},
 	}
 	r.caseErrs.file = r.file
-	r.hidden = map[string]bool{r.fields.Label: true}
+	// A label's reason and the reviewers' labels give the label away, so
+	// the grader never sees them either.
+	r.hidden = map[string]bool{r.fields.Label: true, r.fields.Reason: true, r.fields.ReviewerLabels: true}
+	r.labels = newLabelFold(m, r.file)
 	for _, f := range m.Dataset.HiddenFields {
 		r.hidden[f] = true
 	}
@@ -258,7 +265,7 @@ func (r *Reader) fold(row *caseRow) {
 		r.sliceNames.add(s, row.Line, row.ID)
 		if cc := r.controls[s]; cc != nil {
 			cc.cases++
-			if row.Label != nil {
+			if row.Calibrates(r.m.Gate.Calibration) {
 				if *row.Label == 1 {
 					cc.pos++
 				} else {
@@ -270,7 +277,9 @@ func (r *Reader) fold(row *caseRow) {
 	if row.Sample != nil {
 		// Only well-formed JSON becomes a sample.
 		row.SampleSHA256 = sampleDigest(row.Sample)
+		r.labels.sum.Candidates.add(row.Sample)
 	}
+	r.labels.fold(&row.Case)
 	// The near-duplicate screen sees every row, once.
 	r.screen.add(row)
 	row.fields = nil
@@ -391,7 +400,7 @@ func (r *Reader) Close() (*Summary, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	s := &Summary{Rows: r.rows, Intended: r.m.Dataset.IntendedCases}
+	s := &Summary{Rows: r.rows, Intended: r.m.Dataset.IntendedCases, Labels: &r.labels.sum}
 	if s.Intended == 0 {
 		s.Intended = r.rows
 	}

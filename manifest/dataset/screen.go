@@ -19,12 +19,15 @@ type nearScreen struct {
 	batch []screenRow
 	rows  chan []screenRow // nil when the screen is off
 	done  chan struct{}
+	// reasonHash is the identity of a stated reason.
+	reasonHash func([]byte) uint32
 }
 
 type screenRow struct {
 	line int
 	id   string
 	item json.RawMessage // the row's own copy, never written again
+	lab  rowLabel
 }
 
 // screenBatch is how many rows go to the screen's goroutine at once;
@@ -35,7 +38,9 @@ const (
 )
 
 func newNearScreen(r *Reader, fsys fs.FS) *nearScreen {
-	s := &nearScreen{Screen: NewScreen(ScreenConfig{Manifest: r.m, FS: fsys, File: r.file, Hidden: r.m.Dataset.HiddenFields})}
+	// r.labels is made before the screen.
+	s := &nearScreen{Screen: NewScreen(ScreenConfig{Manifest: r.m, FS: fsys, File: r.file, Hidden: r.m.Dataset.HiddenFields}),
+		reasonHash: r.labels.reasonHash}
 	if !s.on {
 		return s
 	}
@@ -44,7 +49,7 @@ func newNearScreen(r *Reader, fsys fs.FS) *nearScreen {
 		defer close(s.done)
 		for batch := range s.rows {
 			for _, r := range batch {
-				s.Add(r.line, r.id, r.item)
+				s.addLabeled(r.line, r.id, r.item, r.lab)
 			}
 		}
 	}()
@@ -58,7 +63,11 @@ func (s *nearScreen) add(c *caseRow) {
 	if s.batch == nil {
 		s.batch = make([]screenRow, 0, screenBatch)
 	}
-	s.batch = append(s.batch, screenRow{line: c.Line, id: c.ID, item: c.Item})
+	lab := rowLabel{label: -1}
+	if c.Label != nil {
+		lab = rowLabel{label: int8(*c.Label), reason: s.reasonHash(c.reasonRaw)}
+	}
+	s.batch = append(s.batch, screenRow{line: c.Line, id: c.ID, item: c.Item, lab: lab})
 	if len(s.batch) == screenBatch {
 		s.rows <- s.batch
 		s.batch = nil
