@@ -255,7 +255,7 @@ var shapes = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`^sandbox: .*`), "sandbox: <layers>"},
+	{regexp.MustCompile("sandbox: uid=[^` ]*( [a-z]+=[^` ]*)*"), "sandbox: <layers>"},
 	{regexp.MustCompile(`image_packages_missing: .*`), "image_packages_missing: <packages>"},
 	{regexp.MustCompile(`\b\d{6,}\b`), "<number>"},
 	{regexp.MustCompile(`\b\d+(\.\d+)? ?(ms|s)\b`), "<duration>"},
