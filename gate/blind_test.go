@@ -9,31 +9,34 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/blind"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // itemRunner grades with a function of the task, as a grader would.
 type itemRunner struct {
-	grade func(t Task) Outcome
+	grade func(t grading.Task) grading.Outcome
 	mu    sync.Mutex
-	calls [][]Task
+	calls [][]grading.Task
 }
 
-func (r *itemRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error) {
+func (r *itemRunner) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, slices.Clone(tasks))
 	r.mu.Unlock()
-	out := make([]Outcome, len(tasks))
+	out := make([]grading.Outcome, len(tasks))
 	for i, t := range tasks {
 		out[i] = r.grade(t)
 	}
 	return out, nil
 }
 
-func (r *itemRunner) Sandbox() Sandbox { return Sandbox{} }
+func (r *itemRunner) Sandbox() grading.Sandbox { return grading.Sandbox{} }
 
 // honest grades newSuite's canaries as they expect and passes every case.
-func honest(t Task) Outcome {
+func honest(t grading.Task) grading.Outcome {
 	switch taskName(t) {
 	case "boolean-total-one-cent":
 		return scored(0)
@@ -47,7 +50,7 @@ func honest(t Task) Outcome {
 // its ids, the template row's slice and family, at seeded positions that
 // the results record and the same seed repeats.
 func TestBlindCanariesLookLikeCases(t *testing.T) {
-	run := func(seed uint64) (*Results, *itemRunner) {
+	run := func(seed uint64) (*results.Results, *itemRunner) {
 		s := newSuite()
 		s.m.Gate.MaxOmitted = 1
 		for i := range s.set.Cases {
@@ -61,7 +64,7 @@ func TestBlindCanariesLookLikeCases(t *testing.T) {
 		return res, r
 	}
 	res, r := run(11)
-	if res.Verdict != VerdictPass {
+	if res.Verdict != results.VerdictPass {
 		t.Fatalf("verdict %s: %s", res.Verdict, dump(res.Reasons))
 	}
 	shape := regexp.MustCompile(`^case-\d\d$`)
@@ -102,7 +105,7 @@ func TestBlindCanariesLookLikeCases(t *testing.T) {
 func TestBlindCanariesCatchACaseIDCheat(t *testing.T) {
 	s := newSuite()
 	s.m.Gate.MaxOmitted = 1
-	cheat := func(t Task) Outcome {
+	cheat := func(t grading.Task) grading.Outcome {
 		var item map[string]any
 		json.Unmarshal(t.Item, &item)
 		if _, real := item["case_id"]; real {
@@ -117,7 +120,7 @@ func TestBlindCanariesCatchACaseIDCheat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != VerdictHold || res.Reasons[0].Code != ReasonCanaryFailed {
+	if res.Verdict != results.VerdictHold || res.Reasons[0].Code != results.ReasonCanaryFailed {
 		t.Fatalf("verdict %s: %s, want a canary_failed hold", res.Verdict, dump(res.Reasons))
 	}
 }
@@ -144,7 +147,7 @@ func TestBlindCanariesBatchContract(t *testing.T) {
 			t.Errorf("canary %s placement %+v", c.Name, c.Placement)
 		}
 	}
-	if res.Verdict != VerdictPass {
+	if res.Verdict != results.VerdictPass {
 		t.Errorf("verdict %s: %s", res.Verdict, dump(res.Reasons))
 	}
 }
@@ -159,12 +162,12 @@ func TestBlindCanaryIDsAvoidCaseIDs(t *testing.T) {
 		taken["c-"+string(rune('0'+d))] = true
 	}
 	for seed := range uint64(20) {
-		b := newBlindCanaries(m, 10, seed+1)
-		b.template = &dataset.Case{ID: "c-3"}
-		b.seen = func(id string) bool { return taken[id] }
+		b := blind.New(m, 10, seed+1)
+		b.Observe(dataset.Case{ID: "c-3"})
+		b.Seen = func(id string) bool { return taken[id] }
 		got := map[string]bool{}
 		for i := range m.Canaries {
-			id := b.task(i).ID
+			id := b.Task(i).ID
 			if taken[id] || got[id] {
 				t.Fatalf("seed %d: canary %d has id %q, already a case's or a canary's", seed, i, id)
 			}

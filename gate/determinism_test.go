@@ -9,6 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -38,14 +42,14 @@ func detSuite(n, sample int, contract string) (*manifest.Manifest, []dataset.Cas
 // depend on the hash seed, the way set order does in Python.
 // The two gradings start their runners at once.
 type seededRunners struct {
-	judge  func(hashSeed uint32, id string) (Outcome, bool)
+	judge  func(hashSeed uint32, id string) (grading.Outcome, bool)
 	mu     sync.Mutex
 	bySeed map[uint32]*fakeRunner
 	open   int
 }
 
-func (s *seededRunners) start(_ context.Context, hashSeed uint32) (Runner, func(), error) {
-	r := &fakeRunner{outcomes: map[string]Outcome{}}
+func (s *seededRunners) start(_ context.Context, hashSeed uint32) (grading.Runner, func(), error) {
+	r := &fakeRunner{outcomes: map[string]grading.Outcome{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bySeed == nil {
@@ -88,7 +92,7 @@ func TestCheckDeterminism(t *testing.T) {
 		cases     int
 		sample    int
 		contract  string
-		judge     func(hashSeed uint32, id string) (Outcome, bool)
+		judge     func(hashSeed uint32, id string) (grading.Outcome, bool)
 		wantCases int
 		wantDiff  []string
 	}{
@@ -97,24 +101,24 @@ func TestCheckDeterminism(t *testing.T) {
 		{name: "a sample larger than the dataset takes every case", cases: 5, sample: 200, wantCases: 5},
 		{
 			name: "a score that follows the hash seed differs", cases: 10, sample: 200, wantCases: 10,
-			judge: func(seed uint32, id string) (Outcome, bool) {
+			judge: func(seed uint32, id string) (grading.Outcome, bool) {
 				if id == "c003" {
 					return scored(float64(seed % 2)), true
 				}
-				return Outcome{}, false
+				return grading.Outcome{}, false
 			},
 			wantDiff: []string{"c003"},
 		},
 		{
 			name: "a canary whose class changes differs", cases: 3, sample: 200, wantCases: 3,
-			judge: func(seed uint32, id string) (Outcome, bool) {
+			judge: func(seed uint32, id string) (grading.Outcome, bool) {
 				if id == "corrupt" && seed%2 == 0 {
 					return scored(0), true
 				}
 				if id == "corrupt" {
 					return raised("KeyError", "fixture", 3), true
 				}
-				return Outcome{}, false
+				return grading.Outcome{}, false
 			},
 			wantDiff: []string{"corrupt"},
 		},
@@ -128,7 +132,7 @@ func TestCheckDeterminism(t *testing.T) {
 			var seed uint64
 			for ; ; seed++ {
 				s := &seededRunners{}
-				d, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start)
+				d, err := CheckDeterminism(context.Background(), m, iterCases(cases), shard.Shard{}, seed, s.start)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -137,7 +141,7 @@ func TestCheckDeterminism(t *testing.T) {
 				}
 			}
 			s := &seededRunners{judge: tc.judge}
-			d, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start)
+			d, err := CheckDeterminism(context.Background(), m, iterCases(cases), shard.Shard{}, seed, s.start)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,16 +179,16 @@ func TestCheckDeterminism(t *testing.T) {
 			if !slices.Equal(got, tc.wantDiff) {
 				t.Errorf("differed %v, want %v", got, tc.wantDiff)
 			}
-			r := determinismReason(d)
-			if (r != nil) != (len(tc.wantDiff) > 0) || (d.Status == VerdictHold) != (len(tc.wantDiff) > 0) {
+			r := verdict.DeterminismReason(d)
+			if (r != nil) != (len(tc.wantDiff) > 0) || (d.Status == results.VerdictHold) != (len(tc.wantDiff) > 0) {
 				t.Fatalf("reason %+v status %s for differences %v", r, d.Status, tc.wantDiff)
 			}
 			if r != nil {
-				if r.Code != ReasonNondeterministicGrader || !strings.Contains(r.Message, tc.wantDiff[0]) {
+				if r.Code != results.ReasonNondeterministicGrader || !strings.Contains(r.Message, tc.wantDiff[0]) {
 					t.Errorf("reason %+v", r)
 				}
-				v := Decide(m.Gate, Evidence{Canaries: []CanaryResult{}, CanariesOnly: true, Determinism: d})
-				if v.Verdict != VerdictHold || !slices.ContainsFunc(v.Reasons, func(x Reason) bool { return x.Code == ReasonNondeterministicGrader }) {
+				v := verdict.Decide(m.Gate, verdict.Evidence{Canaries: []results.CanaryResult{}, CanariesOnly: true, Determinism: d})
+				if v.Verdict != results.VerdictHold || !slices.ContainsFunc(v.Reasons, func(x results.Reason) bool { return x.Code == results.ReasonNondeterministicGrader }) {
 					t.Errorf("Decide with a nondeterministic grader: %s %+v", v.Verdict, v.Reasons)
 				}
 			}
@@ -196,7 +200,7 @@ func TestDeterminismSampleIsSeeded(t *testing.T) {
 	m, cases := detSuite(500, 30, "")
 	pick := func(seed uint64) []string {
 		s := &seededRunners{}
-		d, err := CheckDeterminism(context.Background(), m, iterCases(cases), Shard{}, seed, s.start)
+		d, err := CheckDeterminism(context.Background(), m, iterCases(cases), shard.Shard{}, seed, s.start)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,47 +222,47 @@ func TestDeterminismSampleIsSeeded(t *testing.T) {
 func TestDeterminismShard(t *testing.T) {
 	m, cases := detSuite(100, 1000, "")
 	s := &seededRunners{}
-	shard := Shard{Index: 2, Count: 3}
-	d, err := CheckDeterminism(context.Background(), m, iterCases(cases), shard, 1, s.start)
+	sh := shard.Shard{Index: 2, Count: 3}
+	d, err := CheckDeterminism(context.Background(), m, iterCases(cases), sh, 1, s.start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range s.bySeed[d.HashSeeds[0]].ids()[3:] {
-		if ShardOf(id, 3) != 2 {
-			t.Errorf("case %s is not in shard 2/3", id)
+		if shard.ShardOf(id, 3) != 2 {
+			t.Errorf("case %s is not in sh 2/3", id)
 		}
 	}
 	if d.Cases == 0 || d.Cases == 100 {
-		t.Errorf("shard 2/3 graded %d of 100 cases twice", d.Cases)
+		t.Errorf("sh 2/3 graded %d of 100 cases twice", d.Cases)
 	}
 }
 
 func TestAddAndMergeDeterminism(t *testing.T) {
 	one := 1.0
-	diff := Difference{ID: "c1", First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassTimeout}}
-	canary := Difference{ID: "pos", Canary: true, First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassOK, Score: new(float64)}}
+	diff := results.Difference{ID: "c1", First: results.Graded{Class: grading.ClassOK, Score: &one}, Second: results.Graded{Class: grading.ClassTimeout}}
+	canary := results.Difference{ID: "pos", Canary: true, First: results.Graded{Class: grading.ClassOK, Score: &one}, Second: results.Graded{Class: grading.ClassOK, Score: new(float64)}}
 
-	res := &Results{Verdict: VerdictPass, Reasons: []Reason{}}
-	res.AddDeterminism(&Determinism{Canaries: 3, Cases: 2, Differed: []Difference{}, Status: StatusPass})
-	if res.Verdict != VerdictPass || res.Determinism == nil {
+	res := &results.Results{Verdict: results.VerdictPass, Reasons: []results.Reason{}}
+	verdict.AddDeterminism(res, &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{}, Status: results.StatusPass})
+	if res.Verdict != results.VerdictPass || res.Determinism == nil {
 		t.Errorf("a clean check: verdict %s, block %v", res.Verdict, res.Determinism)
 	}
-	res.AddDeterminism(&Determinism{Canaries: 3, Cases: 2, Differed: []Difference{diff}, Status: VerdictHold})
-	if res.Verdict != VerdictHold || len(res.Reasons) != 1 || !slices.Equal(res.Reasons[0].CaseIDs, []string{"c1"}) ||
+	verdict.AddDeterminism(res, &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{diff}, Status: results.VerdictHold})
+	if res.Verdict != results.VerdictHold || len(res.Reasons) != 1 || !slices.Equal(res.Reasons[0].CaseIDs, []string{"c1"}) ||
 		!strings.Contains(res.Reasons[0].Message, "case c1: 1 then timeout") {
 		t.Errorf("a check with a difference: %s %+v", res.Verdict, res.Reasons)
 	}
 
-	parts := []*Results{
-		{Determinism: &Determinism{Canaries: 3, Cases: 2, Differed: []Difference{canary}}},
-		{Determinism: &Determinism{Canaries: 3, Cases: 4, Differed: []Difference{canary, diff}}},
+	parts := []*results.Results{
+		{Determinism: &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{canary}}},
+		{Determinism: &results.Determinism{Canaries: 3, Cases: 4, Differed: []results.Difference{canary, diff}}},
 		{},
 	}
 	got := mergeDeterminism(parts)
-	if got == nil || got.Cases != 6 || got.Canaries != 3 || len(got.Differed) != 2 || got.Status != VerdictHold {
+	if got == nil || got.Cases != 6 || got.Canaries != 3 || len(got.Differed) != 2 || got.Status != results.VerdictHold {
 		t.Errorf("merged %+v", got)
 	}
-	if mergeDeterminism([]*Results{{}, {}}) != nil {
+	if mergeDeterminism([]*results.Results{{}, {}}) != nil {
 		t.Error("merging shards without a check made one up")
 	}
 }
@@ -276,19 +280,19 @@ func TestMergeKeepsDeterminism(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k, p := range parts {
-			d := &Determinism{Canaries: 3, Cases: 2, Differed: []Difference{}, Status: StatusPass}
+			d := &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{}, Status: results.StatusPass}
 			if differ && k == 1 {
-				d.Differed = []Difference{{ID: "c9", First: Graded{Class: ClassOK, Score: &one}, Second: Graded{Class: ClassTimeout}}}
-				d.Status = VerdictHold
+				d.Differed = []results.Difference{{ID: "c9", First: results.Graded{Class: grading.ClassOK, Score: &one}, Second: results.Graded{Class: grading.ClassTimeout}}}
+				d.Status = results.VerdictHold
 			}
-			p.AddDeterminism(d)
+			verdict.AddDeterminism(p, d)
 		}
 		merged, err := Merge(s.m, parts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		held := slices.ContainsFunc(merged.Reasons, func(r Reason) bool { return r.Code == ReasonNondeterministicGrader })
-		if merged.Determinism == nil || merged.Determinism.Cases != 4 || held != differ || (merged.Verdict == VerdictHold) != (differ || base.Verdict == VerdictHold) {
+		held := slices.ContainsFunc(merged.Reasons, func(r results.Reason) bool { return r.Code == results.ReasonNondeterministicGrader })
+		if merged.Determinism == nil || merged.Determinism.Cases != 4 || held != differ || (merged.Verdict == results.VerdictHold) != (differ || base.Verdict == results.VerdictHold) {
 			t.Errorf("differ %v: verdict %s reasons %+v determinism %+v", differ, merged.Verdict, merged.Reasons, merged.Determinism)
 		}
 	}
@@ -305,7 +309,7 @@ func BenchmarkCheckDeterminism100k(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		s := &seededRunners{}
-		if _, err := CheckDeterminism(ctx, m, iterCases(cases), Shard{}, uint64(i), s.start); err != nil {
+		if _, err := CheckDeterminism(ctx, m, iterCases(cases), shard.Shard{}, uint64(i), s.start); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -328,7 +332,7 @@ func iterCases(cases []dataset.Case) func() (dataset.Case, bool) {
 // shard, and it spreads over the whole dataset.
 func TestDeterminismSampleFromRun(t *testing.T) {
 	const n = 3000
-	for _, shard := range []Shard{{}, {Index: 2, Count: 3}} {
+	for _, shard := range []shard.Shard{{}, {Index: 2, Count: 3}} {
 		s := bigSuite(n)
 		s.m.Gate.Determinism.Sample = 50
 		during, err := NewDeterminismSample(s.m, shard, 7)

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -27,12 +30,12 @@ import (
 // manifest's pins, a canary failed when it failed in any shard, the findings
 // (deduplicated; every shard sees the whole dataset), and the case rules over
 // the union of cases in dataset order. The merged shard is 1/1.
-func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
+func Merge(m *manifest.Manifest, parts []*results.Results) (*results.Results, error) {
 	sp := make([]ShardPart, len(parts))
 	for i, p := range parts {
 		sp[i].Results = p
 		if p != nil {
-			sp[i].Cases = &sliceIter{rows: p.Cases}
+			sp[i].Cases = results.RowsOf(p.Cases)
 		}
 	}
 	return MergeStream(m, sp, MergeOptions{})
@@ -41,12 +44,12 @@ func Merge(m *manifest.Manifest, parts []*Results) (*Results, error) {
 // mergeCanaries keeps each canary once, in the first part's order; a canary
 // that failed in any shard failed (a grader that answers differently from
 // one machine to the next is itself what canaries exist to catch).
-func mergeCanaries(parts []*Results) []CanaryResult {
+func mergeCanaries(parts []*results.Results) []results.CanaryResult {
 	out := slices.Clone(parts[0].Canaries)
 	for _, p := range parts[1:] {
 		for _, c := range p.Canaries {
-			i := slices.IndexFunc(out, func(o CanaryResult) bool { return o.Name == c.Name })
-			if i >= 0 && out[i].Status == StatusPass && c.Status != StatusPass {
+			i := slices.IndexFunc(out, func(o results.CanaryResult) bool { return o.Name == c.Name })
+			if i >= 0 && out[i].Status == results.StatusPass && c.Status != results.StatusPass {
 				c.Message = fmt.Sprintf("in shard %s: %s", p.Shard, c.Message)
 				out[i] = c
 			}
@@ -55,11 +58,11 @@ func mergeCanaries(parts []*Results) []CanaryResult {
 	return out
 }
 
-func sameCanaries(a, b []CanaryResult) bool {
-	return slices.EqualFunc(a, b, func(x, y CanaryResult) bool { return x.Name == y.Name })
+func sameCanaries(a, b []results.CanaryResult) bool {
+	return slices.EqualFunc(a, b, func(x, y results.CanaryResult) bool { return x.Name == y.Name })
 }
 
-func canaryNames(cs []CanaryResult) string {
+func canaryNames(cs []results.CanaryResult) string {
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.Name
@@ -67,7 +70,7 @@ func canaryNames(cs []CanaryResult) string {
 	return strings.Join(names, ", ")
 }
 
-func digestText(d Digests) string {
+func digestText(d digest.Digests) string {
 	s := fmt.Sprintf("dataset=%s samples=%s grader=%s rubric=%s", d.Dataset, d.Samples, d.Grader, d.Rubric)
 	for _, name := range slices.Sorted(maps.Keys(d.Graders)) {
 		s += fmt.Sprintf(" graders.%s=%s", name, d.Graders[name])
@@ -77,8 +80,8 @@ func digestText(d Digests) string {
 
 // weakest is the sandbox every shard had: a layer counts only when it was in
 // force on every machine.
-func weakest(a, b Sandbox) Sandbox {
-	out := Sandbox{
+func weakest(a, b grading.Sandbox) grading.Sandbox {
+	out := grading.Sandbox{
 		UID:         a.UID,
 		Seccomp:     a.Seccomp && b.Seccomp,
 		LandlockABI: min(a.LandlockABI, b.LandlockABI),

@@ -11,17 +11,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 )
 
 // runShards runs every shard of n over the suite and returns the results as
 // a results file would give them back (through JSON).
-func runShards(t *testing.T, s suite, n int, outcomes func(k int) map[string]Outcome) []*Results {
+func runShards(t *testing.T, s suite, n int, outcomes func(k int) map[string]grading.Outcome) []*results.Results {
 	t.Helper()
-	var parts []*Results
+	var parts []*results.Results
 	for k := 1; k <= n; k++ {
-		r := &fakeRunner{outcomes: outcomes(k), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
-		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}, Version: "1.2.3", CanarySeed: testSeed})
+		r := &fakeRunner{outcomes: outcomes(k), sandbox: grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: shard.Shard{Index: k, Count: n}, Version: "1.2.3", CanarySeed: testSeed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,20 +34,20 @@ func runShards(t *testing.T, s suite, n int, outcomes func(k int) map[string]Out
 	return parts
 }
 
-func roundTrip(t *testing.T, res *Results) *Results {
+func roundTrip(t *testing.T, res *results.Results) *results.Results {
 	t.Helper()
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out Results
+	var out results.Results
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
 	return &out
 }
 
-func sameOutcomes(int) map[string]Outcome { return suiteOutcomes() }
+func sameOutcomes(int) map[string]grading.Outcome { return suiteOutcomes() }
 
 func TestMergeEqualsOneRun(t *testing.T) {
 	for _, tt := range []struct {
@@ -65,7 +69,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSuite()
 			tt.change(&s)
-			r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+			r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
 			whole, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3", CanarySeed: testSeed})
 			if err != nil {
 				t.Fatal(err)
@@ -91,11 +95,11 @@ func TestMergeRecomputesTheVerdict(t *testing.T) {
 	s.m.Gate.MaxOmitted = 1
 	// Two errors overall, one per shard: each shard is within max_errors,
 	// the union is not.
-	outcomes := func(k int) map[string]Outcome {
+	outcomes := func(k int) map[string]grading.Outcome {
 		o := suiteOutcomes()
 		delete(o, "case-07")
 		for _, id := range []string{"case-04", "case-05", "case-06", "case-08", "case-09", "case-10", "case-11"} {
-			if ShardOf(id, 2) == k {
+			if shard.ShardOf(id, 2) == k {
 				o[id] = raised("ValueError", "x", 3)
 				break
 			}
@@ -104,7 +108,7 @@ func TestMergeRecomputesTheVerdict(t *testing.T) {
 	}
 	parts := runShards(t, s, 2, outcomes)
 	for _, p := range parts {
-		if p.Verdict != VerdictPass {
+		if p.Verdict != results.VerdictPass {
 			t.Fatalf("shard %s holds: %s", p.Shard, dump(p.Reasons))
 		}
 	}
@@ -112,10 +116,10 @@ func TestMergeRecomputesTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Verdict != VerdictHold || merged.Reasons[0].Code != ReasonUnevaluableCases || merged.Counts.Errored != 2 {
+	if merged.Verdict != results.VerdictHold || merged.Reasons[0].Code != results.ReasonUnevaluableCases || merged.Counts.Errored != 2 {
 		t.Errorf("merged = %s %s %+v", merged.Verdict, dump(merged.Reasons), merged.Counts)
 	}
-	if merged.Shard != (Shard{Index: 1, Count: 1}) {
+	if merged.Shard != (shard.Shard{Index: 1, Count: 1}) {
 		t.Errorf("shard = %+v", merged.Shard)
 	}
 }
@@ -123,7 +127,7 @@ func TestMergeRecomputesTheVerdict(t *testing.T) {
 func TestMergeCanaryFailedInOneShard(t *testing.T) {
 	s := newSuite()
 	s.m.Gate.MaxOmitted = 1
-	parts := runShards(t, s, 2, func(k int) map[string]Outcome {
+	parts := runShards(t, s, 2, func(k int) map[string]grading.Outcome {
 		o := suiteOutcomes()
 		if k == 2 {
 			o["boolean-total-one-cent"] = scored(1)
@@ -134,7 +138,7 @@ func TestMergeCanaryFailedInOneShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Verdict != VerdictHold || merged.Reasons[0].Code != ReasonCanaryFailed ||
+	if merged.Verdict != results.VerdictHold || merged.Reasons[0].Code != results.ReasonCanaryFailed ||
 		!strings.Contains(merged.Reasons[0].Message, "in shard 2/2") {
 		t.Errorf("reasons = %s", dump(merged.Reasons))
 	}
@@ -150,7 +154,7 @@ func TestMergeChecksDigestsAgainstTheManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Verdict != VerdictHold || merged.Reasons[0].Code != ReasonDigestMismatch {
+	if merged.Verdict != results.VerdictHold || merged.Reasons[0].Code != results.ReasonDigestMismatch {
 		t.Errorf("reasons = %s", dump(merged.Reasons))
 	}
 }
@@ -159,15 +163,15 @@ func TestMergeSandboxIsTheWeakest(t *testing.T) {
 	s := newSuite()
 	s.m.Gate.MaxOmitted = 1
 	parts := runShards(t, s, 2, sameOutcomes)
-	parts[1].Sandbox = Sandbox{UID: 60002, Seccomp: false, LandlockABI: 3, Rlimits: true, Unsandboxed: true}
+	parts[1].Sandbox = grading.Sandbox{UID: 60002, Seccomp: false, LandlockABI: 3, Rlimits: true, Unsandboxed: true}
 	merged, err := Merge(s.m, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Sandbox{UID: -1, Seccomp: false, LandlockABI: 3, Rlimits: true, Unsandboxed: true}); merged.Sandbox != want {
+	if want := (grading.Sandbox{UID: -1, Seccomp: false, LandlockABI: 3, Rlimits: true, Unsandboxed: true}); merged.Sandbox != want {
 		t.Errorf("sandbox = %+v, want %+v", merged.Sandbox, want)
 	}
-	if merged.Warnings[0].Code != WarnUnsandboxed {
+	if merged.Warnings[0].Code != verdict.WarnUnsandboxed {
 		t.Errorf("warnings = %s", dump(merged.Warnings))
 	}
 }
@@ -175,22 +179,22 @@ func TestMergeSandboxIsTheWeakest(t *testing.T) {
 func TestMergeRejects(t *testing.T) {
 	tests := []struct {
 		name    string
-		change  func(parts []*Results) []*Results
+		change  func(parts []*results.Results) []*results.Results
 		message []string
 	}{
 		{
 			name:    "missing shard",
-			change:  func(p []*Results) []*Results { return []*Results{p[0], p[2]} },
+			change:  func(p []*results.Results) []*results.Results { return []*results.Results{p[0], p[2]} },
 			message: []string{"missing results of shard 2/3"},
 		},
 		{
 			name:    "shard given twice",
-			change:  func(p []*Results) []*Results { return []*Results{p[0], p[1], p[1], p[2]} },
+			change:  func(p []*results.Results) []*results.Results { return []*results.Results{p[0], p[1], p[1], p[2]} },
 			message: []string{"shard 2 appears twice", "was graded by shard 2 and by shard 2"},
 		},
 		{
 			name: "case graded by two shards",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[1].Cases = append(p[1].Cases, p[0].Cases[0])
 				return p
 			},
@@ -198,7 +202,7 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name: "different manifest",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[2].Manifest.Name = "other-suite"
 				return p
 			},
@@ -206,7 +210,7 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name: "different digests",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[1].Digests.Grader = "sha256:00"
 				return p
 			},
@@ -214,7 +218,7 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name: "different versions",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[1].Versions.Gradegate = "9.9.9"
 				return p
 			},
@@ -222,7 +226,7 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name: "different shard counts",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[2].Shard.Count = 4
 				return p
 			},
@@ -230,7 +234,7 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name: "not a results file",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[0].Schema = "gradegate.validate/v1"
 				return p
 			},
@@ -238,7 +242,7 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name: "different canaries",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[1].Canaries = p[1].Canaries[:2]
 				return p
 			},
@@ -246,17 +250,17 @@ func TestMergeRejects(t *testing.T) {
 		},
 		{
 			name:    "nothing to merge",
-			change:  func([]*Results) []*Results { return nil },
+			change:  func([]*results.Results) []*results.Results { return nil },
 			message: []string{"no results to merge"},
 		},
 		{
 			name:    "nil part",
-			change:  func(p []*Results) []*Results { return []*Results{p[0], nil} },
+			change:  func(p []*results.Results) []*results.Results { return []*results.Results{p[0], nil} },
 			message: []string{"results #2 is empty"},
 		},
 		{
 			name: "intended cases disagree with the manifest",
-			change: func(p []*Results) []*Results {
+			change: func(p []*results.Results) []*results.Results {
 				p[0].Counts.Intended += 5
 				return p
 			},
@@ -297,21 +301,21 @@ func TestMergeStreamFromFiles(t *testing.T) {
 		if err := p.WriteJSON(&b); err != nil {
 			t.Fatal(err)
 		}
-		head, err := ReadResultsHeader(bytes.NewReader(b.Bytes()))
+		head, err := results.ReadResultsHeader(bytes.NewReader(b.Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if head.Cases != nil || head.Shard != p.Shard || head.Counts != p.Counts {
 			t.Fatalf("header %+v lost its fields or kept its rows", head.Shard)
 		}
-		parts = append(parts, ShardPart{Results: head, Cases: NewCaseReader(bytes.NewReader(b.Bytes()))})
+		parts = append(parts, ShardPart{Results: head, Cases: results.NewCaseReader(bytes.NewReader(b.Bytes()))})
 	}
 	merged, err := MergeStream(s.m, parts, MergeOptions{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer merged.Close()
-	if merged.Verdict != one.Verdict || merged.Counts != one.Counts || !slices.EqualFunc(merged.Slices, one.Slices, func(a, b SliceResult) bool {
+	if merged.Verdict != one.Verdict || merged.Counts != one.Counts || !slices.EqualFunc(merged.Slices, one.Slices, func(a, b results.SliceResult) bool {
 		return a.Name == b.Name && a.Counts == b.Counts && a.Status == b.Status
 	}) {
 		t.Errorf("merged %s %+v, one run %s %+v", merged.Verdict, merged.Counts, one.Verdict, one.Counts)
@@ -321,7 +325,7 @@ func TestMergeStreamFromFiles(t *testing.T) {
 	if err := merged.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	var doc Results
+	var doc results.Results
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Cases) != len(one.Cases) {
 		t.Fatalf("merged document: %v, %d cases", err, len(doc.Cases))
 	}

@@ -7,36 +7,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 )
-
-// CaseIter yields the case rows of a results document one at a time.
-type CaseIter interface {
-	Next() (CaseResult, bool, error)
-}
-
-// RowsOf yields rows held in memory.
-func RowsOf(rows []CaseResult) CaseIter { return &sliceIter{rows: rows} }
-
-// sliceIter yields rows held in memory.
-type sliceIter struct {
-	rows []CaseResult
-	i    int
-}
-
-func (s *sliceIter) Next() (CaseResult, bool, error) {
-	if s.i >= len(s.rows) {
-		return CaseResult{}, false, nil
-	}
-	s.i++
-	return s.rows[s.i-1], true, nil
-}
 
 // ShardPart is one shard's results: the document (its Cases unused) and
 // its case rows as a stream, in the shard's dataset order.
 type ShardPart struct {
-	Results *Results
-	Cases   CaseIter
+	Results *results.Results
+	Cases   results.CaseIter
 }
 
 // MergeOptions change how MergeStream keeps the merged rows.
@@ -50,7 +32,7 @@ type MergeOptions struct {
 // rows of every shard are merged in dataset order (by line) one at a time
 // and folded into the verdict, so memory holds a case id per case (to find
 // a case in two shards), not the rows.
-func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*Results, error) {
+func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*results.Results, error) {
 	if m == nil {
 		return nil, errors.New("merge: no manifest")
 	}
@@ -66,7 +48,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: merge: "+format, append([]any{manifest.ErrInput}, args...)...))
 	}
-	heads := make([]*Results, len(parts))
+	heads := make([]*results.Results, len(parts))
 	for i, p := range parts {
 		heads[i] = p.Results
 	}
@@ -79,18 +61,18 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(heads[a].Shard.Index, heads[b].Shard.Index) })
 	first := heads[order[0]]
 
-	g := &graded{tally: NewTally(m.Gate), cases: []CaseResult{}}
-	var keep *keeper
+	g := &graded{tally: verdict.NewTally(m.Gate), cases: []results.CaseResult{}}
+	var keep *results.Keeper
 	if opts.SpoolDir != "" {
 		var err error
-		if g.spool, err = newCaseSpool(opts.SpoolDir); err != nil {
+		if g.spool, err = results.NewSpool(opts.SpoolDir); err != nil {
 			return nil, err
 		}
-		keep = newKeeper(m.Gate)
+		keep = results.NewKeeper(m.Gate)
 	}
-	fail := func(err error) (*Results, error) {
+	fail := func(err error) (*results.Results, error) {
 		if g.spool != nil {
-			g.spool.close()
+			g.spool.Close()
 		}
 		return nil, err
 	}
@@ -98,7 +80,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 	// A k-way merge of the shards' rows by (line, case id); each shard is in
 	// dataset order already.
 	type head struct {
-		row CaseResult
+		row results.CaseResult
 		ok  bool
 	}
 	cur := make([]head, len(parts))
@@ -136,7 +118,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 		}
 		if valid[pick] {
 			name := fmt.Sprintf("results #%d (shard %s)", pick+1, p.Shard)
-			if want := ShardOf(c.CaseID, p.Shard.Count); want != p.Shard.Index {
+			if want := shard.ShardOf(c.CaseID, p.Shard.Count); want != p.Shard.Index {
 				bad("%s: case %q belongs to shard %d/%d", name, c.CaseID, want, p.Shard.Count)
 			}
 			// A case id repeated inside one shard is a duplicate row of the
@@ -155,8 +137,8 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 		if g.spool == nil {
 			g.cases = append(g.cases, c)
 		} else {
-			keep.add(c)
-			if err := g.spool.add(c); err != nil {
+			keep.Add(c)
+			if err := g.spool.Add(c); err != nil {
 				return fail(err)
 			}
 		}
@@ -189,28 +171,28 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 		return fail(fmt.Errorf("%w: merge: the shards count %d intended cases but the manifest and the shards' rows make %d; were they run with another dataset.intended_cases?",
 			manifest.ErrInput, intendedSum, intended))
 	}
-	sorted := make([]*Results, len(order))
+	sorted := make([]*results.Results, len(order))
 	for k, i := range order {
 		sorted[k] = heads[i]
 	}
 	// A model grader's lint and usage are weighed by AddJudge, as in a run.
 	findings, judgeLint := splitJudgeLint(findings)
-	ev := Evidence{
+	ev := verdict.Evidence{
 		Tally:            g.tally,
 		NotInDataset:     intended - rows,
 		Canaries:         mergeCanaries(sorted),
 		Findings:         findings,
-		DigestMismatches: compareDigests(m, first.Digests, true),
+		DigestMismatches: digest.CompareDigests(m, first.Digests, true),
 		MutationScore:    mutation,
 		Determinism:      mergeDeterminism(sorted),
-		Shard:            Shard{Index: 1, Count: 1},
+		Shard:            shard.Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
 	}
 	if m.Dataset.IntendedCases > 0 {
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)
 	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
-	res.AddJudge(mergeJudge(sorted), judgeLint)
+	verdict.AddJudge(res, mergeJudge(sorted), judgeLint)
 	res.Versions = first.Versions
 	res.Determinism = ev.Determinism
 	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
@@ -220,27 +202,27 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*R
 	}
 	res.Cases = g.cases
 	if g.spool != nil {
-		if err := g.spool.flush(); err != nil {
+		if err := g.spool.Flush(); err != nil {
 			return fail(err)
 		}
-		res.Cases = keep.rows()
-		res.CasesNotKept = keep.dropped
-		res.Rows = &CaseRows{spool: g.spool}
+		res.Cases = keep.Rows()
+		res.CasesNotKept = keep.Dropped
+		res.Rows = g.spool.Rows()
 	}
 	return res, nil
 }
 
 // checkHeaders checks that the documents are the shards of one run, and
 // reports which ones have a usable shard index.
-func checkHeaders(parts []*Results, m *manifest.Manifest, bad func(string, ...any)) []bool {
+func checkHeaders(parts []*results.Results, m *manifest.Manifest, bad func(string, ...any)) []bool {
 	first := parts[0]
 	count := first.Shard.Count
 	seen := map[int]bool{}
 	valid := make([]bool, len(parts))
 	for i, p := range parts {
 		name := fmt.Sprintf("results #%d (shard %s)", i+1, p.Shard)
-		if p.Schema != ResultsSchema {
-			bad("%s: schema %q, want %q", name, p.Schema, ResultsSchema)
+		if p.Schema != results.ResultsSchema {
+			bad("%s: schema %q, want %q", name, p.Schema, results.ResultsSchema)
 		}
 		if p.Manifest.Name != m.Name {
 			bad("%s: manifest %q, want %q", name, p.Manifest.Name, m.Name)

@@ -6,6 +6,11 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gradegate/gradegate/gate/blind"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -46,11 +51,6 @@ func (s *setSource) Close() (*dataset.Summary, error) {
 	return &dataset.Summary{Rows: len(s.set.Cases), Intended: s.set.Intended, Findings: s.set.Findings}, nil
 }
 
-// OmittedDatasetInvalid is the omission reason of a row that Python would
-// refuse to decode (a dataset_invalid finding names it): it is never sent
-// to the grader.
-const OmittedDatasetInvalid = "dataset_invalid"
-
 // Progress hears how far grading is. Implementations must be cheap: Graded
 // is called once per case row, under the pipeline's lock.
 type Progress interface {
@@ -76,7 +76,7 @@ type taskRef struct {
 
 // pending is a row waiting in the reorder buffer.
 type pending struct {
-	row   CaseResult
+	row   results.CaseResult
 	ready bool
 }
 
@@ -85,11 +85,11 @@ type pending struct {
 // the kept cases and the spool.
 type pipeline struct {
 	m        *manifest.Manifest
-	shard    Shard
+	shard    shard.Shard
 	src      CaseSource
-	sink     func(CaseResult) error
+	sink     func(results.CaseResult) error
 	progress Progress
-	canaries *blindCanaries
+	canaries *blind.Canaries
 	observe  func(dataset.Case) // nil for none
 
 	mu       sync.Mutex
@@ -105,14 +105,14 @@ type pipeline struct {
 	sinkErr  error
 }
 
-func newPipeline(m *manifest.Manifest, shard Shard, src CaseSource, sink func(CaseResult) error, progress Progress, canaries *blindCanaries) *pipeline {
+func newPipeline(m *manifest.Manifest, shard shard.Shard, src CaseSource, sink func(results.CaseResult) error, progress Progress, canaries *blind.Canaries) *pipeline {
 	p := &pipeline{m: m, shard: shard, src: src, sink: sink, progress: progress, canaries: canaries, refs: map[int]taskRef{}}
 	p.drained = sync.NewCond(&p.mu)
 	return p
 }
 
 // run grades every row through s.
-func (p *pipeline) run(ctx context.Context, s StreamRunner) error {
+func (p *pipeline) run(ctx context.Context, s grading.StreamRunner) error {
 	// A next waiting for room must not outlive the run: ctx ending wakes it.
 	stop := context.AfterFunc(ctx, func() {
 		p.mu.Lock()
@@ -139,17 +139,17 @@ func (p *pipeline) run(ctx context.Context, s StreamRunner) error {
 
 // next hands the runner its next task. It waits while maxInFlight tasks
 // are unanswered (backpressure), so a fast reader never outruns the grader.
-func (p *pipeline) next() (Task, bool, error) {
+func (p *pipeline) next() (grading.Task, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.inFlight >= maxInFlight && p.sinkErr == nil {
 		p.drained.Wait()
 	}
 	if p.sinkErr != nil {
-		return Task{}, false, p.sinkErr
+		return grading.Task{}, false, p.sinkErr
 	}
 	for {
-		if t, i, ok := p.canaries.due(p.readRows, false); ok {
+		if t, i, ok := p.canaries.Due(p.readRows, false); ok {
 			p.refs[p.tasks] = taskRef{row: -1, canary: i}
 			p.tasks++
 			p.inFlight++
@@ -157,27 +157,27 @@ func (p *pipeline) next() (Task, bool, error) {
 		}
 		if f, ok := p.src.(failer); ok && f.Failed() {
 			// The dataset cannot be used; Close says why, every line at once.
-			return Task{}, false, nil
+			return grading.Task{}, false, nil
 		}
 		c, ok := p.src.Next()
 		if !ok {
-			if t, i, ok := p.canaries.due(p.readRows, true); ok {
+			if t, i, ok := p.canaries.Due(p.readRows, true); ok {
 				p.refs[p.tasks] = taskRef{row: -1, canary: i}
 				p.tasks++
 				p.inFlight++
 				return t, true, nil
 			}
-			return Task{}, false, nil
+			return grading.Task{}, false, nil
 		}
 		p.readRows++
-		p.canaries.observe(c)
+		p.canaries.Observe(c)
 		if p.observe != nil {
 			p.observe(c)
 		}
-		if ShardOf(c.ID, p.shard.Count) != p.shard.Index {
+		if shard.ShardOf(c.ID, p.shard.Count) != p.shard.Index {
 			continue
 		}
-		row := CaseResult{
+		row := results.CaseResult{
 			CaseID:       c.ID,
 			Slices:       nonNil(c.Slices),
 			Family:       c.Family,
@@ -187,9 +187,9 @@ func (p *pipeline) next() (Task, bool, error) {
 		}
 		switch {
 		case c.Unreadable:
-			row.Status, row.Reason = StatusOmitted, OmittedDatasetInvalid
+			row.Status, row.Reason = results.StatusOmitted, results.OmittedDatasetInvalid
 		case c.Sample == nil:
-			row.Status, row.Reason = StatusOmitted, OmittedMissingSample
+			row.Status, row.Reason = results.StatusOmitted, results.OmittedMissingSample
 		}
 		if row.Status != "" {
 			p.queue = append(p.queue, pending{row: row, ready: true})
@@ -202,30 +202,30 @@ func (p *pipeline) next() (Task, bool, error) {
 		p.rows++
 		p.tasks++
 		p.inFlight++
-		return Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}, true, nil
+		return grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}, true, nil
 	}
 }
 
 // emit records one outcome and passes on every row that is now complete.
-func (p *pipeline) emit(seq int, o Outcome) error {
+func (p *pipeline) emit(seq int, o grading.Outcome) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ref, ok := p.refs[seq]
 	if !ok {
 		return fmt.Errorf("the runner returned an outcome for task %d, which it was not given or already answered", seq)
 	}
-	if err := checkOutcome(o); err != nil {
+	if err := grading.CheckOutcome(o); err != nil {
 		return fmt.Errorf("task %d: %w", seq, err)
 	}
 	delete(p.refs, seq)
 	p.inFlight--
 	p.drained.Broadcast()
 	if ref.row < 0 {
-		p.canaries.record(ref.canary, o)
+		p.canaries.Record(ref.canary, o)
 		return nil
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
-	FillCase(&pr.row, o, p.m.Grader)
+	verdict.FillCase(&pr.row, o, p.m.Grader)
 	pr.ready = true
 	p.flush()
 	return p.sinkErr

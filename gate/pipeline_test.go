@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
@@ -23,10 +25,10 @@ type shuffledStream struct {
 	window int
 }
 
-func (s shuffledStream) Stream(ctx context.Context, next func() (Task, bool, error), emit func(int, Outcome) error) error {
+func (s shuffledStream) Stream(ctx context.Context, next func() (grading.Task, bool, error), emit func(int, grading.Outcome) error) error {
 	seq := 0
 	for {
-		var tasks []Task
+		var tasks []grading.Task
 		for len(tasks) < s.window {
 			t, ok, err := next()
 			if err != nil {
@@ -61,7 +63,7 @@ func (s shuffledStream) Stream(ctx context.Context, next func() (Task, bool, err
 	}
 }
 
-var _ StreamRunner = shuffledStream{}
+var _ grading.StreamRunner = shuffledStream{}
 
 func bigSuite(n int) suite {
 	s := newSuite()
@@ -82,7 +84,7 @@ func bigSuite(n int) suite {
 	return s
 }
 
-func bigOutcomes(n int) map[string]Outcome {
+func bigOutcomes(n int) map[string]grading.Outcome {
 	out := suiteOutcomes()
 	for i := range n {
 		switch i % 7 {
@@ -117,8 +119,8 @@ func TestRunStreamedEqualsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer streamed.Close()
-	if len(streamed.Cases) > 6*keptPerRank || streamed.CasesNotKept == 0 {
-		t.Errorf("kept %d rows, %d not kept; want at most %d kept", len(streamed.Cases), streamed.CasesNotKept, 6*keptPerRank)
+	if len(streamed.Cases) > 6*results.KeptPerRank || streamed.CasesNotKept == 0 {
+		t.Errorf("kept %d rows, %d not kept; want at most %d kept", len(streamed.Cases), streamed.CasesNotKept, 6*results.KeptPerRank)
 	}
 	if streamed.Verdict != mem.Verdict || streamed.Counts != mem.Counts {
 		t.Errorf("streamed %s %+v, in memory %s %+v", streamed.Verdict, streamed.Counts, mem.Verdict, mem.Counts)
@@ -133,7 +135,7 @@ func TestRunStreamedEqualsInMemory(t *testing.T) {
 	if diff := cmp.Diff(a.String(), b.String()); diff != "" {
 		t.Errorf("results JSON (-in memory +streamed):\n%s", diff[:min(len(diff), 3000)])
 	}
-	var doc Results
+	var doc results.Results
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Cases) != n {
 		t.Errorf("streamed document: %d cases, %v", len(doc.Cases), err)
 	}
@@ -151,7 +153,7 @@ func TestWriteResultsShapes(t *testing.T) {
 	if err := res.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	var doc Results
+	var doc results.Results
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Cases) != 5 || doc.MutationScore == nil {
 		t.Fatalf("document: %v; %d cases", err, len(doc.Cases))
 	}
@@ -178,7 +180,7 @@ func TestRunOmitsUnreadableRows(t *testing.T) {
 		}
 	}
 	c := res.Cases[3]
-	if c.CaseID != "case-04" || c.Status != StatusOmitted || c.Reason != OmittedDatasetInvalid {
+	if c.CaseID != "case-04" || c.Status != results.StatusOmitted || c.Reason != results.OmittedDatasetInvalid {
 		t.Errorf("row = %s %s %s, want case-04 omitted as dataset_invalid", c.CaseID, c.Status, c.Reason)
 	}
 	if res.Counts.Omitted != 2 || res.Counts.Intended != 12 {

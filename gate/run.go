@@ -18,6 +18,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gradegate/gradegate/gate/blind"
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -41,7 +47,7 @@ type Inputs struct {
 type Options struct {
 	// Shard grades only the cases whose case_id ShardOf puts in Shard.Index
 	// of Shard.Count. The zero value grades every case.
-	Shard Shard
+	Shard shard.Shard
 	// Version is gradegate's version, recorded in results.versions.
 	Version string
 	// CanariesOnly runs the canaries and nothing else (the canary command):
@@ -103,7 +109,7 @@ const DefaultBatch = 1024
 // Runner that breaks its contract (wrong number of outcomes, an ok outcome
 // without a finite score), or a pinned file that cannot be read (an input
 // error, errors.Is(err, manifest.ErrInput), when it does not exist).
-func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, error) {
+func Run(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*results.Results, error) {
 	m := in.Manifest
 	switch {
 	case m == nil:
@@ -123,12 +129,12 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		src.Close()
 		src = nil
 	}
-	shard, err := opts.Shard.normalize()
+	shard, err := opts.Shard.Normalize()
 	if err != nil {
 		return nil, err
 	}
 
-	digests, mismatches, err := CheckDigests(in.FS, m, !opts.CanariesOnly)
+	digests, mismatches, err := digest.CheckDigests(in.FS, m, !opts.CanariesOnly)
 	if err != nil {
 		if src != nil {
 			src.Close()
@@ -136,7 +142,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		return nil, fmt.Errorf("checking digests: %w", err)
 	}
 
-	var canaries []CanaryResult
+	var canaries []results.CanaryResult
 	if opts.CanariesOnly {
 		if canaries, err = runCanaries(ctx, m, r); err != nil {
 			return nil, err
@@ -144,7 +150,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 	}
 
 	sandbox := r.Sandbox()
-	ev := Evidence{
+	ev := verdict.Evidence{
 		Canaries:         canaries,
 		DigestMismatches: mismatches,
 		MutationScore:    opts.MutationScore,
@@ -162,7 +168,7 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 		if in.Dataset != nil {
 			rows = len(in.Dataset.Cases)
 		} else {
-			rows = CountRows(in.FS, path.Join(m.Dir, m.Dataset.Path))
+			rows = digest.CountRows(in.FS, path.Join(m.Dir, m.Dataset.Path))
 		}
 		opts.Rows = rows
 	}
@@ -170,28 +176,28 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	blind := newBlindCanaries(m, rows, seed)
+	blind := blind.New(m, rows, seed)
 	if ids, ok := src.(interface{ Seen(id string) bool }); ok && blind != nil {
-		blind.seen = ids.Seen
+		blind.Seen = ids.Seen
 	}
 	g, err := gradeStream(ctx, m, src, shard, r, opts, blind)
 	if err != nil {
 		return nil, err
 	}
 	if blind != nil {
-		for _, i := range blind.alone() {
-			t := blind.task(i)
-			o, err := GradeTasks(ctx, r, []Task{t})
+		for _, i := range blind.Alone() {
+			t := blind.Task(i)
+			o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
 			if err != nil {
 				return nil, fmt.Errorf("grading canary %s: %w", m.Canaries[i].Name, err)
 			}
-			blind.record(i, o[0])
+			blind.Record(i, o[0])
 		}
-		ev.Canaries = blind.results()
+		ev.Canaries = blind.Results()
 	}
 	ev.Tally = g.tally
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
-	ev.Findings = append(ev.Findings, g.scale.findings(m)...)
+	ev.Findings = append(ev.Findings, g.scale.Findings(m)...)
 	if shard.Index == 1 {
 		ev.NotInDataset = max(g.summary.Intended-g.summary.Rows, 0)
 		ev.ExtraRows = max(g.summary.Rows-g.summary.Intended, 0)
@@ -200,48 +206,48 @@ func Run(ctx context.Context, in Inputs, r Runner, opts Options) (*Results, erro
 	res.Cases = g.cases
 	res.CasesNotKept = g.notKept
 	if g.spool != nil {
-		res.Rows = &CaseRows{spool: g.spool}
+		res.Rows = g.spool.Rows()
 	}
 	return res, nil
 }
 
 // graded is what grading the dataset's stream produced.
 type graded struct {
-	tally   *Tally
+	tally   *verdict.Tally
 	summary *dataset.Summary
-	cases   []CaseResult // every row, or the kept ones when spooled
+	cases   []results.CaseResult // every row, or the kept ones when spooled
 	notKept int
-	spool   *caseSpool
-	scale   scaleWatch
+	spool   *results.Spool
+	scale   verdict.ScaleWatch
 }
 
 // gradeStream grades the shard's rows of src as a stream and folds each
 // result, in dataset order, into the tally and the case rows; src is
 // closed. A dataset that turns out unusable is the error of src.Close.
-func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shard Shard, r Runner, opts Options, blind *blindCanaries) (*graded, error) {
-	g := &graded{tally: NewTally(m.Gate), cases: []CaseResult{}}
-	var keep *keeper
+func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shard shard.Shard, r grading.Runner, opts Options, blind *blind.Canaries) (*graded, error) {
+	g := &graded{tally: verdict.NewTally(m.Gate), cases: []results.CaseResult{}}
+	var keep *results.Keeper
 	var err error
 	if opts.SpoolDir != "" {
-		if g.spool, err = newCaseSpool(opts.SpoolDir); err != nil {
+		if g.spool, err = results.NewSpool(opts.SpoolDir); err != nil {
 			src.Close()
 			return nil, err
 		}
-		keep = newKeeper(m.Gate)
+		keep = results.NewKeeper(m.Gate)
 	}
-	sink := func(c CaseResult) error {
+	sink := func(c results.CaseResult) error {
 		g.tally.Add(c)
-		g.scale.add(c)
+		g.scale.Add(c)
 		if g.spool == nil {
 			g.cases = append(g.cases, c)
 			return nil
 		}
-		keep.add(c)
-		return g.spool.add(c)
+		keep.Add(c)
+		return g.spool.Add(c)
 	}
 	fail := func(err error) (*graded, error) {
 		if g.spool != nil {
-			g.spool.close()
+			g.spool.Close()
 		}
 		return nil, err
 	}
@@ -250,7 +256,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 	}
 	p := newPipeline(m, shard, src, sink, opts.Progress, blind)
 	p.observe = opts.Observe
-	runErr := p.run(ctx, StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
+	runErr := p.run(ctx, grading.StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
 	if opts.Progress != nil {
 		opts.Progress.Finish()
 	}
@@ -264,25 +270,25 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 	}
 	g.summary = sum
 	if g.spool != nil {
-		if err := g.spool.flush(); err != nil {
+		if err := g.spool.Flush(); err != nil {
 			return fail(err)
 		}
-		g.cases = keep.rows()
-		g.notKept = keep.dropped
+		g.cases = keep.Rows()
+		g.notKept = keep.Dropped
 	}
 	return g, nil
 }
 
 // assemble builds the results document from the evidence and its verdict.
-func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version string, ev Evidence) *Results {
-	v := Decide(m.Gate, ev)
-	return &Results{
-		Schema:        ResultsSchema,
+func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sandbox, version string, ev verdict.Evidence) *results.Results {
+	v := verdict.Decide(m.Gate, ev)
+	return &results.Results{
+		Schema:        results.ResultsSchema,
 		Verdict:       v.Verdict,
 		Reasons:       v.Reasons,
 		Warnings:      v.Warnings,
 		Findings:      nonNil(ev.Findings),
-		Manifest:      ManifestRef{Name: m.Name, Path: m.File},
+		Manifest:      results.ManifestRef{Name: m.Name, Path: m.File},
 		Digests:       digests,
 		Versions:      versions(m, version),
 		Sandbox:       sandbox,
@@ -297,8 +303,8 @@ func assemble(m *manifest.Manifest, digests Digests, sandbox Sandbox, version st
 }
 
 // versions records what produced the results.
-func versions(m *manifest.Manifest, gradegate string) Versions {
-	v := Versions{
+func versions(m *manifest.Manifest, gradegate string) results.Versions {
+	v := results.Versions{
 		Gradegate:       gradegate,
 		DatasetRevision: m.Dataset.Revision,
 		GraderName:      m.Grader.Name,
@@ -316,22 +322,22 @@ func versions(m *manifest.Manifest, gradegate string) Versions {
 
 // runCanaries grades every canary (in one call, or one call each under the
 // batch contract) and judges each outcome.
-func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryResult, error) {
-	out := make([]CanaryResult, 0, len(m.Canaries))
+func runCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner) ([]results.CanaryResult, error) {
+	out := make([]results.CanaryResult, 0, len(m.Canaries))
 	if len(m.Canaries) == 0 {
 		return out, nil
 	}
-	tasks := make([]Task, len(m.Canaries))
+	tasks := make([]grading.Task, len(m.Canaries))
 	for i, c := range m.Canaries {
-		tasks[i] = Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
+		tasks[i] = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
 	}
-	var outcomes []Outcome
+	var outcomes []grading.Outcome
 	if m.Grader.Contract == "batch" {
 		// Under the batch contract the canary command grades canaries as
 		// batches of one, so an expect_error canary's raise is its own and
 		// not its neighbours'.
 		for _, t := range tasks {
-			o, err := GradeTasks(ctx, r, []Task{t})
+			o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
 			if err != nil {
 				return nil, fmt.Errorf("grading canary %s: %w", t.ID, err)
 			}
@@ -339,47 +345,15 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r Runner) ([]CanaryR
 		}
 	} else {
 		var err error
-		outcomes, err = GradeTasks(ctx, r, tasks)
+		outcomes, err = grading.GradeTasks(ctx, r, tasks)
 		if err != nil {
 			return nil, fmt.Errorf("grading canaries: %w", err)
 		}
 	}
 	for i, c := range m.Canaries {
-		out = append(out, canaryResult(c, m.Grader.PassThreshold, outcomes[i]))
+		out = append(out, blind.JudgeCanary(c, m.Grader.PassThreshold, outcomes[i]))
 	}
 	return out, nil
-}
-
-// canaryResult judges one canary's outcome.
-func canaryResult(c manifest.Canary, threshold float64, o Outcome) CanaryResult {
-	res := EvaluateCanary(c, threshold, o)
-	cr := CanaryResult{
-		Name:        c.Name,
-		Expect:      c.Expect,
-		ExpectError: c.ExpectError,
-		Class:       o.Class,
-		Status:      res.Status,
-		Message:     res.Message,
-		Output:      o.Output,
-		File:        c.File,
-		Line:        c.Line,
-	}
-	if o.Class == ClassOK {
-		cr.Got = o.Score
-	} else {
-		cr.Error = caseError(o)
-	}
-	return cr
-}
-
-// caseError is the outcome's error, with its class always set.
-func caseError(o Outcome) *CaseError {
-	if o.Error == nil {
-		return &CaseError{Class: o.Class, Message: string(o.Class)}
-	}
-	e := *o.Error
-	e.Class = o.Class
-	return &e
 }
 
 // nonNil makes a nil slice empty, so the results JSON says [] and not null.

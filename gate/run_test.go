@@ -7,12 +7,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/gate/digest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
 
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -20,16 +25,16 @@ import (
 // fakeRunner grades from a table: case id (or canary name) -> outcome. A task
 // not in the table passes with score 1.
 type fakeRunner struct {
-	outcomes map[string]Outcome
+	outcomes map[string]grading.Outcome
 	err      error
 	short    bool // return one outcome too few
-	sandbox  Sandbox
+	sandbox  grading.Sandbox
 
 	mu    sync.Mutex
 	calls [][]string // task ids of each Grade call
 }
 
-func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error) {
+func (f *fakeRunner) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var ids []string
@@ -40,7 +45,7 @@ func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error)
 	if f.err != nil {
 		return nil, f.err
 	}
-	out := make([]Outcome, 0, len(tasks))
+	out := make([]grading.Outcome, 0, len(tasks))
 	for _, t := range tasks {
 		o, ok := f.outcomes[taskName(t)]
 		if !ok {
@@ -54,7 +59,7 @@ func (f *fakeRunner) Grade(ctx context.Context, tasks []Task) ([]Outcome, error)
 	return out, nil
 }
 
-func (f *fakeRunner) Sandbox() Sandbox { return f.sandbox }
+func (f *fakeRunner) Sandbox() grading.Sandbox { return f.sandbox }
 
 // canarySamples names newSuite's canaries by their samples: a canary
 // travels under a made-up case id, and its sample is what tells the fake
@@ -66,7 +71,7 @@ var canarySamples = map[string]string{
 }
 
 // taskName is a task's case id, or a canary's name.
-func taskName(t Task) string {
+func taskName(t grading.Task) string {
 	if name, ok := canarySamples[string(t.Sample)]; ok {
 		return name
 	}
@@ -76,17 +81,17 @@ func taskName(t Task) string {
 // testSeed places canaries the same way in every run of a test.
 const testSeed = 7
 
-var _ Runner = (*fakeRunner)(nil)
+var _ grading.Runner = (*fakeRunner)(nil)
 
-func scored(s float64) Outcome {
-	return Outcome{Class: ClassOK, Score: &s, Scores: map[string]float64{"score": s}, DurationMS: 1.5}
+func scored(s float64) grading.Outcome {
+	return grading.Outcome{Class: grading.ClassOK, Score: &s, Scores: map[string]float64{"score": s}, DurationMS: 1.5}
 }
 
-func raised(typ, msg string, line int) Outcome {
-	return Outcome{Class: ClassGraderException, Error: &CaseError{Type: typ, Message: msg, Line: line}, Output: "traceback…"}
+func raised(typ, msg string, line int) grading.Outcome {
+	return grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{Type: typ, Message: msg, Line: line}, Output: "traceback…"}
 }
 
-func digest(s string) string {
+func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
@@ -115,10 +120,10 @@ func newSuite() suite {
 		Dir:     "evals/os",
 		Version: 1,
 		Name:    "order-summary",
-		Dataset: manifest.Dataset{Path: "cases.jsonl", SHA256: digest(files["cases.jsonl"]), Revision: "2026-11-29"},
-		Samples: &manifest.FileRef{Path: "samples.jsonl", SHA256: "sha256:" + digest(files["samples.jsonl"])},
-		Rubric:  &manifest.Rubric{Version: "order-rubric-2", Path: "rubric.md", SHA256: strings.ToUpper(digest(files["rubric.md"]))},
-		Grader: manifest.Grader{Type: "python", Source: "grader.py", SHA256: digest(files["grader.py"]),
+		Dataset: manifest.Dataset{Path: "cases.jsonl", SHA256: sha256Hex(files["cases.jsonl"]), Revision: "2026-11-29"},
+		Samples: &manifest.FileRef{Path: "samples.jsonl", SHA256: "sha256:" + sha256Hex(files["samples.jsonl"])},
+		Rubric:  &manifest.Rubric{Version: "order-rubric-2", Path: "rubric.md", SHA256: strings.ToUpper(sha256Hex(files["rubric.md"]))},
+		Grader: manifest.Grader{Type: "python", Source: "grader.py", SHA256: sha256Hex(files["grader.py"]),
 			Contract: "sample", ImageTag: "2025-05-08", Metric: "score", PassThreshold: 1},
 		Canaries: []manifest.Canary{
 			{Name: "equivalent-serialization", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{}`), Expect: ptr(1.0)},
@@ -134,7 +139,7 @@ func newSuite() suite {
 			ID:           fmt.Sprintf("case-%02d", i),
 			Item:         json.RawMessage(fmt.Sprintf(`{"case_id":"case-%02d"}`, i)),
 			Sample:       json.RawMessage(`{"output_text":"…"}`),
-			SampleSHA256: digest(fmt.Sprint(i)),
+			SampleSHA256: sha256Hex(fmt.Sprint(i)),
 			File:         "evals/os/cases.jsonl",
 			Line:         i,
 		}
@@ -154,8 +159,8 @@ func newSuite() suite {
 
 // outcomes of newSuite's graded cases and canaries: case-02 fails, case-07
 // raises, every other one passes; the canaries behave.
-func suiteOutcomes() map[string]Outcome {
-	return map[string]Outcome{
+func suiteOutcomes() map[string]grading.Outcome {
+	return map[string]grading.Outcome{
 		"boolean-total-one-cent": scored(0),
 		"corrupt-fixture":        raised("KeyError", "'expected_total_cents'", 7),
 		"case-02":                scored(0),
@@ -176,7 +181,7 @@ func (s suite) inputs() Inputs {
 func TestRun(t *testing.T) {
 	s := newSuite()
 	s.m.Gate.MaxOmitted = 1
-	r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+	r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
 	res, err := Run(context.Background(), s.inputs(), r, Options{Version: "1.2.3"})
 	if err != nil {
 		t.Fatal(err)
@@ -196,63 +201,63 @@ func TestRun(t *testing.T) {
 		}
 	}
 
-	if res.Verdict != VerdictPass {
+	if res.Verdict != results.VerdictPass {
 		t.Errorf("verdict = %s: %s", res.Verdict, dump(res.Reasons))
 	}
-	if want := (Counts{Intended: 12, Graded: 10, Passed: 9, Failed: 1, Errored: 1, Omitted: 1}); res.Counts != want {
+	if want := (results.Counts{Intended: 12, Graded: 10, Passed: 9, Failed: 1, Errored: 1, Omitted: 1}); res.Counts != want {
 		t.Errorf("counts = %+v, want %+v", res.Counts, want)
 	}
-	if res.Schema != ResultsSchema || res.Manifest != (ManifestRef{Name: "order-summary", Path: "evals/os/gradegate.yaml"}) {
+	if res.Schema != results.ResultsSchema || res.Manifest != (results.ManifestRef{Name: "order-summary", Path: "evals/os/gradegate.yaml"}) {
 		t.Errorf("schema/manifest = %q %+v", res.Schema, res.Manifest)
 	}
-	if want := (Digests{
-		Dataset: "sha256:" + digest("…cases…\n"), Samples: "sha256:" + digest("…samples…\n"),
-		Grader: "sha256:" + s.m.Grader.SHA256, Rubric: "sha256:" + digest("# rubric\n"),
+	if want := (digest.Digests{
+		Dataset: "sha256:" + sha256Hex("…cases…\n"), Samples: "sha256:" + sha256Hex("…samples…\n"),
+		Grader: "sha256:" + s.m.Grader.SHA256, Rubric: "sha256:" + sha256Hex("# rubric\n"),
 	}); !res.Digests.Equal(want) {
 		t.Errorf("digests = %+v, want %+v", res.Digests, want)
 	}
-	if want := (Versions{DatasetRevision: "2026-11-29", RubricVersion: "order-rubric-2", GraderName: "grader",
+	if want := (results.Versions{DatasetRevision: "2026-11-29", RubricVersion: "order-rubric-2", GraderName: "grader",
 		ImageTag: "2025-05-08", Gradegate: "1.2.3"}); res.Versions != want {
 		t.Errorf("versions = %+v, want %+v", res.Versions, want)
 	}
-	if res.Sandbox != r.sandbox || res.Shard != (Shard{Index: 1, Count: 1}) {
+	if res.Sandbox != r.sandbox || res.Shard != (shard.Shard{Index: 1, Count: 1}) {
 		t.Errorf("sandbox/shard = %+v %+v", res.Sandbox, res.Shard)
 	}
 	for _, c := range res.Canaries {
-		if c.Status != StatusPass {
+		if c.Status != results.StatusPass {
 			t.Errorf("canary %s = %+v", c.Name, c)
 		}
 	}
-	if c := res.Canaries[2]; c.Class != ClassGraderException || c.Error == nil || c.Got != nil {
+	if c := res.Canaries[2]; c.Class != grading.ClassGraderException || c.Error == nil || c.Got != nil {
 		t.Errorf("expect_error canary = %+v", c)
 	}
-	if len(res.Findings) != 1 || !slices.ContainsFunc(res.Warnings, func(w Warning) bool { return w.Code == "near_duplicate" }) {
+	if len(res.Findings) != 1 || !slices.ContainsFunc(res.Warnings, func(w results.Warning) bool { return w.Code == "near_duplicate" }) {
 		t.Errorf("findings = %v, warnings = %v", res.Findings, res.Warnings)
 	}
 
-	byID := map[string]CaseResult{}
+	byID := map[string]results.CaseResult{}
 	for _, c := range res.Cases {
 		byID[c.CaseID] = c
 	}
 	if len(res.Cases) != 12 {
 		t.Fatalf("%d case rows, want 12 (omitted ones included)", len(res.Cases))
 	}
-	if c := byID["case-01"]; c.Status != StatusPass || *c.Score != 1 || c.Class != ClassOK || c.Family != "refunds" ||
+	if c := byID["case-01"]; c.Status != results.StatusPass || *c.Score != 1 || c.Class != grading.ClassOK || c.Family != "refunds" ||
 		*c.HumanScore != 1 || c.Line != 1 || c.SampleSHA256 == "" || c.DurationMS != 1.5 {
 		t.Errorf("case-01 = %+v", c)
 	}
-	if c := byID["case-02"]; c.Status != StatusFail || *c.Score != 0 {
+	if c := byID["case-02"]; c.Status != results.StatusFail || *c.Score != 0 {
 		t.Errorf("case-02 = %+v", c)
 	}
-	if c := byID["case-07"]; c.Status != StatusError || c.Score != nil || c.Error == nil ||
-		c.Error.Class != ClassGraderException || c.Error.Line != 12 || c.Output != "traceback…" {
+	if c := byID["case-07"]; c.Status != results.StatusError || c.Score != nil || c.Error == nil ||
+		c.Error.Class != grading.ClassGraderException || c.Error.Line != 12 || c.Output != "traceback…" {
 		t.Errorf("case-07 = %+v", c)
 	}
-	if c := byID["case-12"]; c.Status != StatusOmitted || c.Reason != OmittedMissingSample || c.Class != "" {
+	if c := byID["case-12"]; c.Status != results.StatusOmitted || c.Reason != results.OmittedMissingSample || c.Class != "" {
 		t.Errorf("case-12 = %+v", c)
 	}
 	ship := res.Slices[0]
-	if ship.Name != "ship" || ship.Intended != 3 || ship.Passed != 2 || ship.Failed != 1 || ship.Status != VerdictPass {
+	if ship.Name != "ship" || ship.Intended != 3 || ship.Passed != 2 || ship.Failed != 1 || ship.Status != results.VerdictPass {
 		t.Errorf("ship = %+v", ship)
 	}
 
@@ -272,17 +277,17 @@ func TestRun(t *testing.T) {
 func TestRunHolds(t *testing.T) {
 	tests := []struct {
 		name    string
-		change  func(s *suite, outcomes map[string]Outcome)
+		change  func(s *suite, outcomes map[string]grading.Outcome)
 		reasons []string
-		check   func(t *testing.T, res *Results, r *fakeRunner)
+		check   func(t *testing.T, res *results.Results, r *fakeRunner)
 	}{
 		{
 			name: "digest mismatch holds and grading still runs",
-			change: func(s *suite, _ map[string]Outcome) {
+			change: func(s *suite, _ map[string]grading.Outcome) {
 				s.fsys["evals/os/grader.py"] = &fstest.MapFile{Data: []byte("def grade(sample, item):\n    return 0.5\n")}
 			},
-			reasons: []string{ReasonDigestMismatch, ReasonOmittedCases},
-			check: func(t *testing.T, res *Results, r *fakeRunner) {
+			reasons: []string{results.ReasonDigestMismatch, results.ReasonOmittedCases},
+			check: func(t *testing.T, res *results.Results, r *fakeRunner) {
 				if !strings.Contains(res.Reasons[0].Message, "evals/os/grader.py") || res.Reasons[0].File != "evals/os/grader.py" {
 					t.Errorf("reason = %+v", res.Reasons[0])
 				}
@@ -293,7 +298,7 @@ func TestRunHolds(t *testing.T) {
 		},
 		{
 			name: "unpinned samples are not compared",
-			change: func(s *suite, _ map[string]Outcome) {
+			change: func(s *suite, _ map[string]grading.Outcome) {
 				s.m.Samples.SHA256 = ""
 				s.m.Gate.MaxOmitted = 1
 			},
@@ -301,11 +306,11 @@ func TestRunHolds(t *testing.T) {
 		},
 		{
 			name: "canary failure holds and grading still runs",
-			change: func(_ *suite, o map[string]Outcome) {
+			change: func(_ *suite, o map[string]grading.Outcome) {
 				o["boolean-total-one-cent"] = scored(1) // the isinstance(True, int) bug
 			},
-			reasons: []string{ReasonCanaryFailed, ReasonOmittedCases},
-			check: func(t *testing.T, res *Results, r *fakeRunner) {
+			reasons: []string{results.ReasonCanaryFailed, results.ReasonOmittedCases},
+			check: func(t *testing.T, res *results.Results, r *fakeRunner) {
 				if !strings.Contains(res.Reasons[0].Message, "boolean-total-one-cent") {
 					t.Errorf("reason = %+v", res.Reasons[0])
 				}
@@ -316,18 +321,18 @@ func TestRunHolds(t *testing.T) {
 		},
 		{
 			name: "expect_error canary that scores fails",
-			change: func(_ *suite, o map[string]Outcome) {
+			change: func(_ *suite, o map[string]grading.Outcome) {
 				o["corrupt-fixture"] = scored(1) // except Exception: return 1.0
 			},
-			reasons: []string{ReasonCanaryFailed, ReasonOmittedCases},
+			reasons: []string{results.ReasonCanaryFailed, results.ReasonOmittedCases},
 		},
 		{
 			name: "intended beyond the rows is omitted, counted, and said",
-			change: func(s *suite, _ map[string]Outcome) {
+			change: func(s *suite, _ map[string]grading.Outcome) {
 				s.intend(15)
 			},
-			reasons: []string{ReasonOmittedCases},
-			check: func(t *testing.T, res *Results, _ *fakeRunner) {
+			reasons: []string{results.ReasonOmittedCases},
+			check: func(t *testing.T, res *results.Results, _ *fakeRunner) {
 				if res.Counts.Intended != 15 || res.Counts.Omitted != 4 || len(res.Cases) != 12 {
 					t.Errorf("counts = %+v, %d rows", res.Counts, len(res.Cases))
 				}
@@ -338,13 +343,13 @@ func TestRunHolds(t *testing.T) {
 		},
 		{
 			name: "error in a mandatory slice",
-			change: func(_ *suite, o map[string]Outcome) {
-				o["case-03"] = Outcome{Class: ClassTimeout}
+			change: func(_ *suite, o map[string]grading.Outcome) {
+				o["case-03"] = grading.Outcome{Class: grading.ClassTimeout}
 			},
-			reasons: []string{ReasonOmittedCases, ReasonUnevaluableCases, ReasonUnevaluableCases},
-			check: func(t *testing.T, res *Results, _ *fakeRunner) {
+			reasons: []string{results.ReasonOmittedCases, results.ReasonUnevaluableCases, results.ReasonUnevaluableCases},
+			check: func(t *testing.T, res *results.Results, _ *fakeRunner) {
 				for _, c := range res.Cases {
-					if c.CaseID == "case-03" && (c.Error == nil || c.Error.Class != ClassTimeout || c.Error.Message == "") {
+					if c.CaseID == "case-03" && (c.Error == nil || c.Error.Class != grading.ClassTimeout || c.Error.Message == "") {
 						t.Errorf("case-03 = %+v", c)
 					}
 				}
@@ -352,22 +357,22 @@ func TestRunHolds(t *testing.T) {
 		},
 		{
 			name: "dataset hold finding",
-			change: func(s *suite, _ map[string]Outcome) {
+			change: func(s *suite, _ map[string]grading.Outcome) {
 				s.m.Gate.MaxOmitted = 1
 				s.set.Findings = append(s.set.Findings, manifest.Finding{Code: "duplicate_case_id", Severity: manifest.SeverityHold,
 					File: "evals/os/cases.jsonl", Line: 9, CaseID: "case-09", Message: "also on line 8"})
 			},
-			reasons: []string{ReasonDatasetInvalid},
+			reasons: []string{results.ReasonDatasetInvalid},
 		},
 		{
 			name: "grader lint hold finding",
-			change: func(s *suite, _ map[string]Outcome) {
+			change: func(s *suite, _ map[string]grading.Outcome) {
 				s.m.Gate.MaxOmitted = 1
 				s.lint = []manifest.Finding{{Code: "grade_signature", Severity: manifest.SeverityHold,
 					File: "evals/os/grader.py", Line: 1, Message: "grade must take exactly two positional parameters"}}
 			},
-			reasons: []string{ReasonGraderLint},
-			check: func(t *testing.T, res *Results, _ *fakeRunner) {
+			reasons: []string{results.ReasonGraderLint},
+			check: func(t *testing.T, res *results.Results, _ *fakeRunner) {
 				if len(res.Findings) != 2 {
 					t.Errorf("findings = %s", dump(res.Findings))
 				}
@@ -391,7 +396,7 @@ func TestRunHolds(t *testing.T) {
 			if !slices.Equal(codes, tt.reasons) {
 				t.Errorf("reasons = %v, want %v\n%s", codes, tt.reasons, dump(res.Reasons))
 			}
-			if (res.Verdict == VerdictHold) != (len(tt.reasons) > 0) {
+			if (res.Verdict == results.VerdictHold) != (len(tt.reasons) > 0) {
 				t.Errorf("verdict = %s", res.Verdict)
 			}
 			if tt.check != nil {
@@ -421,14 +426,14 @@ func TestRunToolFailures(t *testing.T) {
 		{
 			name: "runner says ok without a score",
 			change: func(_ *suite, r *fakeRunner, _ *Options) {
-				r.outcomes["case-04"] = Outcome{Class: ClassOK}
+				r.outcomes["case-04"] = grading.Outcome{Class: grading.ClassOK}
 			},
 			message: "case-04: the runner returned class ok without a finite score",
 		},
 		{
 			name: "runner gives no class",
 			change: func(_ *suite, r *fakeRunner, _ *Options) {
-				r.outcomes["case-04"] = Outcome{}
+				r.outcomes["case-04"] = grading.Outcome{}
 			},
 			message: "case-04: the runner returned an outcome without a class",
 		},
@@ -440,7 +445,7 @@ func TestRunToolFailures(t *testing.T) {
 		},
 		{
 			name:    "bad shard",
-			change:  func(_ *suite, _ *fakeRunner, o *Options) { o.Shard = Shard{Index: 3, Count: 2} },
+			change:  func(_ *suite, _ *fakeRunner, o *Options) { o.Shard = shard.Shard{Index: 3, Count: 2} },
 			input:   true,
 			message: "shard 3/2",
 		},
@@ -482,7 +487,7 @@ func TestRunCanariesOnly(t *testing.T) {
 	if len(r.calls) != 1 || len(r.calls[0]) != 3 {
 		t.Errorf("calls = %v, want the canaries only", r.calls)
 	}
-	if res.Verdict != VerdictPass || res.Overall.Status != StatusSkipped || len(res.Cases) != 0 || res.Cases == nil {
+	if res.Verdict != results.VerdictPass || res.Overall.Status != verdict.StatusSkipped || len(res.Cases) != 0 || res.Cases == nil {
 		t.Errorf("results = %s", dump(res))
 	}
 	if res.Digests.Dataset != "" || res.Digests.Grader == "" {
@@ -495,7 +500,7 @@ func TestRunCanariesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != VerdictHold || len(res.Reasons) != 1 || res.Reasons[0].Code != ReasonCanaryFailed {
+	if res.Verdict != results.VerdictHold || len(res.Reasons) != 1 || res.Reasons[0].Code != results.ReasonCanaryFailed {
 		t.Errorf("reasons = %s", dump(res.Reasons))
 	}
 }
@@ -503,12 +508,12 @@ func TestRunCanariesOnly(t *testing.T) {
 func TestRunUnsandboxed(t *testing.T) {
 	s := newSuite()
 	s.m.Gate.MaxOmitted = 1
-	r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: Sandbox{UID: -1, Unsandboxed: true}}
+	r := &fakeRunner{outcomes: suiteOutcomes(), sandbox: grading.Sandbox{UID: -1, Unsandboxed: true}}
 	res, err := Run(context.Background(), s.inputs(), r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Sandbox.Unsandboxed || len(res.Warnings) == 0 || res.Warnings[0].Code != WarnUnsandboxed {
+	if !res.Sandbox.Unsandboxed || len(res.Warnings) == 0 || res.Warnings[0].Code != verdict.WarnUnsandboxed {
 		t.Errorf("sandbox = %+v, warnings = %s", res.Sandbox, dump(res.Warnings))
 	}
 }
@@ -521,11 +526,11 @@ func TestRunShards(t *testing.T) {
 	var intended int
 	for k := 1; k <= n; k++ {
 		r := &fakeRunner{outcomes: suiteOutcomes()}
-		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: Shard{Index: k, Count: n}})
+		res, err := Run(context.Background(), s.inputs(), r, Options{Shard: shard.Shard{Index: k, Count: n}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Shard != (Shard{Index: k, Count: n}) {
+		if res.Shard != (shard.Shard{Index: k, Count: n}) {
 			t.Errorf("shard = %+v", res.Shard)
 		}
 		for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"} {
@@ -535,8 +540,8 @@ func TestRunShards(t *testing.T) {
 		}
 		for _, c := range res.Cases {
 			seen[c.CaseID]++
-			if ShardOf(c.CaseID, n) != k {
-				t.Errorf("case %s in shard %d, ShardOf says %d", c.CaseID, k, ShardOf(c.CaseID, n))
+			if shard.ShardOf(c.CaseID, n) != k {
+				t.Errorf("case %s in shard %d, ShardOf says %d", c.CaseID, k, shard.ShardOf(c.CaseID, n))
 			}
 		}
 		intended += res.Counts.Intended

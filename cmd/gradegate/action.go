@@ -16,9 +16,9 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/checkrun"
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -344,16 +344,16 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 // verdictOf is the verdict an exit code stands for: only 0 is a pass.
 func verdictOf(code int) string {
 	if code == exitPass {
-		return gate.VerdictPass
+		return results.VerdictPass
 	}
-	return gate.VerdictHold
+	return results.VerdictHold
 }
 
 // failClosed is the exit code after reporting: nothing but a reported pass
 // exits 0 (an unknown or empty verdict included), and a hold is never
 // turned into anything but 1.
 func failClosed(code int, verdict string, errs ...error) int {
-	if code == exitPass && verdict != gate.VerdictPass {
+	if code == exitPass && verdict != results.VerdictPass {
 		code = exitHold
 		if verdict == "" {
 			code = exitInternal
@@ -379,7 +379,7 @@ func reportErrors(gh *githubactions.Action, errs []error) {
 // posting is what reportCheck posts: a results document, or a command's
 // report with its pass or hold.
 type posting struct {
-	res    *gate.Results
+	res    *results.Results
 	report *commandReport
 	pass   bool
 }
@@ -398,7 +398,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	}
 	opts := []checkrun.Option{
 		checkrun.WithDetailsURL(runURL),
-		checkrun.WithMarkdown(func(res *gate.Results, maxBytes int) string {
+		checkrun.WithMarkdown(func(res *results.Results, maxBytes int) string {
 			return render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxBytes, RunURL: runURL})
 		}),
 		checkrun.WithFiles(suiteFiles(in.manifest)),

@@ -17,9 +17,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/checkrun"
 	"github.com/gradegate/gradegate/gate/checkrun/checkruntest"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
 )
 
 // Manifest paths as a workflow gives them: relative to the repository root,
@@ -155,13 +156,13 @@ func (e *actionEnv) stepSummary(t *testing.T) string {
 	return string(data)
 }
 
-func readResultsFile(t *testing.T, path string) *gate.Results {
+func readResultsFile(t *testing.T, path string) *results.Results {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("results output %q: %v", path, err)
 	}
-	var res gate.Results
+	var res results.Results
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("results output %q: %v", path, err)
 	}
@@ -194,7 +195,7 @@ func TestActionRunOnPullRequest(t *testing.T) {
 		t.Errorf("output results = %q, want a file in RUNNER_TEMP", outs["results"])
 	}
 	res := readResultsFile(t, outs["results"])
-	if res.Schema != gate.ResultsSchema || res.Verdict != gate.VerdictPass {
+	if res.Schema != results.ResultsSchema || res.Verdict != results.VerdictPass {
 		t.Errorf("results file: schema %q verdict %q", res.Schema, res.Verdict)
 	}
 
@@ -327,7 +328,7 @@ func TestActionShardPostsNoCheckRun(t *testing.T) {
 	if outs["results"] != results {
 		t.Errorf("output results = %q, want the results input %q", outs["results"], results)
 	}
-	if res := readResultsFile(t, results); res.Shard != (gate.Shard{Index: 1, Count: 2}) {
+	if res := readResultsFile(t, results); res.Shard != (shard.Shard{Index: 1, Count: 2}) {
 		t.Errorf("results shard = %+v, want 1/2", res.Shard)
 	}
 }
@@ -648,10 +649,10 @@ func TestFailClosed(t *testing.T) {
 		errs    []error
 		want    int
 	}{
-		{"pass", exitPass, gate.VerdictPass, nil, exitPass},
-		{"pass, reporting failed", exitPass, gate.VerdictPass, []error{nil, failed}, exitInternal},
-		{"hold, reporting failed", exitHold, gate.VerdictHold, []error{failed}, exitHold},
-		{"hold that claims 0", exitPass, gate.VerdictHold, nil, exitHold},
+		{"pass", exitPass, results.VerdictPass, nil, exitPass},
+		{"pass, reporting failed", exitPass, results.VerdictPass, []error{nil, failed}, exitInternal},
+		{"hold, reporting failed", exitHold, results.VerdictHold, []error{failed}, exitHold},
+		{"hold that claims 0", exitPass, results.VerdictHold, nil, exitHold},
 		{"unknown verdict that claims 0", exitPass, "maybe", nil, exitHold},
 		{"no verdict that claims 0", exitPass, "", nil, exitInternal},
 		{"input error", exitInput, "", []error{failed}, exitInput},

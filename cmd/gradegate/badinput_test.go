@@ -18,7 +18,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
 )
 
 // badSuite is a copy of the example suite that a bad-input case may spoil.
@@ -102,21 +104,21 @@ func (s *badSuite) canariesToFile() {
 
 // shard writes a results file of one shard of 1 for the suite: 36 intended
 // cases, the given rows, every other case omitted as not in the dataset.
-func (s *badSuite) shard(name string, rows ...gate.CaseResult) string {
-	res := gate.Results{
-		Schema: gate.ResultsSchema, Verdict: gate.VerdictHold,
-		Manifest: gate.ManifestRef{Name: "order-summary"},
-		Shard:    gate.Shard{Index: 1, Count: 1},
+func (s *badSuite) shard(name string, rows ...results.CaseResult) string {
+	res := results.Results{
+		Schema: results.ResultsSchema, Verdict: results.VerdictHold,
+		Manifest: results.ManifestRef{Name: "order-summary"},
+		Shard:    shard.Shard{Index: 1, Count: 1},
 		Cases:    rows,
-		Counts:   gate.Counts{Intended: 36, Omitted: 36},
+		Counts:   results.Counts{Intended: 36, Omitted: 36},
 	}
 	for _, r := range rows {
 		switch r.Status {
-		case gate.StatusPass:
+		case results.StatusPass:
 			res.Counts.Passed++
 			res.Counts.Graded++
 			res.Counts.Omitted--
-		case gate.StatusFail:
+		case results.StatusFail:
 			res.Counts.Failed++
 			res.Counts.Graded++
 			res.Counts.Omitted--
@@ -316,7 +318,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "merge: a row with status weird",
 			setup: func(s *badSuite) []string {
-				p := s.shard("shard-1.json", gate.CaseResult{CaseID: "ship-cancel-001", Status: "weird", Line: 1})
+				p := s.shard("shard-1.json", results.CaseResult{CaseID: "ship-cancel-001", Status: "weird", Line: 1})
 				return []string{"merge", "--manifest", "{}/gradegate.yaml", p}
 			},
 			code: exitInput,
@@ -325,7 +327,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "merge: a pass without a score",
 			setup: func(s *badSuite) []string {
-				p := s.shard("shard-1.json", gate.CaseResult{CaseID: "ship-cancel-001", Status: gate.StatusPass, Class: gate.ClassOK, Line: 1})
+				p := s.shard("shard-1.json", results.CaseResult{CaseID: "ship-cancel-001", Status: results.StatusPass, Class: grading.ClassOK, Line: 1})
 				return []string{"merge", "--manifest", "{}/gradegate.yaml", p}
 			},
 			code: exitInput,
@@ -335,7 +337,7 @@ func TestBadInput(t *testing.T) {
 			name: "merge: counts that do not add up",
 			setup: func(s *badSuite) []string {
 				one := 1.0
-				p := s.shard("shard-1.json", gate.CaseResult{CaseID: "ship-cancel-001", Status: gate.StatusPass, Class: gate.ClassOK, Score: &one, Line: 1})
+				p := s.shard("shard-1.json", results.CaseResult{CaseID: "ship-cancel-001", Status: results.StatusPass, Class: grading.ClassOK, Score: &one, Line: 1})
 				b := strings.Replace(s.read("shard-1.json"), `"passed":1`, `"passed":7`, 1)
 				s.write("shard-1.json", b)
 				return []string{"merge", "--manifest", "{}/gradegate.yaml", p}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/compare"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
 )
@@ -49,7 +51,7 @@ func checkBaseline(b baselineInput, limits input.Limits) error {
 // regressed_vs_baseline when the rule says so. Both sides stream: the base
 // keeps a few fields per case, the run's rows are read back from where the
 // run keeps them.
-func applyBaseline(res *gate.Results, b baselineInput, limits input.Limits) error {
+func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) error {
 	p, closeFile, err := openBaseline(b, limits)
 	if err != nil {
 		return err
@@ -63,7 +65,7 @@ func applyBaseline(res *gate.Results, b baselineInput, limits input.Limits) erro
 	if err != nil {
 		return fmt.Errorf("--baseline %s: %w", b.file, err)
 	}
-	bl := &gate.Baseline{
+	bl := &results.Baseline{
 		File:           b.file,
 		Verdict:        p.Results.Verdict,
 		Digests:        p.Results.Digests,
@@ -71,13 +73,13 @@ func applyBaseline(res *gate.Results, b baselineInput, limits input.Limits) erro
 		PassRateChange: rep.PassRate.MatchedEffect,
 		Added:          len(rep.Added),
 		Removed:        len(rep.Removed),
-		Flips:          make([]gate.BaselineFlip, 0, len(rep.Flipped)),
+		Flips:          make([]results.BaselineFlip, 0, len(rep.Flipped)),
 	}
 	for _, f := range rep.Flipped {
-		bl.Flips = append(bl.Flips, gate.BaselineFlip{CaseID: f.CaseID, Base: f.Base, Head: f.Head,
+		bl.Flips = append(bl.Flips, results.BaselineFlip{CaseID: f.CaseID, Base: f.Base, Head: f.Head,
 			OutputChanged: f.OutputChanged, Slices: nonNil(f.Slices)})
 	}
-	res.ApplyBaseline(bl, b.rule)
+	verdict.ApplyBaseline(res, bl, b.rule)
 	return nil
 }
 

@@ -16,10 +16,15 @@ import (
 
 	"github.com/gradegate/gradegate/canary/hosted"
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -30,7 +35,7 @@ import (
 type gradeFlags struct {
 	format      format
 	results     string
-	shard       shard
+	shard       shardFlag
 	workers     int
 	unsandboxed bool
 	python      string
@@ -202,7 +207,7 @@ func (s *suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 // (s.python is set) and the grader read, just before the grader processes
 // start: what it starts in the background overlaps with their start. It is
 // not called when settling them fails.
-func (a *app) runner(ctx context.Context, s *suite, env *graderEnv, starting func()) (gate.Runner, func(), error) {
+func (a *app) runner(ctx context.Context, s *suite, env *graderEnv, starting func()) (grading.Runner, func(), error) {
 	parts, err := s.parts()
 	if err != nil {
 		return nil, nil, err
@@ -307,7 +312,7 @@ func (a *app) graders(ctx context.Context, s *suite, f gradeFlags) (*graderEnv, 
 		return nil, err
 	}
 	s.python = py
-	if err := a.multiModels(s, f, false, gate.Shard{}); err != nil {
+	if err := a.multiModels(s, f, false, shard.Shard{}); err != nil {
 		return nil, err
 	}
 	portable := f.unsandboxed && (runtime.GOOS != "linux" || a.getenv(workerPoolEnv) == "portable")
@@ -341,14 +346,14 @@ const workerPoolEnv = "GRADEGATE_WORKER_POOL"
 // its python sub-graders, the first grading src and the others their
 // pinned sources). A grader that cannot load is returned as a
 // *worker.LoadError.
-func (e *graderEnv) newRunner(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+func (e *graderEnv) newRunner(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 	return e.newRunnerPart(ctx, 0, src)
 }
 
 // runnerFor is the runner factory for part k of the grader: the runners it
 // starts grade src in place of that part's pinned source.
-func (e *graderEnv) runnerFor(k int) func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
-	return func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+func (e *graderEnv) runnerFor(k int) func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
+	return func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 		return e.newRunnerPart(ctx, k, src)
 	}
 }
@@ -357,7 +362,7 @@ func (e *graderEnv) runnerFor(k int) func(ctx context.Context, src []byte) (gate
 // grading src and every other its pinned source, and wraps them into the
 // grader's runner. A part that cannot load is a *worker.LoadError naming
 // the part.
-func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.Runner, func(), error) {
+func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (grading.Runner, func(), error) {
 	parts, err := e.s.parts()
 	if err != nil {
 		return nil, nil, err
@@ -418,15 +423,15 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gate.
 		return nil, nil, fmt.Errorf("starting the grader: %w", err)
 	}
 	g := e.s.m.Grader
-	runners := make([]gate.Runner, python)
+	runners := make([]grading.Runner, python)
 	for i, p := range pools[:python] {
 		runners[i] = p
 	}
-	meteor := map[string]gate.Runner{}
+	meteor := map[string]grading.Runner{}
 	for i, sg := range meteors {
 		meteor[sg.Name] = pools[python+i]
 	}
-	return gate.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models), g.Range), stop, nil
+	return grading.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models), g.Range), stop, nil
 }
 
 // meteorMissing is the refusal of a meteor text_similarity whose grader
@@ -448,7 +453,7 @@ func oneLine(s string) string {
 // graderPool is a started worker pool: the sandboxed one, or the portable
 // one of --unsandboxed on every system but Linux.
 type graderPool interface {
-	gate.StreamRunner
+	grading.StreamRunner
 	Close() error
 }
 
@@ -549,22 +554,22 @@ func (e *graderEnv) failedPath(le *worker.LoadError) string {
 // loadFailed is the runner of a grader that failed to load.
 type loadFailed struct {
 	err     *worker.LoadError
-	sandbox gate.Sandbox
+	sandbox grading.Sandbox
 }
 
-func (l loadFailed) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	out := make([]gate.Outcome, len(tasks))
+func (l loadFailed) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	out := make([]grading.Outcome, len(tasks))
 	for i := range tasks {
 		e := l.err.Err
 		// The load message may already start with the exception type, which
 		// every rendering puts in front again.
 		e.Message = strings.TrimPrefix(e.Message, e.Type+": ")
-		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: l.err.Output, LoadFailed: true}
+		out[i] = grading.Outcome{Class: e.Class, Error: &e, Output: l.err.Output, LoadFailed: true}
 	}
 	return out, nil
 }
 
-func (l loadFailed) Sandbox() gate.Sandbox { return l.sandbox }
+func (l loadFailed) Sandbox() grading.Sandbox { return l.sandbox }
 
 func (a *app) cmdRun(ctx context.Context, args []string) outcome {
 	return a.grade(ctx, "run", args, false)
@@ -620,7 +625,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		}
 		opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
 		if f.shard.count > 0 {
-			opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
+			opts.Shard = shard.Shard{Index: f.shard.index, Count: f.shard.count}
 		}
 		return a.gradeJudge(ctx, name, s, set, f, opts, hostedOn)
 	}
@@ -640,7 +645,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	// A multi grader's model calls are counted against the cache and the
 	// budget over what this command grades, before any is sent.
-	if err := a.multiModels(s, f, canariesOnly, gate.Shard{Index: f.shard.index, Count: f.shard.count}); err != nil {
+	if err := a.multiModels(s, f, canariesOnly, shard.Shard{Index: f.shard.index, Count: f.shard.count}); err != nil {
 		return a.fail(name, err)
 	}
 	var lintOpts []lint.Option
@@ -677,14 +682,14 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	}
 	opts := gate.Options{Version: currentVersion().String(), CanariesOnly: canariesOnly, CanarySeed: f.canarySeed}
 	if f.shard.count > 0 {
-		opts.Shard = gate.Shard{Index: f.shard.index, Count: f.shard.count}
+		opts.Shard = shard.Shard{Index: f.shard.index, Count: f.shard.count}
 	}
 	sample, err := determinismSample(s, !canariesOnly, &opts)
 	if err != nil {
 		return a.fail(name, err)
 	}
 	a.noteImageTag(s)
-	var mutationExcluded []gate.MutationExclusion
+	var mutationExcluded []results.MutationExclusion
 	if !canariesOnly {
 		mutation, mutFindings, err := a.measureMutation(ctx, s, env, f, opts.Shard)
 		if err != nil {
@@ -697,7 +702,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		}
 		opts.SpoolDir = os.TempDir()
 		if opts.Progress = a.progress(f.format); opts.Progress != nil {
-			opts.Rows = gate.CountRows(s.fsys, s.m.Path(s.m.Dataset.Path))
+			opts.Rows = digest.CountRows(s.fsys, s.m.Path(s.m.Dataset.Path))
 		}
 	}
 	in := gate.Inputs{Manifest: s.m, FS: loadedFS{s}, Findings: findings}
@@ -714,7 +719,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	defer res.Close()
 	res.MutationExcluded = mutationExcluded
 	if s.models != nil {
-		res.AddJudge(s.models.Usage(), subGraderLint(s.m))
+		verdict.AddJudge(res, s.models.Usage(), subGraderLint(s.m))
 	}
 	if err := a.checkDeterminism(ctx, s, env, sample, !canariesOnly, f, opts.Shard, res); err != nil {
 		return a.fail(name, err)
@@ -727,7 +732,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		if perr != nil && parity == nil {
 			return a.fail(name, perr)
 		}
-		res.AddHosted(parity, perr)
+		verdict.AddHosted(res, parity, perr)
 		hostedErr = perr
 	}
 	o := a.finish(name, res, f)
@@ -747,14 +752,14 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 
 // finish writes the results file and stdout, and turns the verdict into the
 // exit code. A failure to write is a tool failure: never a pass.
-func (a *app) finish(name string, res *gate.Results, f gradeFlags) outcome {
+func (a *app) finish(name string, res *results.Results, f gradeFlags) outcome {
 	if f.baseline.file != "" {
 		if err := applyBaseline(res, f.baseline, f.limits); err != nil {
 			return a.fail(name, err)
 		}
 	}
 	o := outcome{results: res, code: exitHold}
-	if res.Verdict == gate.VerdictPass {
+	if res.Verdict == results.VerdictPass {
 		o.code = exitPass
 	}
 	if f.results != "" {
@@ -776,7 +781,7 @@ func (a *app) failWith(name string, o outcome, err error) outcome {
 	return o
 }
 
-func (a *app) render(res *gate.Results, f format) error {
+func (a *app) render(res *results.Results, f format) error {
 	switch f {
 	case formatJSON:
 		return res.WriteJSON(a.stdout)
@@ -793,7 +798,7 @@ func (a *app) colorOptions() render.Options {
 }
 
 // hostedParity runs the canaries on OpenAI's hosted grader and compares.
-func (a *app) hostedParity(ctx context.Context, s *suite, res *gate.Results, baseURL string) (*hosted.Report, error) {
+func (a *app) hostedParity(ctx context.Context, s *suite, res *results.Results, baseURL string) (*hosted.Report, error) {
 	g, err := s.hostedGrader()
 	if err != nil {
 		return nil, err
@@ -801,7 +806,7 @@ func (a *app) hostedParity(ctx context.Context, s *suite, res *gate.Results, bas
 	c := hosted.NewClient(baseURL, a.getenv("OPENAI_API_KEY"))
 	local := make([]hosted.Local, 0, len(res.Canaries))
 	for _, cr := range res.Canaries {
-		local = append(local, hosted.Local{Name: cr.Name, Got: cr.Got, Errored: cr.Class != gate.ClassOK, Class: string(cr.Class)})
+		local = append(local, hosted.Local{Name: cr.Name, Got: cr.Got, Errored: cr.Class != grading.ClassOK, Class: string(cr.Class)})
 	}
 	return hosted.Parity(ctx, c, g, s.m.Canaries, local, s.m.Grader.PassThreshold)
 }
@@ -914,14 +919,14 @@ func (a *app) cmdValidate(ctx context.Context, args []string) outcome {
 	if err := errors.Join(err, s.laterFiles()); err != nil {
 		return a.fail("validate", err)
 	}
-	_, mismatches, err := gate.CheckDigests(s.fsys, s.m, true)
+	_, mismatches, err := digest.CheckDigests(s.fsys, s.m, true)
 	if err != nil {
 		return a.fail("validate", err)
 	}
 	v := &render.Validation{Schema: render.ValidationSchema, Findings: []manifest.Finding{}, Warnings: []manifest.Finding{}}
 	for _, mm := range mismatches {
 		v.Findings = append(v.Findings, manifest.Finding{
-			Code: gate.ReasonDigestMismatch, Severity: manifest.SeverityHold,
+			Code: results.ReasonDigestMismatch, Severity: manifest.SeverityHold,
 			File: s.m.File, Line: s.m.Line(mm.Key), Message: digestMessage(mm),
 		})
 	}
@@ -1052,7 +1057,7 @@ func writeDoctorMarkdown(w io.Writer, rep sandbox.Report) error {
 }
 
 // digestMessage says which file changed and both digests.
-func digestMessage(mm gate.DigestMismatch) string {
+func digestMessage(mm digest.DigestMismatch) string {
 	if mm.Want == "" {
 		return fmt.Sprintf("%s %s is not pinned: add %s (gradegate pin writes %s)", mm.Name, mm.File, mm.Key, mm.Got)
 	}
@@ -1087,8 +1092,8 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	var parts []gate.ShardPart
 	var errs []error
 	for _, name := range files {
-		p, closeFile, err := openShard(name, f.limits, func(head *gate.Results) *gate.ShardCheck {
-			return gate.NewShardCheck(name, head, s.m.Grader.PassThreshold)
+		p, closeFile, err := openShard(name, f.limits, func(head *results.Results) *results.ShardCheck {
+			return results.NewShardCheck(name, head, s.m.Grader.PassThreshold)
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -1112,7 +1117,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 // at a time as the caller asks. Both reads go through the input layer.
 // check, when set, checks every row as it passes and the header's counts
 // against them at the end (merge); compare reads without it.
-func openShard(name string, limits input.Limits, check func(*gate.Results) *gate.ShardCheck) (gate.ShardPart, func(), error) {
+func openShard(name string, limits input.Limits, check func(*results.Results) *results.ShardCheck) (gate.ShardPart, func(), error) {
 	open := func() (*input.File, error) {
 		f, err := input.Open(hostFS{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
 		if err != nil {
@@ -1124,19 +1129,19 @@ func openShard(name string, limits input.Limits, check func(*gate.Results) *gate
 	if err != nil {
 		return gate.ShardPart{}, nil, err
 	}
-	r, err := gate.ReadResultsHeader(hf)
+	r, err := results.ReadResultsHeader(hf)
 	hf.Close()
 	if err != nil {
 		return gate.ShardPart{}, nil, &manifest.Error{File: name, Msg: "not a results JSON document", Err: err}
 	}
-	if r.Schema != gate.ResultsSchema {
-		return gate.ShardPart{}, nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", gate.ResultsSchema, r.Schema)}
+	if r.Schema != results.ResultsSchema {
+		return gate.ShardPart{}, nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", results.ResultsSchema, r.Schema)}
 	}
 	cf, err := open()
 	if err != nil {
 		return gate.ShardPart{}, nil, err
 	}
-	rows := &shardRows{name: name, r: gate.NewCaseReader(cf)}
+	rows := &shardRows{name: name, r: results.NewCaseReader(cf)}
 	if check != nil {
 		rows.check = check(r)
 	}
@@ -1147,11 +1152,11 @@ func openShard(name string, limits input.Limits, check func(*gate.Results) *gate
 // row no run could have written: both are input errors.
 type shardRows struct {
 	name  string
-	r     *gate.CaseReader
-	check *gate.ShardCheck
+	r     *results.CaseReader
+	check *results.ShardCheck
 }
 
-func (s *shardRows) Next() (gate.CaseResult, bool, error) {
+func (s *shardRows) Next() (results.CaseResult, bool, error) {
 	c, ok, err := s.r.Next()
 	if err != nil {
 		return c, ok, &manifest.Error{File: s.name, Msg: "not a results JSON document", Err: err}
@@ -1271,7 +1276,7 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 		if over || inMandatory {
 			sev = manifest.SeverityHold
 		}
-		out = append(out, manifest.Finding{Code: gate.OmittedMissingSample, Severity: sev, File: c.File, Line: c.Line, CaseID: c.ID,
+		out = append(out, manifest.Finding{Code: results.OmittedMissingSample, Severity: sev, File: c.File, Line: c.Line, CaseID: c.ID,
 			Message: fmt.Sprintf("case %s has no sample (inline or in the samples file): a run omits it", c.ID)})
 	}
 	if notInDataset > 0 {
@@ -1279,7 +1284,7 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 		if over {
 			sev = manifest.SeverityHold
 		}
-		out = append(out, manifest.Finding{Code: gate.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
+		out = append(out, manifest.Finding{Code: results.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
 			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", sum.Intended, m.Dataset.Path, sum.Rows, notInDataset)})
 	}
 	names := make([]string, 0, len(cv.inData))
@@ -1304,7 +1309,7 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 				msg += manifest.Suggest(r.Name, names)
 			}
 		}
-		out = append(out, manifest.Finding{Code: gate.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
+		out = append(out, manifest.Finding{Code: results.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
 	}
 	return out
 }

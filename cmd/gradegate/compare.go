@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/compare"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
 )
@@ -26,8 +26,8 @@ func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
 		return a.fail("compare", fmt.Errorf("%w: gradegate compare takes BASE.json and HEAD.json, got %d arguments", manifest.ErrInput, len(pos)))
 	}
 	// Each file is read twice as a stream: its header, then its rows.
-	var heads [2]*gate.Results
-	var rows [2]gate.CaseIter
+	var heads [2]*results.Results
+	var rows [2]results.CaseIter
 	for i, name := range pos {
 		p, closeFile, err := openShard(name, limits, nil)
 		if err != nil {

@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/multi"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -62,7 +66,7 @@ const determinismWorkers = 4
 // The two gradings run at once on the run's sandbox and interpreter, each
 // pool with half the run's workers (at most determinismWorkers) on sandbox
 // slots of its own.
-func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sample *gate.DeterminismSample, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results) error {
+func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sample *gate.DeterminismSample, withCases bool, f gradeFlags, shard shard.Shard, res *results.Results) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
@@ -83,7 +87,7 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 	pools := 0
 	workers := max(1, min(env.workerCount()/2, determinismWorkers))
 	start := time.Now()
-	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (gate.Runner, func(), error) {
+	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (grading.Runner, func(), error) {
 		e := *env
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
 		e.workers = workers
@@ -120,12 +124,12 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 	}
 	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if askModels {
-		d.Asked = gate.DeterminismPythonModel
+		d.Asked = results.DeterminismPythonModel
 		for _, m := range asked {
 			addCalls(res.Judge, m.Usage())
 		}
 	}
-	res.AddDeterminism(d)
+	verdict.AddDeterminism(res, d)
 	return nil
 }
 
@@ -135,7 +139,7 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 // calls, so it runs only when the manifest writes gate.determinism; without
 // a key, or when grader.max_calls leaves too few calls, it is skipped and
 // the results and the error stream say why.
-func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.Set, withCases bool, f gradeFlags, shard gate.Shard, res *gate.Results, hasKey bool) error {
+func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.Set, withCases bool, f gradeFlags, shard shard.Shard, res *results.Results, hasKey bool) error {
 	if s.m.Line("gate.determinism") == 0 {
 		return nil
 	}
@@ -164,7 +168,7 @@ func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.
 	}
 	var asked []*judge.Judge
 	start := time.Now()
-	d, err := gate.CheckDeterminism(ctx, s.m, next, shard, seed, func(ctx context.Context, _ uint32) (gate.Runner, func(), error) {
+	d, err := gate.CheckDeterminism(ctx, s.m, next, shard, seed, func(ctx context.Context, _ uint32) (grading.Runner, func(), error) {
 		j, err := a.newJudge(s.m.Grader, judgeFlags{concurrency: f.judge.concurrency})
 		if err != nil {
 			return nil, nil, err
@@ -176,11 +180,11 @@ func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.
 		return err
 	}
 	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-	d.Asked = gate.DeterminismModel
+	d.Asked = results.DeterminismModel
 	for _, j := range asked {
 		addCalls(res.Judge, j.Usage())
 	}
-	res.AddDeterminism(d)
+	verdict.AddDeterminism(res, d)
 	return nil
 }
 
@@ -219,7 +223,7 @@ func modelDeterminismSkip(m *manifest.Manifest, hasKey bool, used, graders int, 
 
 // noteDeterminismSkipped says, on the error stream and as a warning in the
 // results, that the determinism check did not ask the model again.
-func (a *app) noteDeterminismSkipped(m *manifest.Manifest, res *gate.Results, why string) {
+func (a *app) noteDeterminismSkipped(m *manifest.Manifest, res *results.Results, why string) {
 	if why == "" {
 		return
 	}
@@ -240,7 +244,7 @@ func determinismSeed() (uint64, error) {
 }
 
 // usedCalls are the model calls the run has made so far.
-func usedCalls(res *gate.Results) int {
+func usedCalls(res *results.Results) int {
 	if res.Judge == nil {
 		return 0
 	}
@@ -248,7 +252,7 @@ func usedCalls(res *gate.Results) int {
 }
 
 // addCalls counts the determinism check's calls in the run's usage.
-func addCalls(u, x *gate.JudgeUsage) {
+func addCalls(u, x *results.JudgeUsage) {
 	if u == nil || x == nil {
 		return
 	}
@@ -260,11 +264,11 @@ func addCalls(u, x *gate.JudgeUsage) {
 }
 
 // countSampled counts the shard's cases that have a sample.
-func countSampled(cases []dataset.Case, shard gate.Shard) int {
-	count, index := max(shard.Count, 1), max(shard.Index, 1)
+func countSampled(cases []dataset.Case, sh shard.Shard) int {
+	count, index := max(sh.Count, 1), max(sh.Index, 1)
 	n := 0
 	for _, c := range cases {
-		if c.Sample != nil && gate.ShardOf(c.ID, count) == index {
+		if c.Sample != nil && shard.ShardOf(c.ID, count) == index {
 			n++
 		}
 	}
@@ -273,7 +277,7 @@ func countSampled(cases []dataset.Case, shard gate.Shard) int {
 
 // multiSampleSize is how many canaries and cases a multi grader's
 // determinism check grades.
-func multiSampleSize(s *suite, withCases bool, shard gate.Shard) (int, error) {
+func multiSampleSize(s *suite, withCases bool, shard shard.Shard) (int, error) {
 	if !withCases || s.m.Gate.Determinism.Sample == 0 {
 		return len(s.m.Canaries), nil
 	}

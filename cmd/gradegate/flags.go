@@ -108,17 +108,17 @@ func (f *format) Set(s string) error {
 	return fmt.Errorf("want human, json or markdown, got %q", s)
 }
 
-// shard is the --shard K/N value.
-type shard struct{ index, count int }
+// shardFlag is the --shard K/N value.
+type shardFlag struct{ index, count int }
 
-func (s *shard) String() string {
+func (s *shardFlag) String() string {
 	if s.count == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", s.index, s.count)
 }
 
-func (s *shard) Set(v string) error {
+func (s *shardFlag) Set(v string) error {
 	k, n, ok := strings.Cut(v, "/")
 	if !ok {
 		return fmt.Errorf("want K/N (for example 2/4), got %q", v)

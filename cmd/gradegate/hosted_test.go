@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gradegate/gradegate/gate/results"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -144,10 +144,10 @@ func TestCanaryHosted(t *testing.T) {
 			fake := &fakeHosted{t: t, canaries: m.Canaries, flip: tt.flip, status: tt.status}
 			srv := httptest.NewServer(fake)
 			defer srv.Close()
-			results := filepath.Join(t.TempDir(), "results.json")
+			resultsPath := filepath.Join(t.TempDir(), "results.json")
 			env := map[string]string{"OPENAI_API_KEY": key, "NO_COLOR": "1"}
 			var stdout, stderr bytes.Buffer
-			o := execute(context.Background(), []string{"canary", manifestPath, "--hosted", "--hosted-url", srv.URL + "/prefix", "--results", results, "--format", "json"},
+			o := execute(context.Background(), []string{"canary", manifestPath, "--hosted", "--hosted-url", srv.URL + "/prefix", "--results", resultsPath, "--format", "json"},
 				func(k string) string { return env[k] }, &stdout, &stderr)
 			if o.code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\nstderr:\n%s", o.code, tt.wantCode, stderr.String())
@@ -171,7 +171,7 @@ func TestCanaryHosted(t *testing.T) {
 			if !strings.Contains(stdout.String(), tt.wantOut) {
 				t.Errorf("stdout lacks %q", tt.wantOut)
 			}
-			res := readResultsFile(t, results)
+			res := readResultsFile(t, resultsPath)
 			if res.Hosted == nil || len(res.Hosted.Rows) != len(m.Canaries) {
 				t.Fatalf("results carry no hosted parity for every canary: %+v", res.Hosted)
 			}
@@ -184,7 +184,7 @@ func TestCanaryHosted(t *testing.T) {
 			}
 			held := false
 			for _, r := range res.Reasons {
-				held = held || (r.Code == gate.ReasonCanaryFailed && strings.Contains(r.Message, "hosted parity"))
+				held = held || (r.Code == results.ReasonCanaryFailed && strings.Contains(r.Message, "hosted parity"))
 			}
 			if held != (tt.wantCode == exitHold) {
 				t.Errorf("hosted parity reason present = %v, want %v (reasons %+v)", held, tt.wantCode == exitHold, res.Reasons)

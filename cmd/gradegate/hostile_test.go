@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/gate/digest"
 	"net"
 	"os"
 	"os/exec"
@@ -22,7 +23,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -343,7 +345,7 @@ func (w *hostileWorld) suite(t *testing.T, isolation string, owner int, o suiteO
 type hostileCase struct {
 	caseID string
 	status string
-	class  gate.Class
+	class  grading.Class
 }
 
 // hostileCases is how every case of the suite must end when the sandbox
@@ -353,61 +355,61 @@ func hostileCases(isolation string, landlockABI int) []hostileCase {
 	// shares its uid and process group: killing it is a crash of the
 	// grader's own making, not a breach. Under isolation: worker the parent
 	// is gradegate itself, which the sandbox protects.
-	killGate := gate.ClassSandboxViolation
+	killGate := grading.ClassSandboxViolation
 	if isolation == "case" {
-		killGate = gate.ClassWorkerCrash
+		killGate = grading.ClassWorkerCrash
 	}
 	// Below Landlock ABI 9 the sandbox refuses the UNIX socket itself;
 	// from ABI 9 the grader gets one, and Landlock refuses the connect.
-	unixSocket := gate.ClassSandboxViolation
+	unixSocket := grading.ClassSandboxViolation
 	if landlockABI >= 9 {
-		unixSocket = gate.ClassGraderException
+		unixSocket = grading.ClassGraderException
 	}
 	return []hostileCase{
-		{"honest-pass", gate.StatusPass, gate.ClassOK},
-		{"honest-fail", gate.StatusFail, gate.ClassOK},
-		{"connect", gate.StatusError, gate.ClassSandboxViolation},
-		{"secrets", gate.StatusPass, gate.ClassOK}, // it raises if it finds any
-		{"parent-environ", gate.StatusError, gate.ClassSandboxViolation},
-		{"write-outside", gate.StatusError, gate.ClassSandboxViolation},
-		{"memory", gate.StatusError, gate.ClassMemoryExceeded},
-		{"fork-bomb", gate.StatusError, gate.ClassSandboxViolation},
-		{"busy-loop", gate.StatusError, gate.ClassTimeout},
-		{"outlive", gate.StatusPass, gate.ClassOK},
-		{"exit", gate.StatusError, gate.ClassWorkerCrash},
-		{"segfault", gate.StatusError, gate.ClassWorkerCrash},
-		{"kill-gate", gate.StatusError, killGate},
-		{"flood", gate.StatusPass, gate.ClassOK},
-		{"forge", gate.StatusFail, gate.ClassOK},
-		{"big-file", gate.StatusError, gate.ClassSandboxViolation},
-		{"setsid", gate.StatusError, gate.ClassGraderException},
-		{"read-git-config", gate.StatusError, gate.ClassGraderException},
-		{"read-event", gate.StatusError, gate.ClassGraderException},
-		{"read-workspace", gate.StatusError, gate.ClassGraderException},
-		{"shell-environ", gate.StatusError, gate.ClassSandboxViolation},
-		{"proc-cmdline", gate.StatusError, gate.ClassSandboxViolation},
-		{"proc-net-unix", gate.StatusError, gate.ClassSandboxViolation},
-		{"github-env", gate.StatusError, gate.ClassSandboxViolation},
-		{"rewrite-grader", gate.StatusError, gate.ClassSandboxViolation},
-		{"write-shm", gate.StatusError, gate.ClassSandboxViolation},
-		{"docker-sock", gate.StatusError, unixSocket},
-		{"own-socket", gate.StatusError, unixSocket},
-		{"abstract-socket", gate.StatusError, unixSocket},
-		{"sysv-shm", gate.StatusError, gate.ClassGraderException},
-		{"mq", gate.StatusError, gate.ClassGraderException},
-		{"memory-total", gate.StatusError, gate.ClassMemoryExceeded},
-		{"disk", gate.StatusError, gate.ClassSandboxViolation},
-		{"honest-after", gate.StatusPass, gate.ClassOK},
+		{"honest-pass", results.StatusPass, grading.ClassOK},
+		{"honest-fail", results.StatusFail, grading.ClassOK},
+		{"connect", results.StatusError, grading.ClassSandboxViolation},
+		{"secrets", results.StatusPass, grading.ClassOK}, // it raises if it finds any
+		{"parent-environ", results.StatusError, grading.ClassSandboxViolation},
+		{"write-outside", results.StatusError, grading.ClassSandboxViolation},
+		{"memory", results.StatusError, grading.ClassMemoryExceeded},
+		{"fork-bomb", results.StatusError, grading.ClassSandboxViolation},
+		{"busy-loop", results.StatusError, grading.ClassTimeout},
+		{"outlive", results.StatusPass, grading.ClassOK},
+		{"exit", results.StatusError, grading.ClassWorkerCrash},
+		{"segfault", results.StatusError, grading.ClassWorkerCrash},
+		{"kill-gate", results.StatusError, killGate},
+		{"flood", results.StatusPass, grading.ClassOK},
+		{"forge", results.StatusFail, grading.ClassOK},
+		{"big-file", results.StatusError, grading.ClassSandboxViolation},
+		{"setsid", results.StatusError, grading.ClassGraderException},
+		{"read-git-config", results.StatusError, grading.ClassGraderException},
+		{"read-event", results.StatusError, grading.ClassGraderException},
+		{"read-workspace", results.StatusError, grading.ClassGraderException},
+		{"shell-environ", results.StatusError, grading.ClassSandboxViolation},
+		{"proc-cmdline", results.StatusError, grading.ClassSandboxViolation},
+		{"proc-net-unix", results.StatusError, grading.ClassSandboxViolation},
+		{"github-env", results.StatusError, grading.ClassSandboxViolation},
+		{"rewrite-grader", results.StatusError, grading.ClassSandboxViolation},
+		{"write-shm", results.StatusError, grading.ClassSandboxViolation},
+		{"docker-sock", results.StatusError, unixSocket},
+		{"own-socket", results.StatusError, unixSocket},
+		{"abstract-socket", results.StatusError, unixSocket},
+		{"sysv-shm", results.StatusError, grading.ClassGraderException},
+		{"mq", results.StatusError, grading.ClassGraderException},
+		{"memory-total", results.StatusError, grading.ClassMemoryExceeded},
+		{"disk", results.StatusError, grading.ClassSandboxViolation},
+		{"honest-after", results.StatusPass, grading.ClassOK},
 	}
 }
 
 // check checks a finished run: every case ended as it must, nothing
 // reached a socket or a listener, no secret reached the results or the
 // output, and nothing outside scratch changed.
-func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, manifestPath, results, stdout string) {
+func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, manifestPath, resultsPath, stdout string) {
 	t.Helper()
-	res := readResultsFile(t, results)
-	byID := map[string]gate.CaseResult{}
+	res := readResultsFile(t, resultsPath)
+	byID := map[string]results.CaseResult{}
 	for _, c := range res.Cases {
 		byID[c.CaseID] = c
 	}
@@ -428,7 +430,7 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 			}
 			// A fork bomb of Python processes may first pass the total
 			// memory bound instead of the process limit: refused either way.
-			forkBomb := tt.caseID == "fork-bomb" && c.Status == gate.StatusError && c.Class == gate.ClassMemoryExceeded
+			forkBomb := tt.caseID == "fork-bomb" && c.Status == results.StatusError && c.Class == grading.ClassMemoryExceeded
 			if (c.Status != tt.status || c.Class != tt.class) && !forkBomb {
 				msg := ""
 				if c.Error != nil {
@@ -460,7 +462,7 @@ func (w *hostileWorld) check(t *testing.T, isolation string, o suiteOptions, man
 	if left := processesMatching("sleep\x00" + w.sleep + "\x00"); len(left) > 0 {
 		t.Errorf("a grader's child outlived the gate: pids %v", left)
 	}
-	raw, err := os.ReadFile(results)
+	raw, err := os.ReadFile(resultsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,13 +503,13 @@ func TestHostileGraders(t *testing.T) {
 			w := newHostileWorld(t, 0)
 			opts := suiteOptions{drop: []string{diskCase}, determinism: isolation == "worker"}
 			manifestPath := w.suite(t, isolation, 0, opts)
-			results := filepath.Join(resultsDir(t, 0), "results.json")
-			code, stdout, stderr := runGradegate(t, bin, 0, "run", manifestPath, "--results", results, "--format", "json")
+			resultsPath := filepath.Join(resultsDir(t, 0), "results.json")
+			code, stdout, stderr := runGradegate(t, bin, 0, "run", manifestPath, "--results", resultsPath, "--format", "json")
 			if code != exitHold {
 				t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 			}
-			w.check(t, isolation, opts, manifestPath, results, stdout)
-			if sb := readResultsFile(t, results).Sandbox; sb.UID < 60000 {
+			w.check(t, isolation, opts, manifestPath, resultsPath, stdout)
+			if sb := readResultsFile(t, resultsPath).Sandbox; sb.UID < 60000 {
 				t.Errorf("sandbox block %+v, want the graders' own uid", sb)
 			}
 		})
@@ -580,17 +582,17 @@ func TestHostileGradersNonRoot(t *testing.T) {
 	w := newHostileWorld(t, hostileUser)
 	opts := suiteOptions{drop: []string{diskCase}}
 	manifestPath := w.suite(t, "worker", hostileUser, opts)
-	results := filepath.Join(resultsDir(t, hostileUser), "results.json")
+	resultsPath := filepath.Join(resultsDir(t, hostileUser), "results.json")
 	// One grader process: graders keep gradegate's uid, and a uid's process
 	// limit is shared by everything it runs, so a fork bomb in one slot
 	// would refuse the forks of whatever case another slot runs meanwhile
 	// (memory-total's, when the two overlap).
-	code, stdout, stderr := runGradegate(t, bin, hostileUser, "run", manifestPath, "--results", results, "--format", "json", "--workers", "1")
+	code, stdout, stderr := runGradegate(t, bin, hostileUser, "run", manifestPath, "--results", resultsPath, "--format", "json", "--workers", "1")
 	if code != exitHold {
 		t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 	}
-	w.check(t, "worker", opts, manifestPath, results, stdout)
-	if sb := readResultsFile(t, results).Sandbox; sb.UID != -1 {
+	w.check(t, "worker", opts, manifestPath, resultsPath, stdout)
+	if sb := readResultsFile(t, resultsPath).Sandbox; sb.UID != -1 {
 		t.Errorf("sandbox block %+v, want the uid unchanged", sb)
 	}
 }
@@ -612,12 +614,12 @@ func TestHostileGradersWithoutLandlock(t *testing.T) {
 		t.Run("uid="+strconv.Itoa(uid), func(t *testing.T) {
 			w := newHostileWorld(t, uid)
 			manifestPath := w.suite(t, "worker", uid, suiteOptions{})
-			results := filepath.Join(resultsDir(t, uid), "results.json")
-			code, stdout, stderr := runGradegate(t, bin, uid, noLandlockArg, "run", manifestPath, "--results", results, "--format", "json")
+			resultsPath := filepath.Join(resultsDir(t, uid), "results.json")
+			code, stdout, stderr := runGradegate(t, bin, uid, noLandlockArg, "run", manifestPath, "--results", resultsPath, "--format", "json")
 			if code != exitInternal || !strings.Contains(stderr, "filesystem boundary (Landlock) cannot be established") {
 				t.Errorf("exit %d, want %d naming the filesystem boundary\nstderr:\n%s", code, exitInternal, stderr)
 			}
-			if _, err := os.Stat(results); err == nil {
+			if _, err := os.Stat(resultsPath); err == nil {
 				t.Error("results written although gradegate refused to grade")
 			}
 			if w.accepted.Load() != 0 || strings.Contains(stdout, checkoutToken) {
@@ -630,11 +632,11 @@ func TestHostileGradersWithoutLandlock(t *testing.T) {
 			// Unsandboxed, only the honest cases: a hostile one could kill
 			// gradegate itself.
 			honest := w.suite(t, "worker", uid, suiteOptions{only: []string{"honest-pass", "honest-fail", "honest-after"}})
-			code, _, stderr = runGradegate(t, bin, uid, noLandlockArg, "run", honest, "--results", results, "--format", "json", "--unsandboxed")
+			code, _, stderr = runGradegate(t, bin, uid, noLandlockArg, "run", honest, "--results", resultsPath, "--format", "json", "--unsandboxed")
 			if code != exitPass {
 				t.Fatalf("--unsandboxed: exit %d, want %d\nstderr:\n%s", code, exitPass, stderr)
 			}
-			if sb := readResultsFile(t, results).Sandbox; !sb.Unsandboxed {
+			if sb := readResultsFile(t, resultsPath).Sandbox; !sb.Unsandboxed {
 				t.Errorf("--unsandboxed: sandbox block %+v, want unsandboxed", sb)
 			}
 		})
@@ -654,13 +656,13 @@ func TestHostileScratchBudget(t *testing.T) {
 	w := newHostileWorld(t, 0)
 	opts := suiteOptions{only: []string{"honest-pass", "honest-fail", diskCase, "honest-after"}, timeout: 30}
 	manifestPath := w.suite(t, "worker", 0, opts)
-	results := filepath.Join(resultsDir(t, 0), "results.json")
-	code, stdout, stderr := runGradegate(t, bin, 0, "run", manifestPath, "--results", results, "--format", "json")
+	resultsPath := filepath.Join(resultsDir(t, 0), "results.json")
+	code, stdout, stderr := runGradegate(t, bin, 0, "run", manifestPath, "--results", resultsPath, "--format", "json")
 	if code != exitHold {
 		t.Fatalf("exit %d, want %d (hold)\nstderr:\n%s", code, exitHold, stderr)
 	}
-	w.check(t, "worker", opts, manifestPath, results, stdout)
-	for _, c := range readResultsFile(t, results).Cases {
+	w.check(t, "worker", opts, manifestPath, resultsPath, stdout)
+	for _, c := range readResultsFile(t, resultsPath).Cases {
 		if c.CaseID == diskCase && (c.Error == nil || !strings.Contains(c.Error.Message, "1024 MiB disk budget")) {
 			t.Errorf("disk case: %+v, want a message naming the 1 GiB budget", c.Error)
 		}
@@ -682,32 +684,32 @@ func TestGraderHashedAsLoaded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cases.jsonl"), []byte(cases), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	digest := func(s string) string {
+	sha256Of := func(s string) string {
 		d, err := manifest.Digest(strings.NewReader(s))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	yaml := fmt.Sprintf("version: 1\nname: rewrite\ndataset:\n  path: cases.jsonl\n  sha256: %q\ngrader:\n  type: python\n  source: grader.py\n  sha256: %q\ncanaries:\n  - {name: pos, sample: {output_text: x}, item: {expected: x}, expect: 1.0}\n  - {name: neg, sample: {output_text: y}, item: {expected: x}, expect: 0.0}\ngate:\n  min_pass_rate: 1.0\n", digest(cases), digest(pinnedSrc))
+	yaml := fmt.Sprintf("version: 1\nname: rewrite\ndataset:\n  path: cases.jsonl\n  sha256: %q\ngrader:\n  type: python\n  source: grader.py\n  sha256: %q\ncanaries:\n  - {name: pos, sample: {output_text: x}, item: {expected: x}, expect: 1.0}\n  - {name: neg, sample: {output_text: y}, item: {expected: x}, expect: 0.0}\ngate:\n  min_pass_rate: 1.0\n", sha256Of(cases), sha256Of(pinnedSrc))
 	path := filepath.Join(dir, "gradegate.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	results := filepath.Join(dir, "results.json")
+	resultsPath := filepath.Join(dir, "results.json")
 	var stdout, stderr bytes.Buffer
 	// Unsandboxed, so the grader may write its own file at all.
-	o := execute(context.Background(), []string{"run", path, "--results", results, "--format", "json", "--unsandboxed", "--python", "/usr/bin/python3"}, os.Getenv, &stdout, &stderr)
+	o := execute(context.Background(), []string{"run", path, "--results", resultsPath, "--format", "json", "--unsandboxed", "--python", "/usr/bin/python3"}, os.Getenv, &stdout, &stderr)
 	if b, _ := os.ReadFile(grader); string(b) != pinnedSrc {
 		t.Fatalf("the grader did not rewrite itself: %q\nexit %d, stderr:\n%s", b, o.code, stderr.String())
 	}
-	res := readResultsFile(t, results)
+	res := readResultsFile(t, resultsPath)
 	held := false
 	for _, r := range res.Reasons {
-		held = held || r.Code == gate.ReasonDigestMismatch
+		held = held || r.Code == results.ReasonDigestMismatch
 	}
-	if o.code != exitHold || !held || gate.NormalizeDigest(res.Digests.Grader) != gate.NormalizeDigest(digest(loaded)) {
-		t.Errorf("exit %d, reasons %+v, grader digest %s; want a hold on the digest %s of the bytes loaded\nstderr:\n%s", o.code, res.Reasons, res.Digests.Grader, digest(loaded), stderr.String())
+	if o.code != exitHold || !held || digest.NormalizeDigest(res.Digests.Grader) != digest.NormalizeDigest(sha256Of(loaded)) {
+		t.Errorf("exit %d, reasons %+v, grader digest %s; want a hold on the digest %s of the bytes loaded\nstderr:\n%s", o.code, res.Reasons, res.Digests.Grader, sha256Of(loaded), stderr.String())
 	}
 }
 

@@ -12,11 +12,14 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/shadow"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -81,7 +84,7 @@ const maxMissesNamed = 20
 // planJudge counts the calls the run needs beyond the cache. Without a key,
 // any is a tool failure naming the cases (exit 3); over grader.max_calls,
 // none is sent and the run holds.
-func planJudge(j *judge.Judge, tasks []gate.Task) error {
+func planJudge(j *judge.Judge, tasks []grading.Task) error {
 	misses, err := j.Plan(tasks)
 	if err != nil {
 		return err
@@ -111,7 +114,7 @@ func noKeyError(misses []string, total int) error {
 // cases that have a sample: without a key any is a tool failure naming the
 // cases (exit 3); over the multi grader's max_calls none is sent and the
 // run holds. A multi grader without model sub-graders needs nothing.
-func (a *app) multiModels(s *suite, f gradeFlags, canariesOnly bool, shard gate.Shard) error {
+func (a *app) multiModels(s *suite, f gradeFlags, canariesOnly bool, shard shard.Shard) error {
 	if s.models != nil || len(s.m.Grader.Multi.Models()) == 0 {
 		return nil
 	}
@@ -139,25 +142,25 @@ func (a *app) multiModels(s *suite, f gradeFlags, canariesOnly bool, shard gate.
 // multiTasks are the tasks a multi grader's run may ask its model
 // sub-graders about: the canaries, then the shard's cases that have a
 // sample, read in one pass over the dataset.
-func multiTasks(s *suite, canariesOnly bool, shard gate.Shard) ([]gate.Task, error) {
-	var tasks []gate.Task
+func multiTasks(s *suite, canariesOnly bool, sh shard.Shard) ([]grading.Task, error) {
+	var tasks []grading.Task
 	for _, c := range s.m.Canaries {
-		tasks = append(tasks, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	if canariesOnly {
 		return tasks, nil
 	}
 	r := dataset.Open(s.fsys, s.m)
-	count, index := max(shard.Count, 1), max(shard.Index, 1)
+	count, index := max(sh.Count, 1), max(sh.Index, 1)
 	for {
 		c, ok := r.Next()
 		if !ok {
 			break
 		}
-		if c.Sample == nil || gate.ShardOf(c.ID, count) != index {
+		if c.Sample == nil || shard.ShardOf(c.ID, count) != index {
 			continue
 		}
-		tasks = append(tasks, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
+		tasks = append(tasks, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 	}
 	if _, err := r.Close(); err != nil {
 		return nil, err
@@ -186,20 +189,20 @@ func subGraderLint(m *manifest.Manifest) []manifest.Finding {
 
 // judgeTasks are the tasks a run grades: the canaries, then the shard's
 // cases that have a sample.
-func judgeTasks(m *manifest.Manifest, set *dataset.Set, shard gate.Shard) []gate.Task {
-	var tasks []gate.Task
+func judgeTasks(m *manifest.Manifest, set *dataset.Set, sh shard.Shard) []grading.Task {
+	var tasks []grading.Task
 	for _, c := range m.Canaries {
-		tasks = append(tasks, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	if set == nil {
 		return tasks
 	}
-	count, index := max(shard.Count, 1), max(shard.Index, 1)
+	count, index := max(sh.Count, 1), max(sh.Index, 1)
 	for _, c := range set.Cases {
-		if c.Sample == nil || gate.ShardOf(c.ID, count) != index {
+		if c.Sample == nil || shard.ShardOf(c.ID, count) != index {
 			continue
 		}
-		tasks = append(tasks, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
 	}
 	return tasks
 }
@@ -221,7 +224,7 @@ func (a *app) gradeJudge(ctx context.Context, name string, s *suite, set *datase
 	if err != nil {
 		return a.fail(name, err)
 	}
-	res.AddJudge(j.Usage(), lint.ModelGrader(s.m))
+	verdict.AddJudge(res, j.Usage(), lint.ModelGrader(s.m))
 	if err := a.checkJudgeDeterminism(ctx, s, set, !opts.CanariesOnly, f, opts.Shard, res, j.HasKey()); err != nil {
 		return a.fail(name, err)
 	}
@@ -261,7 +264,7 @@ func (a *app) shadowJudge(ctx context.Context, s *suite, set *dataset.Set, baseP
 		g   manifest.Grader
 	}{{baseSrc, bg}, {headSrc, head}}
 	var usage []*judge.Judge
-	newRunner := func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	newRunner := func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 		for _, gr := range graders {
 			if !bytes.Equal(src, gr.src) {
 				continue
@@ -270,7 +273,7 @@ func (a *app) shadowJudge(ctx context.Context, s *suite, set *dataset.Set, baseP
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := planJudge(j, judgeTasks(s.m, set, gate.Shard{})); err != nil {
+			if err := planJudge(j, judgeTasks(s.m, set, shard.Shard{})); err != nil {
 				return nil, nil, err
 			}
 			usage = append(usage, j)

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/judge/judgetest"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // keywordJudge scores 5 when the answer states the reference and 1
@@ -109,11 +109,11 @@ func TestMultiModelSubGrader(t *testing.T) {
 	if b.Judge.Calls != 0 || b.Judge.Cached != 13 || a.Judge.Cached != 0 {
 		t.Errorf("replay usage %+v", b.Judge)
 	}
-	for _, part := range []func(r *gate.Results) any{
-		func(r *gate.Results) any { return r.Cases },
-		func(r *gate.Results) any { return r.Canaries },
-		func(r *gate.Results) any { return r.Reasons },
-		func(r *gate.Results) any { return r.Verdict },
+	for _, part := range []func(r *results.Results) any{
+		func(r *results.Results) any { return r.Cases },
+		func(r *results.Results) any { return r.Canaries },
+		func(r *results.Results) any { return r.Reasons },
+		func(r *results.Results) any { return r.Verdict },
 	} {
 		// The Python part's durations are the only thing measured anew.
 		x := durationRE.ReplaceAll(mustMarshal(t, part(a)), nil)
@@ -143,18 +143,18 @@ func TestMultiModelSubGrader(t *testing.T) {
 	t.Run("the determinism check asks the model sub-graders again", func(t *testing.T) {
 		live := judgetest.New(t, keywordJudge)
 		asked := rewrite(t, m, "gate:\n", "gate:\n  determinism: {sample: 2}\n")
-		results := filepath.Join(t.TempDir(), "r.json")
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
 		env := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", live.URL())
-		code, out, errs := runCLI(t, env, "canary", asked, "--results", results, "--python", "/usr/bin/python3")
-		res := readJudgeResults(t, results)
+		code, out, errs := runCLI(t, env, "canary", asked, "--results", resultsPath, "--python", "/usr/bin/python3")
+		res := readJudgeResults(t, resultsPath)
 		// 4 canaries asked by the run, then twice more with no cache.
-		if code != exitPass || res.Determinism == nil || res.Determinism.Asked != gate.DeterminismPythonModel || live.Requests() != 12 || res.Judge.Calls != 12 {
+		if code != exitPass || res.Determinism == nil || res.Determinism.Asked != results.DeterminismPythonModel || live.Requests() != 12 || res.Judge.Calls != 12 {
 			t.Errorf("exit %d, %d requests, determinism %+v, judge %+v\n%s%s", code, live.Requests(), res.Determinism, res.Judge, out, errs)
 		}
 		// Replayed without a key, the Python part is checked and the
 		// model sub-graders' recorded answers are reused, saying so.
-		code, out, errs = runCLI(t, judgeEnv(), "canary", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", results, "--python", "/usr/bin/python3")
-		res = readJudgeResults(t, results)
+		code, out, errs = runCLI(t, judgeEnv(), "canary", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", resultsPath, "--python", "/usr/bin/python3")
+		res = readJudgeResults(t, resultsPath)
 		if code != exitPass || res.Determinism == nil || res.Determinism.Asked != "" || !strings.Contains(errs, "skipped: OPENAI_API_KEY is not set") {
 			t.Errorf("replay: exit %d, determinism %+v\n%s%s", code, res.Determinism, out, errs)
 		}
@@ -163,9 +163,9 @@ func TestMultiModelSubGrader(t *testing.T) {
 	t.Run("over budget, nothing is sent and the gate holds", func(t *testing.T) {
 		live := judgetest.New(t, keywordJudge)
 		over := rewrite(t, m, "type: multi\n", "type: multi\n  max_calls: 12\n")
-		results := filepath.Join(t.TempDir(), "r.json")
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
 		env := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", live.URL())
-		code, out, errs := runCLI(t, env, "canary", over, "--results", results, "--python", "/usr/bin/python3")
+		code, out, errs := runCLI(t, env, "canary", over, "--results", resultsPath, "--python", "/usr/bin/python3")
 		if code != exitPass && code != exitHold {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}
@@ -174,9 +174,9 @@ func TestMultiModelSubGrader(t *testing.T) {
 			t.Errorf("canary: %d requests, want 4", live.Requests())
 		}
 		over = rewrite(t, m, "type: multi\n", "type: multi\n  max_calls: 3\n")
-		code, out, errs = runCLI(t, env, "canary", over, "--results", results, "--python", "/usr/bin/python3")
-		res := readJudgeResults(t, results)
-		if code != exitHold || live.Requests() != 4 || res.Reasons[0].Code != gate.ReasonJudgeBudgetExceeded || res.Judge.NotSent != 4 {
+		code, out, errs = runCLI(t, env, "canary", over, "--results", resultsPath, "--python", "/usr/bin/python3")
+		res := readJudgeResults(t, resultsPath)
+		if code != exitHold || live.Requests() != 4 || res.Reasons[0].Code != results.ReasonJudgeBudgetExceeded || res.Judge.NotSent != 4 {
 			t.Errorf("exit %d, %d requests, reasons %+v, judge %+v\n%s%s", code, live.Requests(), res.Reasons, res.Judge, out, errs)
 		}
 	})
@@ -211,17 +211,17 @@ func TestJudgeDeterminism(t *testing.T) {
 	cache := filepath.Join(dir, "judge-cache")
 
 	t.Run("not written, not run", func(t *testing.T) {
-		results := filepath.Join(t.TempDir(), "r.json")
-		code, out, errs := runCLI(t, judgeEnv(), "run", manifestPath, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", results)
-		if res := readJudgeResults(t, results); code != exitPass || res.Determinism != nil || strings.Contains(errs, "determinism") {
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
+		code, out, errs := runCLI(t, judgeEnv(), "run", manifestPath, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", resultsPath)
+		if res := readJudgeResults(t, resultsPath); code != exitPass || res.Determinism != nil || strings.Contains(errs, "determinism") {
 			t.Errorf("exit %d, determinism %+v\n%s%s", code, res.Determinism, out, errs)
 		}
 	})
 
 	t.Run("replay without a key says it skipped", func(t *testing.T) {
-		results := filepath.Join(t.TempDir(), "r.json")
-		code, out, errs := runCLI(t, judgeEnv(), "run", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", results)
-		res := readJudgeResults(t, results)
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
+		code, out, errs := runCLI(t, judgeEnv(), "run", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", resultsPath)
+		res := readJudgeResults(t, resultsPath)
 		if code != exitPass || res.Determinism != nil || !strings.Contains(errs, "determinism check of the model graders skipped: OPENAI_API_KEY is not set") {
 			t.Fatalf("exit %d, determinism %+v\n%s%s", code, res.Determinism, out, errs)
 		}
@@ -238,12 +238,12 @@ func TestJudgeDeterminism(t *testing.T) {
 		fj := &flakyJudge{seen: map[string]int{}}
 		fake := judgetest.New(t, fj.answer)
 		env := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", fake.URL())
-		results := filepath.Join(t.TempDir(), "r.json")
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
 		// The cache answers the run; the check asks again with it off.
-		code, out, errs := runCLI(t, env, "run", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", results)
-		res := readJudgeResults(t, results)
+		code, out, errs := runCLI(t, env, "run", asked, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", resultsPath)
+		res := readJudgeResults(t, resultsPath)
 		d := res.Determinism
-		if code != exitHold || d == nil || d.Asked != gate.DeterminismModel || d.Canaries != 3 || d.Cases != 3 || len(d.Differed) == 0 {
+		if code != exitHold || d == nil || d.Asked != results.DeterminismModel || d.Canaries != 3 || d.Cases != 3 || len(d.Differed) == 0 {
 			t.Fatalf("exit %d, determinism %+v\n%s%s", code, d, out, errs)
 		}
 		// 2 canaries and 3 cases asked twice; the fixture without its
@@ -253,7 +253,7 @@ func TestJudgeDeterminism(t *testing.T) {
 		}
 		found := false
 		for _, r := range res.Reasons {
-			found = found || (r.Code == gate.ReasonNondeterministicGrader && strings.Contains(r.Message, "the model asked again with the judge cache off"))
+			found = found || (r.Code == results.ReasonNondeterministicGrader && strings.Contains(r.Message, "the model asked again with the judge cache off"))
 		}
 		if !found {
 			t.Errorf("reasons %+v", res.Reasons)
@@ -267,15 +267,15 @@ func TestJudgeDeterminism(t *testing.T) {
 		fake := judgetest.New(t, keywordJudge)
 		env := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", fake.URL())
 		tight := rewrite(t, asked, "max_calls: 50", "max_calls: 15")
-		results := filepath.Join(t.TempDir(), "r.json")
-		code, out, errs := runCLI(t, env, "run", tight, "--results", results)
-		res := readJudgeResults(t, results)
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
+		code, out, errs := runCLI(t, env, "run", tight, "--results", resultsPath)
+		res := readJudgeResults(t, resultsPath)
 		if code != exitPass || res.Determinism != nil || fake.Requests() != 10 || !strings.Contains(errs, "grader.max_calls (15) leaves 5") {
 			t.Errorf("exit %d, %d requests, determinism %+v\n%s%s", code, fake.Requests(), res.Determinism, out, errs)
 		}
-		code, out, errs = runCLI(t, env, "run", asked, "--results", results)
-		res = readJudgeResults(t, results)
-		if code != exitPass || res.Determinism == nil || res.Determinism.Status != gate.StatusPass || fake.Requests() != 30 {
+		code, out, errs = runCLI(t, env, "run", asked, "--results", resultsPath)
+		res = readJudgeResults(t, resultsPath)
+		if code != exitPass || res.Determinism == nil || res.Determinism.Status != results.StatusPass || fake.Requests() != 30 {
 			t.Errorf("exit %d, %d requests, determinism %+v\n%s%s", code, fake.Requests(), res.Determinism, out, errs)
 		}
 	})

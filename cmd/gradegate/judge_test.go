@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 var update = flag.Bool("update", false, "record the judge example's cache again against the fake model")
@@ -111,13 +111,13 @@ func copyExample(t *testing.T) string {
 	return dst
 }
 
-func readJudgeResults(t *testing.T, name string) *gate.Results {
+func readJudgeResults(t *testing.T, name string) *results.Results {
 	t.Helper()
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r gate.Results
+	var r results.Results
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -245,14 +245,14 @@ func TestJudgeRun(t *testing.T) {
 	t.Run("over budget, nothing is sent and the gate holds", func(t *testing.T) {
 		live := newFakeModel(t)
 		m := rewrite(t, manifestPath, "max_calls: 50", "max_calls: 3")
-		results := filepath.Join(t.TempDir(), "r.json")
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
 		env := judgeEnv("OPENAI_API_KEY", judgeKey, "OPENAI_BASE_URL", live.srv.URL+judgePrefix)
-		code, out, errs := runCLI(t, env, "run", m, "--results", results)
+		code, out, errs := runCLI(t, env, "run", m, "--results", resultsPath)
 		if code != exitHold || live.requests.Load() != 0 {
 			t.Fatalf("exit %d, %d requests\n%s\n%s", code, live.requests.Load(), out, errs)
 		}
-		res := readJudgeResults(t, results)
-		if res.Reasons[0].Code != gate.ReasonJudgeBudgetExceeded || res.Judge.NotSent != 10 || res.Judge.Needed != 10 {
+		res := readJudgeResults(t, resultsPath)
+		if res.Reasons[0].Code != results.ReasonJudgeBudgetExceeded || res.Judge.NotSent != 10 || res.Judge.Needed != 10 {
 			t.Errorf("reasons %+v judge %+v", res.Reasons, res.Judge)
 		}
 	})
@@ -260,14 +260,14 @@ func TestJudgeRun(t *testing.T) {
 	t.Run("a bare alias holds as grader_lint", func(t *testing.T) {
 		live := newFakeModel(t)
 		m := rewrite(t, manifestPath, "model: gpt-4o-mini-2024-07-18", "model: gpt-4o")
-		results := filepath.Join(t.TempDir(), "r.json")
+		resultsPath := filepath.Join(t.TempDir(), "r.json")
 		env := judgeEnv("OPENAI_API_KEY", judgeKey, "OPENAI_BASE_URL", live.srv.URL+judgePrefix)
-		code, out, errs := runCLI(t, env, "run", m, "--results", results)
+		code, out, errs := runCLI(t, env, "run", m, "--results", resultsPath)
 		if code != exitHold {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}
-		res := readJudgeResults(t, results)
-		if res.Reasons[0].Code != gate.ReasonGraderLint || res.Findings[0].Code != "model_not_pinned" || res.Findings[0].Line == 0 {
+		res := readJudgeResults(t, resultsPath)
+		if res.Reasons[0].Code != results.ReasonGraderLint || res.Findings[0].Code != "model_not_pinned" || res.Findings[0].Line == 0 {
 			t.Errorf("reasons %+v findings %+v", res.Reasons, res.Findings)
 		}
 		code, out, _ = runCLI(t, env, "validate", m)

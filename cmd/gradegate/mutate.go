@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/mutate"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/shadow"
+	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 	"github.com/gradegate/gradegate/manifest/input"
@@ -289,7 +289,7 @@ func (a *app) shadowDone(s *suite, rep *shadow.Report, f gradeFlags) outcome {
 // it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
 // merge carries its score to the one verdict. The report is nil when no
 // test ran; a grader with nothing to mutate is a finding instead.
-func (a *app) measureMutation(ctx context.Context, s *suite, env *graderEnv, f gradeFlags, shard gate.Shard) (*mutate.Report, []manifest.Finding, error) {
+func (a *app) measureMutation(ctx context.Context, s *suite, env *graderEnv, f gradeFlags, shard shard.Shard) (*mutate.Report, []manifest.Finding, error) {
 	if s.m.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil, nil
 	}

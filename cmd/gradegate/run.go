@@ -10,16 +10,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
 // outcome is what one command produced: its exit code and, for the commands
 // that grade, the results the action reports.
 type outcome struct {
-	command string        // run, validate, canary, …
-	results *gate.Results // nil when the command produces none
+	command string           // run, validate, canary, …
+	results *results.Results // nil when the command produces none
 	// report is what mutate and shadow, which produce no results, give the
 	// action to post; nil for the other commands and when they failed.
 	report *commandReport

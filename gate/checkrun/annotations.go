@@ -8,8 +8,9 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -47,10 +48,10 @@ const maxCaseIDsListed = 5
 // Paths that cannot be made relative to the repository are left out.
 // The caller uses the same list for workflow commands when the token may not
 // write checks.
-func (c *Check) Annotations(res *gate.Results) []Annotation {
+func (c *Check) Annotations(res *results.Results) []Annotation {
 	// A pass can carry tolerated errors; they are worth a look, not a failure.
 	level := LevelFailure
-	if res.Verdict == gate.VerdictPass {
+	if res.Verdict == results.VerdictPass {
 		level = LevelWarning
 	}
 	var out []Annotation
@@ -81,7 +82,7 @@ func (c *Check) Annotations(res *gate.Results) []Annotation {
 	}
 
 	for _, cn := range res.Canaries {
-		if cn.Status == gate.StatusPass {
+		if cn.Status == results.StatusPass {
 			continue
 		}
 		msg := cn.Message
@@ -155,10 +156,10 @@ func (r *raise) message() string {
 
 // graderRaises groups the cases and failed canaries that raised by grader
 // line, so one bad line gives one annotation, not one per case.
-func graderRaises(res *gate.Results) []*raise {
+func graderRaises(res *results.Results) []*raise {
 	byLine := map[int]*raise{}
 	var order []int
-	note := func(e *gate.CaseError) *raise {
+	note := func(e *grading.CaseError) *raise {
 		if e == nil || e.Line < 1 {
 			return nil
 		}
@@ -180,7 +181,7 @@ func graderRaises(res *gate.Results) []*raise {
 	}
 	for _, cn := range res.Canaries {
 		// A canary that was meant to raise and did is working as intended.
-		if cn.Status == gate.StatusPass {
+		if cn.Status == results.StatusPass {
 			continue
 		}
 		if r := note(cn.Error); r != nil {
@@ -199,7 +200,7 @@ func graderRaises(res *gate.Results) []*raise {
 	return out
 }
 
-func errorText(e *gate.CaseError) string {
+func errorText(e *grading.CaseError) string {
 	switch {
 	case e.Type != "" && e.Message != "":
 		return e.Type + ": " + e.Message
@@ -214,7 +215,7 @@ func errorText(e *gate.CaseError) string {
 // caseTitle says why a case's dataset line is annotated, or "" when it is
 // not: the grading got it wrong (a false pass or fail), could not judge it,
 // or failed it in a mandatory slice with nothing saying the fail is right.
-func caseTitle(cs gate.CaseResult, mandatory map[string]bool) string {
+func caseTitle(cs results.CaseResult, mandatory map[string]bool) string {
 	var in []string
 	for _, s := range cs.Slices {
 		if mandatory[s] {
@@ -230,19 +231,19 @@ func caseTitle(cs gate.CaseResult, mandatory map[string]bool) string {
 		label = *cs.HumanScore
 	}
 	switch {
-	case cs.Status == gate.StatusError:
+	case cs.Status == results.StatusError:
 		return fmt.Sprintf("case %s could not be graded%s", cs.CaseID, where)
-	case cs.Status == gate.StatusPass && label == 0:
+	case cs.Status == results.StatusPass && label == 0:
 		return fmt.Sprintf("false pass: case %s is labelled 0 but passed%s", cs.CaseID, where)
-	case cs.Status == gate.StatusFail && label == 1:
+	case cs.Status == results.StatusFail && label == 1:
 		return fmt.Sprintf("false fail: case %s is labelled 1 but failed%s", cs.CaseID, where)
-	case cs.Status == gate.StatusFail && label != 0 && len(in) > 0:
+	case cs.Status == results.StatusFail && label != 0 && len(in) > 0:
 		return fmt.Sprintf("case %s failed%s", cs.CaseID, where)
 	}
 	return ""
 }
 
-func caseMessage(cs gate.CaseResult) string {
+func caseMessage(cs results.CaseResult) string {
 	if cs.Error != nil {
 		return fmt.Sprintf("unevaluable (%s): %s", cs.Error.Class, errorText(cs.Error))
 	}

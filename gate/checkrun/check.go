@@ -18,8 +18,8 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // GitHub's limits for check runs
@@ -72,7 +72,7 @@ type Check struct {
 	name    string
 
 	detailsURL     string
-	markdown       func(res *gate.Results, maxBytes int) string
+	markdown       func(res *results.Results, maxBytes int) string
 	files          Files
 	paths          func(string) (string, bool)
 	maxAnnotations int
@@ -90,7 +90,7 @@ type Check struct {
 	duplicates []int64 // further runs failed creates left behind
 }
 
-var _ gate.Reporter = (*Check)(nil)
+var _ results.Reporter = (*Check)(nil)
 
 // Files names the files a run read, as gradegate opened them (relative to its
 // working directory, or absolute). Annotations point into them.
@@ -109,7 +109,7 @@ func WithDetailsURL(u string) Option { return func(c *Check) { c.detailsURL = u 
 // WithMarkdown sets how the summary is rendered; the function must keep its
 // output within maxBytes. Without it the summary is a short list of the
 // verdict and its reasons.
-func WithMarkdown(f func(res *gate.Results, maxBytes int) string) Option {
+func WithMarkdown(f func(res *results.Results, maxBytes int) string) Option {
 	return func(c *Check) { c.markdown = f }
 }
 
@@ -208,7 +208,7 @@ func (c *Check) URL() string { return c.htmlURL }
 // pass and failure for anything else. Once the run exists Report always tries
 // to complete it, so that no check run is left in progress. An error wrapping
 // ErrNoPermission means nothing could be posted.
-func (c *Check) Report(ctx context.Context, res *gate.Results) error {
+func (c *Check) Report(ctx context.Context, res *results.Results) error {
 	if res == nil {
 		return errors.New("checkrun: no results to report")
 	}
@@ -217,7 +217,7 @@ func (c *Check) Report(ctx context.Context, res *gate.Results) error {
 		name = DefaultName(res.Manifest.Name)
 	}
 	conclusion := "failure"
-	if res.Verdict == gate.VerdictPass {
+	if res.Verdict == results.VerdictPass {
 		conclusion = "success"
 	}
 	return c.post(ctx, name, Title(res), c.summary(res), conclusion, c.Annotations(res))
@@ -378,9 +378,9 @@ func (c *Check) update(ctx context.Context, id int64, what string, opts github.U
 }
 
 // Title is the check run's one-line title.
-func Title(res *gate.Results) string {
+func Title(res *results.Results) string {
 	var b strings.Builder
-	if res.Verdict == gate.VerdictPass {
+	if res.Verdict == results.VerdictPass {
 		b.WriteString("pass")
 	} else {
 		b.WriteString("hold")
@@ -405,7 +405,7 @@ func Title(res *gate.Results) string {
 
 // summary renders the summary and keeps it within GitHub's limit, saying so
 // when it had to cut.
-func (c *Check) summary(res *gate.Results) string {
+func (c *Check) summary(res *results.Results) string {
 	md := ""
 	if c.markdown != nil {
 		md = c.markdown(res, MaxSummaryBytes)
@@ -434,7 +434,7 @@ func CutSummary(md, runURL string) string {
 }
 
 // plainSummary is the summary when no markdown renderer was given.
-func plainSummary(res *gate.Results) string {
+func plainSummary(res *results.Results) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## gradegate: %s\n\n%s\n", strings.ToUpper(res.Verdict), Title(res))
 	if len(res.Reasons) > 0 {

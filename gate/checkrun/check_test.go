@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/gate/results"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/checkrun"
 	"github.com/gradegate/gradegate/gate/checkrun/checkruntest"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -31,31 +32,31 @@ func float(f float64) *float64 { return &f }
 
 // results is a run of the example suite with failing cases in the mandatory
 // slice ineligible_shipped, on dataset lines 1..failing.
-func results(verdict string, failing int) *gate.Results {
-	res := &gate.Results{
-		Schema:   gate.ResultsSchema,
+func resultsDoc(verdict string, failing int) *results.Results {
+	res := &results.Results{
+		Schema:   results.ResultsSchema,
 		Verdict:  verdict,
-		Manifest: gate.ManifestRef{Name: "order-summary", Path: "evals/order-summary/gradegate.yaml"},
-		Counts:   gate.Counts{Intended: failing + 1, Graded: failing + 1, Passed: 1, Failed: failing},
-		Overall:  gate.Overall{PassRate: float(1 / float64(failing+1)), MinPassRate: 0.95, Status: verdict},
-		Slices: []gate.SliceResult{
+		Manifest: results.ManifestRef{Name: "order-summary", Path: "evals/order-summary/gradegate.yaml"},
+		Counts:   results.Counts{Intended: failing + 1, Graded: failing + 1, Passed: 1, Failed: failing},
+		Overall:  results.Overall{PassRate: float(1 / float64(failing+1)), MinPassRate: 0.95, Status: verdict},
+		Slices: []results.SliceResult{
 			{Name: "ineligible_shipped", Mandatory: true, Status: verdict},
 			{Name: "tone", WarnOnly: true, Status: "warn"},
 		},
 	}
-	if verdict == gate.VerdictHold {
-		res.Reasons = []gate.Reason{{Code: gate.ReasonSliceBelowThreshold, Slice: "ineligible_shipped", Message: "pass rate below 1.0"}}
+	if verdict == results.VerdictHold {
+		res.Reasons = []results.Reason{{Code: results.ReasonSliceBelowThreshold, Slice: "ineligible_shipped", Message: "pass rate below 1.0"}}
 	}
 	for i := range failing {
-		res.Cases = append(res.Cases, gate.CaseResult{
+		res.Cases = append(res.Cases, results.CaseResult{
 			CaseID: fmt.Sprintf("cancel-shipped-%03d", i+1), Slices: []string{"ineligible_shipped"},
-			Status: gate.StatusFail, Class: gate.ClassOK, Score: float(0), Line: i + 1,
+			Status: results.StatusFail, Class: grading.ClassOK, Score: float(0), Line: i + 1,
 		})
 	}
 	// A passing case and a failing case outside mandatory slices get no annotation.
 	res.Cases = append(res.Cases,
-		gate.CaseResult{CaseID: "ok-1", Slices: []string{"ineligible_shipped"}, Status: gate.StatusPass, Score: float(1), Line: failing + 1},
-		gate.CaseResult{CaseID: "tone-1", Slices: []string{"tone"}, Status: gate.StatusFail, Score: float(0), Line: failing + 2},
+		results.CaseResult{CaseID: "ok-1", Slices: []string{"ineligible_shipped"}, Status: results.StatusPass, Score: float(1), Line: failing + 1},
+		results.CaseResult{CaseID: "tone-1", Slices: []string{"tone"}, Status: results.StatusFail, Score: float(0), Line: failing + 2},
 	)
 	return res
 }
@@ -113,13 +114,13 @@ const (
 func TestReport(t *testing.T) {
 	tests := []struct {
 		name           string
-		res            *gate.Results
+		res            *results.Results
 		wantConclusion string
 		wantSteps      []step
 	}{
 		{
 			name:           "pass",
-			res:            results(gate.VerdictPass, 0),
+			res:            resultsDoc(results.VerdictPass, 0),
 			wantConclusion: "success",
 			wantSteps: []step{
 				{Method: "POST", Path: createPath, Status: "in_progress"},
@@ -128,7 +129,7 @@ func TestReport(t *testing.T) {
 		},
 		{
 			name:           "hold with three failing cases",
-			res:            results(gate.VerdictHold, 3),
+			res:            resultsDoc(results.VerdictHold, 3),
 			wantConclusion: "failure",
 			wantSteps: []step{
 				{Method: "POST", Path: createPath, Status: "in_progress"},
@@ -138,7 +139,7 @@ func TestReport(t *testing.T) {
 		},
 		{
 			name:           "120 annotations go as 50, 50 and 20",
-			res:            results(gate.VerdictHold, 120),
+			res:            resultsDoc(results.VerdictHold, 120),
 			wantConclusion: "failure",
 			wantSteps: []step{
 				{Method: "POST", Path: createPath, Status: "in_progress"},
@@ -206,7 +207,7 @@ func TestReportAnnotationContents(t *testing.T) {
 	srv := checkruntest.New(t)
 	var s sleeps
 	c := newCheck(t, srv, &s)
-	if err := c.Report(context.Background(), results(gate.VerdictHold, 2)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictHold, 2)); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.Requests()[1].Body.Output.Annotations
@@ -230,7 +231,7 @@ func TestReportNamedCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := checkrun.New(client, "o", "r", headSHA, "release gate")
-	if err := c.Report(context.Background(), results(gate.VerdictPass, 0)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictPass, 0)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range srv.Requests() {
@@ -243,13 +244,13 @@ func TestReportNamedCheck(t *testing.T) {
 func TestReportSummaryCap(t *testing.T) {
 	srv := checkruntest.New(t)
 	var s sleeps
-	long := func(res *gate.Results, maxBytes int) string {
+	long := func(res *results.Results, maxBytes int) string {
 		// A renderer that ignores its budget, in multi-byte characters so a
 		// careless cut would split one.
 		return "# hold\n" + strings.Repeat("§ table row\n", 20000)
 	}
 	c := newCheck(t, srv, &s, checkrun.WithMarkdown(long))
-	if err := c.Report(context.Background(), results(gate.VerdictHold, 1)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictHold, 1)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range srv.Requests() {
@@ -284,7 +285,7 @@ func TestReportNoPermission(t *testing.T) {
 	srv.Deny()
 	var s sleeps
 	c := newCheck(t, srv, &s)
-	err := c.Report(context.Background(), results(gate.VerdictHold, 3))
+	err := c.Report(context.Background(), resultsDoc(results.VerdictHold, 3))
 	if !errors.Is(err, checkrun.ErrNoPermission) {
 		t.Fatalf("Report error = %v, want ErrNoPermission", err)
 	}
@@ -344,7 +345,7 @@ func TestReportRetries(t *testing.T) {
 			srv.Queue(tt.replies...)
 			var s sleeps
 			c := newCheck(t, srv, &s)
-			if err := c.Report(context.Background(), results(gate.VerdictPass, 0)); err != nil {
+			if err := c.Report(context.Background(), resultsDoc(results.VerdictPass, 0)); err != nil {
 				t.Fatalf("Report: %v", err)
 			}
 			if diff := cmp.Diff(tt.wantSleeps, []time.Duration(s)); diff != "" {
@@ -377,7 +378,7 @@ func TestReportRetriesATimeout(t *testing.T) {
 	srv.Queue(checkruntest.Reply{Status: http.StatusCreated, Delay: 5 * time.Second})
 	var s sleeps
 	c := newCheck(t, srv, &s, checkrun.WithRequestTimeout(100*time.Millisecond))
-	if err := c.Report(context.Background(), results(gate.VerdictPass, 0)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictPass, 0)); err != nil {
 		t.Fatalf("Report: %v", err)
 	}
 	if diff := cmp.Diff([]time.Duration{time.Second}, []time.Duration(s)); diff != "" {
@@ -402,7 +403,7 @@ func TestReportStopsWhenCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := checkrun.New(client, "o", "r", headSHA, "", checkrun.WithRetry(5, sleep))
-	if err := c.Report(ctx, results(gate.VerdictPass, 0)); !errors.Is(err, context.Canceled) {
+	if err := c.Report(ctx, resultsDoc(results.VerdictPass, 0)); !errors.Is(err, context.Canceled) {
 		t.Errorf("Report error = %v, want context.Canceled", err)
 	}
 	if n := len(srv.Requests()); n != 1 {
@@ -417,7 +418,7 @@ func TestReportGivesUp(t *testing.T) {
 	}
 	var s sleeps
 	c := newCheck(t, srv, &s, checkrun.WithRetry(3, s.sleep))
-	err := c.Report(context.Background(), results(gate.VerdictPass, 0))
+	err := c.Report(context.Background(), resultsDoc(results.VerdictPass, 0))
 	if err == nil || errors.Is(err, checkrun.ErrNoPermission) {
 		t.Fatalf("Report error = %v, want a plain failure", err)
 	}
@@ -436,7 +437,7 @@ func TestReportCompletesAfterAFailedUpdate(t *testing.T) {
 		checkruntest.Reply{Status: http.StatusUnprocessableEntity, Body: `{"message":"Validation Failed"}`})
 	var s sleeps
 	c := newCheck(t, srv, &s)
-	err := c.Report(context.Background(), results(gate.VerdictHold, 2))
+	err := c.Report(context.Background(), resultsDoc(results.VerdictHold, 2))
 	if err == nil {
 		t.Fatal("Report hid a failed update")
 	}
@@ -450,7 +451,7 @@ func TestReportFailsClosedOnUnknownVerdict(t *testing.T) {
 	srv := checkruntest.New(t)
 	var s sleeps
 	c := newCheck(t, srv, &s)
-	res := results(gate.VerdictPass, 0)
+	res := resultsDoc(results.VerdictPass, 0)
 	res.Verdict = ""
 	if err := c.Report(context.Background(), res); err != nil {
 		t.Fatal(err)
@@ -462,30 +463,30 @@ func TestReportFailsClosedOnUnknownVerdict(t *testing.T) {
 }
 
 func TestAnnotations(t *testing.T) {
-	res := results(gate.VerdictHold, 1)
+	res := resultsDoc(results.VerdictHold, 1)
 	res.Findings = []manifest.Finding{
 		{Code: "broad_except_constant", Severity: manifest.SeverityWarn, File: "/ws/evals/order-summary/grader.py", Line: 31, Message: "except Exception returns 1.0"},
 		{Code: "grade_signature", Severity: manifest.SeverityHold, File: "evals/order-summary/grader.py", Line: 4, Message: "grade takes 3 parameters"},
 		{Code: "near_duplicate", Severity: manifest.SeverityWarn, Message: "no file, no annotation"},
 		{Code: "outside", Severity: manifest.SeverityWarn, File: "/elsewhere/x.py", Line: 1, Message: "outside the repository"},
 	}
-	keyErr := func() *gate.CaseError {
-		return &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "'expected_total_cents'", Line: 12}
+	keyErr := func() *grading.CaseError {
+		return &grading.CaseError{Class: grading.ClassGraderException, Type: "KeyError", Message: "'expected_total_cents'", Line: 12}
 	}
-	res.Canaries = []gate.CanaryResult{
-		{Name: "corrupt-fixture", ExpectError: true, Status: gate.StatusPass, Class: gate.ClassGraderException, Error: keyErr()},
-		{Name: "equivalent-serialization", Status: gate.StatusFail, Class: gate.ClassGraderException, Error: keyErr(),
+	res.Canaries = []results.CanaryResult{
+		{Name: "corrupt-fixture", ExpectError: true, Status: results.StatusPass, Class: grading.ClassGraderException, Error: keyErr()},
+		{Name: "equivalent-serialization", Status: results.StatusFail, Class: grading.ClassGraderException, Error: keyErr(),
 			File: "evals/order-summary/gradegate.yaml", Line: 40},
 	}
 	for i := range 7 {
-		res.Cases = append(res.Cases, gate.CaseResult{
-			CaseID: fmt.Sprintf("err-%d", i), Slices: []string{"tone"}, Status: gate.StatusError,
-			Class: gate.ClassGraderException, Error: keyErr(), Line: 100 + i,
+		res.Cases = append(res.Cases, results.CaseResult{
+			CaseID: fmt.Sprintf("err-%d", i), Slices: []string{"tone"}, Status: results.StatusError,
+			Class: grading.ClassGraderException, Error: keyErr(), Line: 100 + i,
 		})
 	}
-	res.Cases = append(res.Cases, gate.CaseResult{
-		CaseID: "timeout-1", Slices: []string{"ineligible_shipped"}, Status: gate.StatusError,
-		Class: gate.ClassTimeout, Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "ran past 120s"}, Line: 200,
+	res.Cases = append(res.Cases, results.CaseResult{
+		CaseID: "timeout-1", Slices: []string{"ineligible_shipped"}, Status: results.StatusError,
+		Class: grading.ClassTimeout, Error: &grading.CaseError{Class: grading.ClassTimeout, Message: "ran past 120s"}, Line: 200,
 	})
 
 	c := checkrun.New(nil, "o", "r", headSHA, "",
@@ -556,61 +557,61 @@ func TestAnnotationsOnCauses(t *testing.T) {
 	tone := []string{"tone"}
 	tests := []struct {
 		name     string
-		canaries []gate.CanaryResult
-		cases    []gate.CaseResult
+		canaries []results.CanaryResult
+		cases    []results.CaseResult
 		want     []string // path:line title
 	}{
 		{
 			name: "failing canary at its manifest line",
-			canaries: []gate.CanaryResult{
-				{Name: "wrong-currency", Status: gate.StatusFail, Got: float(1), Message: "expected 0, got 1", File: manifestFile, Line: 41},
-				{Name: "extra-key", Status: gate.StatusPass, Got: float(0), File: manifestFile, Line: 47},
+			canaries: []results.CanaryResult{
+				{Name: "wrong-currency", Status: results.StatusFail, Got: float(1), Message: "expected 0, got 1", File: manifestFile, Line: 41},
+				{Name: "extra-key", Status: results.StatusPass, Got: float(0), File: manifestFile, Line: 47},
 			},
 			want: []string{manifestFile + ":41 canary wrong-currency failed"},
 		},
 		{
 			name: "a canary that raised unexpectedly: its line and the grader line",
-			canaries: []gate.CanaryResult{{Name: "happy", Status: gate.StatusFail, Class: gate.ClassGraderException, File: manifestFile, Line: 30,
-				Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "'total'", Line: 12}}},
+			canaries: []results.CanaryResult{{Name: "happy", Status: results.StatusFail, Class: grading.ClassGraderException, File: manifestFile, Line: 30,
+				Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "KeyError", Message: "'total'", Line: 12}}},
 			want: []string{manifestFile + ":30 canary happy failed", graderFile + ":12 grader raised KeyError here (canary happy)"},
 		},
 		{
 			name:  "false pass outside mandatory slices",
-			cases: []gate.CaseResult{{CaseID: "tone-7", Slices: tone, Status: gate.StatusPass, Score: float(1), HumanScore: label(0), Line: 7}},
+			cases: []results.CaseResult{{CaseID: "tone-7", Slices: tone, Status: results.StatusPass, Score: float(1), HumanScore: label(0), Line: 7}},
 			want:  []string{datasetFile + ":7 false pass: case tone-7 is labelled 0 but passed"},
 		},
 		{
 			name:  "false fail in a mandatory slice",
-			cases: []gate.CaseResult{{CaseID: "ship-3", Slices: ship, Status: gate.StatusFail, Score: float(0), HumanScore: label(1), Line: 3}},
+			cases: []results.CaseResult{{CaseID: "ship-3", Slices: ship, Status: results.StatusFail, Score: float(0), HumanScore: label(1), Line: 3}},
 			want:  []string{datasetFile + ":3 false fail: case ship-3 is labelled 1 but failed in mandatory slice ineligible_shipped"},
 		},
 		{
 			name: "unevaluable case outside mandatory slices",
-			cases: []gate.CaseResult{{CaseID: "tone-2", Slices: tone, Status: gate.StatusError, Class: gate.ClassTimeout,
-				Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "ran past 120s"}, Line: 2}},
+			cases: []results.CaseResult{{CaseID: "tone-2", Slices: tone, Status: results.StatusError, Class: grading.ClassTimeout,
+				Error: &grading.CaseError{Class: grading.ClassTimeout, Message: "ran past 120s"}, Line: 2}},
 			want: []string{datasetFile + ":2 case tone-2 could not be graded"},
 		},
 		{
 			name:  "unlabelled fail in a mandatory slice",
-			cases: []gate.CaseResult{{CaseID: "ship-5", Slices: ship, Status: gate.StatusFail, Score: float(0), Line: 5}},
+			cases: []results.CaseResult{{CaseID: "ship-5", Slices: ship, Status: results.StatusFail, Score: float(0), Line: 5}},
 			want:  []string{datasetFile + ":5 case ship-5 failed in mandatory slice ineligible_shipped"},
 		},
 		{
 			name:  "a correct fail is not annotated",
-			cases: []gate.CaseResult{{CaseID: "ship-6", Slices: ship, Status: gate.StatusFail, Score: float(0), HumanScore: label(0), Line: 6}},
+			cases: []results.CaseResult{{CaseID: "ship-6", Slices: ship, Status: results.StatusFail, Score: float(0), HumanScore: label(0), Line: 6}},
 		},
 		{
 			name:  "an unlabelled fail outside mandatory slices is not annotated",
-			cases: []gate.CaseResult{{CaseID: "tone-8", Slices: tone, Status: gate.StatusFail, Score: float(0), Line: 8}},
+			cases: []results.CaseResult{{CaseID: "tone-8", Slices: tone, Status: results.StatusFail, Score: float(0), Line: 8}},
 		},
 		{
 			name:  "a labelled pass is not annotated",
-			cases: []gate.CaseResult{{CaseID: "ship-9", Slices: ship, Status: gate.StatusPass, Score: float(1), HumanScore: label(1), Line: 9}},
+			cases: []results.CaseResult{{CaseID: "ship-9", Slices: ship, Status: results.StatusPass, Score: float(1), HumanScore: label(1), Line: 9}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := results(gate.VerdictHold, 0)
+			res := resultsDoc(results.VerdictHold, 0)
 			res.Cases, res.Canaries = tt.cases, tt.canaries
 			srv := checkruntest.New(t)
 			var s sleeps
@@ -641,9 +642,9 @@ func TestAnnotationsOnCauses(t *testing.T) {
 }
 
 func TestAnnotationsWarnOnPass(t *testing.T) {
-	res := results(gate.VerdictPass, 0)
-	res.Cases = append(res.Cases, gate.CaseResult{CaseID: "e", Slices: []string{"ineligible_shipped"}, Status: gate.StatusError,
-		Error: &gate.CaseError{Class: gate.ClassWorkerCrash, Message: "exit 9", Line: 3}, Line: 9})
+	res := resultsDoc(results.VerdictPass, 0)
+	res.Cases = append(res.Cases, results.CaseResult{CaseID: "e", Slices: []string{"ineligible_shipped"}, Status: results.StatusError,
+		Error: &grading.CaseError{Class: grading.ClassWorkerCrash, Message: "exit 9", Line: 3}, Line: 9})
 	c := checkrun.New(nil, "o", "r", headSHA, "", checkrun.WithFiles(checkrun.Files{Grader: "g.py", Dataset: "d.jsonl"}))
 	for _, a := range c.Annotations(res) {
 		if a.Level != checkrun.LevelWarning {
@@ -695,13 +696,13 @@ func TestNewClient(t *testing.T) {
 }
 
 func TestTitle(t *testing.T) {
-	hold := results(gate.VerdictHold, 3)
-	hold.Reasons = append(hold.Reasons, gate.Reason{Code: gate.ReasonCanaryFailed}, gate.Reason{Code: gate.ReasonSliceBelowThreshold, Slice: "other"})
+	hold := resultsDoc(results.VerdictHold, 3)
+	hold.Reasons = append(hold.Reasons, results.Reason{Code: results.ReasonCanaryFailed}, results.Reason{Code: results.ReasonSliceBelowThreshold, Slice: "other"})
 	tests := []struct {
-		res  *gate.Results
+		res  *results.Results
 		want string
 	}{
-		{results(gate.VerdictPass, 0), "pass: 1 intended, 1 graded, 1 passed, 0 failed, 0 errored, 0 omitted (100.0% pass rate)"},
+		{resultsDoc(results.VerdictPass, 0), "pass: 1 intended, 1 graded, 1 passed, 0 failed, 0 errored, 0 omitted (100.0% pass rate)"},
 		{hold, "hold (slice_below_threshold, canary_failed): 4 intended, 4 graded, 1 passed, 3 failed, 0 errored, 0 omitted (25.0% pass rate)"},
 	}
 	for _, tt := range tests {
@@ -717,7 +718,7 @@ func TestReportAdoptsTheRunAFailedCreateLeft(t *testing.T) {
 	srv.Queue(checkruntest.Reply{Status: http.StatusBadGateway, Applied: true})
 	var s sleeps
 	c := newCheck(t, srv, &s)
-	if err := c.Report(context.Background(), results(gate.VerdictPass, 0)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictPass, 0)); err != nil {
 		t.Fatalf("Report: %v", err)
 	}
 	want := []step{
@@ -744,13 +745,13 @@ func TestReportLeavesOtherRunsAlone(t *testing.T) {
 	var s sleeps
 	srv.Queue(checkruntest.Reply{Status: http.StatusBadGateway, Applied: true})
 	other := newCheck(t, srv, &s, checkrun.WithRetry(1, s.sleep))
-	if err := other.Report(context.Background(), results(gate.VerdictPass, 0)); err == nil {
+	if err := other.Report(context.Background(), resultsDoc(results.VerdictPass, 0)); err == nil {
 		t.Fatal("the other Report did not fail")
 	}
 
 	srv.Queue(checkruntest.Reply{Status: http.StatusBadGateway})
 	c := newCheck(t, srv, &s)
-	if err := c.Report(context.Background(), results(gate.VerdictHold, 0)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictHold, 0)); err != nil {
 		t.Fatalf("Report: %v", err)
 	}
 	runs := srv.Runs()
@@ -772,7 +773,7 @@ func TestReportCompletesDuplicates(t *testing.T) {
 	)
 	var s sleeps
 	c := newCheck(t, srv, &s)
-	if err := c.Report(context.Background(), results(gate.VerdictHold, 0)); err != nil {
+	if err := c.Report(context.Background(), resultsDoc(results.VerdictHold, 0)); err != nil {
 		t.Fatalf("Report: %v", err)
 	}
 	runs := srv.Runs()

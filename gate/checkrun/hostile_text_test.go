@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/checkrun/checkruntest"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -19,12 +20,12 @@ func TestCheckRunNeutralisesHostileText(t *testing.T) {
 		"::add-mask::secret", "::error file=x::owned", "ok\n::stop-commands::tok", "##[error]legacy",
 		"\u202eevil", "zero\u200bwidth\ufeff", "\x1b[31mred", strings.Repeat("L", 5000),
 	} {
-		res := results(gate.VerdictHold, 1)
+		res := resultsDoc(results.VerdictHold, 1)
 		res.Cases[0].CaseID = "id-" + text
-		res.Cases[0].Status = gate.StatusError
-		res.Cases[0].Class = gate.ClassGraderException
-		res.Cases[0].Error = &gate.CaseError{Class: gate.ClassGraderException, Type: "ValueError", Message: "msg-" + text + "\n" + text, Line: 4}
-		res.Reasons = append(res.Reasons, gate.Reason{Code: gate.ReasonCanaryFailed, Message: "reason-" + text})
+		res.Cases[0].Status = results.StatusError
+		res.Cases[0].Class = grading.ClassGraderException
+		res.Cases[0].Error = &grading.CaseError{Class: grading.ClassGraderException, Type: "ValueError", Message: "msg-" + text + "\n" + text, Line: 4}
+		res.Reasons = append(res.Reasons, results.Reason{Code: results.ReasonCanaryFailed, Message: "reason-" + text})
 		res.Findings = append(res.Findings, manifest.Finding{Code: "dataset_invalid", Severity: manifest.SeverityHold, File: "evals/order-summary/cases.jsonl", Line: 1, CaseID: "id-" + text, Message: "finding-" + text})
 
 		srv := checkruntest.New(t)

@@ -15,7 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -96,10 +97,10 @@ type PassRate struct {
 type Run struct {
 	Name    string
 	Verdict string
-	Counts  gate.Counts
+	Counts  results.Counts
 	Grader  string // grader digest
 	Dataset string // dataset digest
-	Shard   gate.Shard
+	Shard   shard.Shard
 }
 
 // key identifies a case within one results file. A file that repeats a
@@ -131,8 +132,8 @@ type baseRow struct {
 }
 
 // Compare compares a base run with a head run. Neither is changed.
-func Compare(base, head *gate.Results) *Report {
-	r, _ := compare(base, gate.RowsOf(base.Cases), head, gate.RowsOf(head.Cases), false)
+func Compare(base, head *results.Results) *Report {
+	r, _ := compare(base, results.RowsOf(base.Cases), head, results.RowsOf(head.Cases), false)
 	return r // rows in memory cannot fail to be read
 }
 
@@ -142,11 +143,11 @@ func Compare(base, head *gate.Results) *Report {
 //
 // A row no run could write (no case_id, an unknown status) is an input
 // error: errors.Is(err, manifest.ErrInput) holds.
-func CompareStreams(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, headRows gate.CaseIter) (*Report, error) {
+func CompareStreams(base *results.Results, baseRows results.CaseIter, head *results.Results, headRows results.CaseIter) (*Report, error) {
 	return compare(base, baseRows, head, headRows, true)
 }
 
-func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, headRows gate.CaseIter, validate bool) (*Report, error) {
+func compare(base *results.Results, baseRows results.CaseIter, head *results.Results, headRows results.CaseIter, validate bool) (*Report, error) {
 	r := &Report{
 		Schema:           Schema,
 		Flipped:          []Flip{},
@@ -210,15 +211,15 @@ func compare(base *gate.Results, baseRows gate.CaseIter, head *gate.Results, hea
 			flippedKeys = append(flippedKeys, k)
 			flipped = append(flipped, Flip{CaseID: k.String(), Base: b.status, Head: h.Status, OutputChanged: b.sha != h.SampleSHA256, Slices: h.Slices})
 		}
-		if h.Status == gate.StatusError && b.status != gate.StatusError {
+		if h.Status == results.StatusError && b.status != results.StatusError {
 			newlyErr = append(newlyErr, k)
 		}
 		if graded(b.status) && graded(h.Status) {
 			r.Cohort++
-			if b.status == gate.StatusPass {
+			if b.status == results.StatusPass {
 				cohortBase++
 			}
-			if h.Status == gate.StatusPass {
+			if h.Status == results.StatusPass {
 				cohortHead++
 			}
 		}
@@ -272,7 +273,7 @@ type problemList struct {
 }
 
 // check reports whether row i is usable, and notes why not.
-func (p *problemList) check(i int, c gate.CaseResult) bool {
+func (p *problemList) check(i int, c results.CaseResult) bool {
 	var msg string
 	switch {
 	case c.CaseID == "":
@@ -301,7 +302,7 @@ func (p *problemList) err(which string) error {
 	return fmt.Errorf("%w: %s results: %s", manifest.ErrInput, which, strings.Join(list, "; "))
 }
 
-func summary(res *gate.Results) Run {
+func summary(res *results.Results) Run {
 	return Run{
 		Name:    res.Manifest.Name,
 		Verdict: res.Verdict,
@@ -321,7 +322,7 @@ func sameLabel(a, b *int) bool {
 
 // graded reports whether a status is a graded (ok) outcome.
 func graded(status string) bool {
-	return status == gate.StatusPass || status == gate.StatusFail
+	return status == results.StatusPass || status == results.StatusFail
 }
 
 func sortedIDs(keys []key) []string {
@@ -361,17 +362,17 @@ const maxProblems = 10
 // JSON, whose schema is not gradegate.results/v1, or with a case that has no
 // case_id or an unknown status is an input error: errors.Is(err,
 // manifest.ErrInput) holds.
-func Load(r io.Reader) (*gate.Results, error) {
+func Load(r io.Reader) (*results.Results, error) {
 	dec := json.NewDecoder(r)
-	var res gate.Results
+	var res results.Results
 	if err := dec.Decode(&res); err != nil {
 		return nil, fmt.Errorf("%w: reading results: %w", manifest.ErrInput, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: reading results: data after the results document", manifest.ErrInput)
 	}
-	if res.Schema != gate.ResultsSchema {
-		return nil, fmt.Errorf("%w: results schema is %q, want %q", manifest.ErrInput, res.Schema, gate.ResultsSchema)
+	if res.Schema != results.ResultsSchema {
+		return nil, fmt.Errorf("%w: results schema is %q, want %q", manifest.ErrInput, res.Schema, results.ResultsSchema)
 	}
 	var problems []string
 	for i, c := range res.Cases {
@@ -393,7 +394,7 @@ func Load(r io.Reader) (*gate.Results, error) {
 
 func validStatus(s string) bool {
 	switch s {
-	case gate.StatusPass, gate.StatusFail, gate.StatusError, gate.StatusOmitted:
+	case results.StatusPass, results.StatusFail, results.StatusError, results.StatusOmitted:
 		return true
 	}
 	return false

@@ -14,15 +14,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // kase is a case row: id, status, sample digest and optional human label.
-func kase(id, status, sha string, label ...int) gate.CaseResult {
-	c := gate.CaseResult{CaseID: id, Status: status, SampleSHA256: sha}
+func kase(id, status, sha string, label ...int) results.CaseResult {
+	c := results.CaseResult{CaseID: id, Status: status, SampleSHA256: sha}
 	if len(label) > 0 {
 		c.HumanScore = &label[0]
 	}
@@ -30,20 +32,20 @@ func kase(id, status, sha string, label ...int) gate.CaseResult {
 }
 
 // run builds a results document whose counts agree with its cases.
-func run(cases ...gate.CaseResult) *gate.Results {
-	res := &gate.Results{Schema: gate.ResultsSchema, Cases: cases, Shard: gate.Shard{Index: 1, Count: 1}}
+func run(cases ...results.CaseResult) *results.Results {
+	res := &results.Results{Schema: results.ResultsSchema, Cases: cases, Shard: shard.Shard{Index: 1, Count: 1}}
 	for _, c := range cases {
 		res.Counts.Intended++
 		switch c.Status {
-		case gate.StatusPass:
+		case results.StatusPass:
 			res.Counts.Passed++
 			res.Counts.Graded++
-		case gate.StatusFail:
+		case results.StatusFail:
 			res.Counts.Failed++
 			res.Counts.Graded++
-		case gate.StatusError:
+		case results.StatusError:
 			res.Counts.Errored++
-		case gate.StatusOmitted:
+		case results.StatusOmitted:
 			res.Counts.Omitted++
 		}
 	}
@@ -53,16 +55,16 @@ func run(cases ...gate.CaseResult) *gate.Results {
 func f(v float64) *float64 { return &v }
 
 const (
-	pass    = gate.StatusPass
-	fail    = gate.StatusFail
-	errored = gate.StatusError
-	omitted = gate.StatusOmitted
+	pass    = results.StatusPass
+	fail    = results.StatusFail
+	errored = results.StatusError
+	omitted = results.StatusOmitted
 )
 
 func TestCompare(t *testing.T) {
 	tests := []struct {
 		name       string
-		base, head *gate.Results
+		base, head *results.Results
 		want       *Report
 	}{
 		{
@@ -240,9 +242,9 @@ func TestCompare(t *testing.T) {
 // whose rows were cut, the counts are what the run reported.
 func TestCompareUsesFileCounts(t *testing.T) {
 	base := run(kase("a", pass, "s1"))
-	base.Counts = gate.Counts{Intended: 10, Graded: 10, Passed: 8, Failed: 2}
+	base.Counts = results.Counts{Intended: 10, Graded: 10, Passed: 8, Failed: 2}
 	head := run(kase("a", pass, "s1"))
-	head.Counts = gate.Counts{Intended: 10, Graded: 10, Passed: 9, Failed: 1}
+	head.Counts = results.Counts{Intended: 10, Graded: 10, Passed: 9, Failed: 1}
 	got := Compare(base, head).PassRate
 	want := PassRate{Base: f(0.8), Head: f(0.9), MatchedEffect: f(0), CompositionEffect: f(0.1)}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -254,7 +256,7 @@ func TestCompareUsesFileCounts(t *testing.T) {
 func TestReportJSON(t *testing.T) {
 	tests := []struct {
 		name       string
-		base, head *gate.Results
+		base, head *results.Results
 		want       string
 	}{
 		{
@@ -359,7 +361,7 @@ func TestLoad(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Load: %v", err)
 				}
-				if res.Schema != gate.ResultsSchema {
+				if res.Schema != results.ResultsSchema {
 					t.Errorf("Schema = %q", res.Schema)
 				}
 				return
@@ -431,7 +433,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // sampleRuns are a base and a head with a bit of everything: a grader flip,
 // an output flip, a new error, cases added and removed, a changed grader.
-func sampleRuns() (base, head *gate.Results) {
+func sampleRuns() (base, head *results.Results) {
 	base = run(
 		kase("cancel-shipped-001", pass, "a1", 1),
 		kase("cancel-shipped-002", fail, "a2", 0),
@@ -441,8 +443,8 @@ func sampleRuns() (base, head *gate.Results) {
 		kase("hard-legacy-009", fail, "a6"),
 	)
 	base.Manifest.Name = "order-summary"
-	base.Verdict = gate.VerdictHold
-	base.Digests = gate.Digests{Dataset: "sha256:" + strings.Repeat("d", 64), Grader: "sha256:" + strings.Repeat("1", 64)}
+	base.Verdict = results.VerdictHold
+	base.Digests = digest.Digests{Dataset: "sha256:" + strings.Repeat("d", 64), Grader: "sha256:" + strings.Repeat("1", 64)}
 	head = run(
 		kase("cancel-shipped-001", fail, "a1", 1),
 		kase("cancel-shipped-002", fail, "a2", 0),
@@ -453,15 +455,15 @@ func sampleRuns() (base, head *gate.Results) {
 		kase("happy-011|odd", pass, "b8"),
 	)
 	head.Manifest.Name = "order-summary"
-	head.Verdict = gate.VerdictHold
-	head.Digests = gate.Digests{Dataset: "sha256:" + strings.Repeat("d", 64), Grader: "sha256:" + strings.Repeat("2", 64)}
+	head.Verdict = results.VerdictHold
+	head.Digests = digest.Digests{Dataset: "sha256:" + strings.Repeat("d", 64), Grader: "sha256:" + strings.Repeat("2", 64)}
 	return base, head
 }
 
 func TestWriteText(t *testing.T) {
 	tests := []struct {
 		name       string
-		base, head *gate.Results
+		base, head *results.Results
 		golden     string
 	}{
 		{name: "changes", golden: "text_changes.golden"},
@@ -489,7 +491,7 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		base, head *gate.Results
+		base, head *results.Results
 		golden     string
 	}{
 		{name: "changes", golden: "markdown_changes.golden"},
@@ -515,7 +517,7 @@ func TestWriteMarkdown(t *testing.T) {
 func TestShardNote(t *testing.T) {
 	base := run(kase("a", pass, "s"))
 	head := run(kase("a", pass, "s"))
-	head.Shard = gate.Shard{Index: 2, Count: 4}
+	head.Shard = shard.Shard{Index: 2, Count: 4}
 	var b bytes.Buffer
 	if err := Compare(base, head).WriteText(&b); err != nil {
 		t.Fatal(err)
@@ -528,18 +530,18 @@ func TestShardNote(t *testing.T) {
 // Streamed from results files, the comparison is the same, and a row no
 // run could write is an input error naming it.
 func TestCompareStreams(t *testing.T) {
-	base := run(kase("a", gate.StatusPass, "s1"), kase("b", gate.StatusFail, "s2"), kase("c", gate.StatusPass, "s3"))
-	head := run(kase("a", gate.StatusFail, "s1"), kase("b", gate.StatusFail, "s2"), kase("d", gate.StatusPass, "s4"))
-	doc := func(r *gate.Results) (*gate.Results, gate.CaseIter) {
+	base := run(kase("a", results.StatusPass, "s1"), kase("b", results.StatusFail, "s2"), kase("c", results.StatusPass, "s3"))
+	head := run(kase("a", results.StatusFail, "s1"), kase("b", results.StatusFail, "s2"), kase("d", results.StatusPass, "s4"))
+	doc := func(r *results.Results) (*results.Results, results.CaseIter) {
 		var b bytes.Buffer
 		if err := r.WriteJSON(&b); err != nil {
 			t.Fatal(err)
 		}
-		h, err := gate.ReadResultsHeader(bytes.NewReader(b.Bytes()))
+		h, err := results.ReadResultsHeader(bytes.NewReader(b.Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h, gate.NewCaseReader(bytes.NewReader(b.Bytes()))
+		return h, results.NewCaseReader(bytes.NewReader(b.Bytes()))
 	}
 	bh, br := doc(base)
 	hh, hr := doc(head)

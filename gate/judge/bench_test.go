@@ -10,17 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 )
 
 // benchTasks are n tasks with distinct prompts, so none shares a request.
-func benchTasks(n int) []gate.Task {
-	tasks := make([]gate.Task, n)
+func benchTasks(n int) []grading.Task {
+	tasks := make([]grading.Task, n)
 	for i := range tasks {
 		sample, _ := json.Marshal(map[string]string{"output_text": fmt.Sprintf("GOOD answer number %d", i)})
 		item, _ := json.Marshal(map[string]string{"question": "Refund time?", "reference": "5 days"})
-		tasks[i] = gate.Task{ID: fmt.Sprintf("c%d", i), Sample: sample, Item: item}
+		tasks[i] = grading.Task{ID: fmt.Sprintf("c%d", i), Sample: sample, Item: item}
 	}
 	return tasks
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -206,7 +208,7 @@ func (n *noSleep) sleep(_ context.Context, d time.Duration) error {
 }
 
 // runGate runs the gate with a judge for m.
-func runGate(t testing.TB, m *manifest.Manifest, fsys fstest.MapFS, set *dataset.Set, cfg judge.Config) (*gate.Results, *judge.Judge, error) {
+func runGate(t testing.TB, m *manifest.Manifest, fsys fstest.MapFS, set *dataset.Set, cfg judge.Config) (*results.Results, *judge.Judge, error) {
 	t.Helper()
 	cfg.Grader = m.Grader
 	if cfg.Sleep == nil {
@@ -220,7 +222,7 @@ func runGate(t testing.TB, m *manifest.Manifest, fsys fstest.MapFS, set *dataset
 	// for byte places its blind canaries as that run did (--canary-seed).
 	res, err := gate.Run(context.Background(), gate.Inputs{Manifest: m, FS: fsys, Dataset: set}, j, gate.Options{Version: "test", CanarySeed: 42})
 	if res != nil {
-		res.AddJudge(j.Usage(), nil)
+		verdict.AddJudge(res, j.Usage(), nil)
 	}
 	return res, j, err
 }

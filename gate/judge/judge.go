@@ -21,7 +21,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -76,10 +77,10 @@ type Judge struct {
 
 	mu     sync.Mutex
 	budget int // calls still allowed; -1: no bound
-	usage  gate.JudgeUsage
+	usage  results.JudgeUsage
 }
 
-var _ gate.Runner = (*Judge)(nil)
+var _ grading.Runner = (*Judge)(nil)
 
 // New returns a Judge for cfg. It makes no call.
 func New(cfg Config) (*Judge, error) {
@@ -134,7 +135,7 @@ func New(cfg Config) (*Judge, error) {
 		}
 		j.client = c
 	}
-	j.usage = gate.JudgeUsage{
+	j.usage = results.JudgeUsage{
 		Type:      g.Type,
 		Model:     g.Judge.Model,
 		Endpoint:  g.Judge.Endpoint,
@@ -146,10 +147,10 @@ func New(cfg Config) (*Judge, error) {
 
 // Sandbox says that nothing ran in a sandbox: a model grader runs no
 // grader code at all.
-func (j *Judge) Sandbox() gate.Sandbox { return gate.Sandbox{UID: -1} }
+func (j *Judge) Sandbox() grading.Sandbox { return grading.Sandbox{UID: -1} }
 
 // Usage is what the calls so far cost.
-func (j *Judge) Usage() *gate.JudgeUsage {
+func (j *Judge) Usage() *results.JudgeUsage {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	u := j.usage
@@ -184,7 +185,7 @@ func listed(ids []string) []string {
 
 // Plan returns the IDs of the tasks the cache cannot answer: the calls a
 // run needs. A task whose prompt cannot be rendered needs no call.
-func (j *Judge) Plan(tasks []gate.Task) ([]string, error) {
+func (j *Judge) Plan(tasks []grading.Task) ([]string, error) {
 	var misses []string
 	for _, t := range tasks {
 		r, err := j.request(t)
@@ -225,7 +226,7 @@ func (j *Judge) ReserveShared(needed, total int) {
 // RequestKey is the digest of the request a task makes, the cache's key:
 // two tasks with the same key are the same call. A task whose prompt cannot
 // be rendered has none ("").
-func (j *Judge) RequestKey(t gate.Task) (string, error) {
+func (j *Judge) RequestKey(t grading.Task) (string, error) {
 	r, err := j.request(t)
 	var te *TemplateError
 	if errors.As(err, &te) {
@@ -240,7 +241,7 @@ func (j *Judge) RequestKey(t gate.Task) (string, error) {
 // HasKey reports whether the judge may call the API.
 func (j *Judge) HasKey() bool { return j.client != nil }
 
-func (j *Judge) request(t gate.Task) (request, error) {
+func (j *Judge) request(t grading.Task) (request, error) {
 	v, err := decodeVars(t.Sample, t.Item)
 	if err != nil {
 		return request{}, err
@@ -253,31 +254,31 @@ func (j *Judge) request(t gate.Task) (request, error) {
 // the API refusing or unreachable after its retries, a miss without a key,
 // a corrupt cache. A reply that cannot be read is an invalid_return
 // outcome, never an error and never a score.
-func (j *Judge) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	return gate.GradeByStream(ctx, j, tasks)
+func (j *Judge) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	return grading.GradeByStream(ctx, j, tasks)
 }
 
 // grade asks for one task.
-func (j *Judge) grade(ctx context.Context, t gate.Task) (gate.Outcome, error) {
+func (j *Judge) grade(ctx context.Context, t grading.Task) (grading.Outcome, error) {
 	r, err := j.request(t)
 	var te *TemplateError
 	if errors.As(err, &te) {
-		return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{
-			Class: gate.ClassGraderException, Type: ErrTemplate, Message: te.Error(),
+		return grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{
+			Class: grading.ClassGraderException, Type: ErrTemplate, Message: te.Error(),
 		}}, nil
 	}
 	if err != nil {
-		return gate.Outcome{}, err
+		return grading.Outcome{}, err
 	}
 	if j.mode.reads() {
 		e, ok, err := j.cache.get(r)
 		if err != nil {
-			return gate.Outcome{}, err
+			return grading.Outcome{}, err
 		}
 		if ok {
 			env, err := parseEnvelope(r.path, e.Response)
 			if err != nil {
-				return gate.Outcome{}, fmt.Errorf("judge cache entry %s: %w", r.key, err)
+				return grading.Outcome{}, fmt.Errorf("judge cache entry %s: %w", r.key, err)
 			}
 			j.mu.Lock()
 			j.usage.Cached++
@@ -292,23 +293,23 @@ func (j *Judge) grade(ctx context.Context, t gate.Task) (gate.Outcome, error) {
 		j.usage.NotSent++
 		addListed(&j.usage.NotSentIDs, t.ID)
 		j.mu.Unlock()
-		return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{
-			Class: gate.ClassGraderException, Type: ErrNotSent,
+		return grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{
+			Class: grading.ClassGraderException, Type: ErrNotSent,
 			Message: fmt.Sprintf("not sent: grader.max_calls (%d) is less than the calls this run needs", j.g.Judge.MaxCalls),
 		}}, nil
 	}
 	if j.client == nil {
-		return gate.Outcome{}, fmt.Errorf("the judge cache has no reply for this request (%s) and there is no OPENAI_API_KEY to ask the model: %w", r.key, errNoKey)
+		return grading.Outcome{}, fmt.Errorf("the judge cache has no reply for this request (%s) and there is no OPENAI_API_KEY to ask the model: %w", r.key, errNoKey)
 	}
 	began := j.now()
 	a, err := j.client.do(ctx, r)
 	if err != nil {
-		return gate.Outcome{}, fmt.Errorf("asking %s: %w", j.g.Judge.Model, err)
+		return grading.Outcome{}, fmt.Errorf("asking %s: %w", j.g.Judge.Model, err)
 	}
 	ms := float64(j.now().Sub(began).Microseconds()) / 1000
 	env, err := parseEnvelope(r.path, a.body)
 	if err != nil {
-		return gate.Outcome{}, fmt.Errorf("asking %s: %w", j.g.Judge.Model, err)
+		return grading.Outcome{}, fmt.Errorf("asking %s: %w", j.g.Judge.Model, err)
 	}
 	j.mu.Lock()
 	j.usage.Calls++
@@ -318,7 +319,7 @@ func (j *Judge) grade(ctx context.Context, t gate.Task) (gate.Outcome, error) {
 	j.mu.Unlock()
 	if j.mode.writes() {
 		if err := j.cache.put(r, a.body, ms); err != nil {
-			return gate.Outcome{}, err
+			return grading.Outcome{}, err
 		}
 	}
 	return j.outcome(t, r, env, ms), nil
@@ -347,7 +348,7 @@ type judged struct {
 }
 
 // outcome turns a reply into the task's outcome.
-func (j *Judge) outcome(t gate.Task, r request, env envelope, ms float64) gate.Outcome {
+func (j *Judge) outcome(t grading.Task, r request, env envelope, ms float64) grading.Outcome {
 	info, _ := json.Marshal(judged{Model: j.g.Judge.Model, Reply: cut(env.text), Request: r.key})
 	v, err := parseReply(j.g, env)
 	if err != nil {
@@ -355,13 +356,13 @@ func (j *Judge) outcome(t gate.Task, r request, env envelope, ms float64) gate.O
 		j.usage.InvalidReplies++
 		addListed(&j.usage.InvalidIDs, t.ID)
 		j.mu.Unlock()
-		return gate.Outcome{Class: gate.ClassInvalidReturn, Judge: info, DurationMS: ms, Error: &gate.CaseError{
-			Class: gate.ClassInvalidReturn, Type: ErrInvalidReply, Message: err.Error(),
+		return grading.Outcome{Class: grading.ClassInvalidReturn, Judge: info, DurationMS: ms, Error: &grading.CaseError{
+			Class: grading.ClassInvalidReturn, Type: ErrInvalidReply, Message: err.Error(),
 		}}
 	}
 	if v.label != "" {
 		info, _ = json.Marshal(judged{Model: j.g.Judge.Model, Reply: cut(env.text), Label: v.label, Request: r.key})
 	}
 	score := v.score
-	return gate.Outcome{Class: gate.ClassOK, Score: &score, Scores: map[string]float64{"score": score}, Judge: info, DurationMS: ms}
+	return grading.Outcome{Class: grading.ClassOK, Score: &score, Scores: map[string]float64{"score": score}, Judge: info, DurationMS: ms}
 }

@@ -13,10 +13,13 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/verdict"
 )
 
-func reasonCodes(res *gate.Results) []string {
+func reasonCodes(res *results.Results) []string {
 	var out []string
 	for _, r := range res.Reasons {
 		out = append(out, r.Code)
@@ -24,7 +27,7 @@ func reasonCodes(res *gate.Results) []string {
 	return out
 }
 
-func caseClasses(res *gate.Results) map[string]string {
+func caseClasses(res *results.Results) map[string]string {
 	out := map[string]string{}
 	for _, c := range res.Cases {
 		out[c.CaseID] = string(c.Class) + "/" + c.Status
@@ -46,22 +49,22 @@ func TestGateWithJudge(t *testing.T) {
 		{
 			name:    "a judge that agrees with the labels passes",
 			answer:  agree,
-			verdict: gate.VerdictPass,
+			verdict: results.VerdictPass,
 			classes: map[string]string{"c1": "ok/pass", "c2": "ok/fail", "c3": "ok/fail", "c4": "ok/pass"},
 		},
 		{
 			name:        "a judge that passes what humans fail is held by calibration",
 			answer:      lenient,
-			verdict:     gate.VerdictHold,
-			reasons:     []string{gate.ReasonFalsePass},
+			verdict:     results.VerdictHold,
+			reasons:     []string{results.ReasonFalsePass},
 			classes:     map[string]string{"c1": "ok/pass", "c2": "ok/fail", "c3": "ok/pass", "c4": "ok/pass"},
 			falsePasses: 1,
 		},
 		{
 			name:        "a judge that passes everything fails its negative canary",
 			answer:      func(string) reply { return result(1) },
-			verdict:     gate.VerdictHold,
-			reasons:     []string{gate.ReasonCanaryFailed, gate.ReasonFalsePass},
+			verdict:     results.VerdictHold,
+			reasons:     []string{results.ReasonCanaryFailed, results.ReasonFalsePass},
 			classes:     map[string]string{"c1": "ok/pass", "c2": "ok/pass", "c3": "ok/pass", "c4": "ok/pass"},
 			falsePasses: 2,
 			canaryFails: []string{"wrong-answer"},
@@ -79,9 +82,9 @@ func TestGateWithJudge(t *testing.T) {
 				}
 				return agree(p)
 			},
-			verdict: gate.VerdictHold,
+			verdict: results.VerdictHold,
 			// Overall and in the mandatory slice.
-			reasons: []string{gate.ReasonUnevaluableCases, gate.ReasonUnevaluableCases},
+			reasons: []string{results.ReasonUnevaluableCases, results.ReasonUnevaluableCases},
 			classes: map[string]string{"c1": "ok/pass", "c2": "invalid_return/error", "c3": "invalid_return/error", "c4": "invalid_return/error"},
 			invalid: 3,
 		},
@@ -124,7 +127,7 @@ func TestGateWithJudge(t *testing.T) {
 				t.Errorf("false passes = %d, want %d", sl.FalsePass, tt.falsePasses)
 			}
 			for _, c := range res.Cases {
-				if c.Class == gate.ClassInvalidReturn && (c.Score != nil || c.Error == nil || c.Error.Type != judge.ErrInvalidReply) {
+				if c.Class == grading.ClassInvalidReturn && (c.Score != nil || c.Error == nil || c.Error.Type != judge.ErrInvalidReply) {
 					t.Errorf("%s: an invalid reply became score %v error %+v", c.CaseID, c.Score, c.Error)
 				}
 			}
@@ -163,7 +166,7 @@ func TestReplayFromCache(t *testing.T) {
 	if u := j.Usage(); u.Calls != 0 || u.Cached != 6 || u.CachedTokens.Input != 240 {
 		t.Errorf("replay usage = %+v, want 0 calls and 6 cached", u)
 	}
-	strip := func(r *gate.Results) []byte {
+	strip := func(r *results.Results) []byte {
 		c := *r
 		c.Judge = nil
 		b, err := json.Marshal(c)
@@ -210,9 +213,9 @@ func TestMissWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tasks []gate.Task
+	var tasks []grading.Task
 	for _, c := range set.Cases {
-		tasks = append(tasks, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
 	}
 	misses, err := j.Plan(tasks)
 	if err != nil || !slices.Equal(misses, []string{"c1", "c2", "c3", "c4"}) {
@@ -228,12 +231,12 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tasks []gate.Task
+	var tasks []grading.Task
 	for _, c := range m.Canaries {
-		tasks = append(tasks, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	for _, c := range set.Cases {
-		tasks = append(tasks, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
 	}
 	misses, err := j.Plan(tasks)
 	if err != nil {
@@ -244,18 +247,18 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.AddJudge(j.Usage(), nil)
+	verdict.AddJudge(res, j.Usage(), nil)
 	if fake.requests.Load() != 0 {
 		t.Errorf("%d requests sent over budget", fake.requests.Load())
 	}
-	if res.Verdict != gate.VerdictHold || res.Reasons[0].Code != gate.ReasonJudgeBudgetExceeded {
+	if res.Verdict != results.VerdictHold || res.Reasons[0].Code != results.ReasonJudgeBudgetExceeded {
 		t.Fatalf("verdict %s %v, want a hold for the budget first", res.Verdict, reasonCodes(res))
 	}
 	if u := res.Judge; u.NotSent != 6 || u.Needed != 6 || u.MaxCalls != 3 || len(u.NotSentIDs) != 6 {
 		t.Errorf("usage = %+v", u)
 	}
 	for _, c := range res.Cases {
-		if c.Status != gate.StatusError || c.Error.Type != judge.ErrNotSent {
+		if c.Status != results.StatusError || c.Error.Type != judge.ErrNotSent {
 			t.Errorf("%s: %s %+v, want an error not sent", c.CaseID, c.Status, c.Error)
 		}
 	}
@@ -343,7 +346,7 @@ func TestRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := m.Canaries[0]
-			_, err = j.Grade(context.Background(), []gate.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item}})
+			_, err = j.Grade(context.Background(), []grading.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item}})
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("err = %v, want %q", err, tt.wantErr)
 			}
@@ -361,7 +364,7 @@ func TestBackoffJitter(t *testing.T) {
 	sleeper := &noSleep{}
 	j, _ := judge.New(judge.Config{Grader: m.Grader, BaseURL: fake.url(), APIKey: testKey, Sleep: sleeper.sleep, Random: func() float64 { return 1 }})
 	c := m.Canaries[0]
-	j.Grade(context.Background(), []gate.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item}})
+	j.Grade(context.Background(), []grading.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item}})
 	if want := []time.Duration{375 * time.Millisecond, 750 * time.Millisecond}; !slices.Equal(sleeper.delays, want) {
 		t.Errorf("delays = %v, want %v", sleeper.delays, want)
 	}

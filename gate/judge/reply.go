@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -19,7 +19,7 @@ import (
 type envelope struct {
 	text    string
 	refusal string
-	tokens  gate.Tokens
+	tokens  results.Tokens
 }
 
 // errEnvelope marks an answer that is not the endpoint's response shape:
@@ -64,7 +64,7 @@ func parseEnvelope(path string, body []byte) (envelope, error) {
 			}
 		}
 		if r.Usage != nil {
-			e.tokens = gate.Tokens{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens}
+			e.tokens = results.Tokens{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens}
 		}
 		return e, nil
 	}
@@ -91,7 +91,7 @@ func parseEnvelope(path string, body []byte) (envelope, error) {
 		e.refusal = *c
 	}
 	if r.Usage != nil {
-		e.tokens = gate.Tokens{Input: r.Usage.PromptTokens, Output: r.Usage.CompletionTokens}
+		e.tokens = results.Tokens{Input: r.Usage.PromptTokens, Output: r.Usage.CompletionTokens}
 	}
 	return e, nil
 }

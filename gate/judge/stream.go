@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
-var _ gate.StreamRunner = (*Judge)(nil)
+var _ grading.StreamRunner = (*Judge)(nil)
 
 // Stream grades tasks as next produces them, with at most Concurrency
 // calls in flight, and emits each outcome as soon as its reply is read:
 // a slow reply holds back no other case. It implements gate.StreamRunner.
-func (j *Judge) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+func (j *Judge) Stream(ctx context.Context, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
 	start := j.now()
 	defer func() {
 		j.mu.Lock()
@@ -25,7 +25,7 @@ func (j *Judge) Stream(ctx context.Context, next func() (gate.Task, bool, error)
 
 	type done struct {
 		seq int
-		o   gate.Outcome
+		o   grading.Outcome
 		err error
 	}
 	results := make(chan done)
@@ -63,7 +63,7 @@ func (j *Judge) Stream(ctx context.Context, next func() (gate.Task, bool, error)
 
 	type job struct {
 		seq int
-		t   gate.Task
+		t   grading.Task
 	}
 	// A few long-lived workers rather than a goroutine per task: each
 	// would grow its stack anew for the JSON work of every task.

@@ -6,32 +6,32 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 )
 
 func TestStream(t *testing.T) {
 	fake := newFake(t, agree)
 	m, _, set := suite(t, "")
-	var tasks []gate.Task
+	var tasks []grading.Task
 	for _, c := range set.Cases {
-		tasks = append(tasks, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
+		tasks = append(tasks, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.Item})
 	}
-	tasks = append(tasks, gate.Task{ID: "no-reference", Sample: tasks[0].Sample, Item: []byte(`{"question": "q"}`)})
+	tasks = append(tasks, grading.Task{ID: "no-reference", Sample: tasks[0].Sample, Item: []byte(`{"question": "q"}`)})
 	j, err := judge.New(judge.Config{Grader: m.Grader, BaseURL: fake.url(), APIKey: testKey, Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := gate.StreamOf(j, 1)
-	if s != gate.StreamRunner(j) {
+	s := grading.StreamOf(j, 1)
+	if s != grading.StreamRunner(j) {
 		t.Fatal("StreamOf wraps the judge instead of using its own Stream")
 	}
 
-	pull := func(list []gate.Task, fail error) func() (gate.Task, bool, error) {
+	pull := func(list []grading.Task, fail error) func() (grading.Task, bool, error) {
 		i := 0
-		return func() (gate.Task, bool, error) {
+		return func() (grading.Task, bool, error) {
 			if i == len(list) {
-				return gate.Task{}, false, fail
+				return grading.Task{}, false, fail
 			}
 			i++
 			return list[i-1], true, nil
@@ -39,7 +39,7 @@ func TestStream(t *testing.T) {
 	}
 	var mu sync.Mutex
 	got := map[int]string{}
-	err = s.Stream(context.Background(), pull(tasks, nil), func(seq int, o gate.Outcome) error {
+	err = s.Stream(context.Background(), pull(tasks, nil), func(seq int, o grading.Outcome) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if _, dup := got[seq]; dup {
@@ -61,13 +61,13 @@ func TestStream(t *testing.T) {
 	}
 
 	boom := errors.New("dataset read failed")
-	err = s.Stream(context.Background(), pull(tasks[:2], boom), func(int, gate.Outcome) error { return nil })
+	err = s.Stream(context.Background(), pull(tasks[:2], boom), func(int, grading.Outcome) error { return nil })
 	if !errors.Is(err, boom) {
 		t.Errorf("a failing next: err = %v", err)
 	}
 	stop := errors.New("results file full")
 	var emitted []int
-	err = s.Stream(context.Background(), pull(tasks, nil), func(seq int, _ gate.Outcome) error {
+	err = s.Stream(context.Background(), pull(tasks, nil), func(seq int, _ grading.Outcome) error {
 		emitted = append(emitted, seq)
 		return stop
 	})

@@ -5,14 +5,14 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
 // CodeModelNotPinned is the finding of a model grader whose model is an
 // alias (gpt-4o) rather than a dated snapshot (gpt-4o-2024-08-06): the
 // alias moves to new snapshots under the grader, and its verdicts with it.
-const CodeModelNotPinned = gate.CodeModelNotPinned
+const CodeModelNotPinned = results.CodeModelNotPinned
 
 // snapshotRE matches the dated snapshots OpenAI names models with: a
 // -YYYY-MM-DD suffix, or the older -MMDD one (gpt-4-0613).

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -28,8 +28,8 @@ func Meteor(sg manifest.SubGrader) bool {
 // input and reference filled from t's sample and item. A template that
 // cannot be filled is the error; the task then carries empty texts, so
 // the batch keeps its order, and the error is the case's.
-func MeteorTask(sg manifest.SubGrader, t gate.Task) (gate.Task, error) {
+func MeteorTask(sg manifest.SubGrader, t grading.Task) (grading.Task, error) {
 	in, err := Templates(sg, t.Sample, t.Item)
 	item, _ := json.Marshal(map[string]string{"input": in[0], "reference": in[1]})
-	return gate.Task{ID: t.ID, Sample: json.RawMessage(`{}`), Item: item}, err
+	return grading.Task{ID: t.ID, Sample: json.RawMessage(`{}`), Item: item}, err
 }

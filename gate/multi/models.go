@@ -8,8 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -23,7 +24,7 @@ type Models struct {
 	judges map[string]*judge.Judge
 
 	mu   sync.Mutex
-	memo map[memoKey]gate.Outcome
+	memo map[memoKey]grading.Outcome
 }
 
 type memoKey struct {
@@ -38,7 +39,7 @@ func NewModels(mg *manifest.MultiGrader, newJudge func(manifest.Grader) (*judge.
 	if len(subs) == 0 {
 		return nil, nil
 	}
-	m := &Models{judges: map[string]*judge.Judge{}, memo: map[memoKey]gate.Outcome{}}
+	m := &Models{judges: map[string]*judge.Judge{}, memo: map[memoKey]grading.Outcome{}}
 	for _, sg := range subs {
 		j, err := newJudge(*sg.Model)
 		if err != nil {
@@ -65,7 +66,7 @@ func (m *Models) HasKey() bool {
 // the calls add up to more than the multi grader's max_calls, none is
 // sent: every task the cache cannot answer errors as not sent, and the
 // run holds.
-func (m *Models) PlanAndReserve(tasks []gate.Task) ([]string, error) {
+func (m *Models) PlanAndReserve(tasks []grading.Task) ([]string, error) {
 	needed := map[string]int{}
 	total := 0
 	var ids []string
@@ -94,13 +95,13 @@ func (m *Models) PlanAndReserve(tasks []gate.Task) ([]string, error) {
 // Grade asks every model sub-grader about every task (those asked before
 // are answered from memory) and returns the outcomes by sub-grader name,
 // in task order.
-func (m *Models) Grade(ctx context.Context, tasks []gate.Task) (map[string][]gate.Outcome, error) {
-	out := map[string][]gate.Outcome{}
+func (m *Models) Grade(ctx context.Context, tasks []grading.Task) (map[string][]grading.Outcome, error) {
+	out := map[string][]grading.Outcome{}
 	for _, name := range m.names {
 		j := m.judges[name]
-		got := make([]gate.Outcome, len(tasks))
+		got := make([]grading.Outcome, len(tasks))
 		keys := make([]string, len(tasks))
-		var ask []gate.Task
+		var ask []grading.Task
 		var at []int
 		for i, t := range tasks {
 			// The memory is keyed by the request, as the cache is: a
@@ -142,11 +143,11 @@ func (m *Models) Grade(ctx context.Context, tasks []gate.Task) (map[string][]gat
 
 // Usage is what the model sub-graders' calls cost, added up: the types
 // and models are listed, sub-grader by sub-grader, when they differ.
-func (m *Models) Usage() *gate.JudgeUsage {
+func (m *Models) Usage() *results.JudgeUsage {
 	if m == nil {
 		return nil
 	}
-	var u gate.JudgeUsage
+	var u results.JudgeUsage
 	var types, models, endpoints, modes []string
 	for _, name := range m.names {
 		x := m.judges[name].Usage()

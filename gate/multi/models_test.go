@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/judge/judgetest"
 	"github.com/gradegate/gradegate/manifest"
@@ -87,7 +87,7 @@ func newModels(t *testing.T, mg *manifest.MultiGrader, cfg judge.Config) *Models
 	return m
 }
 
-var modelTasks = []gate.Task{
+var modelTasks = []grading.Task{
 	{ID: "good", Sample: json.RawMessage(`{"output_text": "GOOD"}`), Item: json.RawMessage(`{"answer": "GOOD"}`)},
 	{ID: "bad", Sample: json.RawMessage(`{"output_text": "BAD"}`), Item: json.RawMessage(`{"answer": "GOOD"}`)},
 	{ID: "timeout", Sample: json.RawMessage(`{"output_text": "GOOD"}`), Item: json.RawMessage(`{"answer": "GOOD"}`)},
@@ -97,10 +97,10 @@ var modelTasks = []gate.Task{
 func pythonPart() fixed {
 	one := 1.0
 	return fixed{
-		{Class: gate.ClassOK, Score: &one},
-		{Class: gate.ClassOK, Score: &one},
-		{Class: gate.ClassTimeout, Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "timeout"}},
-		{Class: gate.ClassOK, Score: &one},
+		{Class: grading.ClassOK, Score: &one},
+		{Class: grading.ClassOK, Score: &one},
+		{Class: grading.ClassTimeout, Error: &grading.CaseError{Class: grading.ClassTimeout, Message: "timeout"}},
+		{Class: grading.ClassOK, Score: &one},
 	}
 }
 
@@ -118,19 +118,19 @@ func TestModelSubGraders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := out[0]; o.Class != gate.ClassOK || *o.Score != 0.5+0.25*2+0.25 || o.Scores["judged"] != 2 || o.Scores["verdict"] != 1 || o.Scores["py"] != 1 {
+	if o := out[0]; o.Class != grading.ClassOK || *o.Score != 0.5+0.25*2+0.25 || o.Scores["judged"] != 2 || o.Scores["verdict"] != 1 || o.Scores["py"] != 1 {
 		t.Errorf("good: %+v", o)
 	}
 	if o := out[0]; !strings.Contains(string(o.Judge), `"verdict":{`) || !strings.Contains(string(o.Judge), `"label":"right"`) {
 		t.Errorf("good: judge field %s", o.Judge)
 	}
-	if o := out[1]; o.Class != gate.ClassOK || *o.Score != 0.5 || o.Scores["judged"] != 0 || o.Scores["verdict"] != 0 {
+	if o := out[1]; o.Class != grading.ClassOK || *o.Score != 0.5 || o.Scores["judged"] != 0 || o.Scores["verdict"] != 0 {
 		t.Errorf("bad: %+v", o)
 	}
-	if out[2].Class != gate.ClassTimeout {
+	if out[2].Class != grading.ClassTimeout {
 		t.Errorf("timeout became %s", out[2].Class)
 	}
-	if o := out[3]; o.Class != gate.ClassInvalidReturn || o.Score != nil || !strings.Contains(o.Error.Message, "sub-grader judged") {
+	if o := out[3]; o.Class != grading.ClassInvalidReturn || o.Score != nil || !strings.Contains(o.Error.Message, "sub-grader judged") {
 		t.Errorf("garbage reply: %+v (error %+v)", o, o.Error)
 	}
 	// The Python part's timeout is not asked about: 3 tasks, 2 sub-graders.
@@ -170,9 +170,9 @@ func TestModelSubGraders(t *testing.T) {
 		t.Errorf("replay usage %+v", u)
 	}
 	// A miss without a key is the tool failing, naming the case.
-	miss := []gate.Task{{ID: "new", Sample: json.RawMessage(`{"output_text": "NEW"}`), Item: json.RawMessage(`{"answer": "x"}`)}}
+	miss := []grading.Task{{ID: "new", Sample: json.RawMessage(`{"output_text": "NEW"}`), Item: json.RawMessage(`{"answer": "x"}`)}}
 	one := 1.0
-	if _, err := Wrap(fixed{{Class: gate.ClassOK, Score: &one}}, mg, replay).Grade(ctx, miss); err == nil || !strings.Contains(err.Error(), "new") {
+	if _, err := Wrap(fixed{{Class: grading.ClassOK, Score: &one}}, mg, replay).Grade(ctx, miss); err == nil || !strings.Contains(err.Error(), "new") {
 		t.Errorf("miss without a key: %v", err)
 	}
 	// The key is in no recorded file.
@@ -207,7 +207,7 @@ func TestModelSubGradersBudget(t *testing.T) {
 		if i == 2 {
 			continue
 		}
-		if o.Class != gate.ClassGraderException || o.Error.Type != judge.ErrNotSent {
+		if o.Class != grading.ClassGraderException || o.Error.Type != judge.ErrNotSent {
 			t.Errorf("%s: %+v", modelTasks[i].ID, o)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -73,47 +73,47 @@ func multiGrader(t *testing.T) *manifest.MultiGrader {
 	return mg
 }
 
-type fixed []gate.Outcome
+type fixed []grading.Outcome
 
-func (f fixed) Grade(context.Context, []gate.Task) ([]gate.Outcome, error) {
-	return append([]gate.Outcome(nil), f...), nil
+func (f fixed) Grade(context.Context, []grading.Task) ([]grading.Outcome, error) {
+	return append([]grading.Outcome(nil), f...), nil
 }
-func (fixed) Sandbox() gate.Sandbox { return gate.Sandbox{} }
+func (fixed) Sandbox() grading.Sandbox { return grading.Sandbox{} }
 
 func TestWrap(t *testing.T) {
 	one, half := 1.0, 0.5
-	task := func(text, answer string) gate.Task {
+	task := func(text, answer string) grading.Task {
 		s, _ := json.Marshal(map[string]string{"output_text": text})
 		i, _ := json.Marshal(map[string]string{"answer": answer})
-		return gate.Task{ID: text, Sample: s, Item: i}
+		return grading.Task{ID: text, Sample: s, Item: i}
 	}
-	tasks := []gate.Task{
+	tasks := []grading.Task{
 		task("paris", "Paris"),
 		task("Lyon", "Paris"),
 		task("x", "Paris"),
 		{ID: "no answer", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{}`)},
 	}
 	r := Wrap(fixed{
-		{Class: gate.ClassOK, Score: &one, Scores: map[string]float64{"score": 1}},
-		{Class: gate.ClassOK, Score: &half, Scores: map[string]float64{"score": 0.5}},
-		{Class: gate.ClassTimeout, Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "timeout"}},
-		{Class: gate.ClassOK, Score: &one},
+		{Class: grading.ClassOK, Score: &one, Scores: map[string]float64{"score": 1}},
+		{Class: grading.ClassOK, Score: &half, Scores: map[string]float64{"score": 0.5}},
+		{Class: grading.ClassTimeout, Error: &grading.CaseError{Class: grading.ClassTimeout, Message: "timeout"}},
+		{Class: grading.ClassOK, Score: &one},
 	}, multiGrader(t), nil)
 	out, err := r.Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// paris vs Paris: ilike 1, fuzzy 8/10.
-	if o := out[0]; o.Class != gate.ClassOK || math.Abs(*o.Score-(0.5+0.25+0.25*0.8)) > 1e-12 || o.Scores["exact"] != 1 || o.Scores["py"] != 1 || math.Abs(o.Scores["close"]-0.8) > 1e-12 {
+	if o := out[0]; o.Class != grading.ClassOK || math.Abs(*o.Score-(0.5+0.25+0.25*0.8)) > 1e-12 || o.Scores["exact"] != 1 || o.Scores["py"] != 1 || math.Abs(o.Scores["close"]-0.8) > 1e-12 {
 		t.Errorf("paris: %+v (score %v)", o, *o.Score)
 	}
-	if o := out[1]; o.Class != gate.ClassOK || o.Scores["exact"] != 0 || math.Abs(*o.Score-(0.25+0.25*FuzzyMatch("Lyon", "Paris"))) > 1e-12 {
+	if o := out[1]; o.Class != grading.ClassOK || o.Scores["exact"] != 0 || math.Abs(*o.Score-(0.25+0.25*FuzzyMatch("Lyon", "Paris"))) > 1e-12 {
 		t.Errorf("Lyon: %+v", o)
 	}
-	if out[2].Class != gate.ClassTimeout {
+	if out[2].Class != grading.ClassTimeout {
 		t.Errorf("a Python sub-grader's timeout became %s", out[2].Class)
 	}
-	if o := out[3]; o.Class != gate.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader exact") || !strings.Contains(o.Error.Message, "has no field answer") {
+	if o := out[3]; o.Class != grading.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader exact") || !strings.Contains(o.Error.Message, "has no field answer") {
 		t.Errorf("missing template value: %+v", o.Error)
 	}
 	if Wrap(fixed{}, nil, nil) == nil {
@@ -139,42 +139,42 @@ func TestWrapParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	mg.Formula = f
-	raised := func(line int) gate.Outcome {
-		return gate.Outcome{Class: gate.ClassGraderException, Output: "printed\n",
-			Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "'x'", Line: line}}
+	raised := func(line int) grading.Outcome {
+		return grading.Outcome{Class: grading.ClassGraderException, Output: "printed\n",
+			Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "KeyError", Message: "'x'", Line: line}}
 	}
 	first := fixed{
-		{Class: gate.ClassOK, Score: &one, DurationMS: 1},
-		{Class: gate.ClassOK, Score: &half},
+		{Class: grading.ClassOK, Score: &one, DurationMS: 1},
+		{Class: grading.ClassOK, Score: &half},
 		raised(3),
-		{Class: gate.ClassOK, Score: &one},
+		{Class: grading.ClassOK, Score: &one},
 	}
 	second := fixed{
-		{Class: gate.ClassOK, Score: &zero, DurationMS: 2, Output: "hello\n"},
+		{Class: grading.ClassOK, Score: &zero, DurationMS: 2, Output: "hello\n"},
 		raised(7),
 		raised(7),
-		{Class: gate.ClassTimeout, Error: &gate.CaseError{Class: gate.ClassTimeout, Message: "ran past 120 s"}},
+		{Class: grading.ClassTimeout, Error: &grading.CaseError{Class: grading.ClassTimeout, Message: "ran past 120 s"}},
 	}
-	tasks := make([]gate.Task, len(first))
+	tasks := make([]grading.Task, len(first))
 	for i := range tasks {
-		tasks[i] = gate.Task{ID: string(rune('a' + i)), Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`)}
+		tasks[i] = grading.Task{ID: string(rune('a' + i)), Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`)}
 	}
-	out, err := WrapParts([]gate.Runner{first, second}, nil, mg, nil).Grade(context.Background(), tasks)
+	out, err := WrapParts([]grading.Runner{first, second}, nil, mg, nil).Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name  string
-		got   gate.Outcome
-		class gate.Class
+		got   grading.Outcome
+		class grading.Class
 		score float64
 		msg   string
 		line  int
 	}{
-		{"both score", out[0], gate.ClassOK, 0.75, "", 0},
-		{"second raises", out[1], gate.ClassGraderException, 0, "sub-grader second (second.py line 7): 'x'", 0},
-		{"first raises first", out[2], gate.ClassGraderException, 0, "sub-grader first: 'x'", 3},
-		{"second times out", out[3], gate.ClassTimeout, 0, "sub-grader second: ran past 120 s", 0},
+		{"both score", out[0], grading.ClassOK, 0.75, "", 0},
+		{"second raises", out[1], grading.ClassGraderException, 0, "sub-grader second (second.py line 7): 'x'", 0},
+		{"first raises first", out[2], grading.ClassGraderException, 0, "sub-grader first: 'x'", 3},
+		{"second times out", out[3], grading.ClassTimeout, 0, "sub-grader second: ran past 120 s", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestWrapParts(t *testing.T) {
 			if o.Class != tt.class {
 				t.Fatalf("class %s, want %s (%+v)", o.Class, tt.class, o.Error)
 			}
-			if tt.class == gate.ClassOK {
+			if tt.class == grading.ClassOK {
 				if *o.Score != tt.score || o.Scores["first"] != 1 || o.Scores["second"] != 0 || len(o.Scores) != 2 {
 					t.Errorf("score %v, scores %v", *o.Score, o.Scores)
 				}
@@ -200,20 +200,20 @@ func TestWrapParts(t *testing.T) {
 
 // echo answers each task with a score read from its item, and keeps the
 // tasks it was given.
-type echo struct{ got *[]gate.Task }
+type echo struct{ got *[]grading.Task }
 
-func (e echo) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+func (e echo) Grade(_ context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
 	*e.got = append(*e.got, tasks...)
-	out := make([]gate.Outcome, len(tasks))
+	out := make([]grading.Outcome, len(tasks))
 	for i, t := range tasks {
 		var item map[string]string
 		json.Unmarshal(t.Item, &item)
 		v := float64(len(item["input"])) / 10
-		out[i] = gate.Outcome{Class: gate.ClassOK, Score: &v}
+		out[i] = grading.Outcome{Class: grading.ClassOK, Score: &v}
 	}
 	return out, nil
 }
-func (echo) Sandbox() gate.Sandbox { return gate.Sandbox{} }
+func (echo) Sandbox() grading.Sandbox { return grading.Sandbox{} }
 
 // TestWrapMeteor: a meteor sub-grader is graded by a pool of its own on
 // tasks carrying its filled templates, and its score goes into the
@@ -233,23 +233,23 @@ func TestWrapMeteor(t *testing.T) {
 		t.Fatal(err)
 	}
 	mg.Formula = f
-	var got []gate.Task
-	tasks := []gate.Task{
+	var got []grading.Task
+	tasks := []grading.Task{
 		{ID: "a", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{"answer": "Paris, France"}`)},
 		{ID: "b", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{}`)},
 	}
-	out, err := WrapParts([]gate.Runner{fixed{{Class: gate.ClassOK, Score: &one}, {Class: gate.ClassOK, Score: &one}}},
-		map[string]gate.Runner{"m": echo{&got}}, mg, nil).Grade(context.Background(), tasks)
+	out, err := WrapParts([]grading.Runner{fixed{{Class: grading.ClassOK, Score: &one}, {Class: grading.ClassOK, Score: &one}}},
+		map[string]grading.Runner{"m": echo{&got}}, mg, nil).Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || string(got[0].Item) != `{"input":"Paris","reference":"Paris, France"}` {
 		t.Fatalf("meteor tasks %q", got)
 	}
-	if o := out[0]; o.Class != gate.ClassOK || *o.Score != 0.75 || o.Scores["m"] != 0.5 || o.Scores["py"] != 1 {
+	if o := out[0]; o.Class != grading.ClassOK || *o.Score != 0.75 || o.Scores["m"] != 0.5 || o.Scores["py"] != 1 {
 		t.Errorf("a: %+v", o)
 	}
-	if o := out[1]; o.Class != gate.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader m: reference:") {
+	if o := out[1]; o.Class != grading.ClassGraderException || !strings.Contains(o.Error.Message, "sub-grader m: reference:") {
 		t.Errorf("b: %+v %+v", o, o.Error)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"path"
 	"sync"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -23,8 +23,8 @@ import (
 // invalid_return. mg nil returns r itself; a streaming r stays streaming
 // when there are no model sub-graders (with them, the calls of a batch go
 // out together, Concurrency at a time).
-func Wrap(r gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
-	return WrapParts([]gate.Runner{r}, nil, mg, models)
+func Wrap(r grading.Runner, mg *manifest.MultiGrader, models *Models) grading.Runner {
+	return WrapParts([]grading.Runner{r}, nil, mg, models)
 }
 
 // WrapParts is Wrap for a multi grader with more than one python
@@ -36,7 +36,7 @@ func Wrap(r gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
 // the sub-grader. A part's error line is the line of its own source, so for
 // every part but the first (whose source is grader.source) the line moves
 // into the message, where it cannot be taken for a line of the first.
-func WrapParts(parts []gate.Runner, meteor map[string]gate.Runner, mg *manifest.MultiGrader, models *Models) gate.Runner {
+func WrapParts(parts []grading.Runner, meteor map[string]grading.Runner, mg *manifest.MultiGrader, models *Models) grading.Runner {
 	if mg == nil || len(parts) == 0 {
 		if len(parts) == 1 {
 			return parts[0]
@@ -54,14 +54,14 @@ func WrapParts(parts []gate.Runner, meteor map[string]gate.Runner, mg *manifest.
 			x.more = append(x.more, extra{sg: sg, r: r, meteor: true})
 		}
 	}
-	if s, ok := parts[0].(gate.StreamRunner); ok && models == nil && len(x.more) == 0 {
+	if s, ok := parts[0].(grading.StreamRunner); ok && models == nil && len(x.more) == 0 {
 		return streaming{x, s}
 	}
 	return x
 }
 
 type runner struct {
-	r gate.Runner
+	r grading.Runner
 	// more grade the python sub-graders after the first, in order, then
 	// the meteor sub-graders.
 	more   []extra
@@ -73,38 +73,38 @@ type runner struct {
 // python part.
 type extra struct {
 	sg manifest.SubGrader
-	r  gate.Runner
+	r  grading.Runner
 	// meteor: the tasks are MeteorTask's, and a part's error line is
 	// gradegate's own meteor source's, not the user's.
 	meteor bool
 }
 
-func (x runner) Sandbox() gate.Sandbox { return x.r.Sandbox() }
+func (x runner) Sandbox() grading.Sandbox { return x.r.Sandbox() }
 
 // graded is what the sub-graders graded in pools of their own besides the
 // first python part gave on a batch, by sub-grader name: their outcomes,
 // and for a meteor sub-grader the templates that could not be filled.
 type graded struct {
-	outcomes map[string][]gate.Outcome
+	outcomes map[string][]grading.Outcome
 	bad      map[string][]error
 }
 
 // gradeParts grades tasks with the first python part and every extra at
 // once.
-func (x runner) gradeParts(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, graded, error) {
+func (x runner) gradeParts(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, graded, error) {
 	if len(x.more) == 0 {
 		out, err := x.r.Grade(ctx, tasks)
 		return out, graded{}, err
 	}
-	g := graded{outcomes: map[string][]gate.Outcome{}, bad: map[string][]error{}}
-	all := make([][]gate.Outcome, 1+len(x.more))
+	g := graded{outcomes: map[string][]grading.Outcome{}, bad: map[string][]error{}}
+	all := make([][]grading.Outcome, 1+len(x.more))
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	wg.Go(func() { all[0], errs[0] = x.r.Grade(ctx, tasks) })
 	for i, e := range x.more {
 		ts := tasks
 		if e.meteor {
-			ts = make([]gate.Task, len(tasks))
+			ts = make([]grading.Task, len(tasks))
 			bad := make([]error, len(tasks))
 			for k, t := range tasks {
 				ts[k], bad[k] = MeteorTask(e.sg, t)
@@ -128,7 +128,7 @@ func (x runner) gradeParts(ctx context.Context, tasks []gate.Task) ([]gate.Outco
 	return all[0], g, nil
 }
 
-func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
+func (x runner) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
 	out, more, err := x.gradeParts(ctx, tasks)
 	if err != nil {
 		return nil, err
@@ -138,13 +138,13 @@ func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, e
 	for i := range out {
 		out[i], partScores[i] = x.joinParts(out[i], more, i)
 	}
-	var asked map[string][]gate.Outcome
+	var asked map[string][]grading.Outcome
 	var at []int
 	if x.models != nil {
 		// The model is asked only about the tasks the Python part graded.
-		var ask []gate.Task
+		var ask []grading.Task
 		for i, o := range out {
-			if o.Class == gate.ClassOK && o.Score != nil {
+			if o.Class == grading.ClassOK && o.Score != nil {
 				ask = append(ask, tasks[i])
 				at = append(at, i)
 			}
@@ -157,9 +157,9 @@ func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, e
 	}
 	k := 0
 	for i := range out {
-		var models map[string]gate.Outcome
+		var models map[string]grading.Outcome
 		if k < len(at) && at[k] == i {
-			models = map[string]gate.Outcome{}
+			models = map[string]grading.Outcome{}
 			for name, os := range asked {
 				models[name] = os[k]
 			}
@@ -172,14 +172,14 @@ func (x runner) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, e
 
 type streaming struct {
 	runner
-	s gate.StreamRunner
+	s grading.StreamRunner
 }
 
-func (x streaming) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+func (x streaming) Stream(ctx context.Context, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
 	var mu sync.Mutex
-	pending := map[int]gate.Task{}
+	pending := map[int]grading.Task{}
 	seq := 0
-	return x.s.Stream(ctx, func() (gate.Task, bool, error) {
+	return x.s.Stream(ctx, func() (grading.Task, bool, error) {
 		t, ok, err := next()
 		if ok && err == nil {
 			mu.Lock()
@@ -188,7 +188,7 @@ func (x streaming) Stream(ctx context.Context, next func() (gate.Task, bool, err
 			mu.Unlock()
 		}
 		return t, ok, err
-	}, func(i int, o gate.Outcome) error {
+	}, func(i int, o grading.Outcome) error {
 		mu.Lock()
 		t := pending[i]
 		delete(pending, i)
@@ -199,7 +199,7 @@ func (x streaming) Stream(ctx context.Context, next func() (gate.Task, bool, err
 
 // Combine turns the Python sub-grader's outcome on task t into the multi
 // grader's, for a multi grader without model sub-graders.
-func Combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome) gate.Outcome {
+func Combine(mg *manifest.MultiGrader, t grading.Task, o grading.Outcome) grading.Outcome {
 	return combine(mg, t, o, nil, nil)
 }
 
@@ -207,11 +207,11 @@ func Combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome) gate.Outcome
 // part's outcome o, and returns the extras' scores by name: the first that
 // did not give a score makes the case error with it; otherwise their
 // output is joined and their durations added.
-func (x runner) joinParts(o gate.Outcome, g graded, i int) (gate.Outcome, map[string]float64) {
+func (x runner) joinParts(o grading.Outcome, g graded, i int) (grading.Outcome, map[string]float64) {
 	if len(x.more) == 0 {
 		return o, nil
 	}
-	if o.Class != gate.ClassOK || o.Score == nil {
+	if o.Class != grading.ClassOK || o.Score == nil {
 		if len(x.mg.PythonParts()) > 1 {
 			o = partError(x.mg.PythonParts()[0], o, true)
 		}
@@ -221,15 +221,15 @@ func (x runner) joinParts(o gate.Outcome, g graded, i int) (gate.Outcome, map[st
 	for _, e := range x.more {
 		name := e.sg.Name
 		if err := g.bad[name]; err != nil && err[i] != nil {
-			return gate.Outcome{Class: gate.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
-				Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "TemplateError", Message: fmt.Sprintf("sub-grader %s: %v", name, err[i])}}, nil
+			return grading.Outcome{Class: grading.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
+				Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "TemplateError", Message: fmt.Sprintf("sub-grader %s: %v", name, err[i])}}, nil
 		}
 		po := g.outcomes[name][i]
 		o.DurationMS += po.DurationMS
 		if po.Output != "" {
 			o.Output += "[" + name + "] " + po.Output
 		}
-		if po.Class != gate.ClassOK || po.Score == nil {
+		if po.Class != grading.ClassOK || po.Score == nil {
 			sg := e.sg
 			if e.meteor {
 				sg.Source = MeteorFile
@@ -245,7 +245,7 @@ func (x runner) joinParts(o gate.Outcome, g graded, i int) (gate.Outcome, map[st
 
 // partError is a pool's outcome that gave no score, its message naming
 // the sub-grader; first says whether the part's lines are grader.source's.
-func partError(sg manifest.SubGrader, o gate.Outcome, first bool) gate.Outcome {
+func partError(sg manifest.SubGrader, o grading.Outcome, first bool) grading.Outcome {
 	if o.Error == nil {
 		return o
 	}
@@ -261,8 +261,8 @@ func partError(sg manifest.SubGrader, o gate.Outcome, first bool) gate.Outcome {
 
 // combine is Combine with the model sub-graders' outcomes on t, and the
 // scores of the python parts after the first, by name.
-func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[string]gate.Outcome, parts map[string]float64) gate.Outcome {
-	if o.Class != gate.ClassOK || o.Score == nil {
+func combine(mg *manifest.MultiGrader, t grading.Task, o grading.Outcome, models map[string]grading.Outcome, parts map[string]float64) grading.Outcome {
+	if o.Class != grading.ClassOK || o.Score == nil {
 		return o
 	}
 	scores := map[string]float64{mg.Python: *o.Score}
@@ -279,27 +279,27 @@ func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[s
 		case Meteor(sg):
 			v, ok := parts[sg.Name]
 			if !ok {
-				return gate.Outcome{Class: gate.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
-					Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "NotGraded", Message: fmt.Sprintf("sub-grader %s: meteor was not computed", sg.Name)}}
+				return grading.Outcome{Class: grading.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
+					Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "NotGraded", Message: fmt.Sprintf("sub-grader %s: meteor was not computed", sg.Name)}}
 			}
 			scores[sg.Name] = v
 			continue
 		case sg.Model != nil:
 			mo, ok := models[sg.Name]
 			if !ok {
-				return gate.Outcome{Class: gate.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS, Judge: judgedBy(replies),
-					Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "NotAsked", Message: fmt.Sprintf("sub-grader %s: the model was not asked", sg.Name)}}
+				return grading.Outcome{Class: grading.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS, Judge: judgedBy(replies),
+					Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "NotAsked", Message: fmt.Sprintf("sub-grader %s: the model was not asked", sg.Name)}}
 			}
 			if mo.Judge != nil {
 				replies[sg.Name] = mo.Judge
 			}
-			if mo.Class != gate.ClassOK || mo.Score == nil {
-				e := gate.CaseError{Class: mo.Class}
+			if mo.Class != grading.ClassOK || mo.Score == nil {
+				e := grading.CaseError{Class: mo.Class}
 				if mo.Error != nil {
 					e = *mo.Error
 				}
 				e.Message = fmt.Sprintf("sub-grader %s: %s", sg.Name, e.Message)
-				return gate.Outcome{Class: mo.Class, Output: o.Output, DurationMS: o.DurationMS + mo.DurationMS, Scores: scores, Judge: judgedBy(replies), Error: &e}
+				return grading.Outcome{Class: mo.Class, Output: o.Output, DurationMS: o.DurationMS + mo.DurationMS, Scores: scores, Judge: judgedBy(replies), Error: &e}
 			}
 			scores[sg.Name] = *mo.Score
 			o.DurationMS += mo.DurationMS
@@ -307,16 +307,16 @@ func combine(mg *manifest.MultiGrader, t gate.Task, o gate.Outcome, models map[s
 		}
 		s, err := Local(sg, t.Sample, t.Item)
 		if err != nil {
-			return gate.Outcome{Class: gate.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
-				Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "TemplateError", Message: fmt.Sprintf("sub-grader %s: %v", sg.Name, err)}}
+			return grading.Outcome{Class: grading.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
+				Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "TemplateError", Message: fmt.Sprintf("sub-grader %s: %v", sg.Name, err)}}
 		}
 		scores[sg.Name] = s
 	}
 	o.Judge = judgedBy(replies)
 	total, err := mg.Formula.Eval(scores)
 	if err != nil {
-		return gate.Outcome{Class: gate.ClassInvalidReturn, Output: o.Output, DurationMS: o.DurationMS, Scores: scores, Judge: o.Judge,
-			Error: &gate.CaseError{Class: gate.ClassInvalidReturn, Message: err.Error()}}
+		return grading.Outcome{Class: grading.ClassInvalidReturn, Output: o.Output, DurationMS: o.DurationMS, Scores: scores, Judge: o.Judge,
+			Error: &grading.CaseError{Class: grading.ClassInvalidReturn, Message: err.Error()}}
 	}
 	o.Score = &total
 	o.Scores = scores

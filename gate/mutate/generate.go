@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -33,7 +33,7 @@ type Generated struct {
 
 // Exclusion is one line a "# gradegate: no-mutate: <why>" pragma keeps from
 // being mutated; the results of a gate run carry the same list.
-type Exclusion = gate.MutationExclusion
+type Exclusion = results.MutationExclusion
 
 // Generate lists the mutants of src with the interpreter python (an absolute
 // path), at most limit of them (MaxMutants when limit <= 0). It runs the

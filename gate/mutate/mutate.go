@@ -40,7 +40,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -77,7 +77,7 @@ const (
 // pool in the CLI, a fake in tests. The func releases the runner. A grader
 // that cannot be loaded is reported as a *worker.LoadError; any other error
 // is the tool failing.
-type RunnerFactory func(ctx context.Context, src []byte) (gate.Runner, func(), error)
+type RunnerFactory func(ctx context.Context, src []byte) (grading.Runner, func(), error)
 
 // Report is the result of mutation-testing one grader. Its JSON form is the
 // mutate document (schema gradegate.mutate/v1).
@@ -293,7 +293,7 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 	concurrent := 1
 	if f, ok := baseRunner.(forker); ok && len(parts) == 1 {
 		concurrent = forkedAtOnce
-		factories[0] = func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+		factories[0] = func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 			v, err := f.Fork(ctx, src)
 			if err != nil {
 				return nil, nil, err
@@ -406,8 +406,8 @@ func sourceNames(parts []Part) string {
 // suite is the checks a mutant must get past.
 type suite struct {
 	m         *manifest.Manifest
-	canaries  []gate.Task
-	cases     []gate.Task
+	canaries  []grading.Task
+	cases     []grading.Task
 	labels    []int // label of each case task
 	liveCan   []bool
 	liveCase  []bool
@@ -417,13 +417,13 @@ type suite struct {
 func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 	s := &suite{m: m, threshold: m.Grader.PassThreshold}
 	for _, c := range m.Canaries {
-		s.canaries = append(s.canaries, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+		s.canaries = append(s.canaries, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	for _, c := range cases {
 		if c.Label == nil || c.Sample == nil || c.Unreadable {
 			continue
 		}
-		s.cases = append(s.cases, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
+		s.cases = append(s.cases, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 		s.labels = append(s.labels, *c.Label)
 	}
 	return s
@@ -431,8 +431,8 @@ func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 
 // graded is one source's outcomes on the suite.
 type graded struct {
-	canaries []gate.Outcome
-	cases    []gate.Outcome
+	canaries []grading.Outcome
+	cases    []grading.Outcome
 }
 
 // forker is a runner that grades another source in processes forked from
@@ -443,7 +443,7 @@ type forker interface {
 
 // start starts a runner for src. A source that does not load gives a
 // *worker.LoadError and no runner.
-func (s *suite) start(ctx context.Context, newRunner RunnerFactory, src []byte) (gate.Runner, func(), *worker.LoadError, error) {
+func (s *suite) start(ctx context.Context, newRunner RunnerFactory, src []byte) (grading.Runner, func(), *worker.LoadError, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -471,7 +471,7 @@ func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) 
 }
 
 // gradeOn runs the suite on runner r.
-func (s *suite) gradeOn(ctx context.Context, r gate.Runner) (*graded, error) {
+func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) {
 	// Canaries and cases go in separate Grade calls, as in the gate, so a
 	// batch grader sees canaries the way the gate shows them; the two calls
 	// run at once to keep the pool busy.
@@ -481,11 +481,11 @@ func (s *suite) gradeOn(ctx context.Context, r gate.Runner) (*graded, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		g.canaries, canErr = gate.GradeTasks(ctx, r, s.canaries)
+		g.canaries, canErr = grading.GradeTasks(ctx, r, s.canaries)
 	}()
 	go func() {
 		defer wg.Done()
-		g.cases, caseErr = gate.GradeTasks(ctx, r, s.cases)
+		g.cases, caseErr = grading.GradeTasks(ctx, r, s.cases)
 	}()
 	wg.Wait()
 	if err := errors.Join(canErr, caseErr); err != nil {
@@ -506,15 +506,15 @@ func (s *suite) calibrate(base *graded) {
 	}
 }
 
-func (s *suite) canaryFails(i int, o gate.Outcome) bool {
-	res := gate.EvaluateCanary(s.m.Canaries[i], s.threshold, o)
+func (s *suite) canaryFails(i int, o grading.Outcome) bool {
+	res := grading.EvaluateCanary(s.m.Canaries[i], s.threshold, o)
 	return !res.Passed()
 }
 
 // caseDisagrees reports whether a labeled case's outcome contradicts its
 // label. An error contradicts both labels: the gate holds on it.
-func (s *suite) caseDisagrees(i int, o gate.Outcome) bool {
-	score, ok := gate.GatingScore(s.m.Grader, o)
+func (s *suite) caseDisagrees(i int, o grading.Outcome) bool {
+	score, ok := grading.GatingScore(s.m.Grader, o)
 	if !ok {
 		return true
 	}

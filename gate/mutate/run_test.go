@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
@@ -39,48 +39,48 @@ func loadExample(t testing.TB, dir string) (*manifest.Manifest, []dataset.Case, 
 // the task, so a test states which mutant a check notices.
 type fakeRunner struct {
 	src   []byte
-	judge func(src []byte, t gate.Task) gate.Outcome
+	judge func(src []byte, t grading.Task) grading.Outcome
 }
 
-func (f fakeRunner) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	out := make([]gate.Outcome, len(tasks))
+func (f fakeRunner) Grade(_ context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	out := make([]grading.Outcome, len(tasks))
 	for i, t := range tasks {
 		out[i] = f.judge(f.src, t)
 	}
 	return out, nil
 }
 
-func (fakeRunner) Sandbox() gate.Sandbox { return gate.Sandbox{UID: -1, Unsandboxed: true} }
+func (fakeRunner) Sandbox() grading.Sandbox { return grading.Sandbox{UID: -1, Unsandboxed: true} }
 
 func fptr(f float64) *float64 { return &f }
 
 // perfect grades every canary as the manifest expects and every case as its
 // label says.
-func perfect(m *manifest.Manifest, cases []dataset.Case) func([]byte, gate.Task) gate.Outcome {
+func perfect(m *manifest.Manifest, cases []dataset.Case) func([]byte, grading.Task) grading.Outcome {
 	labels := map[string]int{}
 	for _, c := range cases {
 		if c.Label != nil {
 			labels[c.ID] = *c.Label
 		}
 	}
-	return func(_ []byte, t gate.Task) gate.Outcome {
+	return func(_ []byte, t grading.Task) grading.Outcome {
 		for _, c := range m.Canaries {
 			if c.Name != t.ID {
 				continue
 			}
 			if c.ExpectError {
-				return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "corrupt fixture"}}
+				return grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "KeyError", Message: "corrupt fixture"}}
 			}
-			return gate.Outcome{Class: gate.ClassOK, Score: fptr(*c.Expect)}
+			return grading.Outcome{Class: grading.ClassOK, Score: fptr(*c.Expect)}
 		}
-		return gate.Outcome{Class: gate.ClassOK, Score: fptr(float64(labels[t.ID]))}
+		return grading.Outcome{Class: grading.ClassOK, Score: fptr(float64(labels[t.ID]))}
 	}
 }
 
-func factory(judge func([]byte, gate.Task) gate.Outcome) RunnerFactory {
-	return func(_ context.Context, src []byte) (gate.Runner, func(), error) {
+func factory(judge func([]byte, grading.Task) grading.Outcome) RunnerFactory {
+	return func(_ context.Context, src []byte) (grading.Runner, func(), error) {
 		if bytes.Contains(src, []byte("does-not-load")) {
-			return nil, nil, &worker.LoadError{Err: gate.CaseError{Class: gate.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 3}}
+			return nil, nil, &worker.LoadError{Err: grading.CaseError{Class: grading.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 3}}
 		}
 		return fakeRunner{src: src, judge: judge}, func() {}, nil
 	}
@@ -94,7 +94,7 @@ func TestRunFake(t *testing.T) {
 	tests := []struct {
 		name  string
 		src   []byte
-		judge func([]byte, gate.Task) gate.Outcome
+		judge func([]byte, grading.Task) grading.Outcome
 		check func(t *testing.T, r *Report)
 	}{
 		{
@@ -113,9 +113,9 @@ func TestRunFake(t *testing.T) {
 		{
 			name: "the isinstance mutant is killed by the one-cent canary only",
 			src:  src,
-			judge: func(s []byte, task gate.Task) gate.Outcome {
+			judge: func(s []byte, task grading.Task) grading.Outcome {
 				if bytes.Contains(s, []byte(isinstanceMutant)) && task.ID == "boolean-total-one-cent" {
-					return gate.Outcome{Class: gate.ClassOK, Score: fptr(1)}
+					return grading.Outcome{Class: grading.ClassOK, Score: fptr(1)}
 				}
 				return ok(s, task)
 			},
@@ -139,9 +139,9 @@ func TestRunFake(t *testing.T) {
 		{
 			name: "a labeled case that starts to error kills the mutant",
 			src:  src,
-			judge: func(s []byte, task gate.Task) gate.Outcome {
+			judge: func(s []byte, task grading.Task) grading.Outcome {
 				if bytes.Contains(s, []byte("if not missing:")) && task.ID == "ship-cancel-001" {
-					return gate.Outcome{Class: gate.ClassGraderException, Error: &gate.CaseError{Type: "KeyError"}}
+					return grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{Type: "KeyError"}}
 				}
 				return ok(s, task)
 			},
@@ -157,9 +157,9 @@ func TestRunFake(t *testing.T) {
 			// Every tested mutant is killed; the unexcused pragma alone keeps
 			// the score below 1.
 			src: bytes.Replace(src, []byte("# gradegate: no-mutate: JSON has no dict subclass"), []byte("# gradegate: no-mutate"), 1),
-			judge: func(s []byte, task gate.Task) gate.Outcome {
+			judge: func(s []byte, task grading.Task) grading.Outcome {
 				if !bytes.Equal(s, bytes.Replace(src, []byte("# gradegate: no-mutate: JSON has no dict subclass"), []byte("# gradegate: no-mutate"), 1)) && task.ID == "equivalent-serialization" {
-					return gate.Outcome{Class: gate.ClassOK, Score: fptr(0)}
+					return grading.Outcome{Class: grading.ClassOK, Score: fptr(0)}
 				}
 				return ok(s, task)
 			},
@@ -188,9 +188,9 @@ func TestRunFake(t *testing.T) {
 		{
 			name: "a canary the unmutated grader fails cannot kill",
 			src:  src,
-			judge: func(s []byte, task gate.Task) gate.Outcome {
+			judge: func(s []byte, task grading.Task) grading.Outcome {
 				if task.ID == "wrong-currency" {
-					return gate.Outcome{Class: gate.ClassOK, Score: fptr(1)}
+					return grading.Outcome{Class: grading.ClassOK, Score: fptr(1)}
 				}
 				return ok(s, task)
 			},
@@ -225,10 +225,10 @@ func TestRunLoadFailure(t *testing.T) {
 	}
 
 	// A mutant that no longer loads is killed.
-	loads := func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+	loads := func(_ context.Context, s []byte) (grading.Runner, func(), error) {
 		// Only the broaden-except mutant loses this line.
 		if !bytes.Contains(s, []byte("except ValueError:")) {
-			return nil, nil, &worker.LoadError{Err: gate.CaseError{Class: gate.ClassGraderException, Message: "boom"}}
+			return nil, nil, &worker.LoadError{Err: grading.CaseError{Class: grading.ClassGraderException, Message: "boom"}}
 		}
 		return fakeRunner{src: s, judge: perfect(m, cases)}, func() {}, nil
 	}
@@ -254,7 +254,7 @@ func TestRunSlowMutant(t *testing.T) {
 	m, cases, src := loadExample(t, "order-summary")
 	// The mutant that drops the raise for a blank expected_status hangs
 	// until stopped.
-	hangs := func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+	hangs := func(_ context.Context, s []byte) (grading.Runner, func(), error) {
 		if !bytes.Contains(s, []byte("expected_status must be")) {
 			return hangRunner{}, func() {}, nil
 		}
@@ -276,16 +276,16 @@ func TestRunSlowMutant(t *testing.T) {
 // hangRunner grades until its context ends, like a pool whose grader loops.
 type hangRunner struct{}
 
-func (hangRunner) Grade(ctx context.Context, _ []gate.Task) ([]gate.Outcome, error) {
+func (hangRunner) Grade(ctx context.Context, _ []grading.Task) ([]grading.Outcome, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
-func (hangRunner) Sandbox() gate.Sandbox { return gate.Sandbox{} }
+func (hangRunner) Sandbox() grading.Sandbox { return grading.Sandbox{} }
 
 func TestRunToolError(t *testing.T) {
 	m, cases, src := loadExample(t, "order-summary")
-	broken := func(context.Context, []byte) (gate.Runner, func(), error) {
+	broken := func(context.Context, []byte) (grading.Runner, func(), error) {
 		return nil, nil, errors.New("no sandbox")
 	}
 	if _, err := Run(context.Background(), src, "grader.py", m, cases, broken, python(t)); err == nil || errors.Is(err, manifest.ErrInput) {
@@ -370,7 +370,7 @@ func TestRunWorkerPool(t *testing.T) {
 	for _, dir := range []string{"order-summary", "broken/isinstance"} {
 		t.Run(dir, func(t *testing.T) {
 			m, cases, src := loadExample(t, dir)
-			pools := func(ctx context.Context, s []byte) (gate.Runner, func(), error) {
+			pools := func(ctx context.Context, s []byte) (grading.Runner, func(), error) {
 				p, err := worker.New(ctx, worker.Config{
 					Source: s, SourceName: "grader.py", Contract: m.Grader.Contract, Metric: m.Grader.Metric,
 					TimeoutSeconds: 10, MemoryMB: m.Grader.MemoryMB, Isolation: m.Grader.Isolation,
@@ -417,16 +417,18 @@ func TestRunParts(t *testing.T) {
 	var gotA, gotB [][]byte
 	always := perfect(m, cases)
 	parts := []Part{
-		{Name: "a", File: "grader.py", Src: srcA, NewRunner: func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+		{Name: "a", File: "grader.py", Src: srcA, NewRunner: func(_ context.Context, s []byte) (grading.Runner, func(), error) {
 			gotA = append(gotA, s)
 			judge := always
 			if !bytes.Equal(s, srcA) {
 				// Every mutant of part a gets every canary wrong.
-				judge = func([]byte, gate.Task) gate.Outcome { return gate.Outcome{Class: gate.ClassOK, Score: fptr(0.5)} }
+				judge = func([]byte, grading.Task) grading.Outcome {
+					return grading.Outcome{Class: grading.ClassOK, Score: fptr(0.5)}
+				}
 			}
 			return fakeRunner{src: s, judge: judge}, func() {}, nil
 		}},
-		{Name: "b", File: "b.py", Src: srcB, NewRunner: func(_ context.Context, s []byte) (gate.Runner, func(), error) {
+		{Name: "b", File: "b.py", Src: srcB, NewRunner: func(_ context.Context, s []byte) (grading.Runner, func(), error) {
 			gotB = append(gotB, s)
 			return fakeRunner{src: s, judge: always}, func() {}, nil
 		}},

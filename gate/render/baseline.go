@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // baselineFlipLimit bounds how many flips a report lists; the results JSON
@@ -17,7 +17,7 @@ const baselineFlipLimit = 20
 // whose output did not change is marked: the grader moved, not the
 // candidate. Untrusted values (the file name, case ids, slices) go through
 // Text.
-func baselineLines(b *gate.Baseline) []string {
+func baselineLines(b *results.Baseline) []string {
 	change := "no case graded in both runs"
 	if b.PassRateChange != nil {
 		change = fmt.Sprintf("pass rate change %+.1f%% on %d cases graded in both (max drop %s)",
@@ -28,9 +28,9 @@ func baselineLines(b *gate.Baseline) []string {
 	if n := b.SameOutputFlips(); n > 0 {
 		lines[0] += fmt.Sprintf("; %d with the same output (the grader moved, not the candidate)", n)
 	}
-	flips := make([]gate.BaselineFlip, len(b.Flips))
+	flips := make([]results.BaselineFlip, len(b.Flips))
 	copy(flips, b.Flips)
-	rank := func(f gate.BaselineFlip) int {
+	rank := func(f results.BaselineFlip) int {
 		switch {
 		case f.Mandatory && f.Regressed():
 			return 0
@@ -57,7 +57,7 @@ func baselineLines(b *gate.Baseline) []string {
 	return lines
 }
 
-func flipLine(f gate.BaselineFlip) string {
+func flipLine(f results.BaselineFlip) string {
 	var notes []string
 	if f.Mandatory {
 		notes = append(notes, "mandatory")
@@ -76,7 +76,7 @@ func flipLine(f gate.BaselineFlip) string {
 }
 
 // baselineHuman writes the baseline block of the terminal report.
-func baselineHuman(ew *errWriter, b *gate.Baseline) {
+func baselineHuman(ew *errWriter, b *results.Baseline) {
 	if b == nil {
 		return
 	}
@@ -89,7 +89,7 @@ func baselineHuman(ew *errWriter, b *gate.Baseline) {
 }
 
 // baselineMarkdown is the baseline block of the markdown report.
-func baselineMarkdown(b *gate.Baseline) string {
+func baselineMarkdown(b *results.Baseline) string {
 	if b == nil {
 		return ""
 	}

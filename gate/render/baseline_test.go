@@ -5,30 +5,30 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 func TestBaselineLines(t *testing.T) {
 	change := -0.25
-	flip := func(id, base, head string, mandatory, changed bool) gate.BaselineFlip {
-		return gate.BaselineFlip{CaseID: id, Base: base, Head: head, Mandatory: mandatory, OutputChanged: changed, Slices: []string{"s"}}
+	flip := func(id, base, head string, mandatory, changed bool) results.BaselineFlip {
+		return results.BaselineFlip{CaseID: id, Base: base, Head: head, Mandatory: mandatory, OutputChanged: changed, Slices: []string{"s"}}
 	}
-	var many []gate.BaselineFlip
+	var many []results.BaselineFlip
 	for i := range baselineFlipLimit + 3 {
-		many = append(many, flip(fmt.Sprintf("c%02d", i), gate.StatusFail, gate.StatusPass, false, true))
+		many = append(many, flip(fmt.Sprintf("c%02d", i), results.StatusFail, results.StatusPass, false, true))
 	}
 	tests := []struct {
 		name  string
-		b     gate.Baseline
+		b     results.Baseline
 		want  []string // substrings of the lines, in order
 		lines int
 	}{
 		{
 			name: "mandatory regressions first, same output marked",
-			b: gate.Baseline{File: "base.json", Verdict: "pass", Cohort: 8, PassRateChange: &change, Status: "hold", Flips: []gate.BaselineFlip{
-				flip("a", gate.StatusFail, gate.StatusPass, false, true),
-				flip("b", gate.StatusPass, gate.StatusFail, false, true),
-				flip("c", gate.StatusPass, gate.StatusFail, true, false),
+			b: results.Baseline{File: "base.json", Verdict: "pass", Cohort: 8, PassRateChange: &change, Status: "hold", Flips: []results.BaselineFlip{
+				flip("a", results.StatusFail, results.StatusPass, false, true),
+				flip("b", results.StatusPass, results.StatusFail, false, true),
+				flip("c", results.StatusPass, results.StatusFail, true, false),
 			}},
 			want: []string{
 				"vs baseline base.json (pass): pass rate change -25.0% on 8 cases graded in both (max drop 0.0%); 3 flips, 0 added, 0 removed: hold; 1 with the same output",
@@ -40,13 +40,13 @@ func TestBaselineLines(t *testing.T) {
 		},
 		{
 			name:  "no cohort",
-			b:     gate.Baseline{File: "b.json", Verdict: "hold", Status: "pass"},
+			b:     results.Baseline{File: "b.json", Verdict: "hold", Status: "pass"},
 			want:  []string{"no case graded in both runs; 0 flips"},
 			lines: 1,
 		},
 		{
 			name:  "the list is capped",
-			b:     gate.Baseline{File: "b.json", Status: "pass", Flips: many},
+			b:     results.Baseline{File: "b.json", Status: "pass", Flips: many},
 			want:  []string{"c00: fail → pass", "and 3 more flips"},
 			lines: 1 + baselineFlipLimit + 1,
 		},

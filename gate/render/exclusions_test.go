@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // TestExclusionsAndDeterminismShown checks that every no-mutate exclusion,
@@ -13,15 +13,15 @@ import (
 // outputs (the markdown is the step summary and the check run's summary).
 func TestExclusionsAndDeterminismShown(t *testing.T) {
 	score := 0.9
-	res := &gate.Results{
-		Schema: gate.ResultsSchema, Verdict: gate.VerdictPass, Reasons: []gate.Reason{}, Warnings: []gate.Warning{},
-		Overall:       gate.Overall{Status: gate.StatusPass},
+	res := &results.Results{
+		Schema: results.ResultsSchema, Verdict: results.VerdictPass, Reasons: []results.Reason{}, Warnings: []results.Warning{},
+		Overall:       results.Overall{Status: results.StatusPass},
 		MutationScore: &score,
-		MutationExcluded: []gate.MutationExclusion{
+		MutationExcluded: []results.MutationExclusion{
 			{Line: 30, Reason: "the lookup below raises KeyError anyway", Mutants: 1, Code: "raise KeyError(...)"},
 			{Line: 52, Mutants: 2, Code: "if type(x) is not str:"},
 		},
-		Determinism: &gate.Determinism{Seed: 42, HashSeeds: [2]uint32{7, 9}, Canaries: 11, Cases: 36, Differed: []gate.Difference{}, Status: gate.StatusPass},
+		Determinism: &results.Determinism{Seed: 42, HashSeeds: [2]uint32{7, 9}, Canaries: 11, Cases: 36, Differed: []results.Difference{}, Status: results.StatusPass},
 	}
 	var h bytes.Buffer
 	if err := Human(&h, res, Options{}); err != nil {

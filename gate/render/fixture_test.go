@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -26,17 +29,17 @@ func sliceRules() []manifest.SliceRule {
 }
 
 // passingCases returns the 36 cases, every one passing.
-func passingCases() []gate.CaseResult {
-	var cases []gate.CaseResult
+func passingCases() []results.CaseResult {
+	var cases []results.CaseResult
 	line := 1
 	add := func(prefix, slice string, n int) {
 		for i := 1; i <= n; i++ {
-			cases = append(cases, gate.CaseResult{
+			cases = append(cases, results.CaseResult{
 				CaseID:       fmt.Sprintf("%s-%03d", prefix, i),
 				Slices:       []string{slice},
 				Family:       fmt.Sprintf("%s-family-%d", prefix, (i+1)/2),
-				Status:       gate.StatusPass,
-				Class:        gate.ClassOK,
+				Status:       results.StatusPass,
+				Class:        grading.ClassOK,
 				Score:        f64(1),
 				Scores:       map[string]float64{"score": 1},
 				Judge:        json.RawMessage(`{"total_cents":"match","currency":"match"}`),
@@ -56,7 +59,7 @@ func passingCases() []gate.CaseResult {
 }
 
 // setCase changes the case with the given id.
-func setCase(cases []gate.CaseResult, id string, change func(*gate.CaseResult)) {
+func setCase(cases []results.CaseResult, id string, change func(*results.CaseResult)) {
 	for i := range cases {
 		if cases[i].CaseID == id {
 			change(&cases[i])
@@ -66,45 +69,45 @@ func setCase(cases []gate.CaseResult, id string, change func(*gate.CaseResult)) 
 	panic("fixture: no case " + id)
 }
 
-func failCase(score float64) func(*gate.CaseResult) {
-	return func(c *gate.CaseResult) {
-		c.Status, c.Class = gate.StatusFail, gate.ClassOK
+func failCase(score float64) func(*results.CaseResult) {
+	return func(c *results.CaseResult) {
+		c.Status, c.Class = results.StatusFail, grading.ClassOK
 		c.Score, c.Scores = f64(score), map[string]float64{"score": score}
 	}
 }
 
-func errorCase(e gate.CaseError) func(*gate.CaseResult) {
-	return func(c *gate.CaseResult) {
-		c.Status, c.Class = gate.StatusError, e.Class
+func errorCase(e grading.CaseError) func(*results.CaseResult) {
+	return func(c *results.CaseResult) {
+		c.Status, c.Class = results.StatusError, e.Class
 		c.Score, c.Scores, c.Judge = nil, nil, nil
 		c.Error = &e
 	}
 }
 
-func omitCase(c *gate.CaseResult) {
-	c.Status, c.Reason, c.Class = gate.StatusOmitted, "missing_sample", ""
+func omitCase(c *results.CaseResult) {
+	c.Status, c.Reason, c.Class = results.StatusOmitted, "missing_sample", ""
 	c.Score, c.Scores, c.Judge, c.SampleSHA256 = nil, nil, nil, ""
 	c.DurationMS = 0
 }
 
 // tally counts the cases in a slice ("" for all of them).
-func tally(cases []gate.CaseResult, slice string) (gate.Counts, *float64) {
-	var n gate.Counts
+func tally(cases []results.CaseResult, slice string) (results.Counts, *float64) {
+	var n results.Counts
 	for _, c := range cases {
 		if slice != "" && !strings.Contains(","+strings.Join(c.Slices, ",")+",", ","+slice+",") {
 			continue
 		}
 		n.Intended++
 		switch c.Status {
-		case gate.StatusPass:
+		case results.StatusPass:
 			n.Graded++
 			n.Passed++
-		case gate.StatusFail:
+		case results.StatusFail:
 			n.Graded++
 			n.Failed++
-		case gate.StatusError:
+		case results.StatusError:
 			n.Errored++
-		case gate.StatusOmitted:
+		case results.StatusOmitted:
 			n.Omitted++
 		}
 	}
@@ -116,45 +119,45 @@ func tally(cases []gate.CaseResult, slice string) (gate.Counts, *float64) {
 
 // build fills counts, the overall line and the slice table from the cases.
 // statuses gives each slice's status; a slice not named passes.
-func build(cases []gate.CaseResult, minPassRate float64, statuses map[string]string) *gate.Results {
-	res := &gate.Results{
-		Schema:   gate.ResultsSchema,
-		Verdict:  gate.VerdictPass,
-		Reasons:  []gate.Reason{},
-		Warnings: []gate.Warning{},
+func build(cases []results.CaseResult, minPassRate float64, statuses map[string]string) *results.Results {
+	res := &results.Results{
+		Schema:   results.ResultsSchema,
+		Verdict:  results.VerdictPass,
+		Reasons:  []results.Reason{},
+		Warnings: []results.Warning{},
 		Findings: []manifest.Finding{},
-		Manifest: gate.ManifestRef{Name: "order-summary", Path: "evals/order-summary/gradegate.yaml"},
-		Digests: gate.Digests{
+		Manifest: results.ManifestRef{Name: "order-summary", Path: "evals/order-summary/gradegate.yaml"},
+		Digests: digest.Digests{
 			Dataset: "sha256:9f2c4e1d7a0b3c5e8f6a1d2b4c7e9f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e",
 			Samples: "sha256:4b7e1c9a2d5f8e0b3a6c9d2f5e8b1a4c7d0e3f6a9b2c5d8e1f4a7b0c3d6e9f2a",
 			Grader:  "sha256:1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b",
 			Rubric:  "sha256:c0ffee0ddba11c0ffee0ddba11c0ffee0ddba11c0ffee0ddba11c0ffee0ddba1",
 		},
-		Versions: gate.Versions{
+		Versions: results.Versions{
 			DatasetRevision: "2026-11-29",
 			RubricVersion:   "order-rubric-2",
 			GraderName:      "order_summary_contract_v1",
 			ImageTag:        "2025-05-08",
 			Gradegate:       "v0.4.0",
 		},
-		Sandbox:  gate.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true},
-		Shard:    gate.Shard{Index: 1, Count: 1},
+		Sandbox:  grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true},
+		Shard:    shard.Shard{Index: 1, Count: 1},
 		Canaries: passingCanaries(),
 		Cases:    cases,
 	}
 	counts, rate := tally(cases, "")
 	res.Counts = counts
-	res.Overall = gate.Overall{PassRate: rate, MinPassRate: minPassRate, Status: gate.StatusPass}
+	res.Overall = results.Overall{PassRate: rate, MinPassRate: minPassRate, Status: results.StatusPass}
 	if rate == nil || *rate < minPassRate {
-		res.Overall.Status = gate.VerdictHold
+		res.Overall.Status = results.VerdictHold
 	}
 	for _, rule := range sliceRules() {
 		n, r := tally(cases, rule.Name)
 		status := statuses[rule.Name]
 		if status == "" {
-			status = gate.StatusPass
+			status = results.StatusPass
 		}
-		res.Slices = append(res.Slices, gate.SliceResult{
+		res.Slices = append(res.Slices, results.SliceResult{
 			Name: rule.Name, Mandatory: rule.Mandatory, WarnOnly: rule.WarnOnly, Counts: n,
 			PassRate: r, MinPassRate: rule.MinPassRate, MinCases: rule.MinCases, Status: status,
 		})
@@ -162,20 +165,20 @@ func build(cases []gate.CaseResult, minPassRate float64, statuses map[string]str
 	return res
 }
 
-func passingCanaries() []gate.CanaryResult {
-	return []gate.CanaryResult{
-		{Name: "equivalent-serialization", Expect: f64(1), Got: f64(1), Class: gate.ClassOK, Status: gate.StatusPass},
-		{Name: "boolean-total-one-cent", Expect: f64(0), Got: f64(0), Class: gate.ClassOK, Status: gate.StatusPass},
-		{Name: "wrong-currency", Expect: f64(0), Got: f64(0), Class: gate.ClassOK, Status: gate.StatusPass},
+func passingCanaries() []results.CanaryResult {
+	return []results.CanaryResult{
+		{Name: "equivalent-serialization", Expect: f64(1), Got: f64(1), Class: grading.ClassOK, Status: results.StatusPass},
+		{Name: "boolean-total-one-cent", Expect: f64(0), Got: f64(0), Class: grading.ClassOK, Status: results.StatusPass},
+		{Name: "wrong-currency", Expect: f64(0), Got: f64(0), Class: grading.ClassOK, Status: results.StatusPass},
 		{
-			Name: "corrupt-fixture", ExpectError: true, Class: gate.ClassGraderException, Status: gate.StatusPass,
-			Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "'expected_total_cents'", Line: 28},
+			Name: "corrupt-fixture", ExpectError: true, Class: grading.ClassGraderException, Status: results.StatusPass,
+			Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "KeyError", Message: "'expected_total_cents'", Line: 28},
 		},
 	}
 }
 
 // passResult: everything passes but one tone case, which the tone slice allows.
-func passResult() *gate.Results {
+func passResult() *results.Results {
 	cases := passingCases()
 	setCase(cases, "tone-004", failCase(0.5))
 	return build(cases, 0.95, nil)
@@ -183,55 +186,55 @@ func passResult() *gate.Results {
 
 // holdResult holds for several reasons, with an error of every class, omitted
 // cases, a failed canary and a grader lint finding.
-func holdResult() *gate.Results {
+func holdResult() *results.Results {
 	cases := passingCases()
 	setCase(cases, "cancel-shipped-002", failCase(0))
-	setCase(cases, "cancel-shipped-005", errorCase(gate.CaseError{
-		Class: gate.ClassGraderException, Type: "KeyError", Message: "'expected_total_cents'", Line: 28}))
-	setCase(cases, "conflict-003", errorCase(gate.CaseError{
-		Class: gate.ClassTimeout, Message: "ran past timeout_seconds (120 s); the process was killed"}))
+	setCase(cases, "cancel-shipped-005", errorCase(grading.CaseError{
+		Class: grading.ClassGraderException, Type: "KeyError", Message: "'expected_total_cents'", Line: 28}))
+	setCase(cases, "conflict-003", errorCase(grading.CaseError{
+		Class: grading.ClassTimeout, Message: "ran past timeout_seconds (120 s); the process was killed"}))
 	setCase(cases, "conflict-006", omitCase)
 	setCase(cases, "happy-002", failCase(0))
-	setCase(cases, "happy-004", errorCase(gate.CaseError{
-		Class: gate.ClassInvalidReturn, Message: "grade returned a str: 'USD|EUR\nmismatch'; a score must be a finite number"}))
-	setCase(cases, "happy-007", errorCase(gate.CaseError{
-		Class: gate.ClassMemoryExceeded, Message: "the grader process went past memory_mb (2048 MB)"}))
-	setCase(cases, "happy-009", errorCase(gate.CaseError{
-		Class: gate.ClassSandboxViolation, Type: "PermissionError", Message: "[Errno 1] socket(AF_INET) is not allowed in <lambda>", Line: 12}))
-	setCase(cases, "happy-011", errorCase(gate.CaseError{
-		Class: gate.ClassWorkerCrash, Message: "the grader process was killed by signal 11 (SIGSEGV)"}))
+	setCase(cases, "happy-004", errorCase(grading.CaseError{
+		Class: grading.ClassInvalidReturn, Message: "grade returned a str: 'USD|EUR\nmismatch'; a score must be a finite number"}))
+	setCase(cases, "happy-007", errorCase(grading.CaseError{
+		Class: grading.ClassMemoryExceeded, Message: "the grader process went past memory_mb (2048 MB)"}))
+	setCase(cases, "happy-009", errorCase(grading.CaseError{
+		Class: grading.ClassSandboxViolation, Type: "PermissionError", Message: "[Errno 1] socket(AF_INET) is not allowed in <lambda>", Line: 12}))
+	setCase(cases, "happy-011", errorCase(grading.CaseError{
+		Class: grading.ClassWorkerCrash, Message: "the grader process was killed by signal 11 (SIGSEGV)"}))
 	setCase(cases, "happy-012", omitCase)
 	setCase(cases, "tone-003", failCase(0.5))
 	setCase(cases, "tone-006", failCase(0.5))
-	setCase(cases, "cancel-shipped-002", func(c *gate.CaseResult) {
+	setCase(cases, "cancel-shipped-002", func(c *results.CaseResult) {
 		c.Judge = json.RawMessage(`{"total_cents":"mismatch"}`)
 	})
 
 	res := build(cases, 0.95, map[string]string{
-		"ineligible_shipped":   gate.VerdictHold,
-		"instruction_conflict": gate.VerdictHold,
+		"ineligible_shipped":   results.VerdictHold,
+		"instruction_conflict": results.VerdictHold,
 		"happy_path":           "warn",
 		"tone":                 "warn",
 	})
 	res.Slices[0].FalseFail = 1
-	res.Verdict = gate.VerdictHold
-	res.Canaries[1] = gate.CanaryResult{
-		Name: "boolean-total-one-cent", Expect: f64(0), Got: f64(1), Class: gate.ClassOK, Status: gate.StatusFail,
+	res.Verdict = results.VerdictHold
+	res.Canaries[1] = results.CanaryResult{
+		Name: "boolean-total-one-cent", Expect: f64(0), Got: f64(1), Class: grading.ClassOK, Status: results.StatusFail,
 		Message: "expected 0, got 1: the grader accepts true as a total of 1 cent",
 	}
-	res.Reasons = []gate.Reason{
-		{Code: gate.ReasonCanaryFailed, Message: "canary boolean-total-one-cent: expected 0, got 1"},
-		{Code: gate.ReasonGraderLint, File: "grader.py", Message: "import of requests is not in image 2025-05-08"},
-		{Code: gate.ReasonUnevaluableCases, CaseIDs: []string{"cancel-shipped-005", "conflict-003", "happy-004", "happy-007", "happy-009", "happy-011"},
+	res.Reasons = []results.Reason{
+		{Code: results.ReasonCanaryFailed, Message: "canary boolean-total-one-cent: expected 0, got 1"},
+		{Code: results.ReasonGraderLint, File: "grader.py", Message: "import of requests is not in image 2025-05-08"},
+		{Code: results.ReasonUnevaluableCases, CaseIDs: []string{"cancel-shipped-005", "conflict-003", "happy-004", "happy-007", "happy-009", "happy-011"},
 			Message: "6 cases are unevaluable (max_errors 0), 2 of them in mandatory slices"},
-		{Code: gate.ReasonOmittedCases, CaseIDs: []string{"conflict-006", "happy-012"},
+		{Code: results.ReasonOmittedCases, CaseIDs: []string{"conflict-006", "happy-012"},
 			Message: "2 intended cases were omitted (max_omitted 0), 1 of them in a mandatory slice"},
-		{Code: gate.ReasonSliceBelowThreshold, Slice: "ineligible_shipped", CaseIDs: []string{"cancel-shipped-002"},
+		{Code: results.ReasonSliceBelowThreshold, Slice: "ineligible_shipped", CaseIDs: []string{"cancel-shipped-002"},
 			Message: "pass rate 85.7% is below the minimum 100.0%"},
-		{Code: gate.ReasonOverallBelowThreshold, Message: "overall pass rate 85.7% is below the minimum 95.0%"},
+		{Code: results.ReasonOverallBelowThreshold, Message: "overall pass rate 85.7% is below the minimum 95.0%"},
 	}
-	res.Warnings = []gate.Warning{
-		{Code: gate.ReasonSliceBelowThreshold, Slice: "tone", Message: "pass rate 75.0% is below 80.0% (warn-only)"},
+	res.Warnings = []results.Warning{
+		{Code: results.ReasonSliceBelowThreshold, Slice: "tone", Message: "pass rate 75.0% is below 80.0% (warn-only)"},
 	}
 	res.Findings = []manifest.Finding{
 		{Code: "import_not_in_image", Severity: manifest.SeverityHold, File: "grader.py", Line: 3,
@@ -243,51 +246,51 @@ func holdResult() *gate.Results {
 }
 
 // warnOnlyResult passes while the warn-only tone slice is below its minimum.
-func warnOnlyResult() *gate.Results {
+func warnOnlyResult() *results.Results {
 	cases := passingCases()
 	for _, id := range []string{"tone-002", "tone-005", "tone-008"} {
 		setCase(cases, id, failCase(0))
 	}
 	res := build(cases, 0.9, map[string]string{"tone": "warn"})
-	res.Warnings = []gate.Warning{
-		{Code: gate.ReasonSliceBelowThreshold, Slice: "tone", Message: "pass rate 62.5% is below 80.0% (warn-only)"},
+	res.Warnings = []results.Warning{
+		{Code: results.ReasonSliceBelowThreshold, Slice: "tone", Message: "pass rate 62.5% is below 80.0% (warn-only)"},
 	}
 	return res
 }
 
 // unsandboxedResult passes, but graded with --unsandboxed.
-func unsandboxedResult() *gate.Results {
+func unsandboxedResult() *results.Results {
 	res := passResult()
-	res.Sandbox = gate.Sandbox{UID: -1, Unsandboxed: true}
+	res.Sandbox = grading.Sandbox{UID: -1, Unsandboxed: true}
 	return res
 }
 
 // allOmittedResult graded nothing: every sample is missing.
-func allOmittedResult() *gate.Results {
+func allOmittedResult() *results.Results {
 	cases := passingCases()
 	for i := range cases {
 		omitCase(&cases[i])
 	}
 	res := build(cases, 0.95, map[string]string{
-		"ineligible_shipped": gate.VerdictHold, "instruction_conflict": gate.VerdictHold,
-		"happy_path": gate.VerdictHold, "tone": "warn",
+		"ineligible_shipped": results.VerdictHold, "instruction_conflict": results.VerdictHold,
+		"happy_path": results.VerdictHold, "tone": "warn",
 	})
-	res.Verdict = gate.VerdictHold
+	res.Verdict = results.VerdictHold
 	ids := make([]string, len(cases))
 	for i, c := range cases {
 		ids[i] = c.CaseID
 	}
-	res.Reasons = []gate.Reason{
-		{Code: gate.ReasonOmittedCases, CaseIDs: ids, Message: "36 intended cases were omitted (max_omitted 0)"},
-		{Code: gate.ReasonSliceTooSmall, Slice: "ineligible_shipped", Message: "graded 0 cases, fewer than min_cases 3"},
-		{Code: gate.ReasonOverallBelowThreshold, Message: "nothing was graded"},
+	res.Reasons = []results.Reason{
+		{Code: results.ReasonOmittedCases, CaseIDs: ids, Message: "36 intended cases were omitted (max_omitted 0)"},
+		{Code: results.ReasonSliceTooSmall, Slice: "ineligible_shipped", Message: "graded 0 cases, fewer than min_cases 3"},
+		{Code: results.ReasonOverallBelowThreshold, Message: "nothing was graded"},
 	}
 	return res
 }
 
 type scenario struct {
 	name string
-	res  func() *gate.Results
+	res  func() *results.Results
 }
 
 // scenarios returns the fixtures every renderer is tested with.

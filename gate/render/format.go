@@ -10,7 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -31,7 +32,7 @@ const (
 
 // SandboxLine states which isolation layers were in force, in the form every
 // output uses: "sandbox: uid=60001 seccomp=on landlock=abi7 rlimits=on".
-func SandboxLine(s gate.Sandbox) string {
+func SandboxLine(s grading.Sandbox) string {
 	uid := "unchanged"
 	if s.UID >= 0 {
 		uid = strconv.Itoa(s.UID)
@@ -114,7 +115,7 @@ func score(v *float64) string {
 }
 
 // expectText is what a canary expects: a score, or that the grader raises.
-func expectText(c gate.CanaryResult) string {
+func expectText(c results.CanaryResult) string {
 	if c.ExpectError {
 		return "raise"
 	}
@@ -122,7 +123,7 @@ func expectText(c gate.CanaryResult) string {
 }
 
 // canaryMessage is the canary's own message, or the error it raised.
-func canaryMessage(c gate.CanaryResult) string {
+func canaryMessage(c results.CanaryResult) string {
 	if c.Message != "" {
 		return c.Message
 	}
@@ -130,7 +131,7 @@ func canaryMessage(c gate.CanaryResult) string {
 }
 
 // errorText is "Type: message" for a grader error.
-func errorText(e *gate.CaseError) string {
+func errorText(e *grading.CaseError) string {
 	if e == nil {
 		return ""
 	}
@@ -141,7 +142,7 @@ func errorText(e *gate.CaseError) string {
 }
 
 // graderLine is the grader source line an error points at, or "".
-func graderLine(e *gate.CaseError) string {
+func graderLine(e *grading.CaseError) string {
 	if e == nil || e.Line <= 0 {
 		return ""
 	}
@@ -150,7 +151,7 @@ func graderLine(e *gate.CaseError) string {
 
 // caseMessage is the free text shown for a case: the error, the reason it
 // was omitted, or the reason it failed.
-func caseMessage(c gate.CaseResult) string {
+func caseMessage(c results.CaseResult) string {
 	if c.Error != nil {
 		return errorText(c.Error)
 	}
@@ -158,7 +159,7 @@ func caseMessage(c gate.CaseResult) string {
 }
 
 // sliceRule names how a slice gates.
-func sliceRule(s gate.SliceResult) string {
+func sliceRule(s results.SliceResult) string {
 	switch {
 	case s.Mandatory && s.WarnOnly:
 		return "mandatory, warn-only"
@@ -394,22 +395,22 @@ func (g *Guard) Write(p []byte) (int, error) {
 // first: errors (unevaluable cases), then omitted cases, then failures in a
 // mandatory slice, then other failures. Within each group, cases in a
 // mandatory slice come first; otherwise the results' order is kept.
-func worstCases(res *gate.Results) []gate.CaseResult {
+func worstCases(res *results.Results) []results.CaseResult {
 	mandatory := make(map[string]bool)
 	for _, s := range res.Slices {
 		if s.Mandatory {
 			mandatory[s.Name] = true
 		}
 	}
-	inMandatory := func(c gate.CaseResult) bool {
+	inMandatory := func(c results.CaseResult) bool {
 		return slices.ContainsFunc(c.Slices, func(s string) bool { return mandatory[s] })
 	}
-	rank := func(c gate.CaseResult) int {
+	rank := func(c results.CaseResult) int {
 		r := 0
 		switch c.Status {
-		case gate.StatusError:
+		case results.StatusError:
 			r = 0
-		case gate.StatusOmitted:
+		case results.StatusOmitted:
 			r = 2
 		default: // fail
 			r = 4
@@ -419,13 +420,13 @@ func worstCases(res *gate.Results) []gate.CaseResult {
 		}
 		return r
 	}
-	var worst []gate.CaseResult
+	var worst []results.CaseResult
 	for _, c := range res.Cases {
-		if c.Status != gate.StatusPass {
+		if c.Status != results.StatusPass {
 			worst = append(worst, c)
 		}
 	}
-	slices.SortStableFunc(worst, func(a, b gate.CaseResult) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(worst, func(a, b results.CaseResult) int { return rank(a) - rank(b) })
 	return worst
 }
 
@@ -451,7 +452,7 @@ func plural(n int, one, many string) string {
 }
 
 // exclusionReason is a no-mutate pragma's reason, or what its absence means.
-func exclusionReason(e gate.MutationExclusion) string {
+func exclusionReason(e results.MutationExclusion) string {
 	if e.Unexcused() {
 		return "no reason given: counted as survived"
 	}
@@ -460,7 +461,7 @@ func exclusionReason(e gate.MutationExclusion) string {
 
 // determinismLine sums up the determinism check in one line; the reason
 // names what differed.
-func determinismLine(d *gate.Determinism) string {
+func determinismLine(d *results.Determinism) string {
 	s := fmt.Sprintf("determinism: %d canaries and %d cases graded twice (seed %d, PYTHONHASHSEED %d then %d): ",
 		d.Canaries, d.Cases, d.Seed, d.HashSeeds[0], d.HashSeeds[1])
 	if len(d.Differed) == 0 {
@@ -483,7 +484,7 @@ type warnGroup struct {
 
 // groupWarnings groups warnings by code, in order of each code's first
 // warning, so a hundred near_duplicate warnings read as one line.
-func groupWarnings(ws []gate.Warning) []warnGroup {
+func groupWarnings(ws []results.Warning) []warnGroup {
 	var out []warnGroup
 	at := map[string]int{}
 	for _, w := range ws {
@@ -504,9 +505,9 @@ func groupWarnings(ws []gate.Warning) []warnGroup {
 
 // splitCanaries returns the canaries that failed and those that passed, each
 // in the results' order.
-func splitCanaries(cs []gate.CanaryResult) (failed, passed []gate.CanaryResult) {
+func splitCanaries(cs []results.CanaryResult) (failed, passed []results.CanaryResult) {
 	for _, c := range cs {
-		if c.Status == gate.StatusPass {
+		if c.Status == results.StatusPass {
 			passed = append(passed, c)
 		} else {
 			failed = append(failed, c)
@@ -517,7 +518,7 @@ func splitCanaries(cs []gate.CanaryResult) (failed, passed []gate.CanaryResult) 
 
 // rateColumn names the pass rate column: under family aggregation each
 // family counts once, which the counts beside it do not show.
-func rateColumn(o gate.Overall) string {
+func rateColumn(o results.Overall) string {
 	if o.PerFamily() {
 		return "pass rate per family"
 	}
@@ -526,7 +527,7 @@ func rateColumn(o gate.Overall) string {
 
 // familyLine says why a per-family pass rate differs from passed over
 // graded; "" under row aggregation.
-func familyLine(res *gate.Results) string {
+func familyLine(res *results.Results) string {
 	o := res.Overall
 	if !o.PerFamily() {
 		return ""

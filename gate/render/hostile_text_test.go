@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -48,25 +49,25 @@ func checkSafe(t *testing.T, printer, out string) {
 }
 
 // hostileResult puts text into every field a printer shows.
-func hostileResult(text string) *gate.Results {
+func hostileResult(text string) *results.Results {
 	cases := passingCases()
-	setCase(cases, "cancel-shipped-002", func(c *gate.CaseResult) {
+	setCase(cases, "cancel-shipped-002", func(c *results.CaseResult) {
 		c.CaseID = "id-" + text
 		c.Slices = append(c.Slices, "slice-"+text)
 		c.Family = "family-" + text
 		failCase(0)(c)
 		c.Reason = "reason-" + text
 	})
-	setCase(cases, "conflict-003", errorCase(gate.CaseError{Class: gate.ClassGraderException, Type: "T" + text, Message: "message-" + text, Line: 3}))
-	setCase(cases, "conflict-006", func(c *gate.CaseResult) { omitCase(c); c.Reason = "omitted-" + text })
-	res := build(cases, 1, map[string]string{"ineligible_shipped": gate.VerdictHold})
-	res.Verdict = gate.VerdictHold
+	setCase(cases, "conflict-003", errorCase(grading.CaseError{Class: grading.ClassGraderException, Type: "T" + text, Message: "message-" + text, Line: 3}))
+	setCase(cases, "conflict-006", func(c *results.CaseResult) { omitCase(c); c.Reason = "omitted-" + text })
+	res := build(cases, 1, map[string]string{"ineligible_shipped": results.VerdictHold})
+	res.Verdict = results.VerdictHold
 	res.Manifest.Name = "name-" + text
-	res.Slices = append(res.Slices, gate.SliceResult{Name: "slice-" + text, Status: gate.VerdictHold})
-	res.Reasons = append(res.Reasons, gate.Reason{Code: gate.ReasonCanaryFailed, Message: "reason-" + text, Slice: "slice-" + text, CaseIDs: []string{"id-" + text}})
-	res.Warnings = append(res.Warnings, gate.Warning{Code: "w", Message: "warning-" + text})
+	res.Slices = append(res.Slices, results.SliceResult{Name: "slice-" + text, Status: results.VerdictHold})
+	res.Reasons = append(res.Reasons, results.Reason{Code: results.ReasonCanaryFailed, Message: "reason-" + text, Slice: "slice-" + text, CaseIDs: []string{"id-" + text}})
+	res.Warnings = append(res.Warnings, results.Warning{Code: "w", Message: "warning-" + text})
 	res.Findings = append(res.Findings, manifest.Finding{Code: "dataset_invalid", Severity: manifest.SeverityHold, File: "file-" + text, Line: 2, CaseID: "id-" + text, Message: "finding-" + text})
-	res.Canaries = append(res.Canaries, gate.CanaryResult{Name: "canary-" + text, Expect: f64(0), Got: f64(1), Class: gate.ClassOK, Status: gate.StatusFail, Message: "canary-message-" + text})
+	res.Canaries = append(res.Canaries, results.CanaryResult{Name: "canary-" + text, Expect: f64(0), Got: f64(1), Class: grading.ClassOK, Status: results.StatusFail, Message: "canary-message-" + text})
 	return res
 }
 

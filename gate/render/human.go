@@ -14,7 +14,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // Options controls the terminal output.
@@ -70,13 +70,13 @@ func newPalette(on bool) palette {
 // status colors a status word: pass, hold, warn, fail, error, omitted.
 func (p palette) status(s string) string {
 	switch s {
-	case gate.StatusPass:
+	case results.StatusPass:
 		return p.pass.Sprint(s)
-	case gate.VerdictHold, gate.StatusFail:
+	case results.VerdictHold, results.StatusFail:
 		return p.hold.Sprint(s)
-	case gate.StatusError:
+	case results.StatusError:
 		return p.errs.Sprint(s)
-	case "warn", gate.StatusOmitted:
+	case "warn", results.StatusOmitted:
 		return p.warn.Sprint(s)
 	}
 	return s
@@ -108,7 +108,7 @@ func (e *errWriter) printf(format string, a ...any) {
 // and the reasons first, then the counts, the per-slice table, the canaries
 // (those that failed in a table, those that passed by name), the worst
 // cases, the findings that hold, and the warnings grouped by code.
-func Human(w io.Writer, res *gate.Results, opts Options) error {
+func Human(w io.Writer, res *results.Results, opts Options) error {
 	if res == nil {
 		return errors.New("render: no results")
 	}
@@ -139,12 +139,12 @@ func Human(w io.Writer, res *gate.Results, opts Options) error {
 	return nil
 }
 
-func humanHeader(ew *errWriter, res *gate.Results, p palette) {
+func humanHeader(ew *errWriter, res *results.Results, p palette) {
 	word := strings.ToUpper(res.Verdict)
 	switch res.Verdict {
-	case gate.VerdictPass:
+	case results.VerdictPass:
 		word = p.bigPass.Sprint(word)
-	case gate.VerdictHold:
+	case results.VerdictHold:
 		word = p.bigHold.Sprint(word)
 	}
 	line := word + "  " + oneLine(res.Manifest.Name)
@@ -164,7 +164,7 @@ func humanHeader(ew *errWriter, res *gate.Results, p palette) {
 	}
 }
 
-func humanReasons(ew *errWriter, res *gate.Results, p palette) {
+func humanReasons(ew *errWriter, res *results.Results, p palette) {
 	type item struct{ code, text, cases string }
 	list := func(title string, items []item, c *color.Color) {
 		if len(items) == 0 {
@@ -192,7 +192,7 @@ func humanReasons(ew *errWriter, res *gate.Results, p palette) {
 
 // humanWarnings lists the warnings grouped by code: the code (with a count
 // when there are several) beside the first message, the next few under it.
-func humanWarnings(ew *errWriter, res *gate.Results, p palette) {
+func humanWarnings(ew *errWriter, res *results.Results, p palette) {
 	if len(res.Warnings) == 0 {
 		return
 	}
@@ -256,7 +256,7 @@ const (
 	right = tw.AlignRight
 )
 
-func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
+func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	ew.printf("\n%s\n", p.title.Sprint("Counts"))
 	c := res.Counts
 	t := newTable(ew,
@@ -284,7 +284,7 @@ func humanCounts(ew *errWriter, res *gate.Results, p palette) error {
 	return err
 }
 
-func humanSlices(ew *errWriter, res *gate.Results, p palette) error {
+func humanSlices(ew *errWriter, res *results.Results, p palette) error {
 	if len(res.Slices) == 0 {
 		return nil
 	}
@@ -306,7 +306,7 @@ func humanSlices(ew *errWriter, res *gate.Results, p palette) error {
 	return renderTable(t, rows)
 }
 
-func humanCanaries(ew *errWriter, res *gate.Results, p palette) error {
+func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 	if len(res.Canaries) == 0 {
 		return nil
 	}
@@ -341,7 +341,7 @@ func humanCanaries(ew *errWriter, res *gate.Results, p palette) error {
 	return nil
 }
 
-func humanCases(ew *errWriter, res *gate.Results, p palette) error {
+func humanCases(ew *errWriter, res *results.Results, p palette) error {
 	worst := worstCases(res)
 	if len(worst) == 0 {
 		return nil
@@ -371,14 +371,14 @@ func humanCases(ew *errWriter, res *gate.Results, p palette) error {
 }
 
 // caseScore is a case's score; omitted and unevaluable cases have none to show.
-func caseScore(c gate.CaseResult) string {
-	if c.Status == gate.StatusOmitted {
+func caseScore(c results.CaseResult) string {
+	if c.Status == results.StatusOmitted {
 		return ""
 	}
 	return score(c.Score)
 }
 
-func humanFindings(ew *errWriter, res *gate.Results, p palette) {
+func humanFindings(ew *errWriter, res *results.Results, p palette) {
 	hold, others := holdFindings(res.Findings)
 	if len(hold) == 0 && others == 0 {
 		return
@@ -392,7 +392,7 @@ func humanFindings(ew *errWriter, res *gate.Results, p palette) {
 	}
 }
 
-func humanFooter(ew *errWriter, res *gate.Results, p palette) {
+func humanFooter(ew *errWriter, res *results.Results, p palette) {
 	if line := versionLine(res); line != "" {
 		ew.printf("\n%s\n", p.dim.Sprint(oneLine(line)))
 	}
@@ -400,7 +400,7 @@ func humanFooter(ew *errWriter, res *gate.Results, p palette) {
 
 // versionLine names what produced the results: grader, dataset and rubric
 // versions with short digests, the image tag and gradegate's own version.
-func versionLine(res *gate.Results) string {
+func versionLine(res *results.Results) string {
 	var parts []string
 	add := func(label, name, digest string) {
 		if name == "" && digest == "" {

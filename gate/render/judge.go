@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // JudgeLine states what a model grader's calls cost, in the form every
 // output uses: "judge: score_model gpt-4o-2024-08-06 (chat_completions):
 // 12 calls, 30 cached, 0 not sent, 1 invalid reply, tokens 4810 in / 96
 // out, 2.4 s".
-func JudgeLine(u *gate.JudgeUsage) string {
+func JudgeLine(u *results.JudgeUsage) string {
 	if u == nil {
 		return ""
 	}

@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 func TestJudgeLine(t *testing.T) {
 	tests := []struct {
 		name string
-		u    *gate.JudgeUsage
+		u    *results.JudgeUsage
 		want string
 	}{
 		{"python grader", nil, ""},
-		{"recorded run", &gate.JudgeUsage{Type: "score_model", Model: "gpt-4o-2024-08-06", Endpoint: "chat_completions", Calls: 12, Retries: 1, InvalidReplies: 1, Tokens: gate.Tokens{Input: 4810, Output: 96}, WallMS: 2430},
+		{"recorded run", &results.JudgeUsage{Type: "score_model", Model: "gpt-4o-2024-08-06", Endpoint: "chat_completions", Calls: 12, Retries: 1, InvalidReplies: 1, Tokens: results.Tokens{Input: 4810, Output: 96}, WallMS: 2430},
 			"judge: score_model gpt-4o-2024-08-06 (chat_completions): 12 calls (1 retries), 0 cached, 1 invalid reply, tokens 4810 in / 96 out, 2.4 s"},
-		{"replay over budget", &gate.JudgeUsage{Type: "label_model", Model: "m\x1b[31m", Endpoint: "responses", Cached: 3, NotSent: 2, Needed: 2, MaxCalls: 1, CachedTokens: gate.Tokens{Input: 9, Output: 3}},
+		{"replay over budget", &results.JudgeUsage{Type: "label_model", Model: "m\x1b[31m", Endpoint: "responses", Cached: 3, NotSent: 2, Needed: 2, MaxCalls: 1, CachedTokens: results.Tokens{Input: 9, Output: 3}},
 			"judge: label_model m\\x1b[31m (responses): 0 calls, 3 cached, 2 not sent (max_calls 1, needed 2), 0 invalid replies, tokens 0 in / 0 out (replayed 9 / 3), 0.0 s"},
 	}
 	for _, tt := range tests {
@@ -30,7 +30,7 @@ func TestJudgeLine(t *testing.T) {
 }
 
 func TestJudgeLineInOutputs(t *testing.T) {
-	res := &gate.Results{Verdict: gate.VerdictPass, Judge: &gate.JudgeUsage{Type: "score_model", Model: "gpt-4o-2024-08-06", Endpoint: "chat_completions", Calls: 2}}
+	res := &results.Results{Verdict: results.VerdictPass, Judge: &results.JudgeUsage{Type: "score_model", Model: "gpt-4o-2024-08-06", Endpoint: "chat_completions", Calls: 2}}
 	var h, m bytes.Buffer
 	if err := Human(&h, res, Options{}); err != nil {
 		t.Fatal(err)

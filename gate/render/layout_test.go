@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // reportOf renders res in the named format.
-func reportOf(t *testing.T, format string, res *gate.Results) string {
+func reportOf(t *testing.T, format string, res *results.Results) string {
 	t.Helper()
 	var buf bytes.Buffer
 	var err error
@@ -41,22 +41,22 @@ func inOrder(out string, want []string) string {
 
 func TestReportLayout(t *testing.T) {
 	// Many warnings of one code must not push the evidence down.
-	noisy := func() *gate.Results {
+	noisy := func() *results.Results {
 		res := holdResult()
 		for i := range 40 {
-			res.Warnings = append(res.Warnings, gate.Warning{Code: "near_duplicate", Message: fmt.Sprintf("case dup-%02d is a near duplicate", i)})
+			res.Warnings = append(res.Warnings, results.Warning{Code: "near_duplicate", Message: fmt.Sprintf("case dup-%02d is a near duplicate", i)})
 		}
 		return res
 	}
-	family := func() *gate.Results {
+	family := func() *results.Results {
 		res := passResult()
-		res.Overall.Aggregation, res.Overall.Families = gate.AggregationFamily, 12
+		res.Overall.Aggregation, res.Overall.Families = results.AggregationFamily, 12
 		return res
 	}
 	tests := []struct {
 		name   string
 		format string
-		res    func() *gate.Results
+		res    func() *results.Results
 		order  []string // must appear in this order
 		absent []string
 	}{
@@ -120,7 +120,7 @@ func TestReportLayout(t *testing.T) {
 func TestMarkdownMutationFolded(t *testing.T) {
 	res := passResult()
 	res.MutationScore = f64(1)
-	res.MutationExcluded = []gate.MutationExclusion{{Line: 30, Mutants: 2, Reason: "the lookup raises anyway"}}
+	res.MutationExcluded = []results.MutationExclusion{{Line: 30, Mutants: 2, Reason: "the lookup raises anyway"}}
 	out := reportOf(t, "markdown", res)
 	want := []string{"Mutation score: 100.0% (1 line excluded by no-mutate, listed below)", "### Slices",
 		"<details><summary>1 line excluded from mutation testing (no-mutate)</summary>", "- line 30 (2 mutants): the lookup raises anyway"}

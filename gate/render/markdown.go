@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 // MaxCheckRunSummary is the most a check run's output summary may hold:
@@ -32,7 +32,7 @@ type MarkdownOptions struct {
 // Markdown writes results as GitHub-flavoured markdown with the same content
 // as Human, in tables: for --format markdown, the step summary and the check
 // run summary.
-func Markdown(w io.Writer, res *gate.Results, opts MarkdownOptions) error {
+func Markdown(w io.Writer, res *results.Results, opts MarkdownOptions) error {
 	if res == nil {
 		return errors.New("render: no results")
 	}
@@ -40,7 +40,7 @@ func Markdown(w io.Writer, res *gate.Results, opts MarkdownOptions) error {
 }
 
 // MarkdownString returns Markdown's output as a string; "" for nil results.
-func MarkdownString(res *gate.Results, opts MarkdownOptions) string {
+func MarkdownString(res *results.Results, opts MarkdownOptions) string {
 	if res == nil {
 		return ""
 	}
@@ -276,15 +276,15 @@ func code(s string) string {
 // mdStatus marks a status so that it reads at a glance.
 func mdStatus(s string) string {
 	switch s {
-	case gate.StatusPass:
+	case results.StatusPass:
 		return "✅ pass"
-	case gate.VerdictHold, gate.StatusFail:
+	case results.VerdictHold, results.StatusFail:
 		return "❌ " + s
-	case gate.StatusError:
+	case results.StatusError:
 		return "⛔ error"
 	case "warn":
 		return "⚠️ warn"
-	case gate.StatusOmitted:
+	case results.StatusOmitted:
 		return "⚪ omitted"
 	}
 	return md(s)
@@ -293,7 +293,7 @@ func mdStatus(s string) string {
 // mutationLine states the grader's mutation score when the run measured it
 // and the determinism check when one ran, in one short paragraph under the
 // counts.
-func mutationLine(res *gate.Results) string {
+func mutationLine(res *results.Results) string {
 	var parts []string
 	if res.MutationScore != nil {
 		p := "Mutation score: " + pct(res.MutationScore)
@@ -313,7 +313,7 @@ func mutationLine(res *gate.Results) string {
 
 // exclusionSection lists every line a no-mutate pragma excluded from
 // mutation testing and why, folded: it explains the score, not the verdict.
-func exclusionSection(res *gate.Results) string {
+func exclusionSection(res *results.Results) string {
 	if res.MutationScore == nil || len(res.MutationExcluded) == 0 {
 		return ""
 	}
@@ -347,14 +347,14 @@ func tableHead(cols ...string) string {
 	return tableRow(names...) + "|" + strings.Join(rule, "|") + "|\n"
 }
 
-func resultSections(res *gate.Results, runURL string) []mdSection {
+func resultSections(res *results.Results, runURL string) []mdSection {
 	var secs []mdSection
 	add := func(s mdSection) { secs = append(secs, s) }
 
 	// Verdict and sandbox.
 	var head strings.Builder
 	mark := "❌"
-	if res.Verdict == gate.VerdictPass {
+	if res.Verdict == results.VerdictPass {
 		mark = "✅"
 	}
 	fmt.Fprintf(&head, "## %s %s — %s", mark, strings.ToUpper(res.Verdict), md(res.Manifest.Name))
@@ -408,7 +408,7 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 		}
 		for _, sl := range res.Slices {
 			rank := rankSliceHold
-			if sl.Status == gate.StatusPass {
+			if sl.Status == results.StatusPass {
 				rank = rankSlicePass
 			}
 			s.rows = append(s.rows, mdRow{tableRow(
@@ -520,7 +520,7 @@ func resultSections(res *gate.Results, runURL string) []mdSection {
 }
 
 // mdFamilyLine says, under the counts, that the pass rates are per family.
-func mdFamilyLine(res *gate.Results) string {
+func mdFamilyLine(res *results.Results) string {
 	if line := familyLine(res); line != "" {
 		return "\n" + md(line) + "\n"
 	}
@@ -529,7 +529,7 @@ func mdFamilyLine(res *gate.Results) string {
 
 // canarySections writes the canaries that failed as a table, and those that
 // passed folded in a details block: the failures are the evidence.
-func canarySections(cs []gate.CanaryResult) []mdSection {
+func canarySections(cs []results.CanaryResult) []mdSection {
 	failed, passed := splitCanaries(cs)
 	var secs []mdSection
 	if len(failed) > 0 {
@@ -572,7 +572,7 @@ func canarySections(cs []gate.CanaryResult) []mdSection {
 // warningSection writes the warnings grouped by code, each with its count
 // and first few messages, folded in a details block: they come last because
 // they do not decide the verdict.
-func warningSection(ws []gate.Warning) mdSection {
+func warningSection(ws []results.Warning) mdSection {
 	groups := groupWarnings(ws)
 	codes := make([]string, len(groups))
 	for i, g := range groups {

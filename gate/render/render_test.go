@@ -13,7 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -191,7 +192,7 @@ func TestMarkdownCut(t *testing.T) {
 	full := MarkdownString(holdResult(), MarkdownOptions{RunURL: runURL})
 	tests := []struct {
 		name     string
-		res      func() *gate.Results
+		res      func() *results.Results
 		maxBytes int
 		golden   string
 		cut      bool
@@ -243,20 +244,20 @@ func TestMarkdownCut(t *testing.T) {
 
 // hugeResult has thousands of failing cases and findings: far more than a
 // check run summary holds.
-func hugeResult() *gate.Results {
+func hugeResult() *results.Results {
 	res := holdResult()
 	for i := range 5000 {
-		res.Cases = append(res.Cases, gate.CaseResult{
+		res.Cases = append(res.Cases, results.CaseResult{
 			CaseID: fmt.Sprintf("bulk-%05d", i), Slices: []string{"happy_path"},
-			Status: gate.StatusError, Class: gate.ClassGraderException,
-			Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "ValueError",
+			Status: results.StatusError, Class: grading.ClassGraderException,
+			Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "ValueError",
 				Message: strings.Repeat("a long message | with pipes ", 20), Line: 30},
 		})
 		res.Findings = append(res.Findings, manifest.Finding{Code: "near_duplicate", Severity: manifest.SeverityHold,
 			File: "cases.jsonl", Line: i + 40, CaseID: fmt.Sprintf("bulk-%05d", i), Message: "near duplicate of happy-001"})
 	}
 	for i := range 2000 {
-		res.Slices = append(res.Slices, gate.SliceResult{Name: fmt.Sprintf("extra-slice-%04d", i), Status: gate.StatusPass, MinPassRate: 0.9})
+		res.Slices = append(res.Slices, results.SliceResult{Name: fmt.Sprintf("extra-slice-%04d", i), Status: results.StatusPass, MinPassRate: 0.9})
 	}
 	return res
 }
@@ -279,7 +280,7 @@ func TestJSONRoundTrip(t *testing.T) {
 			if strings.Contains(out, `\u003c`) {
 				t.Error("HTML escaping is on")
 			}
-			var got gate.Results
+			var got results.Results
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
@@ -357,14 +358,14 @@ func TestNilResults(t *testing.T) {
 func TestSandboxLine(t *testing.T) {
 	tests := []struct {
 		name string
-		sb   gate.Sandbox
+		sb   grading.Sandbox
 		want string
 	}{
-		{"every layer", gate.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true},
+		{"every layer", grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true},
 			"sandbox: uid=60001 seccomp=on landlock=abi7 rlimits=on"},
-		{"no landlock", gate.Sandbox{UID: 60001, Seccomp: true, Rlimits: true},
+		{"no landlock", grading.Sandbox{UID: 60001, Seccomp: true, Rlimits: true},
 			"sandbox: uid=60001 seccomp=on landlock=off rlimits=on"},
-		{"unsandboxed", gate.Sandbox{UID: -1, Unsandboxed: true},
+		{"unsandboxed", grading.Sandbox{UID: -1, Unsandboxed: true},
 			"sandbox: uid=unchanged seccomp=off landlock=off rlimits=off"},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,7 @@ package render
 import (
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/results"
 )
 
 func TestVersionLineNamesOnce(t *testing.T) {
@@ -12,7 +12,7 @@ func TestVersionLineNamesOnce(t *testing.T) {
 		{"order_summary", "grader order_summary (sha256:0123456789ab) · gradegate dev"},
 	}
 	for _, tt := range tests {
-		res := &gate.Results{Versions: gate.Versions{GraderName: tt.name, Gradegate: "dev"}}
+		res := &results.Results{Versions: results.Versions{GraderName: tt.name, Gradegate: "dev"}}
 		res.Digests.Grader = "sha256:0123456789abcdef"
 		if got := versionLine(res); got != tt.want {
 			t.Errorf("versionLine(%q) = %q, want %q", tt.name, got, tt.want)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // This file holds what the sandbox says on every operating system: its
@@ -76,10 +76,10 @@ type Check struct {
 
 // Report is what `gradegate doctor` found.
 type Report struct {
-	Schema  string       `json:"schema"` // gradegate.doctor/v1
-	Kernel  string       `json:"kernel"`
-	Sandbox gate.Sandbox `json:"sandbox"` // the layers a run would have in force
-	Checks  []Check      `json:"checks"`
+	Schema  string          `json:"schema"` // gradegate.doctor/v1
+	Kernel  string          `json:"kernel"`
+	Sandbox grading.Sandbox `json:"sandbox"` // the layers a run would have in force
+	Checks  []Check         `json:"checks"`
 	// NetworkBoundary is false when internet sockets could not be
 	// refused: gradegate would refuse to grade (exit 3).
 	NetworkBoundary bool `json:"network_boundary"`

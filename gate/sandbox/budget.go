@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,7 +60,7 @@ const (
 // BudgetError is a budget a grader went past; gradegate killed its process
 // group.
 type BudgetError struct {
-	Class   gate.Class // memory_exceeded or sandbox_violation
+	Class   grading.Class // memory_exceeded or sandbox_violation
 	Message string
 }
 
@@ -142,7 +142,7 @@ func (g *Guard) watch() {
 				group.follow()
 			}
 			if used := group.anonMemory(); used > g.memory {
-				g.kill(&BudgetError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf(
+				g.kill(&BudgetError{Class: grading.ClassMemoryExceeded, Message: fmt.Sprintf(
 					"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started); they were killed",
 					mib(used), g.memory>>20)})
 				return
@@ -164,7 +164,7 @@ func (g *Guard) measureDisk() *BudgetError {
 	if used <= g.disk {
 		return nil
 	}
-	e := &BudgetError{Class: gate.ClassSandboxViolation, Message: fmt.Sprintf(
+	e := &BudgetError{Class: grading.ClassSandboxViolation, Message: fmt.Sprintf(
 		"the grader's scratch directory held %.1f MiB, past its %.0f MiB disk budget; its processes were killed",
 		mib(used), mib(g.disk))}
 	g.kill(e)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // runGuarded runs code in slot 1 under a Guard and returns the grader's
@@ -64,7 +64,7 @@ print("all children finished")
 	if !errors.As(werr, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Errorf("grader ended with %v (%s), want SIGKILL", werr, out)
 	}
-	if ex == nil || ex.Class != gate.ClassMemoryExceeded {
+	if ex == nil || ex.Class != grading.ClassMemoryExceeded {
 		t.Fatalf("Guard.Exceeded() = %v, want memory_exceeded", ex)
 	}
 	t.Log(ex.Message)
@@ -93,7 +93,7 @@ for i in range(4):
 time.sleep(30)
 print("not stopped")
 `)
-	if ex == nil || ex.Class != gate.ClassSandboxViolation {
+	if ex == nil || ex.Class != grading.ClassSandboxViolation {
 		t.Fatalf("Guard.Exceeded() = %v (grader: %v, %s), want sandbox_violation", ex, werr, out)
 	}
 	if want := "fallocate EOPNOTSUPP\n"; out != want {

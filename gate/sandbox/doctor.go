@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +33,7 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 	}
 	// d reserves a uid block of its own while it probes.
 	defer d.Close()
-	rep := Report{Schema: "gradegate.doctor/v1", Kernel: kernelRelease(), Sandbox: gate.Sandbox{UID: -1}}
+	rep := Report{Schema: "gradegate.doctor/v1", Kernel: kernelRelease(), Sandbox: grading.Sandbox{UID: -1}}
 	add := func(layer, name string, st CheckStatus, format string, args ...any) {
 		rep.Checks = append(rep.Checks, Check{Name: name, Layer: layer, Status: st, Detail: fmt.Sprintf(format, args...)})
 	}

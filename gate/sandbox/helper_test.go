@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // launcherEnv passes a helper the launcher to build its Sandboxes with.
@@ -40,14 +40,14 @@ type secretsResult struct {
 
 // rootlessResult is what the "rootless" helper found.
 type rootlessResult struct {
-	Err        string       `json:"err"`
-	Status     gate.Sandbox `json:"status"`
-	SlotUID    int          `json:"slot_uid"`
-	CapsClear  bool         `json:"caps_clear"`
-	Securebits int          `json:"securebits"`
-	GraderCaps string       `json:"grader_caps"`
-	Boundary   bool         `json:"boundary"`
-	Failed     []string     `json:"failed"`
+	Err        string          `json:"err"`
+	Status     grading.Sandbox `json:"status"`
+	SlotUID    int             `json:"slot_uid"`
+	CapsClear  bool            `json:"caps_clear"`
+	Securebits int             `json:"securebits"`
+	GraderCaps string          `json:"grader_caps"`
+	Boundary   bool            `json:"boundary"`
+	Failed     []string        `json:"failed"`
 }
 
 // runHelper runs the helper name (see helperEnv) and writes its result as

@@ -19,7 +19,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"golang.org/x/sys/unix"
 )
 
@@ -249,8 +249,8 @@ func (r *probeReport) limitMatches(l rlimit) (limitResult, bool) {
 }
 
 // status turns the measurements into gate.Sandbox.
-func (r *probeReport) status(s *Sandbox) gate.Sandbox {
-	st := gate.Sandbox{UID: -1, Seccomp: r.networkBoundary(), Rlimits: r.limitsMatch(s.limits(s.probeSpec("")))}
+func (r *probeReport) status(s *Sandbox) grading.Sandbox {
+	st := grading.Sandbox{UID: -1, Seccomp: r.networkBoundary(), Rlimits: r.limitsMatch(s.limits(s.probeSpec("")))}
 	if r.UID != os.Getuid() && r.UID == r.EUID {
 		st.UID = r.UID
 	}

@@ -49,7 +49,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,7 +119,7 @@ type Sandbox struct {
 	landlockABI    int
 	landlockDetail string // why Landlock was dropped, when it was
 	nproc          uint64 // RLIMIT_NPROC for graders
-	status         gate.Sandbox
+	status         grading.Sandbox
 	probe          *probeReport // what New's probe measured; nil when unsandboxed
 }
 
@@ -187,7 +187,7 @@ func New(opts ...Option) (*Sandbox, error) {
 		s.slots = max(UIDBlockSize, runtime.NumCPU())
 	}
 	if s.unsandboxed {
-		s.status = gate.Sandbox{UID: -1, Unsandboxed: true}
+		s.status = grading.Sandbox{UID: -1, Unsandboxed: true}
 		return s, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
@@ -449,7 +449,7 @@ func removeAll(dir string) error {
 
 // Status reports which layers Command puts in force, as New's probe
 // measured them.
-func (s *Sandbox) Status() gate.Sandbox { return s.status }
+func (s *Sandbox) Status() grading.Sandbox { return s.status }
 
 // String renders the status the way every output shows it, e.g.
 // "uid=60000 seccomp=on landlock=abi7 rlimits=on".
@@ -458,7 +458,7 @@ func (s *Sandbox) String() string { return StatusString(s.status) }
 // StatusString renders st the way every output shows it, e.g.
 // "uid=60000 seccomp=on landlock=abi7 rlimits=on". st.UID is slot 0's uid;
 // slot n runs as st.UID+n.
-func StatusString(st gate.Sandbox) string {
+func StatusString(st grading.Sandbox) string {
 	if st.Unsandboxed {
 		return "UNSANDBOXED: no seccomp, no landlock, no rlimits, uid unchanged"
 	}

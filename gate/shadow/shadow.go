@@ -17,7 +17,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
@@ -38,7 +38,7 @@ const (
 // that cannot be loaded is reported as a *worker.LoadError, and then every
 // task of that source counts as erroring with the load failure; any other
 // error is the tool failing.
-type RunnerFactory func(ctx context.Context, src []byte) (gate.Runner, func(), error)
+type RunnerFactory func(ctx context.Context, src []byte) (grading.Runner, func(), error)
 
 // Report is the shadow comparison of two grader sources. Its JSON form is
 // the document gradegate shadow --format json writes; lists are never null.
@@ -74,11 +74,11 @@ type Change struct {
 
 // Grade is one case's outcome under one source.
 type Grade struct {
-	Status string     `json:"status"` // pass or fail (class ok), error otherwise
-	Class  gate.Class `json:"class"`
-	Score  *float64   `json:"score"` // null unless class is ok
+	Status string        `json:"status"` // pass or fail (class ok), error otherwise
+	Class  grading.Class `json:"class"`
+	Score  *float64      `json:"score"` // null unless class is ok
 	// Error says why, when the case errored.
-	Error *gate.CaseError `json:"error,omitempty"`
+	Error *grading.CaseError `json:"error,omitempty"`
 }
 
 // CanaryChange is one canary under both sources.
@@ -91,10 +91,10 @@ type CanaryChange struct {
 
 // Canary is one canary's outcome and verdict under one source.
 type Canary struct {
-	Status  string     `json:"status"` // the canary's verdict: pass or fail
-	Class   gate.Class `json:"class"`
-	Score   *float64   `json:"score"`
-	Message string     `json:"message"`
+	Status  string        `json:"status"` // the canary's verdict: pass or fail
+	Class   grading.Class `json:"class"`
+	Score   *float64      `json:"score"`
+	Message string        `json:"message"`
 }
 
 // SliceRow counts one slice (or, as Overall, every graded case).
@@ -132,16 +132,16 @@ func Run(ctx context.Context, base, head []byte, m *manifest.Manifest, cases []d
 	if m == nil || newRunner == nil {
 		return nil, errors.New("shadow: no manifest or no runner")
 	}
-	var canaries, graded []gate.Task
+	var canaries, graded []grading.Task
 	var gradedCases []dataset.Case
 	for _, c := range m.Canaries {
-		canaries = append(canaries, gate.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+		canaries = append(canaries, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	for _, c := range cases {
 		if c.Sample == nil || c.Unreadable {
 			continue
 		}
-		graded = append(graded, gate.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
+		graded = append(graded, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 		gradedCases = append(gradedCases, c)
 	}
 
@@ -201,11 +201,11 @@ func Run(ctx context.Context, base, head []byte, m *manifest.Manifest, cases []d
 
 // outcomes is one source's outcomes, in task order.
 type outcomes struct {
-	canaries []gate.Outcome
-	cases    []gate.Outcome
+	canaries []grading.Outcome
+	cases    []grading.Outcome
 }
 
-func gradeSource(ctx context.Context, newRunner RunnerFactory, src []byte, canaries, cases []gate.Task) (outcomes, error) {
+func gradeSource(ctx context.Context, newRunner RunnerFactory, src []byte, canaries, cases []grading.Task) (outcomes, error) {
 	if err := ctx.Err(); err != nil {
 		return outcomes{}, err
 	}
@@ -221,20 +221,20 @@ func gradeSource(ctx context.Context, newRunner RunnerFactory, src []byte, canar
 	// Canaries and cases go in separate Grade calls, as in the gate, so a
 	// batch grader sees canaries the way the gate shows them.
 	var o outcomes
-	if o.canaries, err = gate.GradeTasks(ctx, r, canaries); err != nil {
+	if o.canaries, err = grading.GradeTasks(ctx, r, canaries); err != nil {
 		return outcomes{}, err
 	}
-	if o.cases, err = gate.GradeTasks(ctx, r, cases); err != nil {
+	if o.cases, err = grading.GradeTasks(ctx, r, cases); err != nil {
 		return outcomes{}, err
 	}
 	return o, nil
 }
 
-func loadFailed(le *worker.LoadError, n int) []gate.Outcome {
-	out := make([]gate.Outcome, n)
+func loadFailed(le *worker.LoadError, n int) []grading.Outcome {
+	out := make([]grading.Outcome, n)
 	for i := range out {
 		e := le.Err
-		out[i] = gate.Outcome{Class: e.Class, Error: &e, Output: le.Output, LoadFailed: true}
+		out[i] = grading.Outcome{Class: e.Class, Error: &e, Output: le.Output, LoadFailed: true}
 	}
 	return out
 }
@@ -242,21 +242,21 @@ func loadFailed(le *worker.LoadError, n int) []gate.Outcome {
 // differ reports whether two outcomes of one task differ in class or score.
 // Two errors of the same class are the same outcome: their messages name
 // lines of different sources and would always differ.
-func differ(a, b gate.Outcome) bool {
+func differ(a, b grading.Outcome) bool {
 	if a.Class != b.Class {
 		return true
 	}
-	if a.Class != gate.ClassOK {
+	if a.Class != grading.ClassOK {
 		return false
 	}
 	return *a.Score != *b.Score
 }
 
-func gradeOf(o gate.Outcome, threshold float64) Grade {
+func gradeOf(o grading.Outcome, threshold float64) Grade {
 	g := Grade{Class: o.Class}
-	if o.Class != gate.ClassOK {
+	if o.Class != grading.ClassOK {
 		g.Status = StatusError
-		e := gate.CaseError{Class: o.Class, Message: string(o.Class)}
+		e := grading.CaseError{Class: o.Class, Message: string(o.Class)}
 		if o.Error != nil {
 			e = *o.Error
 			e.Class = o.Class
@@ -273,10 +273,10 @@ func gradeOf(o gate.Outcome, threshold float64) Grade {
 	return g
 }
 
-func canaryOf(c manifest.Canary, threshold float64, o gate.Outcome) Canary {
-	res := gate.EvaluateCanary(c, threshold, o)
+func canaryOf(c manifest.Canary, threshold float64, o grading.Outcome) Canary {
+	res := grading.EvaluateCanary(c, threshold, o)
 	out := Canary{Status: res.Status, Class: o.Class, Message: res.Message}
-	if o.Class == gate.ClassOK {
+	if o.Class == grading.ClassOK {
 		s := *o.Score
 		out.Score = &s
 	}

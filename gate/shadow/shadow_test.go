@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/worker"
 	"github.com/gradegate/gradegate/manifest"
@@ -34,8 +34,8 @@ func TestMain(m *testing.M) {
 // Tasks it does not name score 1. The source "load" does not load.
 type fakeRunner map[string]any
 
-func (f fakeRunner) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	out := make([]gate.Outcome, len(tasks))
+func (f fakeRunner) Grade(_ context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	out := make([]grading.Outcome, len(tasks))
 	for i, t := range tasks {
 		v, ok := f[t.ID]
 		if !ok {
@@ -43,19 +43,19 @@ func (f fakeRunner) Grade(_ context.Context, tasks []gate.Task) ([]gate.Outcome,
 		}
 		switch v := v.(type) {
 		case float64:
-			out[i] = gate.Outcome{Class: gate.ClassOK, Score: &v}
+			out[i] = grading.Outcome{Class: grading.ClassOK, Score: &v}
 		case string:
-			out[i] = gate.Outcome{Class: gate.Class(v), Error: &gate.CaseError{Class: gate.Class(v), Type: "KeyError", Message: "boom", Line: 7}}
+			out[i] = grading.Outcome{Class: grading.Class(v), Error: &grading.CaseError{Class: grading.Class(v), Type: "KeyError", Message: "boom", Line: 7}}
 		}
 	}
 	return out, nil
 }
 
-func (fakeRunner) Sandbox() gate.Sandbox { return gate.Sandbox{UID: -1, Unsandboxed: true} }
+func (fakeRunner) Sandbox() grading.Sandbox { return grading.Sandbox{UID: -1, Unsandboxed: true} }
 
-func fakeFactory(_ context.Context, src []byte) (gate.Runner, func(), error) {
+func fakeFactory(_ context.Context, src []byte) (grading.Runner, func(), error) {
 	if string(src) == "load" {
-		return nil, nil, &worker.LoadError{Err: gate.CaseError{Class: gate.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 2}}
+		return nil, nil, &worker.LoadError{Err: grading.CaseError{Class: grading.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 2}}
 	}
 	var f fakeRunner
 	if err := json.Unmarshal(src, &f); err != nil {
@@ -112,11 +112,11 @@ func TestRun(t *testing.T) {
 			base: `{"bad": 0, "z1": 0}`, head: `{"bad": 0, "a2": 0, "z1": 1.5}`,
 			changed: []Change{
 				{CaseID: "a2", Slices: []string{"alpha", "zeta"},
-					Base: Grade{Status: StatusPass, Class: gate.ClassOK, Score: f(1)},
-					Head: Grade{Status: StatusFail, Class: gate.ClassOK, Score: f(0)}},
+					Base: Grade{Status: StatusPass, Class: grading.ClassOK, Score: f(1)},
+					Head: Grade{Status: StatusFail, Class: grading.ClassOK, Score: f(0)}},
 				{CaseID: "z1", Slices: []string{"zeta"},
-					Base: Grade{Status: StatusFail, Class: gate.ClassOK, Score: f(0)},
-					Head: Grade{Status: StatusPass, Class: gate.ClassOK, Score: f(1.5)}},
+					Base: Grade{Status: StatusFail, Class: grading.ClassOK, Score: f(0)},
+					Head: Grade{Status: StatusPass, Class: grading.ClassOK, Score: f(1.5)}},
 			},
 			overall: SliceRow{Cases: 4, Changed: 2, BasePassRate: f(0.75), HeadPassRate: f(0.75)},
 			bySlice: []SliceRow{
@@ -129,9 +129,9 @@ func TestRun(t *testing.T) {
 			base: `{"bad": 0}`, head: `{"bad": 0, "n1": "grader_exception"}`,
 			changed: []Change{
 				{CaseID: "n1", Slices: []string{},
-					Base: Grade{Status: StatusPass, Class: gate.ClassOK, Score: f(1)},
-					Head: Grade{Status: StatusError, Class: gate.ClassGraderException,
-						Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "KeyError", Message: "boom", Line: 7}}},
+					Base: Grade{Status: StatusPass, Class: grading.ClassOK, Score: f(1)},
+					Head: Grade{Status: StatusError, Class: grading.ClassGraderException,
+						Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "KeyError", Message: "boom", Line: 7}}},
 			},
 			overall: SliceRow{Cases: 4, Changed: 1, BasePassRate: f(1), HeadPassRate: f(1)},
 			bySlice: []SliceRow{
@@ -216,11 +216,11 @@ func TestRun(t *testing.T) {
 }
 
 func loadGrade() Grade {
-	return Grade{Status: StatusError, Class: gate.ClassGraderException,
-		Error: &gate.CaseError{Class: gate.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 2}}
+	return Grade{Status: StatusError, Class: grading.ClassGraderException,
+		Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "SyntaxError", Message: "invalid syntax", Line: 2}}
 }
 
-func passGrade() Grade { return Grade{Status: StatusPass, Class: gate.ClassOK, Score: f(1)} }
+func passGrade() Grade { return Grade{Status: StatusPass, Class: grading.ClassOK, Score: f(1)} }
 
 func TestRunToolError(t *testing.T) {
 	m, cases := suite()
@@ -228,7 +228,7 @@ func TestRunToolError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "head") {
 		t.Errorf("err = %v, want the head's runner failure", err)
 	}
-	short := func(context.Context, []byte) (gate.Runner, func(), error) { return shortRunner{}, func() {}, nil }
+	short := func(context.Context, []byte) (grading.Runner, func(), error) { return shortRunner{}, func() {}, nil }
 	if _, err := Run(context.Background(), []byte("a"), []byte("b"), m, cases, short); err == nil {
 		t.Error("a runner that drops outcomes must fail the run")
 	}
@@ -236,8 +236,8 @@ func TestRunToolError(t *testing.T) {
 
 type shortRunner struct{}
 
-func (shortRunner) Grade(context.Context, []gate.Task) ([]gate.Outcome, error) { return nil, nil }
-func (shortRunner) Sandbox() gate.Sandbox                                      { return gate.Sandbox{} }
+func (shortRunner) Grade(context.Context, []grading.Task) ([]grading.Outcome, error) { return nil, nil }
+func (shortRunner) Sandbox() grading.Sandbox                                         { return grading.Sandbox{} }
 
 func TestReportJSON(t *testing.T) {
 	m, cases := suite()
@@ -304,7 +304,7 @@ func TestRunWorkerPool(t *testing.T) {
 	}
 	base := read("testdata/examples/broken/isinstance/grader.py")
 	head := read("testdata/examples/order-summary/grader.py")
-	pools := func(ctx context.Context, src []byte) (gate.Runner, func(), error) {
+	pools := func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 		p, err := worker.New(ctx, worker.Config{
 			Source: src, SourceName: "grader.py", Metric: m.Grader.Metric, TimeoutSeconds: 10,
 			MemoryMB: m.Grader.MemoryMB, Workers: 4, Python: py, Sandbox: sb,

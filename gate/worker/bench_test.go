@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // pythonFlag picks the interpreter BenchmarkPool uses, e.g. a system Python
@@ -41,10 +41,10 @@ const benchCases = 1000
 
 // benchInput returns the grader source and benchCases tasks: the
 // order-summary example's cases, repeated, when it exists.
-func benchInput(b *testing.B) (source []byte, tasks []gate.Task) {
+func benchInput(b *testing.B) (source []byte, tasks []grading.Task) {
 	dir := filepath.Join("..", "..", "testdata", "examples", "order-summary")
 	src, err := os.ReadFile(filepath.Join(dir, "grader.py"))
-	var base []gate.Task
+	var base []grading.Task
 	if err == nil {
 		base, err = exampleTasks(dir)
 	}
@@ -53,7 +53,7 @@ func benchInput(b *testing.B) (source []byte, tasks []gate.Task) {
 		src = []byte(benchGrader)
 		base = nil
 		for i := range 10 {
-			base = append(base, gate.Task{
+			base = append(base, grading.Task{
 				ID:     strconv.Itoa(i),
 				Sample: json.RawMessage(fmt.Sprintf(`{"output_text": "{\"total_cents\": %d}"}`, 100*i)),
 				Item:   json.RawMessage(`{"expected_total_cents": 500}`),
@@ -69,7 +69,7 @@ func benchInput(b *testing.B) (source []byte, tasks []gate.Task) {
 }
 
 // exampleTasks pairs cases.jsonl items with samples.jsonl samples.
-func exampleTasks(dir string) ([]gate.Task, error) {
+func exampleTasks(dir string) ([]grading.Task, error) {
 	samples := map[string]json.RawMessage{}
 	if err := eachLine(filepath.Join(dir, "samples.jsonl"), func(line []byte) error {
 		var s struct {
@@ -84,7 +84,7 @@ func exampleTasks(dir string) ([]gate.Task, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var tasks []gate.Task
+	var tasks []grading.Task
 	err := eachLine(filepath.Join(dir, "cases.jsonl"), func(line []byte) error {
 		var c struct {
 			Item   json.RawMessage `json:"item"`
@@ -104,7 +104,7 @@ func exampleTasks(dir string) ([]gate.Task, error) {
 			sample = samples[id.CaseID]
 		}
 		if sample != nil {
-			tasks = append(tasks, gate.Task{ID: id.CaseID, Sample: sample, Item: c.Item})
+			tasks = append(tasks, grading.Task{ID: id.CaseID, Sample: sample, Item: c.Item})
 		}
 		return nil
 	})
@@ -151,7 +151,7 @@ for _ in range(5):
 print(best)
 `
 
-func inProcessNsPerCase(b *testing.B, py Python, src []byte, tasks []gate.Task) float64 {
+func inProcessNsPerCase(b *testing.B, py Python, src []byte, tasks []grading.Task) float64 {
 	data, err := json.Marshal(tasks2json(tasks))
 	if err != nil {
 		b.Fatal(err)
@@ -170,7 +170,7 @@ func inProcessNsPerCase(b *testing.B, py Python, src []byte, tasks []gate.Task) 
 	return v
 }
 
-func tasks2json(tasks []gate.Task) []map[string]json.RawMessage {
+func tasks2json(tasks []grading.Task) []map[string]json.RawMessage {
 	var out []map[string]json.RawMessage
 	for _, t := range tasks {
 		out = append(out, map[string]json.RawMessage{"sample": t.Sample, "item": t.Item})
@@ -254,7 +254,7 @@ print(time.perf_counter() - t)
 `
 
 // plainLoopSeconds runs plainLoop over tasks, written to a file first.
-func plainLoopSeconds(b *testing.B, py Python, src []byte, tasks []gate.Task) float64 {
+func plainLoopSeconds(b *testing.B, py Python, src []byte, tasks []grading.Task) float64 {
 	dir := b.TempDir()
 	var buf bytes.Buffer
 	for _, t := range tasks {
@@ -293,7 +293,7 @@ func BenchmarkLarge(b *testing.B) {
 		b.Fatal(err)
 	}
 	src, base := benchInput(b)
-	tasks := make([]gate.Task, *benchLarge)
+	tasks := make([]grading.Task, *benchLarge)
 	for i := range tasks {
 		tasks[i] = base[i%len(base)]
 	}
@@ -338,15 +338,15 @@ func BenchmarkLarge(b *testing.B) {
 }
 
 // streamTasks grades tasks through Stream, discarding the outcomes.
-func streamTasks(p *Pool, tasks []gate.Task) error {
+func streamTasks(p *Pool, tasks []grading.Task) error {
 	i := 0
-	return p.Stream(context.Background(), func() (gate.Task, bool, error) {
+	return p.Stream(context.Background(), func() (grading.Task, bool, error) {
 		if i >= len(tasks) {
-			return gate.Task{}, false, nil
+			return grading.Task{}, false, nil
 		}
 		i++
 		return tasks[i-1], true, nil
-	}, func(int, gate.Outcome) error { return nil })
+	}, func(int, grading.Outcome) error { return nil })
 }
 
 // BenchmarkIsolationCase is the cost of one case under isolation: case

@@ -3,7 +3,7 @@ package worker
 import (
 	"fmt"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
@@ -87,7 +87,7 @@ type Config struct {
 // why, with the grader line where known; Output is what the grader printed
 // while loading.
 type LoadError struct {
-	Err    gate.CaseError
+	Err    grading.CaseError
 	Output string
 }
 

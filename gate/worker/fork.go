@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // endWait bounds how long a variant's child may take to finish the request
@@ -108,7 +108,7 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
-			le := &LoadError{Err: gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, v.cfg.OutputLimit)}
+			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, v.cfg.OutputLimit)}
 			// The child exits by itself after a load error: nothing to end.
 			pr.childGone = true
 			return nil, le, v.stopProc(pr)

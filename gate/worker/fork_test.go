@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // TestFork: a variant's cases are graded by its own source, in a child
@@ -44,7 +44,7 @@ func TestFork(t *testing.T) {
 					c.Sandbox = sb
 				}
 			})
-			got, err := base.Grade(context.Background(), []gate.Task{task("warm", map[string]any{})})
+			got, err := base.Grade(context.Background(), []grading.Task{task("warm", map[string]any{})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestFork(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Fork: %v", err)
 				}
-				tasks := []gate.Task{task("a", map[string]any{}), task("b", map[string]any{})}
+				tasks := []grading.Task{task("a", map[string]any{}), task("b", map[string]any{})}
 				if i == 2 {
 					tasks = append(tasks, task("dies", map[string]any{"exit": true}), task("after", map[string]any{}))
 				}
@@ -65,12 +65,12 @@ func TestFork(t *testing.T) {
 				}
 				for k, o := range got {
 					if tasks[k].ID == "dies" {
-						if o.Class != gate.ClassWorkerCrash || !strings.Contains(o.Error.Message, "status 4") {
+						if o.Class != grading.ClassWorkerCrash || !strings.Contains(o.Error.Message, "status 4") {
 							t.Errorf("variant %d: the dying case = %s %+v, want worker_crash with status 4", i, o.Class, o.Error)
 						}
 						continue
 					}
-					if o.Class != gate.ClassOK || *o.Score != float64(i+1)/10 {
+					if o.Class != grading.ClassOK || *o.Score != float64(i+1)/10 {
 						t.Fatalf("variant %d task %s: %s %v %+v, want ok %v", i, tasks[k].ID, o.Class, o.Score, o.Error, float64(i+1)/10)
 					}
 					var pids struct{ Pid, Ppid int }
@@ -102,7 +102,7 @@ func TestFork(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fork after a load error: %v", err)
 			}
-			if got, err := v.Grade(context.Background(), []gate.Task{task("x", map[string]any{})}); err != nil || got[0].Class != gate.ClassOK || *got[0].Score != 0.9 {
+			if got, err := v.Grade(context.Background(), []grading.Task{task("x", map[string]any{})}); err != nil || got[0].Class != grading.ClassOK || *got[0].Score != 0.9 {
 				t.Errorf("the fork after a load error: %v %+v", err, got)
 			}
 			if err := v.Close(); err != nil {
@@ -111,8 +111,8 @@ func TestFork(t *testing.T) {
 			if n := base.starts.Load(); n != startsBefore {
 				t.Errorf("a fork after a load error started %d interpreters, want none", n-startsBefore)
 			}
-			got, err = base.Grade(context.Background(), []gate.Task{task("again", map[string]any{})})
-			if err != nil || got[0].Class != gate.ClassOK || *got[0].Score != 0 {
+			got, err = base.Grade(context.Background(), []grading.Task{task("again", map[string]any{})})
+			if err != nil || got[0].Class != grading.ClassOK || *got[0].Score != 0 {
 				t.Errorf("the base pool after its forks: %v %+v", err, got)
 			}
 		})

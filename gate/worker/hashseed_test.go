@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // TestHashSeed checks that Config.HashSeed reaches the grader: the same seed
@@ -16,11 +16,11 @@ func TestHashSeed(t *testing.T) {
 	hashOf := func(seed string) float64 {
 		t.Helper()
 		p := newPool(t, python(t), src, func(c *Config) { c.HashSeed = seed })
-		got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{})})
+		got, err := p.Grade(context.Background(), []grading.Task{task("a", map[string]any{})})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got[0].Class != gate.ClassOK {
+		if got[0].Class != grading.ClassOK {
 			t.Fatalf("outcome %+v", got[0])
 		}
 		return *got[0].Score

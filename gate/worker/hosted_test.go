@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // TestHostedSample checks the sample grade() receives: output_json derived
@@ -61,9 +61,9 @@ func TestHostedSample(t *testing.T) {
 			src = batchSrc
 		}
 		p := newPool(t, py, src, func(c *Config) { c.Contract = contract })
-		tasks := make([]gate.Task, len(tests))
+		tasks := make([]grading.Task, len(tests))
 		for i, tt := range tests {
-			tasks[i] = gate.Task{ID: tt.name, Sample: json.RawMessage(tt.sample), Item: json.RawMessage(`{}`)}
+			tasks[i] = grading.Task{ID: tt.name, Sample: json.RawMessage(tt.sample), Item: json.RawMessage(`{}`)}
 		}
 		got, err := p.Grade(context.Background(), tasks)
 		if err != nil {

@@ -10,12 +10,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"golang.org/x/sys/unix"
 )
 
 // outcomes turns a well-formed response into one Outcome per task of j.
-func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration) []gate.Outcome {
+func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration) []grading.Outcome {
 	out := r.output(pr.output, p.cfg.OutputLimit)
 	dur := ms(elapsed)
 	if r.Class == "died" {
@@ -23,7 +23,7 @@ func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration
 		return repeat(o, len(j.seqs))
 	}
 	if !j.batch {
-		return []gate.Outcome{p.caseOutcome(r, out, dur)}
+		return []grading.Outcome{p.caseOutcome(r, out, dur)}
 	}
 	if r.Class != "ok" || len(r.Results) != len(j.seqs) {
 		if r.Class == "ok" {
@@ -32,15 +32,15 @@ func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration
 		return repeat(p.caseOutcome(r, out, dur), len(j.seqs))
 	}
 	// The batch ran as one call: its output and time belong to every case.
-	outs := make([]gate.Outcome, len(j.seqs))
+	outs := make([]grading.Outcome, len(j.seqs))
 	for k := range r.Results {
 		outs[k] = p.caseOutcome(&r.Results[k], out, dur)
 	}
 	return outs
 }
 
-func repeat(o gate.Outcome, n int) []gate.Outcome {
-	outs := make([]gate.Outcome, n)
+func repeat(o grading.Outcome, n int) []grading.Outcome {
+	outs := make([]grading.Outcome, n)
 	for i := range outs {
 		outs[i] = o
 	}
@@ -50,9 +50,9 @@ func repeat(o gate.Outcome, n int) []gate.Outcome {
 // caseOutcome checks one classified result. The worker classifies, but Go
 // checks an ok result again: a process the grader runs in is not trusted to
 // say a score is valid.
-func (p *Pool) caseOutcome(r *response, output string, dur float64) gate.Outcome {
-	o := gate.Outcome{Class: r.class(), Output: output, DurationMS: dur}
-	if o.Class == gate.ClassOK {
+func (p *Pool) caseOutcome(r *response, output string, dur float64) grading.Outcome {
+	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur}
+	if o.Class == grading.ClassOK {
 		score, ok := r.Scores[p.cfg.Metric]
 		valid := ok
 		for _, v := range r.Scores {
@@ -66,35 +66,35 @@ func (p *Pool) caseOutcome(r *response, output string, dur float64) gate.Outcome
 			}
 			return o
 		}
-		o.Class = gate.ClassWorkerCrash
+		o.Class = grading.ClassWorkerCrash
 		r.Message = "worker reported ok without a valid " + strconv.Quote(p.cfg.Metric)
 	}
 	msg := r.Message
-	if o.Class == gate.ClassWorkerCrash && msg == "" {
+	if o.Class == grading.ClassWorkerCrash && msg == "" {
 		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
 	}
-	o.Error = &gate.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
+	o.Error = &grading.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
 	return o
 }
 
 // deadOutcome describes a task whose process died, was killed or broke the
 // protocol. r is the worker's report when the process that died was a
 // forked child (isolation case); otherwise the process itself is examined.
-func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, r *response) gate.Outcome {
+func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, r *response) grading.Outcome {
 	output := (&response{}).output(pr.output, p.cfg.OutputLimit)
 	if r != nil {
 		output = r.output(pr.output, p.cfg.OutputLimit)
 	}
 	line := tracebackLine(pr.output.buf, p.cfg.SourceName)
-	o := gate.Outcome{Output: output, DurationMS: ms(elapsed)}
-	var ce gate.CaseError
+	o := grading.Outcome{Output: output, DurationMS: ms(elapsed)}
+	var ce grading.CaseError
 	switch {
 	case pr.guard.Exceeded() != nil:
 		// The sandbox killed the group for its total memory or disk.
 		be := pr.guard.Exceeded()
-		ce = gate.CaseError{Class: be.Class, Message: be.Message}
+		ce = grading.CaseError{Class: be.Class, Message: be.Message}
 	case res == timedOut:
-		ce = gate.CaseError{Class: gate.ClassTimeout, Message: fmt.Sprintf("the grader ran past timeout_seconds=%d; its process was killed", p.cfg.TimeoutSeconds)}
+		ce = grading.CaseError{Class: grading.ClassTimeout, Message: fmt.Sprintf("the grader ran past timeout_seconds=%d; its process was killed", p.cfg.TimeoutSeconds)}
 	case r != nil && r.Died != nil:
 		var ws unix.WaitStatus
 		if r.Died.Signal != 0 {
@@ -104,9 +104,9 @@ func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, 
 		}
 		ce = crashError(syscall.WaitStatus(ws), r.Died.MaxRSSKB, pr.output.buf, p.cfg.MemoryMB, "the grader's child process")
 	case r != nil:
-		ce = gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader's child process: " + r.Message}
+		ce = grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader's child process: " + r.Message}
 	case res == garbled:
-		ce = gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process broke the response protocol (it wrote to the worker's private pipe, or the worker failed)"}
+		ce = grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader process broke the response protocol (it wrote to the worker's private pipe, or the worker failed)"}
 	default:
 		ce = processError(pr, p.cfg.MemoryMB)
 	}
@@ -117,10 +117,10 @@ func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, 
 }
 
 // processError classifies the exit of a worker process that was reaped.
-func processError(pr *proc, memoryMB int) gate.CaseError {
+func processError(pr *proc, memoryMB int) grading.CaseError {
 	st := pr.state
 	if st == nil {
-		return gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process stopped answering"}
+		return grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader process stopped answering"}
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	var maxrss int64
@@ -129,7 +129,7 @@ func processError(pr *proc, memoryMB int) gate.CaseError {
 	}
 	if !pr.exitedAlone {
 		// gradegate killed it: it closed its response pipe but kept running.
-		return gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process closed its response pipe"}
+		return grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader process closed its response pipe"}
 	}
 	return crashError(ws, maxrss, pr.output.buf, memoryMB, "the grader process")
 }
@@ -149,7 +149,7 @@ var memoryMarkers = []string{"MemoryError", "std::bad_alloc", "Cannot allocate m
 //     aborts or dereferences NULL);
 //   - SIGXCPU is the CPU-time limit: timeout;
 //   - everything else: worker_crash.
-func crashError(ws syscall.WaitStatus, maxrssKB int64, output []byte, memoryMB int, who string) gate.CaseError {
+func crashError(ws syscall.WaitStatus, maxrssKB int64, output []byte, memoryMB int, who string) grading.CaseError {
 	var how string
 	switch {
 	case ws.Signaled():
@@ -167,13 +167,13 @@ func crashError(ws syscall.WaitStatus, maxrssKB int64, output []byte, memoryMB i
 	}
 	switch {
 	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
-		return gate.CaseError{Class: gate.ClassTimeout, Message: how + " (CPU time limit)"}
+		return grading.CaseError{Class: grading.ClassTimeout, Message: how + " (CPU time limit)"}
 	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && memoryHint:
-		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf("%s near memory_mb=%d (peak resident %d MiB): the out-of-memory killer", how, memoryMB, maxrssKB/1024)}
+		return grading.CaseError{Class: grading.ClassMemoryExceeded, Message: fmt.Sprintf("%s near memory_mb=%d (peak resident %d MiB): the out-of-memory killer", how, memoryMB, maxrssKB/1024)}
 	case memoryHint:
-		return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: fmt.Sprintf("%s while out of memory (memory_mb=%d, peak resident %d MiB)", how, memoryMB, maxrssKB/1024)}
+		return grading.CaseError{Class: grading.ClassMemoryExceeded, Message: fmt.Sprintf("%s while out of memory (memory_mb=%d, peak resident %d MiB)", how, memoryMB, maxrssKB/1024)}
 	}
-	return gate.CaseError{Class: gate.ClassWorkerCrash, Message: how}
+	return grading.CaseError{Class: grading.ClassWorkerCrash, Message: how}
 }
 
 func signalName(s syscall.Signal) string {

@@ -45,7 +45,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
@@ -141,7 +141,7 @@ type spare struct {
 	took    time.Duration
 }
 
-var _ gate.Runner = (*Pool)(nil)
+var _ grading.Runner = (*Pool)(nil)
 
 // New validates cfg, starts one worker process and loads the grader in it,
 // so a grader that cannot load is reported before any case runs (as a
@@ -280,7 +280,7 @@ func (cfg *Config) fill() error {
 }
 
 // Sandbox reports which isolation layers are in force for the graders.
-func (p *Pool) Sandbox() gate.Sandbox { return p.cfg.Sandbox.Status() }
+func (p *Pool) Sandbox() grading.Sandbox { return p.cfg.Sandbox.Status() }
 
 // Close kills every worker process, waits for them and removes their scratch
 // directories. Grade calls in flight return an error. A forked pool (Fork)
@@ -519,7 +519,7 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
-			le := &LoadError{Err: gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
+			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
 			return nil, le, p.stopProc(pr)
 		}
 		res = garbled

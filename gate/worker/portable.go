@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -67,7 +67,7 @@ type portableSlot struct {
 	served int
 }
 
-var _ gate.StreamRunner = (*PortablePool)(nil)
+var _ grading.StreamRunner = (*PortablePool)(nil)
 
 // portableMS is d in milliseconds, as outcomes carry it.
 func portableMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -305,7 +305,7 @@ func portableEnvironment(goos, python, scratch, hashSeed string) []string {
 }
 
 // Sandbox reports the layers in force: none.
-func (p *PortablePool) Sandbox() gate.Sandbox { return p.cfg.Sandbox.Status() }
+func (p *PortablePool) Sandbox() grading.Sandbox { return p.cfg.Sandbox.Status() }
 
 // Close kills every worker process, waits for them and removes their
 // scratch directories. Grade calls in flight return an error.
@@ -444,7 +444,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 		} else if err == nil && r.Op == "load_error" {
 			stopErr := p.stopProc(pr)
 			le := &LoadError{
-				Err:    gate.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line},
+				Err:    grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line},
 				Output: r.output(pr.out.take(-1, 0), p.cfg.OutputLimit),
 			}
 			return le, stopErr
@@ -474,15 +474,15 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 // is set only when gradegate itself failed; a grader's misbehaviour is an
 // Outcome. Under the batch contract the tasks of one call go into batches
 // of BatchSize, or one batch when it is 0.
-func (p *PortablePool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (gate.Task, bool, error), emit func(int, gate.Outcome) error, batch int) error {
+func (p *PortablePool) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (grading.Task, bool, error), emit func(int, grading.Outcome) error, batch int) error {
 		return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, p.cfg.Workers, batch, next, emit)
 	})
 }
 
 // Stream grades tasks as next produces them; see gate.StreamRunner. Under
 // the batch contract, tasks go into batches of BatchSize (64 when 0).
-func (p *PortablePool) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+func (p *PortablePool) Stream(ctx context.Context, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
 	batch := p.cfg.BatchSize
 	if batch <= 0 {
 		batch = DefaultStreamBatch
@@ -493,7 +493,7 @@ func (p *PortablePool) Stream(ctx context.Context, next func() (gate.Task, bool,
 
 // serve grades requests on slot s until reqs closes or ctx ends, starting
 // with first. It returns an error only for a tool failure.
-func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error {
+func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *request, reqs <-chan *request, deliver func(int, grading.Outcome)) error {
 	r := first
 	for {
 		if r == nil {
@@ -521,7 +521,7 @@ func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *reques
 				// process was started for.
 				ce := loadErr.Err
 				ce.Message = "loading the grader: " + ce.Message
-				o := gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: portableMS(time.Since(start))}
+				o := grading.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: portableMS(time.Since(start))}
 				for _, seq := range r.seqs {
 					deliver(seq, o)
 				}
@@ -542,7 +542,7 @@ func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *reques
 
 // grade runs one request on s's process and returns its outcomes, replacing
 // the process when it died, ran out of time, or must not serve another case.
-func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) ([]gate.Outcome, error) {
+func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) ([]grading.Outcome, error) {
 	pr := s.proc
 	start := time.Now()
 	line, res := pr.exchange(ctx, r.line, r.limit(p.cfg.OutputLimit), time.Duration(p.cfg.TimeoutSeconds)*time.Second)
@@ -583,7 +583,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) (
 	}
 	stopErr := p.retire(s)
 	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), portableMS(elapsed))
-	outs := make([]gate.Outcome, len(r.seqs))
+	outs := make([]grading.Outcome, len(r.seqs))
 	for i := range outs {
 		outs[i] = o
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // This file is the portable pool's side of worker.py's messages: the
@@ -15,8 +15,8 @@ import (
 
 // portableOutcomes turns a well-formed reply into one Outcome per task of
 // req.
-func portableOutcomes(cfg *Config, r *response, req *request, output string, dur float64) []gate.Outcome {
-	outs := make([]gate.Outcome, len(req.seqs))
+func portableOutcomes(cfg *Config, r *response, req *request, output string, dur float64) []grading.Outcome {
+	outs := make([]grading.Outcome, len(req.seqs))
 	if !req.batch || r.Class != "ok" || len(r.Results) != len(req.seqs) {
 		if req.batch && r.Class == "ok" {
 			r = &response{Class: "died", Message: "worker answered a batch with the wrong number of results"}
@@ -37,10 +37,10 @@ func portableOutcomes(cfg *Config, r *response, req *request, output string, dur
 // portableCaseOutcome checks one classified result. The worker classifies,
 // but Go checks an ok result again: a process the grader runs in is not
 // trusted to say a score is valid.
-func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) gate.Outcome {
-	o := gate.Outcome{Class: r.class(), Output: output, DurationMS: dur}
+func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) grading.Outcome {
+	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur}
 	msg := r.Message
-	if o.Class == gate.ClassOK {
+	if o.Class == grading.ClassOK {
 		score, ok := r.Scores[cfg.Metric]
 		valid := ok
 		for _, v := range r.Scores {
@@ -54,13 +54,13 @@ func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) g
 			}
 			return o
 		}
-		o.Class = gate.ClassWorkerCrash
+		o.Class = grading.ClassWorkerCrash
 		msg = "worker reported ok without a valid " + strconv.Quote(cfg.Metric)
 	}
-	if o.Class == gate.ClassWorkerCrash && msg == "" {
+	if o.Class == grading.ClassWorkerCrash && msg == "" {
 		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
 	}
-	o.Error = &gate.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
+	o.Error = &grading.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
 	return o
 }
 
@@ -70,18 +70,18 @@ var portableMemoryMarkers = []string{"MemoryError", "std::bad_alloc", "Cannot al
 
 // portableDeadOutcome describes a task whose process died, was killed for
 // its time, or broke the protocol. output is what reached fd 1/2.
-func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, output bounded, dur float64) gate.Outcome {
-	var ce gate.CaseError
+func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, output bounded, dur float64) grading.Outcome {
+	var ce grading.CaseError
 	switch res {
 	case portableTimedOut:
-		ce = gate.CaseError{Class: gate.ClassTimeout, Message: fmt.Sprintf("the grader ran past timeout_seconds=%d; its process was killed", cfg.TimeoutSeconds)}
+		ce = grading.CaseError{Class: grading.ClassTimeout, Message: fmt.Sprintf("the grader ran past timeout_seconds=%d; its process was killed", cfg.TimeoutSeconds)}
 	case portableGarbled:
-		ce = gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process broke the response protocol (it wrote to the worker's private pipe, or the worker failed)"}
+		ce = grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader process broke the response protocol (it wrote to the worker's private pipe, or the worker failed)"}
 	default:
 		ce = portableExitError(pr, output.buf)
 	}
 	ce.Line = tracebackLine(output.buf, cfg.SourceName)
-	return gate.Outcome{
+	return grading.Outcome{
 		Class:      ce.Class,
 		Error:      &ce,
 		Output:     (&response{}).output(output, cfg.OutputLimit),
@@ -94,16 +94,16 @@ func portableDeadOutcome(cfg *Config, pr *portableProc, res portableResult, outp
 // memory_exceeded; every other end is a worker_crash. (The portable pool
 // puts no memory limit in force, so there is no limit to compare the
 // process's peak memory with.)
-func portableExitError(pr *portableProc, output []byte) gate.CaseError {
+func portableExitError(pr *portableProc, output []byte) grading.CaseError {
 	pr.mu.Lock()
 	st, alone := pr.state, pr.exitedAlone
 	pr.mu.Unlock()
 	if st == nil {
-		return gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process stopped answering"}
+		return grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader process stopped answering"}
 	}
 	if !alone {
 		// gradegate killed it: it closed its response pipe but kept running.
-		return gate.CaseError{Class: gate.ClassWorkerCrash, Message: "the grader process closed its response pipe"}
+		return grading.CaseError{Class: grading.ClassWorkerCrash, Message: "the grader process closed its response pipe"}
 	}
 	how := "the grader process ended before answering"
 	if ws, ok := st.Sys().(interface {
@@ -116,8 +116,8 @@ func portableExitError(pr *portableProc, output []byte) gate.CaseError {
 	}
 	for _, m := range portableMemoryMarkers {
 		if bytes.Contains(output, []byte(m)) {
-			return gate.CaseError{Class: gate.ClassMemoryExceeded, Message: how + " while out of memory"}
+			return grading.CaseError{Class: grading.ClassMemoryExceeded, Message: how + " while out of memory"}
 		}
 	}
-	return gate.CaseError{Class: gate.ClassWorkerCrash, Message: how}
+	return grading.CaseError{Class: grading.ClassWorkerCrash, Message: how}
 }

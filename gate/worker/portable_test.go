@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -73,9 +73,9 @@ func newPortablePool(t testing.TB, source string, mod func(*Config)) *PortablePo
 	return p
 }
 
-func portableTask(id string, sample any) gate.Task {
+func portableTask(id string, sample any) grading.Task {
 	s, _ := json.Marshal(sample)
-	return gate.Task{ID: id, Sample: s, Item: json.RawMessage(`{"expected": 1}`)}
+	return grading.Task{ID: id, Sample: s, Item: json.RawMessage(`{"expected": 1}`)}
 }
 
 // portableGrader wraps body as the tail of grade(sample, item). A sample
@@ -105,54 +105,54 @@ func TestPortableGradeClasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		body    string
-		class   gate.Class
+		class   grading.Class
 		score   float64 // when ok
 		errType string
 		message string // substring of Error.Message
 		line    string // marker of the grader line the error must name
-		check   func(t *testing.T, o gate.Outcome)
+		check   func(t *testing.T, o grading.Outcome)
 	}{
-		{name: "ok float", body: "    return 0.75", class: gate.ClassOK, score: 0.75},
-		{name: "ok int", body: "    return 1", class: gate.ClassOK, score: 1},
+		{name: "ok float", body: "    return 0.75", class: grading.ClassOK, score: 0.75},
+		{name: "ok int", body: "    return 1", class: grading.ClassOK, score: 1},
 		{
 			name:  "dict with scores and judge",
 			body:  `    return {"scores": {"score": 0.0, "aux": 3}, "judge": {"why": "total differs"}}`,
-			class: gate.ClassOK, score: 0,
-			check: func(t *testing.T, o gate.Outcome) {
+			class: grading.ClassOK, score: 0,
+			check: func(t *testing.T, o grading.Outcome) {
 				if o.Scores["aux"] != 3 || !strings.Contains(string(o.Judge), "total differs") {
 					t.Errorf("Scores = %v, Judge = %s; want aux 3 and the judge", o.Scores, o.Judge)
 				}
 			},
 		},
-		{name: "dict without metric", body: `    return {"scores": {"accuracy": 1.0}}`, class: gate.ClassInvalidReturn, message: "'score'"},
-		{name: "bool", body: "    return True", class: gate.ClassInvalidReturn, message: "bool True"},
-		{name: "NaN", body: "    return float('nan')", class: gate.ClassInvalidReturn, message: "nan"},
-		{name: "None", body: "    return None", class: gate.ClassInvalidReturn, message: "NoneType"},
+		{name: "dict without metric", body: `    return {"scores": {"accuracy": 1.0}}`, class: grading.ClassInvalidReturn, message: "'score'"},
+		{name: "bool", body: "    return True", class: grading.ClassInvalidReturn, message: "bool True"},
+		{name: "NaN", body: "    return float('nan')", class: grading.ClassInvalidReturn, message: "nan"},
+		{name: "None", body: "    return None", class: grading.ClassInvalidReturn, message: "NoneType"},
 		{
 			name: "raise KeyError", body: "    raise KeyError('expected_total_cents')  # LINE raise",
-			class: gate.ClassGraderException, errType: "KeyError", message: "expected_total_cents", line: "# LINE raise",
+			class: grading.ClassGraderException, errType: "KeyError", message: "expected_total_cents", line: "# LINE raise",
 		},
 		{
 			name: "exception in a helper", body: "    return helper(item)",
-			class: gate.ClassGraderException, errType: "KeyError", message: "missing", line: "# LINE helper",
+			class: grading.ClassGraderException, errType: "KeyError", message: "missing", line: "# LINE helper",
 		},
-		{name: "sys.exit", body: "    sys.exit(2)", class: gate.ClassGraderException, errType: "SystemExit"},
-		{name: "MemoryError", body: "    raise MemoryError()", class: gate.ClassMemoryExceeded, errType: "MemoryError"},
+		{name: "sys.exit", body: "    sys.exit(2)", class: grading.ClassGraderException, errType: "SystemExit"},
+		{name: "MemoryError", body: "    raise MemoryError()", class: grading.ClassMemoryExceeded, errType: "MemoryError"},
 		{
 			name: "infinite loop", body: "    while True: pass  # LINE loop",
-			class: gate.ClassTimeout, message: "timeout_seconds=1", line: map[bool]string{true: "# LINE loop"}[unix],
+			class: grading.ClassTimeout, message: "timeout_seconds=1", line: map[bool]string{true: "# LINE loop"}[unix],
 		},
-		{name: "os._exit", body: "    os._exit(3)", class: gate.ClassWorkerCrash, message: "status 3"},
+		{name: "os._exit", body: "    os._exit(3)", class: grading.ClassWorkerCrash, message: "status 3"},
 		{
 			name:  "crash naming a failed allocation",
 			body:  "    os.write(2, b'std::bad_alloc\\n')\n    os._exit(134)",
-			class: gate.ClassMemoryExceeded, message: "status 134",
+			class: grading.ClassMemoryExceeded, message: "status 134",
 		},
 		{
 			name:  "forged result line and 10 MB of prints",
 			body:  `    print('{"id": 1, "class": "ok", "scores": {"score": 1.0}}')` + "\n" + `    print("x" * (10 << 20))` + "\n    return 0.25",
-			class: gate.ClassOK, score: 0.25,
-			check: func(t *testing.T, o gate.Outcome) {
+			class: grading.ClassOK, score: 0.25,
+			check: func(t *testing.T, o grading.Outcome) {
 				if !strings.HasPrefix(o.Output, `{"id": 1, "class": "ok"`) || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
 					t.Errorf("Output = %.200q… (%d bytes), want the forged line kept as text, 8 KiB and a cut marker", o.Output, len(o.Output))
 				}
@@ -161,8 +161,8 @@ func TestPortableGradeClasses(t *testing.T) {
 		{
 			name:  "10 MB written below Python",
 			body:  "    os.write(1, b'z' * (10 << 20))\n    os.write(2, b'w' * 100)\n    return 0.25",
-			class: gate.ClassOK, score: 0.25,
-			check: func(t *testing.T, o gate.Outcome) {
+			class: grading.ClassOK, score: 0.25,
+			check: func(t *testing.T, o grading.Outcome) {
 				if !strings.HasPrefix(o.Output, "zzz") || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
 					t.Errorf("Output = %.100q… (%d bytes), want 8 KiB of z and a cut marker", o.Output, len(o.Output))
 				}
@@ -173,13 +173,13 @@ func TestPortableGradeClasses(t *testing.T) {
 		tests = append(tests, struct {
 			name    string
 			body    string
-			class   gate.Class
+			class   grading.Class
 			score   float64
 			errType string
 			message string
 			line    string
-			check   func(t *testing.T, o gate.Outcome)
-		}{name: "segfault", body: "    ctypes.string_at(0)  # LINE segv", class: gate.ClassWorkerCrash, message: "SIGSEGV", line: "# LINE segv"})
+			check   func(t *testing.T, o grading.Outcome)
+		}{name: "segfault", body: "    ctypes.string_at(0)  # LINE segv", class: grading.ClassWorkerCrash, message: "SIGSEGV", line: "# LINE segv"})
 	}
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestPortableGradeClasses(t *testing.T) {
 					t.Parallel()
 					src := portableGrader(tt.body)
 					p := newPortablePool(t, src, func(c *Config) { c.Isolation = isolation })
-					got, err := p.Grade(context.Background(), []gate.Task{
+					got, err := p.Grade(context.Background(), []grading.Task{
 						portableTask("case", map[string]any{}),
 						portableTask("next", map[string]any{"followup": true}),
 					})
@@ -205,7 +205,7 @@ func TestPortableGradeClasses(t *testing.T) {
 					if o.DurationMS <= 0 {
 						t.Errorf("DurationMS = %v, want > 0", o.DurationMS)
 					}
-					if tt.class == gate.ClassOK {
+					if tt.class == grading.ClassOK {
 						if o.Score == nil || *o.Score != tt.score || o.Error != nil {
 							t.Errorf("Score = %v, Error = %+v; want %v", o.Score, o.Error, tt.score)
 						}
@@ -226,7 +226,7 @@ func TestPortableGradeClasses(t *testing.T) {
 					if tt.check != nil {
 						tt.check(t, o)
 					}
-					if next := got[1]; next.Class != gate.ClassOK || *next.Score != 0.5 {
+					if next := got[1]; next.Class != grading.ClassOK || *next.Score != 0.5 {
 						t.Errorf("the next case: Class = %s, Error = %+v; want ok 0.5", next.Class, next.Error)
 					}
 				})
@@ -239,17 +239,17 @@ func TestPortableLoadErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		source  string
-		class   gate.Class
+		class   grading.Class
 		message string
 		line    int
 		output  string
 	}{
-		{name: "syntax error", source: "x = 1\ndef grade(sample, item)\n    return 1\n", class: gate.ClassGraderException, message: "SyntaxError", line: 2},
-		{name: "raise at import", source: "print('loading')\nimport json\nraise RuntimeError('no config')\n", class: gate.ClassGraderException, message: "RuntimeError: no config", line: 3, output: "loading"},
-		{name: "no grade function", source: "def score(sample, item):\n    return 1\n", class: gate.ClassGraderException, message: "defines no grade(sample, item)"},
-		{name: "wrong arity", source: "def grade(sample):\n    return 1\n", class: gate.ClassGraderException, message: "grade(sample) must take exactly two", line: 1},
-		{name: "exit at import", source: "import os\nos._exit(7)\n", class: gate.ClassWorkerCrash, message: "status 7"},
-		{name: "loop at import", source: "import os\nwhile True: pass\n", class: gate.ClassTimeout, message: "load_timeout_seconds=1", line: 2},
+		{name: "syntax error", source: "x = 1\ndef grade(sample, item)\n    return 1\n", class: grading.ClassGraderException, message: "SyntaxError", line: 2},
+		{name: "raise at import", source: "print('loading')\nimport json\nraise RuntimeError('no config')\n", class: grading.ClassGraderException, message: "RuntimeError: no config", line: 3, output: "loading"},
+		{name: "no grade function", source: "def score(sample, item):\n    return 1\n", class: grading.ClassGraderException, message: "defines no grade(sample, item)"},
+		{name: "wrong arity", source: "def grade(sample):\n    return 1\n", class: grading.ClassGraderException, message: "grade(sample) must take exactly two", line: 1},
+		{name: "exit at import", source: "import os\nos._exit(7)\n", class: grading.ClassWorkerCrash, message: "status 7"},
+		{name: "loop at import", source: "import os\nwhile True: pass\n", class: grading.ClassTimeout, message: "load_timeout_seconds=1", line: 2},
 	}
 	if runtime.GOOS == "windows" {
 		tests[len(tests)-1].line = 0 // no stack to ask for before the kill
@@ -299,7 +299,7 @@ def grade(sample, item):
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPortablePool(t, src, func(c *Config) { c.Isolation = isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{
+			got, err := p.Grade(context.Background(), []grading.Task{
 				portableTask("forged", map[string]any{"kind": "forged"}), portableTask("next", map[string]any{}),
 				portableTask("flood", map[string]any{"kind": "flood"}), portableTask("last", map[string]any{}),
 			})
@@ -307,12 +307,12 @@ def grade(sample, item):
 				t.Fatal(err)
 			}
 			for _, i := range []int{0, 2} {
-				if got[i].Class != gate.ClassWorkerCrash || !strings.Contains(got[i].Error.Message, "protocol") {
+				if got[i].Class != grading.ClassWorkerCrash || !strings.Contains(got[i].Error.Message, "protocol") {
 					t.Errorf("task %d: %s %+v, want worker_crash for a broken protocol", i, got[i].Class, got[i].Error)
 				}
 			}
 			for _, i := range []int{1, 3} {
-				if got[i].Class != gate.ClassOK || *got[i].Score != 0 {
+				if got[i].Class != grading.ClassOK || *got[i].Score != 0 {
 					t.Errorf("task %d: %s %+v, want ok 0", i, got[i].Class, got[i].Error)
 				}
 			}
@@ -342,14 +342,14 @@ func TestPortableIsolation(t *testing.T) {
 	} {
 		t.Run(tt.isolation, func(t *testing.T) {
 			p := newPortablePool(t, src, func(c *Config) { c.Isolation = tt.isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{portableTask("a", nil), portableTask("b", nil), portableTask("c", nil)})
+			got, err := p.Grade(context.Background(), []grading.Task{portableTask("a", nil), portableTask("b", nil), portableTask("c", nil)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var scores []float64
 			pids := map[string]bool{}
 			for _, o := range got {
-				if o.Class != gate.ClassOK {
+				if o.Class != grading.ClassOK {
 					t.Fatalf("outcome %+v, want ok", o)
 				}
 				scores = append(scores, *o.Score)
@@ -369,16 +369,16 @@ func TestPortableStream(t *testing.T) {
 	p := newPortablePool(t, src, func(c *Config) { c.Workers = 3 })
 	const n = 60
 	i := 0
-	next := func() (gate.Task, bool, error) {
+	next := func() (grading.Task, bool, error) {
 		if i == n {
-			return gate.Task{}, false, nil
+			return grading.Task{}, false, nil
 		}
 		i++
 		return portableTask(fmt.Sprint(i-1), map[string]any{"v": i - 1}), true, nil
 	}
 	var mu sync.Mutex
-	got := map[int]gate.Outcome{}
-	emit := func(seq int, o gate.Outcome) error {
+	got := map[int]grading.Outcome{}
+	emit := func(seq int, o grading.Outcome) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if _, dup := got[seq]; dup {
@@ -395,9 +395,9 @@ func TestPortableStream(t *testing.T) {
 	}
 	for seq, o := range got {
 		switch {
-		case seq == 13 && o.Class != gate.ClassWorkerCrash:
+		case seq == 13 && o.Class != grading.ClassWorkerCrash:
 			t.Errorf("seq 13: %s, want worker_crash", o.Class)
-		case seq != 13 && (o.Class != gate.ClassOK || *o.Score != float64(seq) || o.Output != fmt.Sprintf("case %d\n", seq)):
+		case seq != 13 && (o.Class != grading.ClassOK || *o.Score != float64(seq) || o.Output != fmt.Sprintf("case %d\n", seq)):
 			t.Errorf("seq %d: %s %v output %q, want ok %d with its own output", seq, o.Class, o.Error, o.Output, seq)
 		}
 	}
@@ -413,7 +413,7 @@ def grade_batch(samples):
     return {"samples": [{"case_id": s["case_id"], "scores": {"score": s["sample"]["v"]}} for s in samples]}
 `
 	p := newPortablePool(t, src, func(c *Config) { c.Contract = ContractBatch; c.BatchSize = 3 })
-	var tasks []gate.Task
+	var tasks []grading.Task
 	for i := range 12 {
 		s := map[string]any{"v": float64(i)}
 		if i == 7 {
@@ -428,9 +428,9 @@ def grade_batch(samples):
 	for i, o := range got {
 		inBad := i >= 6 && i < 9 // the batch of 7
 		switch {
-		case inBad && (o.Class != gate.ClassWorkerCrash || !strings.Contains(o.Error.Message, "status 5")):
+		case inBad && (o.Class != grading.ClassWorkerCrash || !strings.Contains(o.Error.Message, "status 5")):
 			t.Errorf("task %d: %s %+v, want worker_crash (status 5) with its batch", i, o.Class, o.Error)
-		case !inBad && (o.Class != gate.ClassOK || *o.Score != float64(i)):
+		case !inBad && (o.Class != grading.ClassOK || *o.Score != float64(i)):
 			t.Errorf("task %d: %s %+v, want ok %d", i, o.Class, o.Error, i)
 		}
 	}
@@ -440,7 +440,7 @@ def grade_batch(samples):
 // input error naming the case, never a grader's outcome.
 func TestPortableUndecodableRequest(t *testing.T) {
 	p := newPortablePool(t, "def grade(sample, item):\n    return 1.0\n", nil)
-	_, err := p.Grade(context.Background(), []gate.Task{
+	_, err := p.Grade(context.Background(), []grading.Task{
 		portableTask("fine", map[string]any{"v": 1}),
 		{ID: "broken-row", Sample: json.RawMessage("{\"text\": \"\xff\xfe\"}"), Item: json.RawMessage(`{}`)},
 	})
@@ -466,8 +466,8 @@ def grade(sample, item):
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Grade(context.Background(), []gate.Task{portableTask("a", nil)})
-	if err != nil || got[0].Class != gate.ClassOK {
+	got, err := p.Grade(context.Background(), []grading.Task{portableTask("a", nil)})
+	if err != nil || got[0].Class != grading.ClassOK {
 		t.Fatalf("Grade = %+v, %v", got, err)
 	}
 	var judge struct {
@@ -510,7 +510,7 @@ func TestPortableCancel(t *testing.T) {
 		<-pr.out.notify // the case wrote "started"
 		cancel()
 	}()
-	_, err := p.Grade(ctx, []gate.Task{portableTask("a", nil)})
+	_, err := p.Grade(ctx, []grading.Task{portableTask("a", nil)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Grade error = %v, want context.Canceled", err)
 	}

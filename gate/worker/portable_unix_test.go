@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // TestPortableKillsGroup: a process the grader started and left running
@@ -31,11 +31,11 @@ def grade(sample, item):
 	for _, tt := range []struct {
 		name  string
 		hang  bool
-		class gate.Class
-	}{{"leftover", false, gate.ClassOK}, {"timeout", true, gate.ClassTimeout}} {
+		class grading.Class
+	}{{"leftover", false, grading.ClassOK}, {"timeout", true, grading.ClassTimeout}} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPortablePool(t, src, nil)
-			got, err := p.Grade(context.Background(), []gate.Task{portableTask("a", map[string]any{"hang": tt.hang})})
+			got, err := p.Grade(context.Background(), []grading.Task{portableTask("a", map[string]any{"hang": tt.hang})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // Size limits on what the gate reads from a worker, enforced before the
@@ -71,7 +71,7 @@ func appendRaw(b []byte, m json.RawMessage) []byte {
 	return append(b, m...)
 }
 
-func taskRequest(seq int, t gate.Task) *request {
+func taskRequest(seq int, t grading.Task) *request {
 	id := rand.Int64()
 	b := make([]byte, 0, len(t.Sample)+len(t.Item)+48)
 	b = append(b, `{"id":`...)
@@ -84,7 +84,7 @@ func taskRequest(seq int, t gate.Task) *request {
 	return &request{id: id, seqs: []int{seq}, ids: []string{t.ID}, line: b}
 }
 
-func batchRequest(first int, tasks []gate.Task) (*request, error) {
+func batchRequest(first int, tasks []grading.Task) (*request, error) {
 	r := &request{id: rand.Int64(), batch: true}
 	b := append([]byte(`{"id":`), strconv.FormatInt(r.id, 10)...)
 	b = append(b, `,"batch":[`...)
@@ -148,19 +148,19 @@ type response struct {
 
 // workerClasses are the classes the worker may report; anything else is a
 // protocol failure.
-var workerClasses = map[string]gate.Class{
-	"ok":                gate.ClassOK,
-	"invalid_return":    gate.ClassInvalidReturn,
-	"grader_exception":  gate.ClassGraderException,
-	"memory_exceeded":   gate.ClassMemoryExceeded,
-	"sandbox_violation": gate.ClassSandboxViolation,
+var workerClasses = map[string]grading.Class{
+	"ok":                grading.ClassOK,
+	"invalid_return":    grading.ClassInvalidReturn,
+	"grader_exception":  grading.ClassGraderException,
+	"memory_exceeded":   grading.ClassMemoryExceeded,
+	"sandbox_violation": grading.ClassSandboxViolation,
 }
 
-func (r *response) class() gate.Class {
+func (r *response) class() grading.Class {
 	if c, ok := workerClasses[r.Class]; ok {
 		return c
 	}
-	return gate.ClassWorkerCrash
+	return grading.ClassWorkerCrash
 }
 
 // recycle says whether the process must be replaced after this response.
@@ -261,7 +261,7 @@ func tracebackLine(output []byte, sourceName string) int {
 // feed pulls tasks from next and turns them into requests, batch tasks at a
 // time under the batch contract. It closes out when next is done, and
 // reports next's error through fail.
-func feed(ctx context.Context, contract string, next func() (gate.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
+func feed(ctx context.Context, contract string, next func() (grading.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
 	defer close(out)
 	seq := 0
 	send := func(r *request) bool {
@@ -272,7 +272,7 @@ func feed(ctx context.Context, contract string, next func() (gate.Task, bool, er
 			return false
 		}
 	}
-	var pending []gate.Task
+	var pending []grading.Task
 	flush := func() bool {
 		if len(pending) == 0 {
 			return true
@@ -375,7 +375,7 @@ type slotPool[S any] interface {
 	loading(S) <-chan struct{}
 	// cold says that s has no process and none is loading.
 	cold(S) bool
-	serve(ctx context.Context, s S, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error
+	serve(ctx context.Context, s S, first *request, reqs <-chan *request, deliver func(int, grading.Outcome)) error
 }
 
 // streamOn grades tasks as next produces them on up to workers slots of
@@ -383,7 +383,7 @@ type slotPool[S any] interface {
 // emit (one call at a time). next runs in a goroutine of its own; when the
 // stream stops early (an error, ctx ending) it is not waited for, and not
 // called again.
-func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, workers, ahead, batch int, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, workers, ahead, batch int, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	reqs := make(chan *request, ahead)
@@ -395,7 +395,7 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 	}()
 
 	var emitMu sync.Mutex
-	deliver := func(seq int, o gate.Outcome) {
+	deliver := func(seq int, o grading.Outcome) {
 		emitMu.Lock()
 		defer emitMu.Unlock()
 		if ctx.Err() != nil {
@@ -501,8 +501,8 @@ func isClosed(ch <-chan struct{}) bool {
 // gradeTasks grades tasks through stream and returns one outcome per task,
 // in order. Under the batch contract they go into batches of batchSize, or
 // one batch when it is 0.
-func gradeTasks(tasks []gate.Task, batchSize int, stream func(next func() (gate.Task, bool, error), emit func(int, gate.Outcome) error, batch int) error) ([]gate.Outcome, error) {
-	outcomes := make([]gate.Outcome, len(tasks))
+func gradeTasks(tasks []grading.Task, batchSize int, stream func(next func() (grading.Task, bool, error), emit func(int, grading.Outcome) error, batch int) error) ([]grading.Outcome, error) {
+	outcomes := make([]grading.Outcome, len(tasks))
 	if len(tasks) == 0 {
 		return outcomes, nil
 	}
@@ -511,14 +511,14 @@ func gradeTasks(tasks []gate.Task, batchSize int, stream func(next func() (gate.
 		batch = len(tasks)
 	}
 	i := 0
-	next := func() (gate.Task, bool, error) {
+	next := func() (grading.Task, bool, error) {
 		if i >= len(tasks) {
-			return gate.Task{}, false, nil
+			return grading.Task{}, false, nil
 		}
 		i++
 		return tasks[i-1], true, nil
 	}
-	emit := func(seq int, o gate.Outcome) error {
+	emit := func(seq int, o grading.Outcome) error {
 		outcomes[seq] = o
 		return nil
 	}

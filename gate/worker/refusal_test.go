@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 )
 
 // TestSandboxRefusalsClassed: a grader that fails because the sandbox
@@ -41,28 +41,28 @@ def grade(sample, item):
 `
 	unixAllowed := sb.Status().LandlockABI >= 9
 	type want struct {
-		class   gate.Class
+		class   grading.Class
 		message string // in the error's message
 	}
-	unix := want{gate.ClassSandboxViolation, "a UNIX socket"}
+	unix := want{grading.ClassSandboxViolation, "a UNIX socket"}
 	if unixAllowed {
-		unix = want{gate.ClassOK, ""}
+		unix = want{grading.ClassOK, ""}
 	}
 	cases := []struct {
 		kind string
 		want want
 	}{
 		{"unix", unix},
-		{"unix-caught", want{gate.ClassOK, ""}},
-		{"proc-other", want{gate.ClassSandboxViolation, "to open /proc/1/cmdline"}},
-		{"proc-self", want{gate.ClassSandboxViolation, "to open /proc/self/status"}},
-		{"own-fd", want{gate.ClassOK, ""}},
-		{"after", want{gate.ClassOK, ""}},
+		{"unix-caught", want{grading.ClassOK, ""}},
+		{"proc-other", want{grading.ClassSandboxViolation, "to open /proc/1/cmdline"}},
+		{"proc-self", want{grading.ClassSandboxViolation, "to open /proc/self/status"}},
+		{"own-fd", want{grading.ClassOK, ""}},
+		{"after", want{grading.ClassOK, ""}},
 	}
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPool(t, py, src, func(c *Config) { c.Sandbox = sb; c.Isolation = isolation })
-			var tasks []gate.Task
+			var tasks []grading.Task
 			for _, c := range cases {
 				tasks = append(tasks, task(c.kind, map[string]any{"kind": c.kind}))
 			}

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/manifest"
 )
 
-var _ gate.StreamRunner = (*Pool)(nil)
+var _ grading.StreamRunner = (*Pool)(nil)
 
 // Window bounds: how much one process has queued ahead of the case it is
 // grading. The count adapts to the grader's speed (windowTime of work), so a
@@ -38,7 +38,7 @@ const diskCheckAfter = 50 * time.Millisecond
 // a little ahead of the graders; when Stream stops early (an error, ctx
 // ending) it does not wait for a call of next in progress, and calls it no
 // more.
-func (p *Pool) Stream(ctx context.Context, next func() (gate.Task, bool, error), emit func(seq int, o gate.Outcome) error) error {
+func (p *Pool) Stream(ctx context.Context, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
 	batch := p.cfg.BatchSize
 	if batch <= 0 {
 		batch = DefaultStreamBatch
@@ -54,8 +54,8 @@ func (p *Pool) Stream(ctx context.Context, next func() (gate.Task, bool, error),
 // pool was closed, ctx ended); a grader's misbehaviour is an Outcome. Under
 // the batch contract the tasks of one call go into batches of BatchSize, or
 // one batch when it is 0.
-func (p *Pool) Grade(ctx context.Context, tasks []gate.Task) ([]gate.Outcome, error) {
-	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (gate.Task, bool, error), emit func(int, gate.Outcome) error, batch int) error {
+func (p *Pool) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (grading.Task, bool, error), emit func(int, grading.Outcome) error, batch int) error {
 		return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, streamAhead, batch, next, emit)
 	})
 }
@@ -93,7 +93,7 @@ func (w *window) started() time.Time {
 
 // serve grades requests on slot s until reqs closes or ctx ends, starting
 // with first. It returns an error only for a tool failure.
-func (p *Pool) serve(ctx context.Context, s *slot, first *request, reqs <-chan *request, deliver func(int, gate.Outcome)) error {
+func (p *Pool) serve(ctx context.Context, s *slot, first *request, reqs <-chan *request, deliver func(int, grading.Outcome)) error {
 	retry := []*request{first}
 	closed := false
 	for {
@@ -129,7 +129,7 @@ func (p *Pool) serve(ctx context.Context, s *slot, first *request, reqs <-chan *
 				retry = retry[1:]
 				ce := loadErr.Err
 				ce.Message = "loading the grader: " + ce.Message
-				o := gate.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(s.loadTime)}
+				o := grading.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(s.loadTime)}
 				for _, seq := range r.seqs {
 					deliver(seq, o)
 				}
@@ -172,7 +172,7 @@ func (p *Pool) windowCount(s *slot) int {
 // ctx ends. It returns the requests that still need a process (the rest of
 // the window of a process that died or was replaced, in order) and whether
 // reqs is closed.
-func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-chan *request, closed bool, deliver func(int, gate.Outcome)) ([]*request, bool, error) {
+func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-chan *request, closed bool, deliver func(int, grading.Outcome)) ([]*request, bool, error) {
 	pr := s.proc
 	stopAfter := context.AfterFunc(ctx, pr.kill)
 	defer stopAfter()

@@ -12,25 +12,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/manifest"
 )
 
 // streamAll runs p.Stream over tasks and returns the outcomes by sequence
 // number, failing the test when one is emitted twice or never.
-func streamAll(t *testing.T, p *Pool, tasks []gate.Task) ([]gate.Outcome, error) {
+func streamAll(t *testing.T, p *Pool, tasks []grading.Task) ([]grading.Outcome, error) {
 	t.Helper()
-	out := make([]gate.Outcome, len(tasks))
+	out := make([]grading.Outcome, len(tasks))
 	seen := make([]int, len(tasks))
 	var mu sync.Mutex
 	i := 0
-	err := p.Stream(context.Background(), func() (gate.Task, bool, error) {
+	err := p.Stream(context.Background(), func() (grading.Task, bool, error) {
 		if i >= len(tasks) {
-			return gate.Task{}, false, nil
+			return grading.Task{}, false, nil
 		}
 		i++
 		return tasks[i-1], true, nil
-	}, func(seq int, o gate.Outcome) error {
+	}, func(seq int, o grading.Outcome) error {
 		mu.Lock()
 		defer mu.Unlock()
 		out[seq] = o
@@ -81,30 +81,30 @@ def grade(sample, item):
 // case that wrote it.
 func TestStreamExactOutcomes(t *testing.T) {
 	type want struct {
-		class  gate.Class
+		class  grading.Class
 		score  float64
 		output string // substring of Output
 		line   string // marker of the grader line the error names
 	}
-	var tasks []gate.Task
+	var tasks []grading.Task
 	var wants []want
 	add := func(sample map[string]any, w want) {
 		tasks = append(tasks, task(fmt.Sprint(len(tasks)), sample))
 		wants = append(wants, w)
 	}
 	for i := range 40 {
-		add(map[string]any{"kind": "print-c", "tag": fmt.Sprint("t", i)}, want{class: gate.ClassInvalidReturn, output: fmt.Sprintf("c-level output of t%d\n", i)})
+		add(map[string]any{"kind": "print-c", "tag": fmt.Sprint("t", i)}, want{class: grading.ClassInvalidReturn, output: fmt.Sprintf("c-level output of t%d\n", i)})
 		switch i {
 		case 5:
-			add(map[string]any{"kind": "crash"}, want{class: gate.ClassWorkerCrash, output: "below python before the crash", line: "# LINE segv"})
+			add(map[string]any{"kind": "crash"}, want{class: grading.ClassWorkerCrash, output: "below python before the crash", line: "# LINE segv"})
 		case 11:
-			add(map[string]any{"kind": "exit"}, want{class: gate.ClassWorkerCrash})
+			add(map[string]any{"kind": "exit"}, want{class: grading.ClassWorkerCrash})
 		case 17:
-			add(map[string]any{"kind": "loop"}, want{class: gate.ClassTimeout, line: "# LINE loop"})
+			add(map[string]any{"kind": "loop"}, want{class: grading.ClassTimeout, line: "# LINE loop"})
 		case 23:
-			add(map[string]any{"kind": "raise"}, want{class: gate.ClassGraderException})
+			add(map[string]any{"kind": "raise"}, want{class: grading.ClassGraderException})
 		default:
-			add(map[string]any{"kind": "plain", "v": float64(i) / 100}, want{class: gate.ClassOK, score: float64(i) / 100})
+			add(map[string]any{"kind": "plain", "v": float64(i) / 100}, want{class: grading.ClassOK, score: float64(i) / 100})
 		}
 	}
 	// print-c cases return nothing: invalid_return, which keeps the process.
@@ -121,7 +121,7 @@ func TestStreamExactOutcomes(t *testing.T) {
 					t.Errorf("task %d: Class = %s, want %s (error %+v, output %.200q)", i, o.Class, w.class, o.Error, o.Output)
 					continue
 				}
-				if w.class == gate.ClassOK && *o.Score != w.score {
+				if w.class == grading.ClassOK && *o.Score != w.score {
 					t.Errorf("task %d: Score = %v, want %v", i, *o.Score, w.score)
 				}
 				if w.output != "" && !strings.Contains(o.Output, w.output) {
@@ -151,17 +151,17 @@ func TestRestartsOnlyWhenNeeded(t *testing.T) {
 		kind   string
 		n      int
 		starts int64
-		class  gate.Class
+		class  grading.Class
 	}{
-		{"invalid returns", "bool", 600, 1, gate.ClassInvalidReturn},
-		{"exceptions", "raise", 300, 1, gate.ClassGraderException},
-		{"a child forked per case", "fork", 100, 1, gate.ClassOK},
-		{"one crash", "exit", 1, 2, gate.ClassWorkerCrash},
+		{"invalid returns", "bool", 600, 1, grading.ClassInvalidReturn},
+		{"exceptions", "raise", 300, 1, grading.ClassGraderException},
+		{"a child forked per case", "fork", 100, 1, grading.ClassOK},
+		{"one crash", "exit", 1, 2, grading.ClassWorkerCrash},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPool(t, python(t), pipelined, nil)
-			var tasks []gate.Task
+			var tasks []grading.Task
 			for i := range tt.n {
 				tasks = append(tasks, task(fmt.Sprint(i), map[string]any{"kind": tt.kind}))
 			}
@@ -175,7 +175,7 @@ func TestRestartsOnlyWhenNeeded(t *testing.T) {
 					t.Fatalf("task %d: Class = %s, want %s (%+v)", i, o.Class, tt.class, o.Error)
 				}
 			}
-			if o := got[tt.n]; o.Class != gate.ClassOK {
+			if o := got[tt.n]; o.Class != grading.ClassOK {
 				t.Errorf("the case after: %s %+v", o.Class, o.Error)
 			}
 			if n := p.starts.Load(); n != tt.starts {
@@ -205,7 +205,7 @@ def grade(sample, item):
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{
+			got, err := p.Grade(context.Background(), []grading.Task{
 				task("flood", map[string]any{"kind": "flood"}), task("next", map[string]any{}),
 				task("lines", map[string]any{"kind": "lines"}), task("last", map[string]any{}),
 			})
@@ -213,7 +213,7 @@ def grade(sample, item):
 				t.Fatal(err)
 			}
 			for _, i := range []int{0, 2} {
-				if got[i].Class == gate.ClassOK && *got[i].Score == 1 {
+				if got[i].Class == grading.ClassOK && *got[i].Score == 1 {
 					t.Errorf("task %d: a forged reply was taken: %+v", i, got[i])
 				}
 				if len(got[i].Judge) > 0 || len(got[i].Output) > 9<<10 {
@@ -221,7 +221,7 @@ def grade(sample, item):
 				}
 			}
 			for _, i := range []int{1, 3} {
-				if got[i].Class != gate.ClassOK || *got[i].Score != 0 {
+				if got[i].Class != grading.ClassOK || *got[i].Score != 0 {
 					t.Errorf("task %d: %s %+v, want ok 0", i, got[i].Class, got[i].Error)
 				}
 			}
@@ -251,7 +251,7 @@ func TestUndecodableRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPool(t, python(t), pipelined, nil)
-			_, err := p.Grade(context.Background(), []gate.Task{
+			_, err := p.Grade(context.Background(), []grading.Task{
 				task("fine", map[string]any{"v": 1}),
 				{ID: "broken-row", Sample: tt.sample, Item: json.RawMessage(`{}`)},
 			})
@@ -279,7 +279,7 @@ def grade_batch(samples):
     return {"samples": [{"case_id": s["case_id"], "scores": {"score": s["sample"]["v"]}} for s in samples]}
 `
 	p := newPool(t, python(t), src, func(c *Config) { c.Contract = ContractBatch; c.BatchSize = 3 })
-	var tasks []gate.Task
+	var tasks []grading.Task
 	for i := range 20 {
 		s := map[string]any{"v": float64(i)}
 		if i == 7 {
@@ -294,9 +294,9 @@ def grade_batch(samples):
 	for i, o := range got {
 		inBad := i >= 6 && i < 9 // the batch of 7
 		switch {
-		case inBad && o.Class != gate.ClassWorkerCrash:
+		case inBad && o.Class != grading.ClassWorkerCrash:
 			t.Errorf("task %d: Class = %s, want worker_crash with its batch", i, o.Class)
-		case !inBad && (o.Class != gate.ClassOK || *o.Score != float64(i)):
+		case !inBad && (o.Class != grading.ClassOK || *o.Score != float64(i)):
 			t.Errorf("task %d: %s %+v, want ok %d", i, o.Class, o.Error, i)
 		}
 	}
@@ -372,7 +372,7 @@ func TestSecondProcessForBacklog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPool(t, python(t), src, func(c *Config) { c.Workers, c.StartAll = 2, tt.startAll })
-			var tasks []gate.Task
+			var tasks []grading.Task
 			for i := range tt.n {
 				tasks = append(tasks, task(fmt.Sprint(i), map[string]any{"sleep": tt.sleep}))
 			}
@@ -381,7 +381,7 @@ func TestSecondProcessForBacklog(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, o := range got {
-				if o.Class != gate.ClassOK {
+				if o.Class != grading.ClassOK {
 					t.Fatalf("task %d: %s %+v", i, o.Class, o.Error)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/sandbox/sandboxtest"
 )
@@ -63,7 +63,7 @@ func TestSourceWorker(t *testing.T) {
 		if got, boot := p.argv[len(p.argv)-1] == workerBoot, len(py.Worker) > 0; got != boot {
 			t.Fatalf("compiled worker %v, bootstrap in argv %v", boot, got)
 		}
-		got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{"v": 1}), task("b", map[string]any{"v": 2})})
+		got, err := p.Grade(context.Background(), []grading.Task{task("a", map[string]any{"v": 1}), task("b", map[string]any{"v": 2})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,9 +135,9 @@ func newPool(t testing.TB, py Python, source string, mod func(*Config)) *Pool {
 	return p
 }
 
-func task(id string, sample any) gate.Task {
+func task(id string, sample any) grading.Task {
 	s, _ := json.Marshal(sample)
-	return gate.Task{ID: id, Sample: s, Item: json.RawMessage(`{"expected": 1}`)}
+	return grading.Task{ID: id, Sample: s, Item: json.RawMessage(`{"expected": 1}`)}
 }
 
 // grader wraps body as the tail of grade(sample, item). A sample with
@@ -168,20 +168,20 @@ func TestGradeClasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		body    string
-		class   gate.Class
+		class   grading.Class
 		score   float64 // when ok
 		errType string
 		message string // substring of Error.Message
 		line    string // marker of the grader line the error must name
-		check   func(t *testing.T, o gate.Outcome)
+		check   func(t *testing.T, o grading.Outcome)
 	}{
-		{name: "ok float", body: "    return 0.75", class: gate.ClassOK, score: 0.75},
-		{name: "ok int", body: "    return 1", class: gate.ClassOK, score: 1},
+		{name: "ok float", body: "    return 0.75", class: grading.ClassOK, score: 0.75},
+		{name: "ok int", body: "    return 1", class: grading.ClassOK, score: 1},
 		{
 			name:  "dict with scores and judge",
 			body:  `    return {"scores": {"score": 0.0, "aux": 3}, "judge": {"why": "total differs", "ratio": float("nan")}}`,
-			class: gate.ClassOK, score: 0,
-			check: func(t *testing.T, o gate.Outcome) {
+			class: grading.ClassOK, score: 0,
+			check: func(t *testing.T, o grading.Outcome) {
 				if o.Scores["aux"] != 3 || len(o.Scores) != 2 {
 					t.Errorf("Scores = %v, want score and aux", o.Scores)
 				}
@@ -191,48 +191,48 @@ func TestGradeClasses(t *testing.T) {
 				}
 			},
 		},
-		{name: "dict without metric", body: `    return {"scores": {"accuracy": 1.0}}`, class: gate.ClassInvalidReturn, message: "'score'"},
-		{name: "dict without scores", body: `    return {"score": 1.0}`, class: gate.ClassInvalidReturn, message: `without "scores"`},
-		{name: "score not a number", body: `    return {"scores": {"score": "1.0"}}`, class: gate.ClassInvalidReturn, message: "str '1.0'"},
-		{name: "score is bool", body: `    return {"scores": {"score": True}}`, class: gate.ClassInvalidReturn, message: "bool True"},
-		{name: "bool", body: "    return True", class: gate.ClassInvalidReturn, message: "bool True"},
-		{name: "NaN", body: "    return float('nan')", class: gate.ClassInvalidReturn, message: "nan"},
-		{name: "inf", body: "    return float('-inf')", class: gate.ClassInvalidReturn, message: "-inf"},
-		{name: "huge int", body: "    return 10**400", class: gate.ClassInvalidReturn, message: "int"},
-		{name: "None", body: "    return None", class: gate.ClassInvalidReturn, message: "NoneType"},
-		{name: "str", body: "    return '1.0'", class: gate.ClassInvalidReturn, message: "str '1.0'"},
+		{name: "dict without metric", body: `    return {"scores": {"accuracy": 1.0}}`, class: grading.ClassInvalidReturn, message: "'score'"},
+		{name: "dict without scores", body: `    return {"score": 1.0}`, class: grading.ClassInvalidReturn, message: `without "scores"`},
+		{name: "score not a number", body: `    return {"scores": {"score": "1.0"}}`, class: grading.ClassInvalidReturn, message: "str '1.0'"},
+		{name: "score is bool", body: `    return {"scores": {"score": True}}`, class: grading.ClassInvalidReturn, message: "bool True"},
+		{name: "bool", body: "    return True", class: grading.ClassInvalidReturn, message: "bool True"},
+		{name: "NaN", body: "    return float('nan')", class: grading.ClassInvalidReturn, message: "nan"},
+		{name: "inf", body: "    return float('-inf')", class: grading.ClassInvalidReturn, message: "-inf"},
+		{name: "huge int", body: "    return 10**400", class: grading.ClassInvalidReturn, message: "int"},
+		{name: "None", body: "    return None", class: grading.ClassInvalidReturn, message: "NoneType"},
+		{name: "str", body: "    return '1.0'", class: grading.ClassInvalidReturn, message: "str '1.0'"},
 		{
 			name: "raise KeyError", body: "    raise KeyError('expected_total_cents')  # LINE raise",
-			class: gate.ClassGraderException, errType: "KeyError", message: "expected_total_cents", line: "# LINE raise",
+			class: grading.ClassGraderException, errType: "KeyError", message: "expected_total_cents", line: "# LINE raise",
 		},
 		{
 			name: "exception in a helper", body: "    return helper(item)",
-			class: gate.ClassGraderException, errType: "KeyError", message: "missing", line: "# LINE helper",
+			class: grading.ClassGraderException, errType: "KeyError", message: "missing", line: "# LINE helper",
 		},
-		{name: "sys.exit", body: "    sys.exit(2)", class: gate.ClassGraderException, errType: "SystemExit"},
+		{name: "sys.exit", body: "    sys.exit(2)", class: grading.ClassGraderException, errType: "SystemExit"},
 		{
 			name: "infinite loop", body: "    while True: pass  # LINE loop",
-			class: gate.ClassTimeout, message: "timeout_seconds=1", line: "# LINE loop",
+			class: grading.ClassTimeout, message: "timeout_seconds=1", line: "# LINE loop",
 		},
 		{
 			name:  "SIGALRM ignored, busy loop",
 			body:  "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    signal.alarm(1)\n    n = 0\n    while True:\n        n += 1",
-			class: gate.ClassTimeout,
+			class: grading.ClassTimeout,
 		},
-		{name: "os._exit", body: "    os._exit(3)", class: gate.ClassWorkerCrash, message: "status 3"},
+		{name: "os._exit", body: "    os._exit(3)", class: grading.ClassWorkerCrash, message: "status 3"},
 		{
 			name: "segfault", body: "    ctypes.string_at(0)  # LINE segv",
-			class: gate.ClassWorkerCrash, message: "SIGSEGV", line: "# LINE segv",
+			class: grading.ClassWorkerCrash, message: "SIGSEGV", line: "# LINE segv",
 		},
 		{
 			name: "allocation past memory_mb", body: "    data = bytearray(4 << 30)  # LINE alloc\n    return 1.0",
-			class: gate.ClassMemoryExceeded, line: "# LINE alloc",
+			class: grading.ClassMemoryExceeded, line: "# LINE alloc",
 		},
 		{
 			name:  "forged result line and 10 MB of prints",
 			body:  `    print('{"id": 1, "class": "ok", "scores": {"score": 1.0}}')` + "\n" + `    print("x" * (10 << 20))` + "\n    sys.stderr.write('y' * 1000)\n    return 0.25",
-			class: gate.ClassOK, score: 0.25,
-			check: func(t *testing.T, o gate.Outcome) {
+			class: grading.ClassOK, score: 0.25,
+			check: func(t *testing.T, o grading.Outcome) {
 				if !strings.HasPrefix(o.Output, `{"id": 1, "class": "ok"`) || !strings.Contains(o.Output, "bytes of output cut]") {
 					t.Errorf("Output = %.200q…, want the forged line kept as text and a cut marker", o.Output)
 				}
@@ -244,8 +244,8 @@ func TestGradeClasses(t *testing.T) {
 		{
 			name:  "10 MB written below Python",
 			body:  "    os.write(1, b'z' * (10 << 20))\n    os.write(2, b'w' * 100)\n    return 0.25",
-			class: gate.ClassOK, score: 0.25,
-			check: func(t *testing.T, o gate.Outcome) {
+			class: grading.ClassOK, score: 0.25,
+			check: func(t *testing.T, o grading.Outcome) {
 				if !strings.HasPrefix(o.Output, "zzz") || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
 					t.Errorf("Output = %.100q… (%d bytes), want 8 KiB of z and a cut marker", o.Output, len(o.Output))
 				}
@@ -270,7 +270,7 @@ func TestGradeClasses(t *testing.T) {
 								c.Sandbox = env.sb
 							}
 						})
-						got, err := p.Grade(context.Background(), []gate.Task{
+						got, err := p.Grade(context.Background(), []grading.Task{
 							task("case", map[string]any{}),
 							task("next", map[string]any{"followup": true}),
 						})
@@ -287,7 +287,7 @@ func TestGradeClasses(t *testing.T) {
 						if o.DurationMS <= 0 {
 							t.Errorf("DurationMS = %v, want > 0", o.DurationMS)
 						}
-						if tt.class == gate.ClassOK {
+						if tt.class == grading.ClassOK {
 							if o.Score == nil || *o.Score != tt.score || o.Error != nil {
 								t.Errorf("Score = %v, Error = %+v; want %v", o.Score, o.Error, tt.score)
 							}
@@ -308,7 +308,7 @@ func TestGradeClasses(t *testing.T) {
 						if tt.check != nil {
 							tt.check(t, o)
 						}
-						if next := got[1]; next.Class != gate.ClassOK || *next.Score != 0.5 {
+						if next := got[1]; next.Class != grading.ClassOK || *next.Score != 0.5 {
 							t.Errorf("the next case: Class = %s, Error = %+v; want ok 0.5", next.Class, next.Error)
 						}
 					})
@@ -323,19 +323,19 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		source  string
-		class   gate.Class
+		class   grading.Class
 		message string
 		line    int
 		output  string
 	}{
-		{name: "syntax error", source: "x = 1\ndef grade(sample, item)\n    return 1\n", class: gate.ClassGraderException, message: "SyntaxError", line: 2},
-		{name: "raise at import", source: "print('loading')\nimport json\nraise RuntimeError('no config')\n", class: gate.ClassGraderException, message: "RuntimeError: no config", line: 3, output: "loading"},
-		{name: "import not available", source: "import not_a_module_gradegate_knows\n", class: gate.ClassGraderException, message: "ModuleNotFoundError", line: 1},
-		{name: "no grade function", source: "def score(sample, item):\n    return 1\n", class: gate.ClassGraderException, message: "defines no grade(sample, item)"},
-		{name: "grade not callable", source: "grade = 1\n", class: gate.ClassGraderException, message: "defines no grade(sample, item)"},
-		{name: "wrong arity", source: "def grade(sample):\n    return 1\n", class: gate.ClassGraderException, message: "grade(sample) must take exactly two", line: 1},
-		{name: "exit at import", source: "import os\nos._exit(7)\n", class: gate.ClassWorkerCrash, message: "status 7"},
-		{name: "loop at import", source: "import os\nwhile True: pass\n", class: gate.ClassTimeout, message: "load_timeout_seconds=1", line: 2},
+		{name: "syntax error", source: "x = 1\ndef grade(sample, item)\n    return 1\n", class: grading.ClassGraderException, message: "SyntaxError", line: 2},
+		{name: "raise at import", source: "print('loading')\nimport json\nraise RuntimeError('no config')\n", class: grading.ClassGraderException, message: "RuntimeError: no config", line: 3, output: "loading"},
+		{name: "import not available", source: "import not_a_module_gradegate_knows\n", class: grading.ClassGraderException, message: "ModuleNotFoundError", line: 1},
+		{name: "no grade function", source: "def score(sample, item):\n    return 1\n", class: grading.ClassGraderException, message: "defines no grade(sample, item)"},
+		{name: "grade not callable", source: "grade = 1\n", class: grading.ClassGraderException, message: "defines no grade(sample, item)"},
+		{name: "wrong arity", source: "def grade(sample):\n    return 1\n", class: grading.ClassGraderException, message: "grade(sample) must take exactly two", line: 1},
+		{name: "exit at import", source: "import os\nos._exit(7)\n", class: grading.ClassWorkerCrash, message: "status 7"},
+		{name: "loop at import", source: "import os\nwhile True: pass\n", class: grading.ClassTimeout, message: "load_timeout_seconds=1", line: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestLoadedFromExactBytes(t *testing.T) {
 	// as sent, not a re-encoded string.
 	src := []byte("# -*- coding: latin-1 -*-\nWORD = '\xe9t\xe9'\ndef grade(sample, item):\n    return {'scores': {'score': 1}, 'judge': {'word': WORD}}\n")
 	p := newPool(t, python(t), string(src), nil)
-	got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{})})
+	got, err := p.Grade(context.Background(), []grading.Task{task("a", map[string]any{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestEnvironmentAllowlist(t *testing.T) {
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{})})
+			got, err := p.Grade(context.Background(), []grading.Task{task("a", map[string]any{})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -409,7 +409,7 @@ func TestEnvironmentAllowlist(t *testing.T) {
 // case mode gives every case fresh grader state.
 func TestIsolation(t *testing.T) {
 	src := "import os\nCALLS = 0\ndef grade(sample, item):\n    global CALLS\n    CALLS += 1\n    return {'scores': {'score': CALLS}, 'judge': {'pid': os.getpid(), 'ppid': os.getppid()}}\n"
-	tasks := []gate.Task{task("1", nil), task("2", nil), task("3", nil), task("4", nil), task("5", nil)}
+	tasks := []grading.Task{task("1", nil), task("2", nil), task("3", nil), task("4", nil), task("5", nil)}
 	type seen struct {
 		Pid, Ppid int
 	}
@@ -452,7 +452,7 @@ func TestIsolation(t *testing.T) {
 func TestConcurrentOrder(t *testing.T) {
 	src := "import time\ndef grade(sample, item):\n    time.sleep(sample['sleep'])\n    return sample['i']\n"
 	p := newPool(t, python(t), src, func(c *Config) { c.Workers = 3 })
-	var tasks []gate.Task
+	var tasks []grading.Task
 	for i := range 12 {
 		tasks = append(tasks, task(fmt.Sprint(i), map[string]any{"i": i, "sleep": float64(12-i) / 400}))
 	}
@@ -461,7 +461,7 @@ func TestConcurrentOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, o := range got {
-		if o.Class != gate.ClassOK || *o.Score != float64(i) {
+		if o.Class != grading.ClassOK || *o.Score != float64(i) {
 			t.Errorf("outcome %d = %s %v, want ok %d", i, o.Class, o.Score, i)
 		}
 	}
@@ -475,7 +475,7 @@ func TestCancel(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, err := p.Grade(ctx, []gate.Task{task("a", nil), task("b", nil), task("c", nil)})
+			_, err := p.Grade(ctx, []grading.Task{task("a", nil), task("b", nil), task("c", nil)})
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Grade error = %v, want context.DeadlineExceeded", err)
 			}
@@ -505,10 +505,10 @@ func TestPoolContextKillsEverything(t *testing.T) {
 	}
 	defer p.Close()
 	time.AfterFunc(200*time.Millisecond, cancel)
-	if _, err := p.Grade(context.Background(), []gate.Task{task("a", nil), task("b", nil)}); err == nil {
+	if _, err := p.Grade(context.Background(), []grading.Task{task("a", nil), task("b", nil)}); err == nil {
 		t.Error("Grade succeeded after the pool's context ended")
 	}
-	if _, err := p.Grade(context.Background(), []gate.Task{task("a", nil)}); err == nil {
+	if _, err := p.Grade(context.Background(), []grading.Task{task("a", nil)}); err == nil {
 		t.Error("Grade on a pool whose context ended succeeded")
 	}
 }
@@ -527,15 +527,15 @@ func TestBatch(t *testing.T) {
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPool(t, python(t), src, func(c *Config) { c.Contract = ContractBatch; c.Isolation = isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{
+			got, err := p.Grade(context.Background(), []grading.Task{
 				task("a", map[string]any{"v": 1}), task("skip", map[string]any{"v": 1}),
 				task("b", map[string]any{"v": true}), task("c", map[string]any{"v": 0.5}),
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			classes := []gate.Class{got[0].Class, got[1].Class, got[2].Class, got[3].Class}
-			if want := []gate.Class{gate.ClassOK, gate.ClassInvalidReturn, gate.ClassInvalidReturn, gate.ClassOK}; !slices.Equal(classes, want) {
+			classes := []grading.Class{got[0].Class, got[1].Class, got[2].Class, got[3].Class}
+			if want := []grading.Class{grading.ClassOK, grading.ClassInvalidReturn, grading.ClassInvalidReturn, grading.ClassOK}; !slices.Equal(classes, want) {
 				t.Fatalf("classes = %v, want %v", classes, want)
 			}
 			if *got[3].Score != 0.5 || string(got[0].Judge) != `{"seen":1}` {
@@ -544,12 +544,12 @@ func TestBatch(t *testing.T) {
 			if !strings.Contains(got[1].Error.Message, "no entry for case_id 'skip'") {
 				t.Errorf("skip: %+v", got[1].Error)
 			}
-			got, err = p.Grade(context.Background(), []gate.Task{task("x", map[string]any{"boom": true}), task("y", nil)})
+			got, err = p.Grade(context.Background(), []grading.Task{task("x", map[string]any{"boom": true}), task("y", nil)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, o := range got {
-				if o.Class != gate.ClassGraderException || o.Error.Line != lineOf(src, "# LINE boom") {
+				if o.Class != grading.ClassGraderException || o.Error.Line != lineOf(src, "# LINE boom") {
 					t.Errorf("outcome = %s %+v, want grader_exception at the raise", o.Class, o.Error)
 				}
 			}
@@ -572,20 +572,20 @@ func TestBatchAmbiguousReturns(t *testing.T) {
 	tests := []struct {
 		name   string
 		sample map[string]any
-		want   []gate.Class
+		want   []grading.Class
 		msg    string
 	}{
-		{"duplicate entry", map[string]any{"dupe": true}, []gate.Class{gate.ClassInvalidReturn, gate.ClassOK}, "more than one entry"},
-		{"entry for a case not in the batch", map[string]any{"stranger": true}, []gate.Class{gate.ClassInvalidReturn, gate.ClassInvalidReturn}, "not in the batch"},
-		{"clean", map[string]any{}, []gate.Class{gate.ClassOK, gate.ClassOK}, ""},
+		{"duplicate entry", map[string]any{"dupe": true}, []grading.Class{grading.ClassInvalidReturn, grading.ClassOK}, "more than one entry"},
+		{"entry for a case not in the batch", map[string]any{"stranger": true}, []grading.Class{grading.ClassInvalidReturn, grading.ClassInvalidReturn}, "not in the batch"},
+		{"clean", map[string]any{}, []grading.Class{grading.ClassOK, grading.ClassOK}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := p.Grade(context.Background(), []gate.Task{task("a", tt.sample), task("b", nil)})
+			got, err := p.Grade(context.Background(), []grading.Task{task("a", tt.sample), task("b", nil)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if classes := []gate.Class{got[0].Class, got[1].Class}; !slices.Equal(classes, tt.want) {
+			if classes := []grading.Class{got[0].Class, got[1].Class}; !slices.Equal(classes, tt.want) {
 				t.Fatalf("classes = %v, want %v", classes, tt.want)
 			}
 			if tt.msg != "" && !strings.Contains(got[0].Error.Message, tt.msg) {
@@ -597,11 +597,11 @@ func TestBatchAmbiguousReturns(t *testing.T) {
 
 func TestMetricAndBareNumber(t *testing.T) {
 	p := newPool(t, python(t), "def grade(sample, item):\n    return 0.5\n", func(c *Config) { c.Metric = "accuracy" })
-	got, err := p.Grade(context.Background(), []gate.Task{task("a", nil)})
+	got, err := p.Grade(context.Background(), []grading.Task{task("a", nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0].Class != gate.ClassOK || got[0].Scores["accuracy"] != 0.5 || math.Abs(*got[0].Score-0.5) > 0 {
+	if got[0].Class != grading.ClassOK || got[0].Scores["accuracy"] != 0.5 || math.Abs(*got[0].Score-0.5) > 0 {
 		t.Errorf("outcome = %+v, want ok with Scores{accuracy: 0.5}", got[0])
 	}
 }
@@ -611,14 +611,14 @@ func TestForgedResponseOnProtocolPipe(t *testing.T) {
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{task("a", map[string]any{}), task("b", map[string]any{"followup": true})})
+			got, err := p.Grade(context.Background(), []grading.Task{task("a", map[string]any{}), task("b", map[string]any{"followup": true})})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got[0].Class == gate.ClassOK {
+			if got[0].Class == grading.ClassOK {
 				t.Errorf("the forged line was taken as the result: %+v", got[0])
 			}
-			if got[1].Class != gate.ClassOK || *got[1].Score != 0 {
+			if got[1].Class != grading.ClassOK || *got[1].Score != 0 {
 				t.Errorf("the next case = %s %+v, want ok 0", got[1].Class, got[1].Error)
 			}
 		})
@@ -630,7 +630,7 @@ func TestWarmProcessReused(t *testing.T) {
 	p := newPool(t, python(t), src, func(c *Config) { c.Workers = 4 })
 	var pids []string
 	for range 3 {
-		got, err := p.Grade(context.Background(), []gate.Task{task("a", nil)})
+		got, err := p.Grade(context.Background(), []grading.Task{task("a", nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -662,7 +662,7 @@ def grade(sample, item):
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		t.Run(isolation, func(t *testing.T) {
 			p := newPool(t, py, src, func(c *Config) { c.Sandbox = sb; c.Isolation = isolation })
-			got, err := p.Grade(context.Background(), []gate.Task{
+			got, err := p.Grade(context.Background(), []grading.Task{
 				task("ok", map[string]any{"kind": "ok"}),
 				task("socket", map[string]any{"kind": "socket"}),
 				task("socket-caught", map[string]any{"kind": "socket-caught"}),
@@ -672,7 +672,7 @@ def grade(sample, item):
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []gate.Class{gate.ClassOK, gate.ClassSandboxViolation, gate.ClassOK, gate.ClassMemoryExceeded, gate.ClassOK}
+			want := []grading.Class{grading.ClassOK, grading.ClassSandboxViolation, grading.ClassOK, grading.ClassMemoryExceeded, grading.ClassOK}
 			for i, o := range got {
 				if o.Class != want[i] {
 					t.Errorf("task %d: Class = %s, want %s (error %+v, output %.300q)", i, o.Class, want[i], o.Error, o.Output)
@@ -741,7 +741,7 @@ def grade(sample, item):
 				c.TimeoutSeconds = 10
 				c.FirstSlot = tc.firstSlot
 			})
-			tasks := []gate.Task{
+			tasks := []grading.Task{
 				task("1", nil), task("2", nil), // first process, retired at 2
 				task("3", nil), task("4", map[string]any{"crash": true}), // second, crashes
 				task("5", nil), task("6", nil), // third, fresh after the crash
@@ -755,12 +755,12 @@ def grade(sample, item):
 			var procs []seen
 			for i, o := range got {
 				if i == 3 {
-					if o.Class != gate.ClassWorkerCrash {
+					if o.Class != grading.ClassWorkerCrash {
 						t.Errorf("task 4: Class = %s, want worker_crash", o.Class)
 					}
 					continue
 				}
-				if o.Class != gate.ClassOK {
+				if o.Class != grading.ClassOK {
 					t.Fatalf("task %d: Class = %s (%+v)", i+1, o.Class, o.Error)
 				}
 				scores = append(scores, *o.Score)
@@ -812,7 +812,7 @@ def grade(sample, item):
 		c.TimeoutSeconds = 10
 		c.ScratchBytes = 1 << 20
 	})
-	got, err := p.Grade(context.Background(), []gate.Task{
+	got, err := p.Grade(context.Background(), []grading.Task{
 		task("before", nil),
 		{ID: "fill", Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{"fill": true}`)},
 		task("after", nil),
@@ -820,10 +820,10 @@ def grade(sample, item):
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0].Class != gate.ClassOK || got[2].Class != gate.ClassOK {
+	if got[0].Class != grading.ClassOK || got[2].Class != grading.ClassOK {
 		t.Errorf("before: %s, after: %s; want ok (a fresh process after the kill)", got[0].Class, got[2].Class)
 	}
-	if got[1].Class != gate.ClassSandboxViolation || got[1].Error == nil || !strings.Contains(got[1].Error.Message, "disk budget") {
+	if got[1].Class != grading.ClassSandboxViolation || got[1].Error == nil || !strings.Contains(got[1].Error.Message, "disk budget") {
 		t.Errorf("fill: %s %+v, want sandbox_violation naming the disk budget", got[1].Class, got[1].Error)
 	}
 }

@@ -1,0 +1,252 @@
+package blind
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// blindCanaries makes canaries travel exactly like cases: an item of the
+// dataset's shape (an id in the dataset's id field shaped like its ids, and
+// the slice and family fields where the dataset has them), sent at random
+// positions among the cases, through the same stream, workers and batches.
+// Nothing in the request tells a canary from a case.
+//
+// Under the batch contract a canary that expects an error is graded alone,
+// as a batch of one, after the cases: the contract makes a batch fail as a
+// whole when grade_batch raises, so inside a batch its raise would become
+// every neighbour's error and the neighbours' errors its own.
+//
+// A nil *blindCanaries places none.
+type Canaries struct {
+	m        *manifest.Manifest
+	fields   manifest.Fields
+	seed     uint64
+	rng      *rand.Rand
+	after    []int // per canary: the row it is sent after; -1 alone
+	order    []int // blind canaries by position
+	next     int
+	template *dataset.Case
+	ids      []string
+	// seen says whether the dataset has a row with this id among those
+	// read so far; nil when the source cannot tell.
+	Seen     func(string) bool
+	outcomes []grading.Outcome
+	got      []bool
+}
+
+func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
+	if len(m.Canaries) == 0 {
+		return nil
+	}
+	f := m.Dataset.Fields
+	b := &Canaries{
+		m: m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		fields: manifest.Fields{ID: cmpOr(f.ID, "case_id"), Slice: cmpOr(f.Slice, "slice"), Family: cmpOr(f.Family, "family"),
+			Label: cmpOr(f.Label, "human_score")},
+		after:    make([]int, len(m.Canaries)),
+		ids:      make([]string, len(m.Canaries)),
+		outcomes: make([]grading.Outcome, len(m.Canaries)),
+		got:      make([]bool, len(m.Canaries)),
+	}
+	for i, c := range m.Canaries {
+		if c.ExpectError && m.Grader.Contract == "batch" {
+			b.after[i] = -1
+			continue
+		}
+		// After row 1 at the earliest: the first row gives the id its shape.
+		b.after[i] = 1 + b.rng.IntN(max(rows, 1))
+		b.order = append(b.order, i)
+	}
+	slices.SortStableFunc(b.order, func(x, y int) int { return b.after[x] - b.after[y] })
+	return b
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// observe sees each dataset row as it is read; the first is the template
+// of the canaries' items.
+func (b *Canaries) Observe(c dataset.Case) {
+	if b != nil && b.template == nil {
+		t := c
+		b.template = &t
+	}
+}
+
+// due returns the next canary to send once rows dataset rows are read, or,
+// at the end of the dataset, any blind canary still unsent.
+func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
+	if b == nil || b.next >= len(b.order) {
+		return grading.Task{}, 0, false
+	}
+	i := b.order[b.next]
+	if !end && b.after[i] > rows {
+		return grading.Task{}, 0, false
+	}
+	b.next++
+	if end {
+		b.after[i] = rows // fewer rows than expected: after the last one
+	}
+	return b.Task(i), i, true
+}
+
+// alone lists the canaries graded as batches of one.
+func (b *Canaries) Alone() []int {
+	var out []int
+	for i, a := range b.after {
+		if a == -1 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// record keeps canary i's outcome.
+func (b *Canaries) Record(i int, o grading.Outcome) {
+	b.outcomes[i] = o
+	b.got[i] = true
+}
+
+// task is canary i as the grader receives it.
+func (b *Canaries) Task(i int) grading.Task {
+	c := b.m.Canaries[i]
+	id := b.fakeID()
+	b.ids[i] = id
+	return grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
+}
+
+// fakeID is an id shaped like the template's: its digits replaced by
+// random ones (ids are mostly a fixed prefix and a number), or, in an id
+// without digits, its letters; everything else kept. An id a row read so
+// far has, or another canary has, is drawn again: a canary that shared a
+// case's id would give itself away (and, under the batch contract, make
+// its batch ambiguous). After a few draws in a crowded id space a random
+// digit is added, which stays shaped like the dataset's ids as far as it
+// can.
+func (b *Canaries) fakeID() string {
+	taken := func(id string) bool {
+		return slices.Contains(b.ids, id) || (b.Seen != nil && b.Seen(id))
+	}
+	id := b.drawID("")
+	for tries := 0; taken(id); tries++ {
+		extra := ""
+		if tries >= 16 {
+			extra = strings.Repeat("0", 1+(tries-16)/8) // redrawn like any digit
+		}
+		id = b.drawID(extra)
+	}
+	return id
+}
+
+// drawID is one draw of fakeID, with extra appended to the shape.
+func (b *Canaries) drawID(extra string) string {
+	shape := "case-00000"
+	if b.template != nil && b.template.ID != "" {
+		shape = b.template.ID
+	}
+	shape += extra
+	out := []byte(shape)
+	digits := strings.ContainsAny(shape, "0123456789")
+	for k, ch := range out {
+		switch {
+		case ch >= '0' && ch <= '9':
+			out[k] = byte('0' + b.rng.IntN(10))
+		case digits:
+		case ch >= 'a' && ch <= 'z':
+			out[k] = byte('a' + b.rng.IntN(26))
+		case ch >= 'A' && ch <= 'Z':
+			out[k] = byte('A' + b.rng.IntN(26))
+		}
+	}
+	return string(out)
+}
+
+// item is the canary's item with the dataset's id field, and the slice and
+// family fields of the template row where the dataset has them and the
+// canary does not; without the label field and the hidden fields, like a
+// case's.
+func (b *Canaries) item(raw json.RawMessage, id string) json.RawMessage {
+	fields := map[string]json.RawMessage{}
+	if len(raw) > 0 && json.Unmarshal(raw, &fields) != nil {
+		return raw // not an object: sent as written
+	}
+	set := func(k string, v any) {
+		if _, ok := fields[k]; ok {
+			return
+		}
+		if data, err := json.Marshal(v); err == nil {
+			fields[k] = data
+		}
+	}
+	// What a case's item never carries, a canary's does not either.
+	delete(fields, b.fields.Label)
+	for _, h := range b.m.Dataset.HiddenFields {
+		delete(fields, h)
+	}
+	set(b.fields.ID, id)
+	if t := b.template; t != nil {
+		switch len(t.Slices) {
+		case 0:
+		case 1:
+			set(b.fields.Slice, t.Slices[0])
+		default:
+			set(b.fields.Slice, t.Slices)
+		}
+		if t.Family != "" {
+			set(b.fields.Family, t.Family)
+		}
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// results judges every canary from its outcome, with its placement.
+func (b *Canaries) Results() []results.CanaryResult {
+	out := make([]results.CanaryResult, 0, len(b.m.Canaries))
+	for i, c := range b.m.Canaries {
+		cr := JudgeCanary(c, b.m.Grader.PassThreshold, b.outcomes[i])
+		p := results.CanaryPlacement{Seed: b.seed, AfterRow: b.after[i]}
+		if b.after[i] < 0 {
+			p.AfterRow, p.Alone = 0, true
+		}
+		cr.Placement = &p
+		out = append(out, cr)
+	}
+	return out
+}
+
+// canaryResult judges one canary's outcome.
+func JudgeCanary(c manifest.Canary, threshold float64, o grading.Outcome) results.CanaryResult {
+	res := grading.EvaluateCanary(c, threshold, o)
+	cr := results.CanaryResult{
+		Name:        c.Name,
+		Expect:      c.Expect,
+		ExpectError: c.ExpectError,
+		Class:       o.Class,
+		Status:      res.Status,
+		Message:     res.Message,
+		Output:      o.Output,
+		File:        c.File,
+		Line:        c.Line,
+	}
+	if o.Class == grading.ClassOK {
+		cr.Got = o.Score
+	} else {
+		cr.Error = grading.ErrorOf(o)
+	}
+	return cr
+}

@@ -1,0 +1,280 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/gradegate/gradegate/canary/hosted"
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/manifest"
+)
+
+// ResultsSchema is the schema name of a results document.
+const ResultsSchema = "gradegate.results/v1"
+
+// Verdicts.
+const (
+	VerdictPass = "pass"
+	VerdictHold = "hold"
+)
+
+// Case statuses.
+const (
+	StatusPass    = "pass"
+	StatusFail    = "fail"
+	StatusError   = "error"
+	StatusOmitted = "omitted"
+)
+
+// Omission reasons of a case row, and of intended cases that have no row.
+const (
+	OmittedMissingSample = "missing_sample"
+	OmittedNotInDataset  = "not_in_dataset"
+	// OmittedDatasetInvalid is the omission reason of a row that Python
+	// would refuse to decode (a dataset_invalid finding names it): it is
+	// never sent to the grader.
+	OmittedDatasetInvalid = "dataset_invalid"
+)
+
+// Reason codes: each hold reason's stable code.
+const (
+	ReasonDigestMismatch        = "digest_mismatch"
+	ReasonCanaryFailed          = "canary_failed"
+	ReasonDatasetInvalid        = "dataset_invalid"
+	ReasonOmittedCases          = "omitted_cases"
+	ReasonUnevaluableCases      = "unevaluable_cases"
+	ReasonSliceBelowThreshold   = "slice_below_threshold"
+	ReasonSliceTooSmall         = "slice_too_small"
+	ReasonOverallBelowThreshold = "overall_below_threshold"
+	ReasonFalsePass             = "false_pass"
+	ReasonMutantsSurvived       = "mutants_survived"
+	ReasonGraderLint            = "grader_lint"
+)
+
+// Results is the results JSON document, schema gradegate.results/v1.
+type Results struct {
+	Schema   string             `json:"schema"`
+	Verdict  string             `json:"verdict"`
+	Reasons  []Reason           `json:"reasons"`
+	Warnings []Warning          `json:"warnings"`
+	Findings []manifest.Finding `json:"findings"`
+	Manifest ManifestRef        `json:"manifest"`
+	Digests  digest.Digests     `json:"digests"`
+	Versions Versions           `json:"versions"`
+	Sandbox  grading.Sandbox    `json:"sandbox"`
+	Shard    shard.Shard        `json:"shard"`
+	Counts   Counts             `json:"counts"`
+	Overall  Overall            `json:"overall"`
+	Slices   []SliceResult      `json:"slices"`
+	Canaries []CanaryResult     `json:"canaries"`
+	Cases    []CaseResult       `json:"cases"`
+	// MutationScore is the grader's mutation score when the run measured it,
+	// kept so that merge can apply gate.min_mutation_score again.
+	MutationScore *float64 `json:"mutation_score,omitempty"`
+	// MutationExcluded lists the lines no-mutate pragmas kept from the
+	// mutation test that measured MutationScore, each with its reason.
+	MutationExcluded []MutationExclusion `json:"mutation_excluded,omitempty"`
+	// Determinism is the determinism check (gate.determinism), when one ran.
+	Determinism *Determinism `json:"determinism,omitempty"`
+	// Hosted is the local-versus-hosted parity of the canaries when `canary
+	// --hosted` ran them on OpenAI's hosted grader, with every attempt.
+	Hosted *hosted.Report `json:"hosted,omitempty"`
+	// Baseline sets the run beside the base branch's results (run
+	// --baseline); nil when none was given.
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// Judge is what a model grader's calls cost (calls, cache, tokens,
+	// time); nil for a Python grader.
+	Judge *JudgeUsage `json:"judge,omitempty"`
+
+	// CasesNotKept counts the case rows that are not in Cases because a
+	// streamed run kept in memory only those the reports show; WriteJSON
+	// writes every row. 0 when Cases holds every row.
+	CasesNotKept int `json:"-"`
+	// Rows holds every case row of a streamed run on disk; nil when Cases
+	// holds them all.
+	Rows *CaseRows `json:"-"`
+}
+
+// CaseRows are the case rows of a streamed run, on disk.
+type CaseRows struct {
+	spool *Spool
+}
+
+// WriteJSON writes the results document, every case row included, indented
+// and with HTML characters as they are.
+func (r *Results) WriteJSON(w io.Writer) error {
+	if r.Rows == nil {
+		return writeResults(w, r, nil)
+	}
+	if r.Rows.spool == nil {
+		return errors.New("writing results: the case rows were released (Results.Close)")
+	}
+	return writeResults(w, r, r.Rows.spool)
+}
+
+// Close releases the disk space of a streamed run's case rows; the results
+// can then no longer be written whole.
+func (r *Results) Close() error {
+	if r.Rows == nil || r.Rows.spool == nil {
+		return nil
+	}
+	err := r.Rows.spool.Close()
+	r.Rows.spool = nil
+	return err
+}
+
+// Reason is one cause of a hold.
+type Reason struct {
+	Code    string   `json:"code"`
+	Slice   string   `json:"slice,omitempty"`
+	CaseIDs []string `json:"case_ids,omitempty"`
+	File    string   `json:"file,omitempty"`
+	Message string   `json:"message"`
+}
+
+// Warning is something reported that never holds.
+type Warning struct {
+	Code    string `json:"code"`
+	Slice   string `json:"slice,omitempty"`
+	Message string `json:"message"`
+}
+
+// ManifestRef names the manifest a run used.
+type ManifestRef struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// Versions records what produced the results.
+type Versions struct {
+	DatasetRevision string `json:"dataset_revision,omitempty"`
+	RubricVersion   string `json:"rubric_version,omitempty"`
+	GraderName      string `json:"grader_name"`
+	ImageTag        string `json:"image_tag,omitempty"`
+	Gradegate       string `json:"gradegate"`
+}
+
+// Counts are always reported side by side. Intended = Graded + Errored + Omitted
+// and Graded = Passed + Failed.
+type Counts struct {
+	Intended int `json:"intended"`
+	Graded   int `json:"graded"`
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Errored  int `json:"errored"`
+	Omitted  int `json:"omitted"`
+}
+
+// Overall is the overall pass rate against its threshold.
+type Overall struct {
+	PassRate    *float64 `json:"pass_rate"` // nil when nothing was graded
+	MinPassRate float64  `json:"min_pass_rate"`
+	// Status is pass or hold; warn in a shard of several (merge decides)
+	// and skipped when no case was meant to be graded (the canary command).
+	Status string `json:"status"`
+	// Aggregation says how PassRate was computed: "row" (passed over graded
+	// rows) or "family" (each family counts once: the mean of the families'
+	// pass fractions). Results written before it was recorded have none,
+	// which reads as "row".
+	Aggregation string `json:"aggregation,omitempty"`
+	// Families is how many families the rate is over when Aggregation is
+	// "family" (a graded row without a family is a family of its own).
+	Families int `json:"families,omitempty"`
+}
+
+// Aggregation values of Overall.
+const (
+	AggregationRow    = "row"
+	AggregationFamily = "family"
+)
+
+// PerFamily reports whether the pass rates were computed per family.
+func (o Overall) PerFamily() bool { return o.Aggregation == AggregationFamily }
+
+// SliceResult is one row of the per-slice table.
+type SliceResult struct {
+	Name      string `json:"name"`
+	Mandatory bool   `json:"mandatory"`
+	WarnOnly  bool   `json:"warn_only"`
+	Counts
+	PassRate    *float64 `json:"pass_rate"`
+	MinPassRate float64  `json:"min_pass_rate"`
+	MinCases    int      `json:"min_cases"`
+	FalsePass   int      `json:"false_pass"`
+	FalseFail   int      `json:"false_fail"`
+	Status      string   `json:"status"` // pass | hold | warn
+}
+
+// CanaryResult is one canary's outcome.
+type CanaryResult struct {
+	Name        string             `json:"name"`
+	Expect      *float64           `json:"expect,omitempty"`
+	ExpectError bool               `json:"expect_error,omitempty"`
+	Got         *float64           `json:"got"`
+	Class       grading.Class      `json:"class"`
+	Status      string             `json:"status"` // pass | fail
+	Message     string             `json:"message,omitempty"`
+	Error       *grading.CaseError `json:"error,omitempty"`
+	Output      string             `json:"output,omitempty"`
+	// Placement says where the canary travelled among the cases; nil when
+	// canaries were graded alone (the canary command).
+	Placement *CanaryPlacement `json:"placement,omitempty"`
+	// File and Line say where the canary is written (the manifest or its
+	// canaries file), so a failing canary can be pointed at.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
+// CaseResult is one intended case's outcome.
+type CaseResult struct {
+	CaseID       string             `json:"case_id"`
+	Slices       []string           `json:"slices"`
+	Family       string             `json:"family"`
+	Status       string             `json:"status"` // pass | fail | error | omitted
+	Reason       string             `json:"reason,omitempty"`
+	Class        grading.Class      `json:"class"` // null for omitted cases
+	Score        *float64           `json:"score"`
+	Scores       map[string]float64 `json:"scores"`
+	Judge        json.RawMessage    `json:"judge"`
+	HumanScore   *int               `json:"human_score"`
+	Error        *grading.CaseError `json:"error"`
+	Output       string             `json:"output,omitempty"`
+	DurationMS   float64            `json:"duration_ms"`
+	SampleSHA256 string             `json:"sample_sha256"`
+	Line         int                `json:"line"`
+}
+
+// MarshalJSON writes every key of a case row for every case, so readers
+// need no special cases: an omitted case, which was never graded, has class
+// null rather than a missing key.
+func (c CaseResult) MarshalJSON() ([]byte, error) {
+	type plain CaseResult
+	var class *grading.Class
+	if c.Class != "" {
+		class = &c.Class
+	}
+	// An encoder without HTML escaping: the caller's encoder decides that
+	// for the whole document (it re-escapes when it wants to).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
+		plain
+		Class *grading.Class `json:"class"`
+	}{plain(c), class})
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
+}
+
+// CanaryPlacement records where a canary travelled in a run, so that a
+// failure can be reproduced: the run's seed, and the dataset row it was
+// sent after (the stream's order; workers may still grade neighbours in
+// parallel). Alone is set for a canary graded as a batch of one.
+type CanaryPlacement struct {
+	Seed     uint64 `json:"seed"`
+	AfterRow int    `json:"after_row"`
+	Alone    bool   `json:"alone,omitempty"`
+}
