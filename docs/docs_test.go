@@ -497,3 +497,62 @@ func TestCommands(t *testing.T) {
 		})
 	}
 }
+
+func TestMatches(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shown []string
+		got   []string
+		want  bool
+	}{
+		{"equal", []string{"a", "b"}, []string{"a", "b"}, true},
+		{"a line differs", []string{"a", "b"}, []string{"a", "c"}, false},
+		{"a line more", []string{"a"}, []string{"a", "b"}, false},
+		{"elided tail", []string{"a", elision}, []string{"a", "b", "c"}, true},
+		{"elided middle", []string{"a", elision, "c"}, []string{"a", "b", "b", "c"}, true},
+		{"elided nothing", []string{"a", elision, "c"}, []string{"a", "c"}, true},
+		{"anchor missing", []string{"a", elision, "d"}, []string{"a", "b", "c"}, false},
+		{"sandbox line by shape", []string{"sandbox: uid=60000 seccomp=on landlock=abi7 rlimits=on"}, []string{"sandbox: uid=unchanged seccomp=on landlock=abi4 rlimits=on"}, true},
+		{"seeds by shape", []string{"(seed 7956033405498672045, PYTHONHASHSEED 2381905328 then 2933170505)"}, []string{"(seed 17756758952911924421, PYTHONHASHSEED 2128728970 then 308198743)"}, true},
+		{"durations by shape", []string{"tokens 0 in / 0 out, 0.0 s"}, []string{"tokens 0 in / 0 out, 1.3 s"}, true},
+		{"counts are not shapes", []string{"│ 36 │ 31 │"}, []string{"│ 36 │ 30 │"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := matches(tc.shown, tc.got); got != tc.want {
+				t.Errorf("matches(%q, %q) = %v, want %v", tc.shown, tc.got, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReshown(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		shown, got []string
+		want       []string
+	}{
+		{"whole", []string{"x"}, []string{"a", "b"}, []string{"a", "b"}},
+		{"head and tail kept", []string{"x", elision, "y"}, []string{"a", "b", "c", "d"}, []string{"a", elision, "d"}},
+		{"shorter than shown", []string{"x", "x", elision, "y"}, []string{"a", "b"}, []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := reshown(tc.shown, tc.got)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("reshown = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAnchors(t *testing.T) {
+	md := "# Title\n## Mutation testing and `no-mutate`\n## Against the base branch's results\n```\n## not a heading\n```\n## Title\n### `/proc`\n"
+	got := anchors(md)
+	for _, want := range []string{"title", "mutation-testing-and-no-mutate", "against-the-base-branchs-results", "title-1", "proc"} {
+		if !got[want] {
+			t.Errorf("no anchor %q in %v", want, got)
+		}
+	}
+	if got["not-a-heading"] {
+		t.Error("a line in a fenced block counted as a heading")
+	}
+}
