@@ -7,7 +7,7 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// splitJudgeLint separates a model grader's lint findings, which AddJudge
+// splitJudgeLint separates a model grader's lint findings, which the judge rule of Decide
 // weighs, from the others.
 func splitJudgeLint(fs []manifest.Finding) (rest, judge []manifest.Finding) {
 	for _, f := range fs {

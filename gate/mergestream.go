@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/gate/grading"
 	"slices"
 	"strings"
 
@@ -77,95 +78,27 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		return nil, err
 	}
 
-	// A k-way merge of the shards' rows by (line, case id); each shard is in
-	// dataset order already.
-	type head struct {
-		row results.CaseResult
-		ok  bool
-	}
-	cur := make([]head, len(parts))
-	advance := func(i int) error {
-		row, ok, err := parts[i].Cases.Next()
-		if err != nil {
-			return fmt.Errorf("merge: results #%d (shard %s): %w", i+1, heads[i].Shard, err)
-		}
-		cur[i] = head{row, ok}
-		return nil
-	}
-	for _, i := range order {
-		if err := advance(i); err != nil {
-			return fail(err)
-		}
-	}
-	owner := map[string]int{} // case id -> position in parts of the shard that has it
-	rows := 0
-	for {
-		pick := -1
-		for _, i := range order {
-			if !cur[i].ok {
-				continue
-			}
-			if pick < 0 || cmp.Or(cmp.Compare(cur[i].row.Line, cur[pick].row.Line), strings.Compare(cur[i].row.CaseID, cur[pick].row.CaseID)) < 0 {
-				pick = i
-			}
-		}
-		if pick < 0 {
-			break
-		}
-		c, p := cur[pick].row, heads[pick]
-		if err := advance(pick); err != nil {
-			return fail(err)
-		}
-		if valid[pick] {
-			name := fmt.Sprintf("results #%d (shard %s)", pick+1, p.Shard)
-			if want := shard.ShardOf(c.CaseID, p.Shard.Count); want != p.Shard.Index {
-				bad("%s: case %q belongs to shard %d/%d", name, c.CaseID, want, p.Shard.Count)
-			}
-			// A case id repeated inside one shard is a duplicate row of the
-			// dataset (a dataset_invalid finding), not a merge problem.
-			if other, ok := owner[c.CaseID]; !ok {
-				owner[c.CaseID] = pick
-			} else if other != pick {
-				bad("case %q was graded by shard %d and by shard %d", c.CaseID, heads[other].Shard.Index, p.Shard.Index)
-			}
-		}
-		rows++
+	sink := func(c results.CaseResult) error {
 		if len(errs) > 0 {
-			continue // only the problems are wanted now
+			return nil // only the problems are wanted now
 		}
 		g.tally.Add(c)
 		if g.spool == nil {
 			g.cases = append(g.cases, c)
-		} else {
-			keep.Add(c)
-			if err := g.spool.Add(c); err != nil {
-				return fail(err)
-			}
+			return nil
 		}
+		keep.Add(c)
+		return g.spool.Add(c)
+	}
+	rows, err := mergeRows(parts, heads, order, valid, bad, sink)
+	if err != nil {
+		return fail(err)
 	}
 	if len(errs) > 0 {
 		return fail(errors.Join(errs...))
 	}
 
-	intendedSum := 0
-	var findings []manifest.Finding
-	seenFinding := map[manifest.Finding]bool{}
-	var mutation *float64
-	sandbox := first.Sandbox
-	for _, i := range order {
-		p := heads[i]
-		for _, f := range p.Findings {
-			if !seenFinding[f] {
-				seenFinding[f] = true
-				findings = append(findings, f)
-			}
-		}
-		if p.MutationScore != nil && (mutation == nil || *p.MutationScore < *mutation) {
-			mutation = p.MutationScore
-		}
-		sandbox = weakest(sandbox, p.Sandbox)
-		intendedSum += p.Counts.Intended
-	}
+	findings, mutation, sandbox, intendedSum := foldHeaders(heads, order)
 	intended := max(m.Dataset.IntendedCases, rows)
 	if intendedSum != intended {
 		return fail(fmt.Errorf("%w: merge: the shards count %d intended cases but the manifest and the shards' rows make %d; were they run with another dataset.intended_cases?",
@@ -175,7 +108,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 	for k, i := range order {
 		sorted[k] = heads[i]
 	}
-	// A model grader's lint and usage are weighed by AddJudge, as in a run.
+	// A model grader's lint and usage are weighed by the judge rule, as in a run.
 	findings, judgeLint := splitJudgeLint(findings)
 	ev := verdict.Evidence{
 		Tally:            g.tally,
@@ -187,14 +120,14 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		Determinism:      mergeDeterminism(sorted),
 		Shard:            shard.Shard{Index: 1, Count: 1},
 		Unsandboxed:      sandbox.Unsandboxed,
+		Judge:            mergeJudge(sorted),
+		JudgeLint:        judgeLint,
 	}
 	if m.Dataset.IntendedCases > 0 {
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)
 	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
-	verdict.AddJudge(res, mergeJudge(sorted), judgeLint)
 	res.Versions = first.Versions
-	res.Determinism = ev.Determinism
 	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
 	res.Manifest = first.Manifest
 	if m.File != "" {
@@ -210,6 +143,94 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		res.Rows = g.spool.Rows()
 	}
 	return res, nil
+}
+
+// mergeRows is the k-way merge of the shards' rows by (line, case id), each
+// shard being in dataset order already: every row goes to sink in dataset
+// order, and a row in the wrong shard or in two shards is reported with
+// bad. It returns how many rows there were.
+func mergeRows(parts []ShardPart, heads []*results.Results, order []int, valid []bool, bad func(string, ...any), sink func(results.CaseResult) error) (int, error) {
+	type head struct {
+		row results.CaseResult
+		ok  bool
+	}
+	cur := make([]head, len(parts))
+	advance := func(i int) error {
+		row, ok, err := parts[i].Cases.Next()
+		if err != nil {
+			return fmt.Errorf("merge: results #%d (shard %s): %w", i+1, heads[i].Shard, err)
+		}
+		cur[i] = head{row, ok}
+		return nil
+	}
+	for _, i := range order {
+		if err := advance(i); err != nil {
+			return 0, err
+		}
+	}
+	owner := map[string]int{} // case id -> position in parts of the shard that has it
+	rows := 0
+	for {
+		pick := -1
+		for _, i := range order {
+			if !cur[i].ok {
+				continue
+			}
+			if pick < 0 || cmp.Or(cmp.Compare(cur[i].row.Line, cur[pick].row.Line), strings.Compare(cur[i].row.CaseID, cur[pick].row.CaseID)) < 0 {
+				pick = i
+			}
+		}
+		if pick < 0 {
+			return rows, nil
+		}
+		c, p := cur[pick].row, heads[pick]
+		if err := advance(pick); err != nil {
+			return 0, err
+		}
+		if valid[pick] {
+			name := fmt.Sprintf("results #%d (shard %s)", pick+1, p.Shard)
+			if want := shard.ShardOf(c.CaseID, p.Shard.Count); want != p.Shard.Index {
+				bad("%s: case %q belongs to shard %d/%d", name, c.CaseID, want, p.Shard.Count)
+			}
+			// A case id repeated inside one shard is a duplicate row of the
+			// dataset (a dataset_invalid finding), not a merge problem.
+			if other, ok := owner[c.CaseID]; !ok {
+				owner[c.CaseID] = pick
+			} else if other != pick {
+				bad("case %q was graded by shard %d and by shard %d", c.CaseID, heads[other].Shard.Index, p.Shard.Index)
+			}
+		}
+		rows++
+		if err := sink(c); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// foldHeaders combines what the shards' headers say of the whole run: the
+// findings once each (every shard sees the whole dataset), the lowest
+// mutation score, the weakest sandbox, and the intended cases summed.
+func foldHeaders(heads []*results.Results, order []int) ([]manifest.Finding, *float64, grading.Sandbox, int) {
+	intendedSum := 0
+	var findings []manifest.Finding
+	seenFinding := map[manifest.Finding]bool{}
+	var mutation *float64
+	sandbox := heads[order[0]].Sandbox
+	for _, i := range order {
+		p := heads[i]
+		for _, f := range p.Findings {
+			if !seenFinding[f] {
+				seenFinding[f] = true
+				findings = append(findings, f)
+			}
+		}
+		if p.MutationScore != nil && (mutation == nil || *p.MutationScore < *mutation) {
+			mutation = p.MutationScore
+		}
+		sandbox = weakest(sandbox, p.Sandbox)
+		intendedSum += p.Counts.Intended
+	}
+	return findings, mutation, sandbox, intendedSum
 }
 
 // checkHeaders checks that the documents are the shards of one run, and

@@ -1,10 +1,3 @@
-// Package gate grades a suite and decides its verdict.
-//
-// Run does one gate run: it checks the pinned digests, then grades the cases
-// as a stream through a StreamRunner, with the canaries among them, folding
-// every result into the verdict as it comes. Decide holds the verdict rules
-// and is pure, and Merge combines the results of a sharded run with the same
-// rules.
 package gate
 
 import (
@@ -90,7 +83,7 @@ const DefaultBatch = 1024
 // The digests come first; then the dataset streams: each row is read once,
 // a task is built for it as the runner asks, and its result is folded, in
 // dataset order, into the tally, the kept rows and (with SpoolDir) the rows
-// on disk. The canaries travel among the cases (see blindCanaries); under
+// on disk. The canaries travel among the cases (see Canaries); under
 // the batch contract an expect_error canary is graded alone after them.
 // Grading goes on after a digest mismatch: the verdict holds either way, and
 // a user fixing a pin wants to see in the same run what every case does with
@@ -110,6 +103,48 @@ const DefaultBatch = 1024
 // without a finite score), or a pinned file that cannot be read (an input
 // error, errors.Is(err, manifest.ErrInput), when it does not exist).
 func Run(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*results.Results, error) {
+	g, err := gradeRun(ctx, in, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	return g.document(), nil
+}
+
+// evidence is what the grading stages of a run found, before the verdict:
+// later stages (the determinism check, hosted parity) add theirs to ev, and
+// document decides and builds the results once every stage is done.
+type evidence struct {
+	m       *manifest.Manifest
+	digests digest.Digests
+	sandbox grading.Sandbox
+	version string
+	ev      verdict.Evidence
+	// cases are the case rows (every one, or the kept ones when spooled),
+	// notKept how many were not kept, spool the rows on disk or nil.
+	cases            []results.CaseResult
+	notKept          int
+	spool            *results.Spool
+	mutationExcluded []results.MutationExclusion
+}
+
+// document decides the verdict and builds the results document.
+func (e *evidence) document() *results.Results {
+	res := assemble(e.m, e.digests, e.sandbox, e.version, e.ev)
+	res.MutationExcluded = e.mutationExcluded
+	if e.ev.CanariesOnly {
+		return res
+	}
+	res.Cases = e.cases
+	res.CasesNotKept = e.notKept
+	if e.spool != nil {
+		res.Rows = e.spool.Rows()
+	}
+	return res
+}
+
+// gradeRun is Run up to the verdict: the digests, the canaries and the
+// cases.
+func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*evidence, error) {
 	m := in.Manifest
 	switch {
 	case m == nil:
@@ -159,8 +194,9 @@ func Run(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*resul
 		Unsandboxed:      sandbox.Unsandboxed,
 		Findings:         slices.Clone(in.Findings),
 	}
+	out := &evidence{m: m, digests: digests, sandbox: sandbox, version: opts.Version, ev: ev}
 	if opts.CanariesOnly {
-		return assemble(m, digests, sandbox, opts.Version, ev), nil
+		return out, nil
 	}
 
 	rows := opts.Rows
@@ -176,24 +212,24 @@ func Run(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*resul
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	blind := blind.New(m, rows, seed)
-	if ids, ok := src.(interface{ Seen(id string) bool }); ok && blind != nil {
-		blind.Seen = ids.Seen
+	placed := blind.New(m, rows, seed)
+	if ids, ok := src.(interface{ Seen(id string) bool }); ok && placed != nil {
+		placed.Seen = ids.Seen
 	}
-	g, err := gradeStream(ctx, m, src, shard, r, opts, blind)
+	g, err := gradeStream(ctx, m, src, shard, r, opts, placed)
 	if err != nil {
 		return nil, err
 	}
-	if blind != nil {
-		for _, i := range blind.Alone() {
-			t := blind.Task(i)
+	if placed != nil {
+		for _, i := range placed.Alone() {
+			t := placed.Task(i)
 			o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
 			if err != nil {
 				return nil, fmt.Errorf("grading canary %s: %w", m.Canaries[i].Name, err)
 			}
-			blind.Record(i, o[0])
+			placed.Record(i, o[0])
 		}
-		ev.Canaries = blind.Results()
+		ev.Canaries = placed.Results()
 	}
 	ev.Tally = g.tally
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
@@ -202,13 +238,9 @@ func Run(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*resul
 		ev.NotInDataset = max(g.summary.Intended-g.summary.Rows, 0)
 		ev.ExtraRows = max(g.summary.Rows-g.summary.Intended, 0)
 	}
-	res := assemble(m, digests, sandbox, opts.Version, ev)
-	res.Cases = g.cases
-	res.CasesNotKept = g.notKept
-	if g.spool != nil {
-		res.Rows = g.spool.Rows()
-	}
-	return res, nil
+	out.ev = ev
+	out.cases, out.notKept, out.spool = g.cases, g.notKept, g.spool
+	return out, nil
 }
 
 // graded is what grading the dataset's stream produced.
@@ -287,7 +319,7 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Verdict:       v.Verdict,
 		Reasons:       v.Reasons,
 		Warnings:      v.Warnings,
-		Findings:      nonNil(ev.Findings),
+		Findings:      nonNil(slices.Concat(ev.Findings, ev.JudgeLint, ev.Notes)),
 		Manifest:      results.ManifestRef{Name: m.Name, Path: m.File},
 		Digests:       digests,
 		Versions:      versions(m, version),
@@ -299,6 +331,9 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Canaries:      nonNil(ev.Canaries),
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,
+		Determinism:   ev.Determinism,
+		Hosted:        ev.Hosted,
+		Judge:         ev.Judge,
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gradegate/gradegate/gate"
 
 	"github.com/gradegate/gradegate/gate/compare"
 	"github.com/gradegate/gradegate/gate/results"
@@ -29,7 +30,7 @@ func (a *app) cmdCompare(ctx context.Context, args []string) outcome {
 	var heads [2]*results.Results
 	var rows [2]results.CaseIter
 	for i, name := range pos {
-		p, closeFile, err := openShard(name, limits, nil)
+		p, closeFile, err := gate.OpenShard(name, limits, nil)
 		if err != nil {
 			return a.fail("compare", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/manifest/input"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -119,7 +120,7 @@ func TestCanaryHosted(t *testing.T) {
 	t.Parallel()
 	const key = "sk-test-never-print-me"
 	manifestPath := filepath.Join("..", "..", "testdata", "examples", "order-summary", "gradegate.yaml")
-	m, err := manifest.Load(hostFS{}, filepath.ToSlash(manifestPath))
+	m, err := manifest.Load(input.Host{}, filepath.ToSlash(manifestPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestCanaryHosted(t *testing.T) {
 // keys, and calculate_output; parity is judged on the combined reward.
 func TestCanaryHostedMulti(t *testing.T) {
 	manifestPath := filepath.Join("..", "..", "testdata", "examples", "multi", "gradegate.yaml")
-	m, err := manifest.Load(hostFS{}, filepath.ToSlash(manifestPath))
+	m, err := manifest.Load(input.Host{}, filepath.ToSlash(manifestPath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,18 +9,6 @@ import (
 	"github.com/gradegate/gradegate/gate/lint"
 )
 
-// noteImageTag says once, on stderr, which image a grader without
-// image_tag gets.
-func (a *app) noteImageTag(s *suite) {
-	if s.m.Grader.Judge != nil || a.imageNoted {
-		return
-	}
-	if note := lint.ImageTagNote(s.m.Grader.ImageTag); note != "" {
-		fmt.Fprintf(a.stderr, "gradegate: %s\n", note)
-		a.imageNoted = true
-	}
-}
-
 // doctorImage checks that python can import the packages of every image
 // tag gradegate knows and says how to install what is missing: on stdout
 // after the human and markdown reports, on stderr beside the JSON one.

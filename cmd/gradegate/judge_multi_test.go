@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gradegate/gradegate/gate"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -227,7 +228,7 @@ func TestJudgeDeterminism(t *testing.T) {
 		}
 		found := false
 		for _, f := range res.Findings {
-			found = found || (f.Code == codeDeterminismSkipped && f.Line > 0)
+			found = found || (f.Code == gate.CodeDeterminismSkipped && f.Line > 0)
 		}
 		if !found {
 			t.Errorf("no determinism_skipped finding in %+v", res.Findings)

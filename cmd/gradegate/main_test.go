@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // reachablePython runs the tests with, first on PATH, the python3 that
-// gradegate would fall back to (see app.python): as root, graders run as
+// gradegate would fall back to (see Host.Python): as root, graders run as
 // other uids, which cannot execute an interpreter under a private home
 // (pyenv's shims under /root), and every command would otherwise find that
 // out again, at most a second a run. TestPythonFallback keeps the fallback

@@ -49,7 +49,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("pin", err)
 	}
-	data, err := input.ReadFile(hostFS{}, filepath.ToSlash(file), input.Manifest, limits.Of(input.Manifest))
+	data, err := input.ReadFile(input.Host{}, filepath.ToSlash(file), input.Manifest, limits.Of(input.Manifest))
 	if err != nil {
 		return a.fail("pin", manifest.ReadError(file, 0, "", "cannot read manifest", err))
 	}
@@ -92,7 +92,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 		if !slices.Contains(sections[:4], section) {
 			kind = input.Grader
 		}
-		d, err := manifest.DigestFile(hostFS{}, p, kind, limits.Of(kind))
+		d, err := manifest.DigestFile(input.Host{}, p, kind, limits.Of(kind))
 		if err != nil {
 			return a.fail("pin", err)
 		}
@@ -170,7 +170,7 @@ type pinnedFS struct {
 
 func (p pinnedFS) Open(name string) (fs.File, error) {
 	if name != p.name {
-		return hostFS{}.Open(name)
+		return input.Host{}.Open(name)
 	}
 	// The key is any valid fs path: the manifest's own may be absolute.
 	return fstest.MapFS{"manifest": &fstest.MapFile{Data: p.data, Mode: 0o644}}.Open("manifest")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/gate"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -34,8 +35,9 @@ type app struct {
 	stderr io.Writer
 	now    func() time.Time
 
-	pythonNoted bool // the interpreter fallback was reported once already
-	memoryNoted bool // an unenforced memory_mb was reported once already
+	// host is what the gate's pipeline may touch of this process: the
+	// environment above and the error stream.
+	host *gate.Host
 
 	// format is the command's --format, once its flags are parsed: fail
 	// writes the problems in it.
@@ -44,7 +46,6 @@ type app struct {
 	// outputRoots confine every file gradegate writes (the Action: the
 	// workspace and RUNNER_TEMP); nil allows any path.
 	outputRoots []string
-	imageNoted  bool // the default image tag was reported once already
 }
 
 // command is one subcommand.
@@ -112,6 +113,7 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 	for _, o := range opts {
 		o(a)
 	}
+	a.host = gate.NewHost(a.getenv, a.stderr)
 	if len(args) == 2 && args[0] == "help" {
 		// gradegate help CMD is gradegate CMD --help.
 		args = []string{args[1], "--help"}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/gradegate/gradegate/gate"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestNoSandboxOneLine(t *testing.T) {
 		t.Run(tt.cmd+"/"+tt.goos, func(t *testing.T) {
 			var stderr bytes.Buffer
 			a := &app{getenv: func(string) string { return "" }, stdout: &bytes.Buffer{}, stderr: &stderr, now: time.Now}
-			o := a.fail(tt.cmd, sandboxRefusal(sandbox.NotAvailable(tt.goos)))
+			o := a.fail(tt.cmd, gate.SandboxRefusal(sandbox.NotAvailable(tt.goos)))
 			if o.code != exitInternal {
 				t.Errorf("exit code %d, want %d", o.code, exitInternal)
 			}

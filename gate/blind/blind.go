@@ -12,7 +12,7 @@ import (
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
-// blindCanaries makes canaries travel exactly like cases: an item of the
+// Canaries makes canaries travel exactly like cases: an item of the
 // dataset's shape (an id in the dataset's id field shaped like its ids, and
 // the slice and family fields where the dataset has them), sent at random
 // positions among the cases, through the same stream, workers and batches.
@@ -23,7 +23,7 @@ import (
 // whole when grade_batch raises, so inside a batch its raise would become
 // every neighbour's error and the neighbours' errors its own.
 //
-// A nil *blindCanaries places none.
+// A nil *Canaries places none.
 type Canaries struct {
 	m        *manifest.Manifest
 	fields   manifest.Fields
@@ -41,6 +41,8 @@ type Canaries struct {
 	got      []bool
 }
 
+// New places the canaries of m among a dataset of about rows rows, drawing
+// every position and id from seed; nil when m has no canary.
 func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	if len(m.Canaries) == 0 {
 		return nil
@@ -229,7 +231,7 @@ func (b *Canaries) Results() []results.CanaryResult {
 	return out
 }
 
-// canaryResult judges one canary's outcome.
+// JudgeCanary judges one canary's outcome.
 func JudgeCanary(c manifest.Canary, threshold float64, o grading.Outcome) results.CanaryResult {
 	res := grading.EvaluateCanary(c, threshold, o)
 	cr := results.CanaryResult{

@@ -117,7 +117,7 @@ func fileDigest(fsys fs.FS, name string, kind input.Kind, limit int64) (string, 
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// compareDigests compares recorded digests with the manifest's pins.
+// CompareDigests compares recorded digests with the manifest's pins.
 func CompareDigests(m *manifest.Manifest, d Digests, withDataset bool) []DigestMismatch {
 	var out []DigestMismatch
 	for _, f := range pinnedFiles(m, withDataset) {

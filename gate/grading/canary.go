@@ -16,7 +16,7 @@ func EvaluateCanary(c manifest.Canary, threshold float64, o Outcome) canary.Resu
 	return canary.Evaluate(c, threshold, string(o.Class), o.Score, ErrorText(o.Error))
 }
 
-// errorText is how a canary's error is shown in its message.
+// ErrorText is how a canary's error is shown in its message.
 func ErrorText(e *CaseError) string {
 	if e == nil {
 		return ""

@@ -93,7 +93,7 @@ func GradeTasks(ctx context.Context, r Runner, tasks []Task) ([]Outcome, error) 
 	return out, nil
 }
 
-// checkOutcome holds one outcome to the Runner contract: a class, and a
+// CheckOutcome holds one outcome to the Runner contract: a class, and a
 // finite score on every ok.
 func CheckOutcome(o Outcome) error {
 	switch {
@@ -114,7 +114,7 @@ type Sandbox struct {
 	Unsandboxed bool `json:"unsandboxed"`
 }
 
-// caseError is the outcome's error, with its class always set.
+// ErrorOf is the outcome's error, with its class always set.
 func ErrorOf(o Outcome) *CaseError {
 	if o.Error == nil {
 		return &CaseError{Class: o.Class, Message: string(o.Class)}

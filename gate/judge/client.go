@@ -172,7 +172,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// errorText is the message of an API error body ({"error": {"message"}}),
+// ErrorText is the message of an API error body ({"error": {"message"}}),
 // or the start of the body.
 func errorText(body []byte) string {
 	s := strings.TrimSpace(string(body))

@@ -130,7 +130,7 @@ func canaryMessage(c results.CanaryResult) string {
 	return errorText(c.Error)
 }
 
-// errorText is "Type: message" for a grader error.
+// ErrorText is "Type: message" for a grader error.
 func errorText(e *grading.CaseError) string {
 	if e == nil {
 		return ""

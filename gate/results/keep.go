@@ -7,13 +7,13 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// keptPerRank is how many rows of each kind the reports can show are kept
+// KeptPerRank is how many rows of each kind the reports can show are kept
 // in memory: more than any report lists (10 in the terminal, 50 in
 // markdown), so what they show is what a run of any size would show.
 const KeptPerRank = 200
 
-// keeper keeps the case rows the reports show, bounded: the first
-// keptPerRank of each rank worstCases orders by (errors, omitted, failures;
+// Keeper keeps the case rows the reports show, bounded: the first
+// KeptPerRank of each rank worstCases orders by (errors, omitted, failures;
 // in a mandatory slice first). Passing rows are not kept.
 type Keeper struct {
 	mandatory map[string]bool
@@ -28,6 +28,7 @@ type keptRow struct {
 	row CaseResult
 }
 
+// NewKeeper keeps the rows the reports of a run under g show.
 func NewKeeper(g manifest.Gate) *Keeper {
 	k := &Keeper{mandatory: map[string]bool{}}
 	for _, r := range g.Slices {
@@ -38,6 +39,7 @@ func NewKeeper(g manifest.Gate) *Keeper {
 	return k
 }
 
+// Add sees one case row, in dataset order.
 func (k *Keeper) Add(c CaseResult) {
 	k.seq++
 	if c.Status == StatusPass {

@@ -13,7 +13,7 @@ import (
 	"strconv"
 )
 
-// caseSpool holds the case rows of a run on disk, already formatted as the
+// Spool holds the case rows of a run on disk, already formatted as the
 // results document's "cases" array shows them, so that the document can be
 // written with every case while memory holds only the kept ones. The file
 // is unlinked as soon as it is created: nothing is left behind, whatever
@@ -27,6 +27,7 @@ type Spool struct {
 	size int64
 }
 
+// NewSpool starts a spool of case rows in a file in dir, unlinked at once.
 func NewSpool(dir string) (*Spool, error) {
 	f, err := os.CreateTemp(dir, "gradegate-cases-*.json")
 	if err != nil {
@@ -242,6 +243,7 @@ func (s *Spool) writeTo(w io.Writer) error {
 	return err
 }
 
+// Close releases the spool's file.
 func (s *Spool) Close() error { return s.f.Close() }
 
 // writeResults writes res as render.JSON would (indented, HTML characters

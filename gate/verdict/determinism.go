@@ -11,7 +11,7 @@ import (
 // maxNamed is how many differing tasks a reason's message names.
 const maxNamed = 10
 
-// determinismReason is the nondeterministic_grader hold of a determinism
+// DeterminismReason is the nondeterministic_grader hold of a determinism
 // check, naming what differed; nil when nothing did or no check ran.
 func DeterminismReason(d *results.Determinism) *results.Reason {
 	if d == nil || len(d.Differed) == 0 {

@@ -12,8 +12,29 @@ import (
 // canaries.
 func AddHosted(r *results.Results, rep *hosted.Report, runErr error) {
 	r.Hosted = rep
-	if rep != nil && rep.OK() && runErr == nil {
+	if reason := hostedReason(rep, runErr); reason != nil {
+		r.Reasons = append(r.Reasons, *reason)
+		sortReasons(r.Reasons)
+		r.Verdict = results.VerdictHold
+	}
+}
+
+// hosted holds when the hosted parity of the canaries, if it ran, saw a
+// disagreement or could not finish, as AddHosted does.
+func (d *decider) hosted() {
+	if d.ev.Hosted == nil && d.ev.HostedErr == nil {
 		return
+	}
+	if r := hostedReason(d.ev.Hosted, d.ev.HostedErr); r != nil {
+		d.hold(*r)
+	}
+}
+
+// hostedReason is the canary_failed hold of a hosted parity run; nil when
+// every canary agreed.
+func hostedReason(rep *hosted.Report, runErr error) *results.Reason {
+	if rep != nil && rep.OK() && runErr == nil {
+		return nil
 	}
 	var msgs []string
 	if rep != nil {
@@ -25,7 +46,5 @@ func AddHosted(r *results.Results, rep *hosted.Report, runErr error) {
 	if len(msgs) == 0 {
 		msgs = append(msgs, "no canary was run on the hosted grader")
 	}
-	r.Reasons = append(r.Reasons, results.Reason{Code: results.ReasonCanaryFailed, Message: "hosted parity: " + strings.Join(msgs, "; ")})
-	sortReasons(r.Reasons)
-	r.Verdict = results.VerdictHold
+	return &results.Reason{Code: results.ReasonCanaryFailed, Message: "hosted parity: " + strings.Join(msgs, "; ")}
 }

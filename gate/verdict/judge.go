@@ -12,6 +12,25 @@ import (
 // and a budget that would have been exceeded (judge_budget_exceeded).
 func AddJudge(r *results.Results, u *results.JudgeUsage, lint []manifest.Finding) {
 	r.Judge = u
+	r.Findings = append(r.Findings, lint...)
+	if front := judgeReasons(u, lint); len(front) > 0 {
+		r.Reasons = append(front, r.Reasons...)
+		sortReasons(r.Reasons)
+		r.Verdict = results.VerdictHold
+	}
+}
+
+// judge holds for what a model grader's usage and lint call for, as
+// AddJudge does.
+func (d *decider) judge() {
+	for _, r := range judgeReasons(d.ev.Judge, d.ev.JudgeLint) {
+		d.hold(r)
+	}
+}
+
+// judgeReasons are the holds of a model grader's run: a budget that would
+// have been exceeded, then every hold finding of its lint.
+func judgeReasons(u *results.JudgeUsage, lint []manifest.Finding) []results.Reason {
 	var front []results.Reason
 	if u != nil && u.NotSent > 0 {
 		front = append(front, results.Reason{
@@ -21,14 +40,9 @@ func AddJudge(r *results.Results, u *results.JudgeUsage, lint []manifest.Finding
 		})
 	}
 	for _, f := range lint {
-		r.Findings = append(r.Findings, f)
 		if f.Severity == manifest.SeverityHold {
 			front = append(front, results.Reason{Code: results.ReasonGraderLint, File: f.File, Message: f.Message})
 		}
 	}
-	if len(front) > 0 {
-		r.Reasons = append(front, r.Reasons...)
-		sortReasons(r.Reasons)
-		r.Verdict = results.VerdictHold
-	}
+	return front
 }

@@ -71,7 +71,7 @@ func ScaleFindings(m *manifest.Manifest, cases []results.CaseResult) []manifest.
 	return w.Findings(m)
 }
 
-// scaleWatch folds case rows for ScaleFindings as they stream past: how
+// ScaleWatch folds case rows for ScaleFindings as they stream past: how
 // many scored outside [0, 1], the lowest and highest score, and the first
 // few ids.
 type ScaleWatch struct {
@@ -80,6 +80,7 @@ type ScaleWatch struct {
 	ids    []string
 }
 
+// Add sees one case row.
 func (w *ScaleWatch) Add(c results.CaseResult) {
 	if c.Class != grading.ClassOK || c.Score == nil || (*c.Score >= 0 && *c.Score <= 1) {
 		return
@@ -94,6 +95,7 @@ func (w *ScaleWatch) Add(c results.CaseResult) {
 	}
 }
 
+// Findings is the score_scale_unset warning of the rows seen, if any.
 func (w *ScaleWatch) Findings(m *manifest.Manifest) []manifest.Finding {
 	if w.n == 0 || m.Grader.Judge != nil || m.Grader.Range != nil {
 		return nil

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/multi"
@@ -22,24 +21,24 @@ import (
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
-// codeDeterminismSkipped is the warning of a determinism check that was
+// CodeDeterminismSkipped is the warning of a determinism check that was
 // asked for and could not ask the model again.
-const codeDeterminismSkipped = "determinism_skipped"
+const CodeDeterminismSkipped = "determinism_skipped"
 
 // determinismSample starts the determinism check of a run: its seed, from
 // the system's random source (recorded in the results), and the sample of
 // cases it draws from the run's own pass over the dataset (opts.Observe),
 // so the dataset is read once. The canary command passes no cases.
-func determinismSample(s *suite, withCases bool, opts *gate.Options) (*gate.DeterminismSample, error) {
+func determinismSample(s *Suite, withCases bool, opts *Options) (*DeterminismSample, error) {
 	seed, err := determinismSeed()
 	if err != nil {
 		return nil, err
 	}
-	ds, err := gate.NewDeterminismSample(s.m, opts.Shard, seed)
+	ds, err := NewDeterminismSample(s.Manifest, opts.Shard, seed)
 	if err != nil {
 		return nil, err
 	}
-	if withCases && s.m.Gate.Determinism.Sample > 0 {
+	if withCases && s.Manifest.Gate.Determinism.Sample > 0 {
 		opts.Observe = ds.Observe
 	}
 	return ds, nil
@@ -51,7 +50,7 @@ const determinismWorkers = 4
 
 // checkDeterminism grades every canary and the sample of the cases twice,
 // each time in a fresh pool with its own PYTHONHASHSEED and the second time
-// in another order, and records the check in res: a difference holds with
+// in another order, and records the check in ev: a difference holds with
 // nondeterministic_grader. It runs after the main grading, so the pools it
 // starts share no process with it.
 //
@@ -66,21 +65,21 @@ const determinismWorkers = 4
 // The two gradings run at once on the run's sandbox and interpreter, each
 // pool with half the run's workers (at most determinismWorkers) on sandbox
 // slots of its own.
-func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sample *gate.DeterminismSample, withCases bool, f gradeFlags, shard shard.Shard, res *results.Results) error {
+func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, sample *DeterminismSample, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
 	}
 	askModels := false
-	if subs := s.m.Grader.Multi.Models(); len(subs) > 0 {
-		why, err := modelDeterminismSkip(s.m, s.models.HasKey(), usedCalls(res), len(subs), func() (int, error) {
+	if subs := s.Manifest.Grader.Multi.Models(); len(subs) > 0 {
+		why, err := modelDeterminismSkip(s.Manifest, s.models.HasKey(), usedCalls(ev.Judge), len(subs), func() (int, error) {
 			return multiSampleSize(s, withCases, shard)
 		})
 		if err != nil {
 			return err
 		}
-		a.noteDeterminismSkipped(s.m, res, why)
-		askModels = why == "" && s.m.Line("gate.determinism") > 0
+		a.noteDeterminismSkipped(s.Manifest, ev, why)
+		askModels = why == "" && s.Manifest.Line("gate.determinism") > 0
 	}
 	var asked []*multi.Models
 	var mu sync.Mutex
@@ -101,8 +100,8 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 			return nil, nil, fmt.Errorf("the determinism check needs %d sandbox slots and the sandbox has %d: grade with fewer --workers", need, e.sb.Slots())
 		}
 		if askModels {
-			m, err := multi.NewModels(s.m.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
-				return a.newJudge(g, judgeFlags{concurrency: f.judge.concurrency})
+			m, err := multi.NewModels(s.Manifest.Grader.Multi, func(g manifest.Grader) (*judge.Judge, error) {
+				return a.newJudge(g, JudgeOptions{Concurrency: f.Judge.Concurrency})
 			})
 			if err != nil {
 				return nil, nil, err
@@ -126,10 +125,10 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 	if askModels {
 		d.Asked = results.DeterminismPythonModel
 		for _, m := range asked {
-			addCalls(res.Judge, m.Usage())
+			addCalls(ev.Judge, m.Usage())
 		}
 	}
-	verdict.AddDeterminism(res, d)
+	ev.Determinism = d
 	return nil
 }
 
@@ -139,19 +138,19 @@ func (a *app) checkDeterminism(ctx context.Context, s *suite, env *graderEnv, sa
 // calls, so it runs only when the manifest writes gate.determinism; without
 // a key, or when grader.max_calls leaves too few calls, it is skipped and
 // the results and the error stream say why.
-func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.Set, withCases bool, f gradeFlags, shard shard.Shard, res *results.Results, hasKey bool) error {
-	if s.m.Line("gate.determinism") == 0 {
+func (a *Host) checkJudgeDeterminism(ctx context.Context, s *Suite, set *dataset.Set, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence, hasKey bool) error {
+	if s.Manifest.Line("gate.determinism") == 0 {
 		return nil
 	}
 	var cases []dataset.Case
-	if withCases && set != nil && s.m.Gate.Determinism.Sample > 0 {
+	if withCases && set != nil && s.Manifest.Gate.Determinism.Sample > 0 {
 		cases = set.Cases
 	}
-	why, err := modelDeterminismSkip(s.m, hasKey, usedCalls(res), 1, func() (int, error) {
-		return len(s.m.Canaries) + min(s.m.Gate.Determinism.Sample, countSampled(cases, shard)), nil
+	why, err := modelDeterminismSkip(s.Manifest, hasKey, usedCalls(ev.Judge), 1, func() (int, error) {
+		return len(s.Manifest.Canaries) + min(s.Manifest.Gate.Determinism.Sample, countSampled(cases, shard)), nil
 	})
 	if err != nil || why != "" {
-		a.noteDeterminismSkipped(s.m, res, why)
+		a.noteDeterminismSkipped(s.Manifest, ev, why)
 		return err
 	}
 	seed, err := determinismSeed()
@@ -168,8 +167,8 @@ func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.
 	}
 	var asked []*judge.Judge
 	start := time.Now()
-	d, err := gate.CheckDeterminism(ctx, s.m, next, shard, seed, func(ctx context.Context, _ uint32) (grading.Runner, func(), error) {
-		j, err := a.newJudge(s.m.Grader, judgeFlags{concurrency: f.judge.concurrency})
+	d, err := CheckDeterminism(ctx, s.Manifest, next, shard, seed, func(ctx context.Context, _ uint32) (grading.Runner, func(), error) {
+		j, err := a.newJudge(s.Manifest.Grader, JudgeOptions{Concurrency: f.Judge.Concurrency})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -182,9 +181,9 @@ func (a *app) checkJudgeDeterminism(ctx context.Context, s *suite, set *dataset.
 	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	d.Asked = results.DeterminismModel
 	for _, j := range asked {
-		addCalls(res.Judge, j.Usage())
+		addCalls(ev.Judge, j.Usage())
 	}
-	verdict.AddDeterminism(res, d)
+	ev.Determinism = d
 	return nil
 }
 
@@ -223,13 +222,13 @@ func modelDeterminismSkip(m *manifest.Manifest, hasKey bool, used, graders int, 
 
 // noteDeterminismSkipped says, on the error stream and as a warning in the
 // results, that the determinism check did not ask the model again.
-func (a *app) noteDeterminismSkipped(m *manifest.Manifest, res *results.Results, why string) {
+func (a *Host) noteDeterminismSkipped(m *manifest.Manifest, ev *verdict.Evidence, why string) {
 	if why == "" {
 		return
 	}
 	msg := "determinism check of the model graders skipped: " + why
 	fmt.Fprintf(a.stderr, "gradegate: %s\n", msg)
-	res.Findings = append(res.Findings, manifest.Finding{Code: codeDeterminismSkipped, Severity: manifest.SeverityWarn,
+	ev.Notes = append(ev.Notes, manifest.Finding{Code: CodeDeterminismSkipped, Severity: manifest.SeverityWarn,
 		File: m.File, Line: m.Line("gate.determinism"), Message: msg})
 }
 
@@ -244,11 +243,11 @@ func determinismSeed() (uint64, error) {
 }
 
 // usedCalls are the model calls the run has made so far.
-func usedCalls(res *results.Results) int {
-	if res.Judge == nil {
+func usedCalls(u *results.JudgeUsage) int {
+	if u == nil {
 		return 0
 	}
-	return res.Judge.Calls
+	return u.Calls
 }
 
 // addCalls counts the determinism check's calls in the run's usage.
@@ -277,13 +276,13 @@ func countSampled(cases []dataset.Case, sh shard.Shard) int {
 
 // multiSampleSize is how many canaries and cases a multi grader's
 // determinism check grades.
-func multiSampleSize(s *suite, withCases bool, shard shard.Shard) (int, error) {
-	if !withCases || s.m.Gate.Determinism.Sample == 0 {
-		return len(s.m.Canaries), nil
+func multiSampleSize(s *Suite, withCases bool, shard shard.Shard) (int, error) {
+	if !withCases || s.Manifest.Gate.Determinism.Sample == 0 {
+		return len(s.Manifest.Canaries), nil
 	}
 	tasks, err := multiTasks(s, false, shard)
 	if err != nil {
 		return 0, err
 	}
-	return len(s.m.Canaries) + min(s.m.Gate.Determinism.Sample, len(tasks)-len(s.m.Canaries)), nil
+	return len(s.Manifest.Canaries) + min(s.Manifest.Gate.Determinism.Sample, len(tasks)-len(s.Manifest.Canaries)), nil
 }

@@ -1,9 +1,9 @@
-package main
+package gate
 
 import (
 	"fmt"
+	"path/filepath"
 
-	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/compare"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/verdict"
@@ -22,14 +22,14 @@ type baselineInput struct {
 // openBaseline opens the base results as a header and a stream of rows. A
 // file that is not a results document, or whose manifest has another name,
 // is an input error naming the file.
-func openBaseline(b baselineInput, limits input.Limits) (gate.ShardPart, func(), error) {
-	p, closeFile, err := openShard(b.file, limits, nil)
+func openBaseline(b baselineInput, limits input.Limits) (ShardPart, func(), error) {
+	p, closeFile, err := OpenShard(b.file, limits, nil)
 	if err != nil {
-		return gate.ShardPart{}, nil, fmt.Errorf("--baseline: %w", err)
+		return ShardPart{}, nil, fmt.Errorf("--baseline: %w", err)
 	}
 	if got := p.Results.Manifest.Name; got != b.name {
 		closeFile()
-		return gate.ShardPart{}, nil, fmt.Errorf("--baseline: %w", &manifest.Error{File: b.file, Key: "manifest.name",
+		return ShardPart{}, nil, fmt.Errorf("--baseline: %w", &manifest.Error{File: b.file, Key: "manifest.name",
 			Msg: fmt.Sprintf("the base results are of manifest %q, this run's is %q", got, b.name)})
 	}
 	return p, closeFile, nil
@@ -83,9 +83,59 @@ func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) e
 	return nil
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+// OpenShard opens a results file as a stream: its header now, its rows one
+// at a time as the caller asks. Both reads go through the input layer.
+// check, when set, checks every row as it passes and the header's counts
+// against them at the end (merge); compare reads without it.
+func OpenShard(name string, limits input.Limits, check func(*results.Results) *results.ShardCheck) (ShardPart, func(), error) {
+	open := func() (*input.File, error) {
+		f, err := input.Open(input.Host{}, filepath.ToSlash(name), input.Results, limits.Of(input.Results))
+		if err != nil {
+			return nil, manifest.ReadError(name, 0, "", "cannot read results", err)
+		}
+		return f, nil
 	}
-	return s
+	hf, err := open()
+	if err != nil {
+		return ShardPart{}, nil, err
+	}
+	r, err := results.ReadResultsHeader(hf)
+	hf.Close()
+	if err != nil {
+		return ShardPart{}, nil, &manifest.Error{File: name, Msg: "not a results JSON document", Err: err}
+	}
+	if r.Schema != results.ResultsSchema {
+		return ShardPart{}, nil, &manifest.Error{File: name, Key: "schema", Msg: fmt.Sprintf("want %q, got %q", results.ResultsSchema, r.Schema)}
+	}
+	cf, err := open()
+	if err != nil {
+		return ShardPart{}, nil, err
+	}
+	rows := &shardRows{name: name, r: results.NewCaseReader(cf)}
+	if check != nil {
+		rows.check = check(r)
+	}
+	return ShardPart{Results: r, Cases: rows}, func() { cf.Close() }, nil
+}
+
+// shardRows names the shard file in a row's decoding error, and refuses a
+// row no run could have written: both are input errors.
+type shardRows struct {
+	name  string
+	r     *results.CaseReader
+	check *results.ShardCheck
+}
+
+func (s *shardRows) Next() (results.CaseResult, bool, error) {
+	c, ok, err := s.r.Next()
+	if err != nil {
+		return c, ok, &manifest.Error{File: s.name, Msg: "not a results JSON document", Err: err}
+	}
+	if s.check == nil {
+		return c, ok, nil
+	}
+	if !ok {
+		return c, ok, s.check.Done()
+	}
+	return c, ok, s.check.Row(c)
 }

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// loadedFS serves the suite's files as s.fsys does, except the grader's
+// loadedFS serves the suite's files as s.FS does, except the grader's
 // Python sources, which it serves from the bytes the workers loaded
-// (suite.parts):
+// (Suite.parts):
 // the digest the gate checks is then the digest of what runs, and a grader
 // that rewrites its own file once loaded (to the pinned content, say)
 // changes nothing.
-type loadedFS struct{ s *suite }
+type loadedFS struct{ s *Suite }
 
 func (l loadedFS) Open(name string) (fs.File, error) {
 	if !l.isSource(name) {
-		return l.s.fsys.Open(name)
+		return l.s.FS.Open(name)
 	}
 	parts, err := l.s.parts()
 	if err != nil {
@@ -28,16 +28,16 @@ func (l loadedFS) Open(name string) (fs.File, error) {
 			return &memFile{Reader: bytes.NewReader(p.src), name: path.Base(name), size: int64(len(p.src))}, nil
 		}
 	}
-	return l.s.fsys.Open(name)
+	return l.s.FS.Open(name)
 }
 
 // isSource reports whether name is one of the grader's Python sources.
 func (l loadedFS) isSource(name string) bool {
-	if name == l.s.m.Path(l.s.m.Grader.Source) {
+	if name == l.s.Manifest.Path(l.s.Manifest.Grader.Source) {
 		return true
 	}
-	for _, sg := range l.s.m.Grader.Multi.PythonParts() {
-		if name == l.s.m.Path(sg.Source) {
+	for _, sg := range l.s.Manifest.Grader.Multi.PythonParts() {
+		if name == l.s.Manifest.Path(sg.Source) {
 			return true
 		}
 	}

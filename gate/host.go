@@ -1,0 +1,38 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gradegate/gradegate/gate/lint"
+)
+
+// Host is what a gate run may touch of the process that runs it: its
+// environment (OPENAI_API_KEY, OPENAI_BASE_URL, GRADEGATE_PYTHON, …) and
+// the stream it writes notes to. Nothing in gate reads the process
+// environment or writes to os.Stderr behind it.
+type Host struct {
+	getenv func(string) string
+	stderr io.Writer
+
+	pythonNoted bool // the interpreter fallback was reported once already
+	memoryNoted bool // an unenforced memory_mb was reported once already
+	imageNoted  bool // the default image tag was reported once already
+}
+
+// NewHost is a Host reading getenv and writing notes to stderr.
+func NewHost(getenv func(string) string, stderr io.Writer) *Host {
+	return &Host{getenv: getenv, stderr: stderr}
+}
+
+// NoteImageTag says once, on stderr, which image a grader without
+// image_tag gets.
+func (a *Host) NoteImageTag(s *Suite) {
+	if s.Manifest.Grader.Judge != nil || a.imageNoted {
+		return
+	}
+	if note := lint.ImageTagNote(s.Manifest.Grader.ImageTag); note != "" {
+		fmt.Fprintf(a.stderr, "gradegate: %s\n", note)
+		a.imageNoted = true
+	}
+}

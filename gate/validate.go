@@ -1,0 +1,184 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/gradegate/gradegate/gate/digest"
+	"github.com/gradegate/gradegate/gate/lint"
+	"github.com/gradegate/gradegate/gate/render"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
+)
+
+// Validate checks the manifest's suite without grading (the validate
+// command): the digests, the dataset contract, what a run would omit, and
+// for a Python grader the lint and the image tag's packages, which run in
+// processes of their own while the dataset is read. python is the
+// interpreter of those checks, image the Action image (GRADEGATE_IMAGE).
+func (a *Host) Validate(ctx context.Context, s *Suite, python, image string) (*render.Validation, error) {
+	// The grader's Python checks (its own processes) run while the dataset
+	// is read; a dataset that cannot be used is still reported first, and
+	// the checks are then stopped.
+	pyCtx, stopPython := context.WithCancel(ctx)
+	var pyChecks sync.WaitGroup
+	defer func() {
+		stopPython()
+		pyChecks.Wait()
+	}()
+	var lintFindings []manifest.Finding
+	var lintErr error
+	if s.Manifest.Grader.Judge == nil {
+		pyChecks.Go(func() { lintFindings, lintErr = s.PythonChecks(pyCtx, python, image) })
+	}
+	// One pass over the dataset: the contract checks and what a run would
+	// omit, without keeping the rows.
+	src := dataset.Open(s.FS, s.Manifest)
+	cov := newCoverage(s.Manifest)
+	for {
+		c, ok := src.Next()
+		if !ok {
+			break
+		}
+		cov.add(c)
+	}
+	sum, err := src.Close()
+	if err := errors.Join(err, s.LaterFiles()); err != nil {
+		return nil, err
+	}
+	_, mismatches, err := digest.CheckDigests(s.FS, s.Manifest, true)
+	if err != nil {
+		return nil, err
+	}
+	v := &render.Validation{Schema: render.ValidationSchema, Findings: []manifest.Finding{}, Warnings: []manifest.Finding{}}
+	for _, mm := range mismatches {
+		v.Findings = append(v.Findings, manifest.Finding{
+			Code: results.ReasonDigestMismatch, Severity: manifest.SeverityHold,
+			File: s.Manifest.File, Line: s.Manifest.Line(mm.Key), Message: digestMessage(mm),
+		})
+	}
+	pyChecks.Wait()
+	if lintErr != nil {
+		return nil, lintErr
+	}
+	if s.Manifest.Grader.Judge == nil {
+		a.NoteImageTag(s)
+	} else {
+		lintFindings = lint.ModelGrader(s.Manifest)
+	}
+	for _, fd := range append(append(sum.Findings, lintFindings...), cov.findings(sum)...) {
+		if fd.Severity == manifest.SeverityHold {
+			v.Findings = append(v.Findings, fd)
+		} else {
+			v.Warnings = append(v.Warnings, fd)
+		}
+	}
+	return v, nil
+}
+
+// digestMessage says which file changed and both digests.
+func digestMessage(mm digest.DigestMismatch) string {
+	if mm.Want == "" {
+		return fmt.Sprintf("%s %s is not pinned: add %s (gradegate pin writes %s)", mm.Name, mm.File, mm.Key, mm.Got)
+	}
+	return fmt.Sprintf("%s %s has %s but %s pins %s (gradegate pin records the new digest after an intended change)", mm.Name, mm.File, mm.Got, mm.Key, mm.Want)
+}
+
+// coverage is what validate can tell, without grading, about the cases a
+// run would omit or the mandatory slices it could not fill: a case without
+// a sample, intended cases missing from the file, a mandatory slice with
+// fewer rows than min_cases (or none). Each holds when the run would hold
+// for it (omitted_cases, slice_too_small). It folds the rows one at a time.
+type coverage struct {
+	m         *manifest.Manifest
+	mandatory map[string]bool
+	missing   []dataset.Case  // rows without a sample, their bytes dropped
+	rows      map[string]int  // mandatory slice -> rows with a sample
+	inData    map[string]bool // every slice some row is in, for "did you mean"
+}
+
+// codeUnknownSlice is the warning for a slice rule in gate.slices that
+// names no slice of the dataset (a mandatory one holds as slice_too_small).
+const codeUnknownSlice = "unknown_slice"
+
+func newCoverage(m *manifest.Manifest) *coverage {
+	c := &coverage{m: m, mandatory: map[string]bool{}, rows: map[string]int{}, inData: map[string]bool{}}
+	for _, r := range m.Gate.Slices {
+		if r.Mandatory {
+			c.mandatory[r.Name] = true
+		}
+	}
+	return c
+}
+
+func (cv *coverage) add(c dataset.Case) {
+	for _, sl := range c.Slices {
+		cv.inData[sl] = true
+	}
+	if c.Sample == nil {
+		cv.missing = append(cv.missing, dataset.Case{ID: c.ID, Slices: c.Slices, File: c.File, Line: c.Line})
+		return
+	}
+	for _, sl := range c.Slices {
+		if cv.mandatory[sl] {
+			cv.rows[sl]++
+		}
+	}
+}
+
+func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
+	m := cv.m
+	var out []manifest.Finding
+	notInDataset := max(sum.Intended-sum.Rows, 0)
+	omitted := len(cv.missing) + notInDataset
+	over := omitted > m.Gate.MaxOmitted
+	for _, c := range cv.missing {
+		sev := manifest.SeverityWarn
+		inMandatory := false
+		for _, sl := range c.Slices {
+			inMandatory = inMandatory || cv.mandatory[sl]
+		}
+		if over || inMandatory {
+			sev = manifest.SeverityHold
+		}
+		out = append(out, manifest.Finding{Code: results.OmittedMissingSample, Severity: sev, File: c.File, Line: c.Line, CaseID: c.ID,
+			Message: fmt.Sprintf("case %s has no sample (inline or in the samples file): a run omits it", c.ID)})
+	}
+	if notInDataset > 0 {
+		sev := manifest.SeverityWarn
+		if over {
+			sev = manifest.SeverityHold
+		}
+		out = append(out, manifest.Finding{Code: results.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
+			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", sum.Intended, m.Dataset.Path, sum.Rows, notInDataset)})
+	}
+	names := make([]string, 0, len(cv.inData))
+	for sl := range cv.inData {
+		names = append(names, sl)
+	}
+	sort.Strings(names)
+	for _, r := range m.Gate.Slices {
+		if !r.Mandatory && !cv.inData[r.Name] {
+			// A rule for a slice no row has never applies: most likely a typo.
+			out = append(out, manifest.Finding{Code: codeUnknownSlice, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.slices." + r.Name),
+				Message: fmt.Sprintf("gate.slices.%s: no case of the dataset is in slice %s, so its rule never applies%s", r.Name, r.Name, manifest.Suggest(r.Name, names))})
+			continue
+		}
+		if !r.Mandatory || cv.rows[r.Name] >= max(r.MinCases, 1) {
+			continue
+		}
+		msg := fmt.Sprintf("mandatory slice %s has %d cases with a sample, fewer than min_cases %d", r.Name, cv.rows[r.Name], r.MinCases)
+		if cv.rows[r.Name] == 0 {
+			msg = fmt.Sprintf("mandatory slice %s has no case with a sample in the dataset (it may have vanished in a join or a rename)", r.Name)
+			if !cv.inData[r.Name] {
+				msg += manifest.Suggest(r.Name, names)
+			}
+		}
+		out = append(out, manifest.Finding{Code: results.ReasonSliceTooSmall, Severity: manifest.SeverityHold, File: m.File, Line: m.Line("gate.slices." + r.Name), Message: msg})
+	}
+	return out
+}
