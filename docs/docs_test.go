@@ -155,9 +155,6 @@ func anchors(md string) map[string]bool {
 	return out
 }
 
-// optionalPages may be linked before they are in the tree: the architecture
-// page is written together with the package layout it describes.
-var optionalPages = map[string]bool{"docs/architecture.md": true}
 
 func TestLinks(t *testing.T) {
 	root, err := filepath.Abs(repoRoot)
@@ -184,9 +181,6 @@ func TestLinks(t *testing.T) {
 					continue
 				}
 				info, err := os.Stat(abs)
-				if errors.Is(err, fs.ErrNotExist) && optionalPages[resolved] {
-					continue
-				}
 				if err != nil {
 					t.Errorf("%s: %s does not exist", where, resolved)
 					continue
