@@ -155,7 +155,6 @@ func anchors(md string) map[string]bool {
 	return out
 }
 
-
 func TestLinks(t *testing.T) {
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
