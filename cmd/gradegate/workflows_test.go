@@ -100,7 +100,8 @@ func TestActionMetadata(t *testing.T) {
 	}
 }
 
-// workflow is one workflow to lint: a file, or a block of README.md.
+// workflow is one workflow to lint: a file, or a block of README.md or of
+// a page in docs/.
 type workflow struct {
 	name    string // for messages, and the path actionlint reports
 	content []byte
@@ -124,16 +125,22 @@ func workflowsToLint(t *testing.T) []workflow {
 			}
 		}
 	}
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i, block := range yamlBlocks(string(readme)) {
-		if strings.Contains(block.text, "jobs:") {
-			out = append(out, workflow{
-				name:    filepath.Join(repoRoot, "README.md") + ":" + strconv.Itoa(block.line) + " (block " + strconv.Itoa(i+1) + ")",
-				content: []byte(block.text),
-			})
+	for _, page := range append([]string{filepath.Join(repoRoot, "README.md")}, pages...) {
+		md, err := os.ReadFile(page)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		for i, block := range yamlBlocks(string(md)) {
+			if strings.Contains(block.text, "jobs:") {
+				out = append(out, workflow{
+					name:    page + ":" + strconv.Itoa(block.line) + " (block " + strconv.Itoa(i+1) + ")",
+					content: []byte(block.text),
+				})
+			}
 		}
 	}
 	return out
