@@ -372,10 +372,16 @@ func copyTree(src, dst string) error {
 }
 
 // workspace is a page's folder to run its walkthroughs in: testdata/ as
-// testdata/, and what docs/testdata/ holds at its top.
+// testdata/, and what docs/testdata/ holds at its top. It is the top of a
+// repository (it has a .git folder), as a user's clone is: the examples
+// under testdata/examples/broken/ read files of their neighbours, inside
+// the repository tree.
 func workspace(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := copyTree(filepath.Join(repoRoot, "testdata"), filepath.Join(dir, "testdata")); err != nil {
 		t.Fatal(err)
 	}
