@@ -78,18 +78,18 @@ func mutateReport(manifestName string, rep *mutate.Report, minScore *float64, fi
 		verdict = "pass"
 	}
 	if len(rep.Mutants) == 0 {
-		return &commandReport{manifest: manifestName, title: "hold: " + gate.NoMutationSite(nil).Code + ": " + gate.NoMutationSite(nil).Message, markdown: markdownOf(rep), file: file}
+		return &commandReport{Manifest: manifestName, Title: "hold: " + gate.NoMutationSite(nil).Code + ": " + gate.NoMutationSite(nil).Message, Markdown: markdownOf(rep), File: file}
 	}
 	bar := "every mutant killed"
 	if minScore != nil {
 		bar = fmt.Sprintf("minimum %.2f", *minScore)
 	}
 	return &commandReport{
-		manifest: manifestName,
-		title: fmt.Sprintf("%s: mutation score %.2f (%s): %d killed, %d survived of %d mutants",
+		Manifest: manifestName,
+		Title: fmt.Sprintf("%s: mutation score %.2f (%s): %d killed, %d survived of %d mutants",
 			verdict, rep.Score, bar, rep.Killed, rep.Survived, len(rep.Mutants)),
-		markdown: markdownOf(rep),
-		file:     file,
+		Markdown: markdownOf(rep),
+		File:     file,
 	}
 }
 
@@ -108,11 +108,11 @@ func shadowReport(manifestName string, rep *shadow.Report, file string) *command
 		verdict = "hold"
 	}
 	return &commandReport{
-		manifest: manifestName,
-		title: fmt.Sprintf("%s: %d of %d graded cases and %d of %d canaries changed",
+		Manifest: manifestName,
+		Title: fmt.Sprintf("%s: %d of %d graded cases and %d of %d canaries changed",
 			verdict, len(rep.Changed), rep.Overall.Cases, canaries, len(rep.Canaries)),
-		markdown: markdownOf(rep),
-		file:     file,
+		Markdown: markdownOf(rep),
+		File:     file,
 	}
 }
 

@@ -45,7 +45,7 @@ func actionOutputRoots(getenv func(string) string) func(*app) {
 		if getenv("GITHUB_WORKSPACE") == "" {
 			return
 		}
-		// As tempResultsFile does: the system's temporary folder stands in
+		// As action.TempResultsFile does: the system's temporary folder stands in
 		// for a RUNNER_TEMP that is unset or missing in the container.
 		temp := getenv("RUNNER_TEMP")
 		if st, err := os.Stat(temp); temp == "" || err != nil || !st.IsDir() {
