@@ -28,7 +28,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
-	if err := outputFor(a).check(f.results); err != nil {
+	if err := outputFor(a).Check(f.results); err != nil {
 		return a.fail("mutate", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -65,7 +65,7 @@ func (a *app) writeReport(rep interface {
 		err = rep.WriteText(a.stdout)
 	}
 	if err == nil && f.results != "" {
-		err = outputFor(a).writeJSON(f.results, rep)
+		err = outputFor(a).WriteJSON(f.results, rep)
 	}
 	return err
 }
@@ -146,7 +146,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	if err := outputFor(a).check(f.results); err != nil {
+	if err := outputFor(a).Check(f.results); err != nil {
 		return a.fail("shadow", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)

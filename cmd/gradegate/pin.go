@@ -112,7 +112,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	}
 	if rep.Changed {
 		// The manifest keeps its mode; pin never writes through a symlink.
-		if err := outputFor(a).writeBytes(file, 0o644, out); err != nil {
+		if err := outputFor(a).WriteBytes(file, 0o644, out); err != nil {
 			return a.fail("pin", err)
 		}
 	}
