@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gradegate/gradegate/gate/buildinfo"
 )
 
 const repoRoot = "../.."
@@ -507,7 +509,7 @@ func TestReleaseBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s version: %v", bin, err)
 	}
-	var got buildVersion
+	var got buildinfo.Version
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatal(err)
 	}
