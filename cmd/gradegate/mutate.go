@@ -73,47 +73,14 @@ func (a *app) writeReport(rep interface {
 // mutateReport is what the action posts for a mutation test: the score in
 // the title, the markdown report as the summary.
 func mutateReport(manifestName string, rep *mutate.Report, minScore *float64, file string) *commandReport {
-	verdict := "hold"
-	if rep.Passes(minScore) {
-		verdict = "pass"
-	}
-	if len(rep.Mutants) == 0 {
-		return &commandReport{Manifest: manifestName, Title: "hold: " + gate.NoMutationSite(nil).Code + ": " + gate.NoMutationSite(nil).Message, Markdown: markdownOf(rep), File: file}
-	}
-	bar := "every mutant killed"
-	if minScore != nil {
-		bar = fmt.Sprintf("minimum %.2f", *minScore)
-	}
-	return &commandReport{
-		Manifest: manifestName,
-		Title: fmt.Sprintf("%s: mutation score %.2f (%s): %d killed, %d survived of %d mutants",
-			verdict, rep.Score, bar, rep.Killed, rep.Survived, len(rep.Mutants)),
-		Markdown: markdownOf(rep),
-		File:     file,
-	}
+	return &commandReport{Manifest: manifestName, Title: gate.MutationTitle(rep, minScore), Markdown: markdownOf(rep), File: file}
 }
 
 // shadowReport is what the action posts for a shadow comparison: how many
 // cases and canaries changed in the title, the markdown report as the
 // summary.
 func shadowReport(manifestName string, rep *shadow.Report, file string) *commandReport {
-	canaries := 0
-	for _, c := range rep.Canaries {
-		if c.Changed {
-			canaries++
-		}
-	}
-	verdict := "pass"
-	if rep.AnyChanged() {
-		verdict = "hold"
-	}
-	return &commandReport{
-		Manifest: manifestName,
-		Title: fmt.Sprintf("%s: %d of %d graded cases and %d of %d canaries changed",
-			verdict, len(rep.Changed), rep.Overall.Cases, canaries, len(rep.Canaries)),
-		Markdown: markdownOf(rep),
-		File:     file,
-	}
+	return &commandReport{Manifest: manifestName, Title: gate.ShadowTitle(rep), Markdown: markdownOf(rep), File: file}
 }
 
 // markdownOf renders a report's markdown to a string; writing to memory

@@ -171,7 +171,7 @@ func (a *app) usage(w io.Writer) {
 // user can fix, 3 for everything else. Every problem of a joined error gets
 // its own line on stderr. With --format json or markdown the problems are
 // also data on stdout: the command's document with each problem as a
-// finding (see failureReport), so a caller that reads stdout learns every
+// finding (see render.Failure), so a caller that reads stdout learns every
 // problem of the run, not an empty page.
 func (a *app) fail(cmd string, err error) outcome {
 	code := exitInternal

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 
@@ -112,4 +113,26 @@ func ImagePackagesFinding(ctx context.Context, python string, m *manifest.Manife
 	return &manifest.Finding{Code: CodeImagePackagesMissing, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("grader"),
 		Message: fmt.Sprintf("%s cannot import %d of the %s image's packages (%s): a grader importing them errors here but not on the hosted grader; install them with: %s",
 			python, len(missing), tag, strings.Join(names, ", "), InstallHint(python, missing))}, nil
+}
+
+// WriteImageReport checks that python can import the packages of every
+// image tag gradegate knows, and writes to w, per tag, that it can or what
+// is missing with the command that installs it (`gradegate doctor`).
+func WriteImageReport(ctx context.Context, w io.Writer, python string) {
+	for _, tag := range ImageTags() {
+		missing, err := MissingImagePackages(ctx, python, tag)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "image %s packages: could not check %s: %v\n", tag, python, err)
+		case len(missing) == 0:
+			fmt.Fprintf(w, "image %s packages: all importable by %s\n", tag, python)
+		default:
+			names := make([]string, len(missing))
+			for i, p := range missing {
+				names[i] = p.Dist
+			}
+			fmt.Fprintf(w, "image %s packages: %s cannot import %s; graders importing them error here but not on the hosted grader. Install them with:\n  %s\n",
+				tag, python, strings.Join(names, ", "), InstallHint(python, missing))
+		}
+	}
 }
