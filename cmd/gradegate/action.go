@@ -25,37 +25,15 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		return exitInput
 	}
 
-	if in.Image != "" {
-		running := getenv(imageEnv)
-		if err := action.CheckImage(in.Image, running); err != nil {
-			step.Errors(err)
-			return exitInput
-		}
-		if running == "" {
-			// Outside the published images (a binary on the runner): the
-			// grader lint checks imports against the image the input names.
-			outer := getenv
-			getenv = func(k string) string {
-				if k == imageEnv {
-					return in.Image
-				}
-				return outer(k)
-			}
-		}
+	getenv, err = in.Environment(getenv, imageEnv)
+	if err != nil {
+		step.Errors(err)
+		return exitInput
 	}
-	resultsFile := ""
-	if in.Command != "merge" {
-		resultsFile = in.Results
-	}
-	if action.Posts(in.Command) && resultsFile == "" {
-		// The output "results" is always set. RUNNER_TEMP is inside the
-		// action's container; a later step that needs the file sets the
-		// results input to a workspace path.
-		resultsFile, err = action.TempResultsFile(getenv("RUNNER_TEMP"))
-		if err != nil {
-			step.Errors(err)
-			return exitInternal
-		}
+	resultsFile, err := in.ResultsFile(getenv)
+	if err != nil {
+		step.Errors(err)
+		return exitInternal
 	}
 	args, err := actionArgs(in, resultsFile)
 	if err != nil {
@@ -65,7 +43,7 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 	// The arguments name files of the pull request (the shards a glob
 	// matched): the line goes through the printer of the log.
 	fmt.Fprintf(render.NewGuard(stdout, render.LineRunes), "gradegate %s\n", strings.Join(args, " "))
-	out := execute(ctx, args, getenv, stdout, stderr, actionOutputRoots(getenv))
+	out := execute(ctx, args, getenv, stdout, stderr, func(a *app) { a.outputRoots = action.OutputRoots(getenv) })
 	if !action.Posts(in.Command) {
 		return out.code
 	}

@@ -8,7 +8,7 @@ import (
 // writeFailure writes the problems of a failed command on stdout in the
 // format asked for; the human format leaves them to stderr alone.
 func (a *app) writeFailure(cmd string, code int, err error) error {
-	findings := render.FailureFindings(problems(err), code)
+	findings := render.FailureFindings(render.Problems(err), code)
 	switch a.format {
 	case formatJSON:
 		if cmd == "validate" {

@@ -3,6 +3,7 @@ package action
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/sethvargo/go-githubactions"
@@ -140,4 +141,53 @@ func CheckImage(want, running string) error {
 // ReadInputs reads and checks the inputs in the environment getenv.
 func ReadInputs(getenv func(string) string) (Inputs, error) {
 	return readInputs(githubactions.New(githubactions.WithGetenv(getenv)))
+}
+
+// Environment is the environment the command runs with: getenv, except
+// that outside the published images (imageEnv unset) imageEnv names the
+// image the input asks for, so the grader lint checks imports against it.
+// An image input the step does not run in is an error (CheckImage).
+func (in Inputs) Environment(getenv func(string) string, imageEnv string) (func(string) string, error) {
+	running := getenv(imageEnv)
+	if err := CheckImage(in.Image, running); err != nil {
+		return nil, err
+	}
+	if in.Image == "" || running != "" {
+		return getenv, nil
+	}
+	return func(k string) string {
+		if k == imageEnv {
+			return in.Image
+		}
+		return getenv(k)
+	}, nil
+}
+
+// ResultsFile is where the command writes its results: the results input,
+// or, for a command that posts and no input (and for merge, whose results
+// input names the shards), a fresh file in RUNNER_TEMP. The output
+// "results" is always set; RUNNER_TEMP is inside the action's container, so
+// a later step that needs the file sets the results input to a workspace
+// path.
+func (in Inputs) ResultsFile(getenv func(string) string) (string, error) {
+	if in.Command != "merge" && (in.Results != "" || !Posts(in.Command)) {
+		return in.Results, nil
+	}
+	return TempResultsFile(getenv("RUNNER_TEMP"))
+}
+
+// OutputRoots are the folders the Action may write files in:
+// GITHUB_WORKSPACE and the runner's temporary folder (TempDir). Without a
+// workspace it confines nothing (nil).
+func OutputRoots(getenv func(string) string) []string {
+	if getenv("GITHUB_WORKSPACE") == "" {
+		return nil
+	}
+	roots := []string{}
+	for _, d := range []string{getenv("GITHUB_WORKSPACE"), TempDir(getenv("RUNNER_TEMP"))} {
+		if abs, err := filepath.Abs(d); err == nil {
+			roots = append(roots, abs)
+		}
+	}
+	return roots
 }

@@ -104,7 +104,7 @@ func (s *Step) Close() { s.win.close() }
 
 // Errors writes an error annotation for every problem of err.
 func (s *Step) Errors(err error) {
-	for _, line := range errorLines(err) {
+	for _, line := range render.ErrorLines(err) {
 		s.gh.Errorf("gradegate: %s", line)
 	}
 }
@@ -263,28 +263,8 @@ func reportErrors(gh *githubactions.Action, errs []error) {
 		if err == nil {
 			continue
 		}
-		for _, line := range errorLines(err) {
+		for _, line := range render.ErrorLines(err) {
 			gh.Errorf("gradegate: reporting failed: %s", line)
 		}
 	}
-}
-
-// errorLines flattens a joined error into one line per problem, as the
-// command layer prints them.
-func errorLines(err error) []string {
-	var lines []string
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				walk(x)
-			}
-			return
-		}
-		if e != nil {
-			lines = append(lines, strings.ReplaceAll(e.Error(), "\n", "\n  "))
-		}
-	}
-	walk(err)
-	return lines
 }
