@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/gradegate/gradegate/gate"
-	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest/input"
 )
 
@@ -34,15 +33,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 			return a.fail("pin", err)
 		}
 	}
-	switch f {
-	case formatJSON:
-		err = render.JSON(a.stdout, rep)
-	case formatMarkdown:
-		err = rep.WriteMarkdown(a.stdout)
-	default:
-		err = rep.WriteText(a.stdout)
-	}
-	if err != nil {
+	if err := a.writeFormatted(rep, f); err != nil {
 		return a.fail("pin", err)
 	}
 	return outcome{code: exitPass}

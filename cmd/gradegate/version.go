@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gradegate/gradegate/gate/buildinfo"
-	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -51,17 +50,8 @@ func (a *app) cmdVersion(ctx context.Context, args []string) outcome {
 		return a.fail("version", fmt.Errorf("%w: gradegate version takes no arguments, got %s", manifest.ErrInput, strings.Join(pos, " ")))
 	}
 	v := currentVersion()
-	var err error
 	v.Image = a.getenv(imageEnv)
-	switch f {
-	case formatJSON:
-		err = render.JSON(a.stdout, v)
-	case formatMarkdown:
-		_, err = fmt.Fprintf(a.stdout, "gradegate `%s`, %s %s/%s\n", v, v.Go, v.OS, v.Arch)
-	default:
-		_, err = fmt.Fprintf(a.stdout, "gradegate %s\n", v)
-	}
-	if err != nil {
+	if err := a.writeFormatted(v, f); err != nil {
 		return a.fail("version", err)
 	}
 	return outcome{code: exitPass}

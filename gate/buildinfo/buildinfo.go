@@ -4,6 +4,8 @@
 package buildinfo
 
 import (
+	"fmt"
+	"io"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -80,4 +82,16 @@ func (v Version) String() string {
 		s += " (commit " + c + ")"
 	}
 	return s
+}
+
+// WriteText writes the line `gradegate version` prints.
+func (v Version) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "gradegate %s\n", v)
+	return err
+}
+
+// WriteMarkdown writes the version with the Go release and platform.
+func (v Version) WriteMarkdown(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "gradegate `%s`, %s %s/%s\n", v, v.Go, v.OS, v.Arch)
+	return err
 }
