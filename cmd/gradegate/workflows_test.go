@@ -485,6 +485,9 @@ func TestReleasePinsTheActionImages(t *testing.T) {
 // binaries, for this machine's target only: the binary says the release's
 // version and commit, and SHA256SUMS holds its digest.
 func TestReleaseBinaries(t *testing.T) {
+	// A build of its own, into a folder of its own: it overlaps the other
+	// parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds gradegate from scratch")
 	}
