@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -142,4 +143,34 @@ func (s *shardRows) Next() (results.CaseResult, bool, error) {
 		return c, ok, s.check.Done()
 	}
 	return c, ok, s.check.Row(c)
+}
+
+// OpenShards opens the results file of every shard of the suite's run
+// (OpenShard), each checked against the manifest's pass threshold, and
+// reports every file that cannot be used at once. The func closes them all.
+func OpenShards(names []string, s *Suite, limits input.Limits) ([]ShardPart, func(), error) {
+	var parts []ShardPart
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	var errs []error
+	for _, name := range names {
+		p, closeFile, err := OpenShard(name, limits, func(head *results.Results) *results.ShardCheck {
+			return results.NewShardCheck(name, head, s.Manifest.Grader.PassThreshold)
+		})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		closers = append(closers, closeFile)
+		parts = append(parts, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return parts, closeAll, nil
 }

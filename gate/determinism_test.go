@@ -251,17 +251,22 @@ func TestDeterminismShard(t *testing.T) {
 	}
 }
 
-func TestAddAndMergeDeterminism(t *testing.T) {
+func TestDecideAndMergeDeterminism(t *testing.T) {
 	one := 1.0
 	diff := results.Difference{ID: "c1", First: results.Graded{Class: grading.ClassOK, Score: &one}, Second: results.Graded{Class: grading.ClassTimeout}}
 	canary := results.Difference{ID: "pos", Canary: true, First: results.Graded{Class: grading.ClassOK, Score: &one}, Second: results.Graded{Class: grading.ClassOK, Score: new(float64)}}
 
-	res := &results.Results{Verdict: results.VerdictPass, Reasons: []results.Reason{}}
-	verdict.AddDeterminism(res, &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{}, Status: results.StatusPass})
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	res := decide(t, s, func(ev *verdict.Evidence) {
+		ev.Determinism = &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{}, Status: results.StatusPass}
+	})
 	if res.Verdict != results.VerdictPass || res.Determinism == nil {
 		t.Errorf("a clean check: verdict %s, block %v", res.Verdict, res.Determinism)
 	}
-	verdict.AddDeterminism(res, &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{diff}, Status: results.VerdictHold})
+	res = decide(t, s, func(ev *verdict.Evidence) {
+		ev.Determinism = &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{diff}, Status: results.VerdictHold}
+	})
 	if res.Verdict != results.VerdictHold || len(res.Reasons) != 1 || !slices.Equal(res.Reasons[0].CaseIDs, []string{"c1"}) ||
 		!strings.Contains(res.Reasons[0].Message, "case c1: 1 then timeout") {
 		t.Errorf("a check with a difference: %s %+v", res.Verdict, res.Reasons)
@@ -296,13 +301,21 @@ func TestMergeKeepsDeterminism(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, p := range parts {
+		// Each shard's determinism check is evidence of its own run.
+		parts = nil
+		for k := 1; k <= 2; k++ {
 			d := &results.Determinism{Canaries: 3, Cases: 2, Differed: []results.Difference{}, Status: results.StatusPass}
-			if differ && k == 1 {
+			if differ && k == 2 {
 				d.Differed = []results.Difference{{ID: "c9", First: results.Graded{Class: grading.ClassOK, Score: &one}, Second: results.Graded{Class: grading.ClassTimeout}}}
 				d.Status = results.VerdictHold
 			}
-			verdict.AddDeterminism(p, d)
+			r := &fakeRunner{outcomes: sameOutcomes(k), sandbox: grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+			g, err := gradeRun(context.Background(), s.inputs(), r, Options{Shard: shard.Shard{Index: k, Count: 2}, Version: "1.2.3", CanarySeed: testSeed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.ev.Determinism = d
+			parts = append(parts, roundTrip(t, g.document()))
 		}
 		merged, err := Merge(s.m, parts)
 		if err != nil {

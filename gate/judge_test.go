@@ -1,15 +1,37 @@
 package gate
 
 import (
+	"context"
 	"slices"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 )
 
-func TestAddJudge(t *testing.T) {
+// decide grades suite s as TestRun does (gradeRun), lets add put what a
+// later stage of the pipeline found into the evidence, and returns the
+// results document Decide builds from it.
+func decide(t *testing.T, s suite, add func(*verdict.Evidence)) *results.Results {
+	t.Helper()
+	return decideWith(t, s, suiteOutcomes(), add)
+}
+
+// decideWith is decide with the grader's outcomes given.
+func decideWith(t *testing.T, s suite, outcomes map[string]grading.Outcome, add func(*verdict.Evidence)) *results.Results {
+	t.Helper()
+	r := &fakeRunner{outcomes: outcomes, sandbox: grading.Sandbox{UID: 60001, Seccomp: true, LandlockABI: 7, Rlimits: true}}
+	g, err := gradeRun(context.Background(), s.inputs(), r, Options{Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(&g.ev)
+	return g.document()
+}
+
+func TestJudgeReasons(t *testing.T) {
 	lint := []manifest.Finding{
 		{Code: results.CodeModelNotPinned, Severity: manifest.SeverityHold, File: "g.yaml", Line: 9, Message: "alias"},
 		{Code: "sample_unused", Severity: manifest.SeverityWarn, File: "g.yaml", Line: 10, Message: "unused"},
@@ -30,28 +52,36 @@ func TestAddJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &results.Results{Verdict: tt.verdict, Reasons: []results.Reason{}}
+			s := newSuite()
+			s.m.Gate.MaxOmitted = 1
 			if tt.verdict == results.VerdictHold {
-				r.Reasons = []results.Reason{{Code: results.ReasonOverallBelowThreshold}}
+				s.m.Gate.MinPassRate = 0.95
 			}
-			verdict.AddJudge(r, tt.usage, tt.lint)
+			base := decide(t, s, func(*verdict.Evidence) {})
+			r := decide(t, s, func(ev *verdict.Evidence) { ev.Judge, ev.JudgeLint = tt.usage, tt.lint })
 			got := []string{}
 			for _, x := range r.Reasons {
 				got = append(got, x.Code)
 			}
-			if r.Verdict != tt.verd || !slices.Equal(got, tt.want) || r.Judge != tt.usage || len(r.Findings) != len(tt.lint) {
+			if r.Verdict != tt.verd || !slices.Equal(got, tt.want) || r.Judge != tt.usage || len(r.Findings) != len(base.Findings)+len(tt.lint) {
 				t.Errorf("verdict %s reasons %v findings %d judge %v", r.Verdict, got, len(r.Findings), r.Judge)
 			}
 		})
 	}
 }
 
-// Reasons added after the verdict take their place root cause first: lint
-// and a judge budget that sent nothing before the canaries they broke.
-func TestAddJudgeKeepsReasonOrder(t *testing.T) {
-	r := &results.Results{Verdict: results.VerdictHold, Reasons: []results.Reason{{Code: results.ReasonCanaryFailed}, {Code: results.ReasonUnevaluableCases}}}
-	verdict.AddJudge(r, &results.JudgeUsage{NotSent: 1, Needed: 2, MaxCalls: 1},
-		[]manifest.Finding{{Code: "import_not_in_image", Severity: manifest.SeverityHold, Message: "import requests"}})
+// A model grader's reasons take their place root cause first: lint and a
+// judge budget that sent nothing before the canaries they broke.
+func TestJudgeReasonOrder(t *testing.T) {
+	s := newSuite()
+	s.m.Gate.MaxOmitted = 1
+	s.m.Gate.MaxErrors = 0
+	outcomes := suiteOutcomes()
+	outcomes["boolean-total-one-cent"] = scored(1)
+	r := decideWith(t, s, outcomes, func(ev *verdict.Evidence) {
+		ev.Judge = &results.JudgeUsage{NotSent: 1, Needed: 2, MaxCalls: 1}
+		ev.JudgeLint = []manifest.Finding{{Code: "import_not_in_image", Severity: manifest.SeverityHold, Message: "import requests"}}
+	})
 	var got []string
 	for _, x := range r.Reasons {
 		got = append(got, x.Code)

@@ -76,6 +76,9 @@ type Options struct {
 	// needs the rows (the determinism check's sample) takes them from the
 	// run's own pass instead of reading the dataset again.
 	Observe func(dataset.Case)
+	// JudgeUsage, when set, is read once grading is done: a model grader's
+	// calls and budget (judge.Judge's Usage), which the verdict weighs.
+	JudgeUsage func() *results.JudgeUsage
 }
 
 // DefaultBatch is how many tasks a batch Runner gets per Grade call:
@@ -113,6 +116,9 @@ func Run(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*resul
 	g, err := gradeRun(ctx, in, r, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.JudgeUsage != nil {
+		g.ev.Judge = opts.JudgeUsage()
 	}
 	return g.document(), nil
 }

@@ -84,7 +84,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	if err := outputFor(a).check(f.results); err != nil {
+	if err := outputFor(a).Check(f.results); err != nil {
 		return a.fail(name, err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -137,7 +137,7 @@ func (a *app) finish(name string, res *results.Results, f gradeFlags) outcome {
 		o.code = exitPass
 	}
 	if f.results != "" {
-		if err := outputFor(a).writeJSON(f.results, res); err != nil {
+		if err := outputFor(a).WriteJSON(f.results, res); err != nil {
 			return a.failWith(name, o, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/checkrun"
+	"github.com/gradegate/gradegate/gate/checkrun/action"
 	"github.com/gradegate/gradegate/gate/checkrun/checkruntest"
 )
 
@@ -89,7 +90,7 @@ func TestActionCommentWithoutPermission(t *testing.T) {
 			if strings.Contains(stdout, "reporting failed") {
 				t.Error("a token without pull-requests: write was reported as a failure")
 			}
-			if got := e.outputs(t)["verdict"]; got != verdictOf(tt.want) {
+			if got := e.outputs(t)["verdict"]; got != action.VerdictOf(tt.want) {
 				t.Errorf("output verdict %q", got)
 			}
 		})

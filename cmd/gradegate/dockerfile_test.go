@@ -344,6 +344,9 @@ func TestDockerignoreLeavesOutBuildOutputs(t *testing.T) {
 // as the build stage does (from the context root, with sh) and checks that
 // the binary reports the version file's version rather than "dev".
 func TestDockerfileBuildStampsTheVersion(t *testing.T) {
+	// A build of its own, into a folder of its own: it overlaps the other
+	// parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds gradegate from scratch (CGO_ENABLED=0, -trimpath)")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/render"
@@ -43,7 +42,7 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 	case formatJSON:
 		werr = render.JSON(a.stdout, rep)
 	case formatMarkdown:
-		werr = writeDoctorMarkdown(a.stdout, rep)
+		werr = render.DoctorMarkdown(a.stdout, rep)
 	default:
 		werr = rep.WriteText(a.stdout)
 	}
@@ -60,16 +59,4 @@ func (a *app) cmdDoctor(ctx context.Context, args []string) outcome {
 		return outcome{code: exitInternal}
 	}
 	return outcome{code: exitPass}
-}
-
-func writeDoctorMarkdown(w io.Writer, rep sandbox.Report) error {
-	if _, err := fmt.Fprintf(w, "**%s**\n\n| layer | check | status | detail |\n|---|---|---|---|\n", render.SandboxLine(rep.Sandbox)); err != nil {
-		return err
-	}
-	for _, c := range rep.Checks {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.Layer, c.Name, c.Status, c.Detail); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,108 +1,25 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// Finding codes of a command that stopped before it could decide anything.
-const (
-	// codeInputError is a problem with the command line, the manifest or a
-	// file it names that the user can fix (exit 2): a typo in a path, a key
-	// that does not exist, a value out of range.
-	codeInputError = "input_error"
-	// codeToolError is a failure of gradegate itself or of its sandbox
-	// (exit 3).
-	codeToolError = "tool_error"
-)
-
-// failureSchema names the document a command other than validate writes
-// with --format json when it stops on its input or its own failure.
-const failureSchema = "gradegate.failure/v1"
-
-// failureReport is what a command writes on stdout with --format json when
-// it cannot produce its usual document: the command, its exit code and each
-// problem as a finding. validate writes its own document (gradegate.validate/v1)
-// with the problems as findings instead, since that is what it reports.
-type failureReport struct {
-	Schema   string             `json:"schema"` // gradegate.failure/v1
-	Command  string             `json:"command"`
-	ExitCode int                `json:"exit_code"`
-	Findings []manifest.Finding `json:"findings"`
-}
-
-// failureFindings turns every problem of a (possibly joined) error into a
-// finding, with the file and line of the problems that have one.
-func failureFindings(err error, code int) []manifest.Finding {
-	var out []manifest.Finding
-	for _, e := range problems(err) {
-		f := manifest.Finding{Code: codeToolError, Severity: manifest.SeverityHold, Message: e.Error()}
-		if errors.Is(e, manifest.ErrInput) {
-			f.Code = codeInputError
-		}
-		var me *manifest.Error
-		if errors.As(e, &me) && me.Error() == e.Error() {
-			// The position goes in its fields; the message keeps the key.
-			f.File, f.Line = me.File, me.Line
-			f.Message = strings.TrimPrefix(e.Error(), positionPrefix(me))
-		}
-		out = append(out, f)
-	}
-	if len(out) == 0 {
-		out = append(out, manifest.Finding{Code: codeToolError, Severity: manifest.SeverityHold, Message: fmt.Sprintf("exit %d", code)})
-	}
-	return out
-}
-
-// positionPrefix is the "file:line: " an *Error's message starts with.
-func positionPrefix(e *manifest.Error) string {
-	switch {
-	case e.File != "" && e.Line > 0:
-		return fmt.Sprintf("%s:%d: ", e.File, e.Line)
-	case e.File != "":
-		return e.File + ": "
-	case e.Line > 0:
-		return fmt.Sprintf("line %d: ", e.Line)
-	}
-	return ""
-}
-
 // writeFailure writes the problems of a failed command on stdout in the
 // format asked for; the human format leaves them to stderr alone.
 func (a *app) writeFailure(cmd string, code int, err error) error {
-	findings := failureFindings(err, code)
+	findings := render.FailureFindings(render.Problems(err), code)
 	switch a.format {
 	case formatJSON:
 		if cmd == "validate" {
 			return render.JSON(a.stdout, &render.Validation{Schema: render.ValidationSchema, Findings: findings, Warnings: []manifest.Finding{}})
 		}
-		return render.JSON(a.stdout, failureReport{Schema: failureSchema, Command: cmd, ExitCode: code, Findings: findings})
+		return render.JSON(a.stdout, render.Failure{Schema: render.FailureSchema, Command: cmd, ExitCode: code, Findings: findings})
 	case formatMarkdown:
 		if cmd == "validate" {
 			return render.ValidationMarkdown(a.stdout, &render.Validation{Schema: render.ValidationSchema, Findings: findings, Warnings: []manifest.Finding{}}, render.MarkdownOptions{})
 		}
-		return failureMarkdown(a.stdout, cmd, code, findings)
+		return render.FailureMarkdown(a.stdout, cmd, code, code == exitInput, findings)
 	}
 	return nil
-}
-
-// failureMarkdown is the markdown of a command that stopped: one bullet per
-// problem, with its place.
-func failureMarkdown(w io.Writer, cmd string, code int, findings []manifest.Finding) error {
-	var b strings.Builder
-	what := "unusable input"
-	if code != exitInput {
-		what = "gradegate failed"
-	}
-	fmt.Fprintf(&b, "## ❌ %s: %s (exit %d)\n\n", cmd, what, code)
-	for _, f := range findings {
-		b.WriteString("- " + render.MarkdownCell(render.FormatFinding(f)) + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

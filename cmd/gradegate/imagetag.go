@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/gradegate/gradegate/gate/lint"
 )
@@ -20,20 +18,5 @@ func (a *app) doctorImage(ctx context.Context, python string, f format) {
 	if f == formatJSON {
 		w = a.stderr
 	}
-	for _, tag := range lint.ImageTags() {
-		missing, err := lint.MissingImagePackages(ctx, python, tag)
-		switch {
-		case err != nil:
-			fmt.Fprintf(w, "image %s packages: could not check %s: %v\n", tag, python, err)
-		case len(missing) == 0:
-			fmt.Fprintf(w, "image %s packages: all importable by %s\n", tag, python)
-		default:
-			names := make([]string, len(missing))
-			for i, p := range missing {
-				names[i] = p.Dist
-			}
-			fmt.Fprintf(w, "image %s packages: %s cannot import %s; graders importing them error here but not on the hosted grader. Install them with:\n  %s\n",
-				tag, python, strings.Join(names, ", "), lint.InstallHint(python, missing))
-		}
-	}
+	lint.WriteImageReport(ctx, w, python)
 }

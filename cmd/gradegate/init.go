@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gradegate/gradegate/gate/output"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -69,7 +70,7 @@ func (a *app) cmdInit(ctx context.Context, args []string) outcome {
 		p := filepath.Join(dir, sf.name)
 		targets = append(targets, p)
 		if _, err := os.Lstat(p); err == nil {
-			errs = append(errs, refuse(p, "exists; gradegate init writes a new suite and replaces nothing (choose an empty folder: gradegate init DIR)"))
+			errs = append(errs, output.Refuse(p, "exists; gradegate init writes a new suite and replaces nothing (choose an empty folder: gradegate init DIR)"))
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("checking %s: %w", p, err))
 		}
@@ -79,7 +80,7 @@ func (a *app) cmdInit(ctx context.Context, args []string) outcome {
 	}
 	out := outputFor(a)
 	for i, sf := range starterFiles {
-		if err := out.writeBytes(targets[i], 0o644, contents[sf.name]); err != nil {
+		if err := out.WriteBytes(targets[i], 0o644, contents[sf.name]); err != nil {
 			return a.fail("init", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
@@ -27,7 +28,7 @@ func main() {
 	// container gradegate is PID 1, and nothing else would).
 	sandbox.ReapOrphans()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	tuneGC(ctx, os.Getenv)
+	gate.TuneGC(ctx, os.Getenv)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	exit(code)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/gradegate/gradegate/gate"
-	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -28,7 +26,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
 	}
-	if err := outputFor(a).check(f.results); err != nil {
+	if err := outputFor(a).Check(f.results); err != nil {
 		return a.fail("merge", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -37,22 +35,11 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	}
 	// Each shard is read twice as a stream: once for its header, once for
 	// its rows, which the merge takes one at a time.
-	var parts []gate.ShardPart
-	var errs []error
-	for _, name := range files {
-		p, closeFile, err := gate.OpenShard(name, f.limits, func(head *results.Results) *results.ShardCheck {
-			return results.NewShardCheck(name, head, s.Manifest.Grader.PassThreshold)
-		})
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		defer closeFile()
-		parts = append(parts, p)
-	}
-	if err := errors.Join(errs...); err != nil {
+	parts, closeShards, err := gate.OpenShards(files, s, f.limits)
+	if err != nil {
 		return a.fail("merge", err)
 	}
+	defer closeShards()
 	res, err := gate.MergeStream(s.Manifest, parts, gate.MergeOptions{SpoolDir: os.TempDir()})
 	if err != nil {
 		return a.fail("merge", err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/gradegate/gradegate/gate/mutate"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/shadow"
 	"github.com/gradegate/gradegate/manifest"
@@ -28,7 +27,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
-	if err := outputFor(a).check(f.results); err != nil {
+	if err := outputFor(a).Check(f.results); err != nil {
 		return a.fail("mutate", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -42,7 +41,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err := a.writeReport(rep, f); err != nil {
 		return a.fail("mutate", err)
 	}
-	o := outcome{code: exitHold, report: mutateReport(s.Manifest.Name, rep, s.Manifest.Gate.MinMutationScore, f.results)}
+	o := outcome{code: exitHold, report: posted(s.Manifest.Name, gate.MutationTitle(rep, s.Manifest.Gate.MinMutationScore), rep, f.results)}
 	if rep.Passes(s.Manifest.Gate.MinMutationScore) {
 		o.code = exitPass
 	}
@@ -51,79 +50,43 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 
 // writeReport writes a mutate or shadow report to stdout in the --format
 // asked for and, with --results, its JSON to that file.
-func (a *app) writeReport(rep interface {
-	WriteText(io.Writer) error
-	WriteMarkdown(io.Writer) error
-}, f gradeFlags) error {
-	var err error
-	switch f.format {
-	case formatJSON:
-		err = render.JSON(a.stdout, rep)
-	case formatMarkdown:
-		err = rep.WriteMarkdown(a.stdout)
-	default:
-		err = rep.WriteText(a.stdout)
-	}
+func (a *app) writeReport(rep report, f gradeFlags) error {
+	err := a.writeFormatted(rep, f.format)
 	if err == nil && f.results != "" {
-		err = outputFor(a).writeJSON(f.results, rep)
+		err = outputFor(a).WriteJSON(f.results, rep)
 	}
 	return err
 }
 
-// mutateReport is what the action posts for a mutation test: the score in
-// the title, the markdown report as the summary.
-func mutateReport(manifestName string, rep *mutate.Report, minScore *float64, file string) *commandReport {
-	verdict := "hold"
-	if rep.Passes(minScore) {
-		verdict = "pass"
-	}
-	if len(rep.Mutants) == 0 {
-		return &commandReport{manifest: manifestName, title: "hold: " + gate.NoMutationSite(nil).Code + ": " + gate.NoMutationSite(nil).Message, markdown: markdownOf(rep), file: file}
-	}
-	bar := "every mutant killed"
-	if minScore != nil {
-		bar = fmt.Sprintf("minimum %.2f", *minScore)
-	}
-	return &commandReport{
-		manifest: manifestName,
-		title: fmt.Sprintf("%s: mutation score %.2f (%s): %d killed, %d survived of %d mutants",
-			verdict, rep.Score, bar, rep.Killed, rep.Survived, len(rep.Mutants)),
-		markdown: markdownOf(rep),
-		file:     file,
-	}
+// report is a document that writes itself in every --format: JSON as it
+// marshals, markdown and text by its own methods.
+type report interface {
+	WriteText(io.Writer) error
+	WriteMarkdown(io.Writer) error
 }
 
-// shadowReport is what the action posts for a shadow comparison: how many
-// cases and canaries changed in the title, the markdown report as the
-// summary.
-func shadowReport(manifestName string, rep *shadow.Report, file string) *commandReport {
-	canaries := 0
-	for _, c := range rep.Canaries {
-		if c.Changed {
-			canaries++
-		}
+// writeFormatted writes rep to stdout in format f.
+func (a *app) writeFormatted(rep report, f format) error {
+	switch f {
+	case formatJSON:
+		return render.JSON(a.stdout, rep)
+	case formatMarkdown:
+		return rep.WriteMarkdown(a.stdout)
 	}
-	verdict := "pass"
-	if rep.AnyChanged() {
-		verdict = "hold"
-	}
-	return &commandReport{
-		manifest: manifestName,
-		title: fmt.Sprintf("%s: %d of %d graded cases and %d of %d canaries changed",
-			verdict, len(rep.Changed), rep.Overall.Cases, canaries, len(rep.Canaries)),
-		markdown: markdownOf(rep),
-		file:     file,
-	}
+	return rep.WriteText(a.stdout)
 }
 
-// markdownOf renders a report's markdown to a string; writing to memory
-// cannot fail, but a failure still leaves a summary that says so.
-func markdownOf(r interface{ WriteMarkdown(io.Writer) error }) string {
+// posted is what the action posts for a mutate or shadow report: title as
+// the check run's title, the markdown report as its summary.
+func posted(manifestName, title string, rep report, file string) *commandReport {
 	var b strings.Builder
-	if err := r.WriteMarkdown(&b); err != nil {
-		return fmt.Sprintf("gradegate could not render the report: %v\n", err)
+	if err := rep.WriteMarkdown(&b); err != nil {
+		// Writing to memory cannot fail, but a failure still leaves a
+		// summary that says so.
+		b.Reset()
+		fmt.Fprintf(&b, "gradegate could not render the report: %v\n", err)
 	}
-	return b.String()
+	return &commandReport{Manifest: manifestName, Title: title, Markdown: b.String(), File: file}
 }
 
 // cmdShadow grades the same cases and canaries with an old and the current
@@ -146,7 +109,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	if err := outputFor(a).check(f.results); err != nil {
+	if err := outputFor(a).Check(f.results); err != nil {
 		return a.fail("shadow", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -165,7 +128,7 @@ func (a *app) shadowDone(s *gate.Suite, rep *shadow.Report, f gradeFlags) outcom
 	if err := a.writeReport(rep, f); err != nil {
 		return a.fail("shadow", err)
 	}
-	o := outcome{code: exitPass, report: shadowReport(s.Manifest.Name, rep, f.results)}
+	o := outcome{code: exitPass, report: posted(s.Manifest.Name, gate.ShadowTitle(rep), rep, f.results)}
 	if rep.AnyChanged() {
 		o.code = exitHold
 	}

@@ -218,14 +218,14 @@ func commandHint(name string) string {
 // user can fix, 3 for everything else. Every problem of a joined error gets
 // its own line on stderr. With --format json or markdown the problems are
 // also data on stdout: the command's document with each problem as a
-// finding (see failureReport), so a caller that reads stdout learns every
+// finding (see render.Failure), so a caller that reads stdout learns every
 // problem of the run, not an empty page.
 func (a *app) fail(cmd string, err error) outcome {
 	code := exitInternal
 	if errors.Is(err, manifest.ErrInput) {
 		code = exitInput
 	}
-	for _, line := range errorLines(err) {
+	for _, line := range render.ErrorLines(err) {
 		fmt.Fprintf(a.stderr, "gradegate %s: %s\n", cmd, line)
 	}
 	if werr := a.writeFailure(cmd, code, err); werr != nil {
@@ -233,31 +233,6 @@ func (a *app) fail(cmd string, err error) outcome {
 		code = exitInternal
 	}
 	return outcome{code: code}
-}
-
-// errorLines flattens a joined error into one line per problem.
-func errorLines(err error) []string {
-	var lines []string
-	for _, e := range problems(err) {
-		lines = append(lines, strings.ReplaceAll(e.Error(), "\n", "\n  "))
-	}
-	return lines
-}
-
-// problems are the leaves of a joined error: each independent problem once.
-func problems(err error) []error {
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		if err == nil {
-			return nil
-		}
-		return []error{err}
-	}
-	var out []error
-	for _, x := range j.Unwrap() {
-		out = append(out, problems(x)...)
-	}
-	return out
 }
 
 // manifestArg returns the manifest path from the positional arguments.

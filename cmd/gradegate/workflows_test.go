@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gradegate/gradegate/gate/buildinfo"
 )
 
 const repoRoot = "../.."
@@ -490,6 +492,9 @@ func TestReleasePinsTheActionImages(t *testing.T) {
 // binaries, for this machine's target only: the binary says the release's
 // version and commit, and SHA256SUMS holds its digest.
 func TestReleaseBinaries(t *testing.T) {
+	// A build of its own, into a folder of its own: it overlaps the other
+	// parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds gradegate from scratch")
 	}
@@ -514,7 +519,7 @@ func TestReleaseBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s version: %v", bin, err)
 	}
-	var got buildVersion
+	var got buildinfo.Version
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/gradegate/gradegate/gate"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/results"
-	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
@@ -223,9 +222,6 @@ func runGate(t testing.TB, m *manifest.Manifest, fsys fstest.MapFS, set *dataset
 	}
 	// A fixed canary seed: a replay that is to match the recorded run byte
 	// for byte places its blind canaries as that run did (--canary-seed).
-	res, err := gate.Run(context.Background(), gate.Inputs{Manifest: m, FS: fsys, Dataset: set}, j, gate.Options{Version: "test", CanarySeed: 42})
-	if res != nil {
-		verdict.AddJudge(res, j.Usage(), nil)
-	}
+	res, err := gate.Run(context.Background(), gate.Inputs{Manifest: m, FS: fsys, Dataset: set}, j, gate.Options{Version: "test", CanarySeed: 42, JudgeUsage: j.Usage})
 	return res, j, err
 }

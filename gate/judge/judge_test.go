@@ -16,7 +16,6 @@ import (
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/results"
-	"github.com/gradegate/gradegate/gate/verdict"
 )
 
 func reasonCodes(res *results.Results) []string {
@@ -243,11 +242,10 @@ func TestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Reserve(len(misses))
-	res, err := gate.Run(context.Background(), gate.Inputs{Manifest: m, FS: fsys, Dataset: set}, j, gate.Options{})
+	res, err := gate.Run(context.Background(), gate.Inputs{Manifest: m, FS: fsys, Dataset: set}, j, gate.Options{JudgeUsage: j.Usage})
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdict.AddJudge(res, j.Usage(), nil)
 	if fake.requests.Load() != 0 {
 		t.Errorf("%d requests sent over budget", fake.requests.Load())
 	}

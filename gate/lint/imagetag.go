@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -121,4 +122,26 @@ func ImagePackagesFinding(python string, m *manifest.Manifest, missing []Package
 	return &manifest.Finding{Code: CodeImagePackagesMissing, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("grader"),
 		Message: fmt.Sprintf("the grader imports %s, which image %s has but %s cannot import: those cases error here and not on the hosted grader; install with: %s",
 			strings.Join(names, ", "), tag, python, InstallHint(python, used))}
+}
+
+// WriteImageReport checks that python can import the packages of every
+// image tag gradegate knows, and writes to w, per tag, that it can or what
+// is missing with the command that installs it (`gradegate doctor`).
+func WriteImageReport(ctx context.Context, w io.Writer, python string) {
+	for _, tag := range ImageTags() {
+		missing, err := MissingImagePackages(ctx, python, tag)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "image %s packages: could not check %s: %v\n", tag, python, err)
+		case len(missing) == 0:
+			fmt.Fprintf(w, "image %s packages: all importable by %s\n", tag, python)
+		default:
+			names := make([]string, len(missing))
+			for i, p := range missing {
+				names[i] = p.Dist
+			}
+			fmt.Fprintf(w, "image %s packages: %s cannot import %s; graders importing them error here but not on the hosted grader. Install them with:\n  %s\n",
+				tag, python, strings.Join(names, ", "), InstallHint(python, missing))
+		}
+	}
 }

@@ -63,15 +63,3 @@ func (d *decider) determinism() {
 		d.hold(*r)
 	}
 }
-
-// AddDeterminism records a determinism check that ran after the results
-// were assembled, and holds the verdict when it saw a difference, with the
-// same rule Decide applies to Evidence.Determinism.
-func AddDeterminism(r *results.Results, d *results.Determinism) {
-	r.Determinism = d
-	if reason := DeterminismReason(d); reason != nil {
-		r.Reasons = append(r.Reasons, *reason)
-		sortReasons(r.Reasons)
-		r.Verdict = results.VerdictHold
-	}
-}

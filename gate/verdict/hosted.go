@@ -7,20 +7,8 @@ import (
 	"github.com/gradegate/gradegate/gate/results"
 )
 
-// AddHosted records a hosted parity report; any disagreement, or a hosted
-// run that could not finish, holds the verdict as canary_failed, naming the
-// canaries.
-func AddHosted(r *results.Results, rep *hosted.Report, runErr error) {
-	r.Hosted = rep
-	if reason := hostedReason(rep, runErr); reason != nil {
-		r.Reasons = append(r.Reasons, *reason)
-		sortReasons(r.Reasons)
-		r.Verdict = results.VerdictHold
-	}
-}
-
 // hosted holds when the hosted parity of the canaries, if it ran, saw a
-// disagreement or could not finish, as AddHosted does.
+// disagreement or could not finish: canary_failed, naming the canaries.
 func (d *decider) hosted() {
 	if d.ev.Hosted == nil && d.ev.HostedErr == nil {
 		return

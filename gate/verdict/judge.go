@@ -7,21 +7,9 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// AddJudge records a model grader's usage and its lint findings in the
-// results, and holds for what they call for: a hold finding (grader_lint)
-// and a budget that would have been exceeded (judge_budget_exceeded).
-func AddJudge(r *results.Results, u *results.JudgeUsage, lint []manifest.Finding) {
-	r.Judge = u
-	r.Findings = append(r.Findings, lint...)
-	if front := judgeReasons(u, lint); len(front) > 0 {
-		r.Reasons = append(front, r.Reasons...)
-		sortReasons(r.Reasons)
-		r.Verdict = results.VerdictHold
-	}
-}
-
-// judge holds for what a model grader's usage and lint call for, as
-// AddJudge does.
+// judge holds for what a model grader's usage and lint call for: a hold
+// finding (grader_lint) and a budget that would have been exceeded
+// (judge_budget_exceeded).
 func (d *decider) judge() {
 	for _, r := range judgeReasons(d.ev.Judge, d.ev.JudgeLint) {
 		d.hold(r)

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -22,8 +22,9 @@ const (
 	gcWatchEvery = 250 * time.Millisecond
 )
 
-// tuneGC applies the policy above until ctx ends.
-func tuneGC(ctx context.Context, getenv func(string) string) {
+// TuneGC applies the policy above to this process until ctx ends; main calls
+// it once.
+func TuneGC(ctx context.Context, getenv func(string) string) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return
 	}

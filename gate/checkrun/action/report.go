@@ -1,4 +1,4 @@
-package main
+package action
 
 import (
 	"context"
@@ -21,34 +21,23 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-func reportErrors(gh *githubactions.Action, errs []error) {
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		for _, line := range errorLines(err) {
-			gh.Errorf("gradegate: reporting failed: %s", line)
-		}
-	}
-}
-
 // posting is what reportCheck posts: a results document, or a command's
 // report with its pass or hold.
 type posting struct {
 	res    *results.Results
-	report *commandReport
+	report *Report
 	pass   bool
 }
 
 // reportCheck posts the check run and returns its URL. When the token may
 // not write checks it says so once and emits the annotations as workflow
 // commands instead, which is not a failure.
-func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in actionInputs, p posting, runURL string) (string, error) {
-	if in.command == "run" && in.shard != "" {
-		gh.Infof("gradegate: shard %s: no check run; the merge job posts the one verdict", in.shard)
+func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in Inputs, p posting, runURL string) (string, error) {
+	if in.Command == "run" && in.Shard != "" {
+		gh.Infof("gradegate: shard %s: no check run; the merge job posts the one verdict", in.Shard)
 		return "", nil
 	}
-	name := in.checkName
+	name := in.CheckName
 	if name == "" && p.report != nil {
 		name = checkName(in, p)
 	}
@@ -57,7 +46,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 		checkrun.WithMarkdown(func(res *results.Results, maxBytes int) string {
 			return render.MarkdownString(res, render.MarkdownOptions{MaxBytes: maxBytes, RunURL: runURL, ResultsFile: "the results file (the step's results output)"})
 		}),
-		checkrun.WithFiles(suiteFiles(in.manifest)),
+		checkrun.WithFiles(suiteFiles(in.Manifest)),
 		checkrun.WithPaths(repoPaths(getenv)),
 	}
 	annotations := func(check *checkrun.Check) []checkrun.Annotation {
@@ -66,7 +55,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 		}
 		return check.Annotations(p.res)
 	}
-	if in.token == "" {
+	if in.Token == "" {
 		check := checkrun.New(nil, "", "", "", name, opts...)
 		annotateWithCommands(gh, annotations(check), "no github-token was given")
 		return "", nil
@@ -88,7 +77,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	if err != nil {
 		return "", fmt.Errorf("finding the commit for the check run: %w", err)
 	}
-	client, err := checkrun.NewClient(&http.Client{}, getenv("GITHUB_API_URL"), in.token)
+	client, err := checkrun.NewClient(&http.Client{}, getenv("GITHUB_API_URL"), in.Token)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +85,7 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 	if p.res != nil {
 		err = check.Report(ctx, p.res)
 	} else {
-		err = check.ReportSummary(ctx, checkrun.Summary{Title: p.report.title, Markdown: p.report.markdown, Pass: p.pass})
+		err = check.ReportSummary(ctx, checkrun.Summary{Title: p.report.Title, Markdown: p.report.Markdown, Pass: p.pass})
 	}
 	if errors.Is(err, checkrun.ErrNoPermission) {
 		annotateWithCommands(gh, annotations(check), "the token may not write checks (a pull request from a fork, or a workflow without `permissions: checks: write`)")
@@ -113,15 +102,15 @@ func reportCheck(ctx context.Context, gh *githubactions.Action, getenv func(stri
 // names its sticky comment: the check-name input, or the default for the
 // command and manifest. "" when it cannot be known (no results to name the
 // manifest).
-func checkName(in actionInputs, p posting) string {
+func checkName(in Inputs, p posting) string {
 	switch {
-	case in.checkName != "":
-		return in.checkName
+	case in.CheckName != "":
+		return in.CheckName
 	case p.report != nil:
 		// Not "gradegate / <name>": a mutate or shadow job on the same
 		// commit would then overwrite the gate's check run, which branch
 		// protection may require.
-		return checkrun.NameFor("gradegate "+in.command, p.report.manifest)
+		return checkrun.NameFor("gradegate "+in.Command, p.report.Manifest)
 	case p.res != nil:
 		return checkrun.DefaultName(p.res.Manifest.Name)
 	}
@@ -133,11 +122,11 @@ func checkName(in actionInputs, p posting) string {
 // it. Outside a pull request, or for a shard, there is nothing to comment
 // on. A token that may not comment is said once as a warning; it is not a
 // reporting failure, and it never changes the verdict.
-func reportComment(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in actionInputs, name, md, checkURL string) error {
-	if !in.comment || in.command == "run" && in.shard != "" {
+func reportComment(ctx context.Context, gh *githubactions.Action, getenv func(string) string, in Inputs, name, md, checkURL string) error {
+	if !in.Comment || in.Command == "run" && in.Shard != "" {
 		return nil
 	}
-	if in.token == "" {
+	if in.Token == "" {
 		gh.Warningf("gradegate: no pull request comment: no github-token was given")
 		return nil
 	}
@@ -161,7 +150,7 @@ func reportComment(ctx context.Context, gh *githubactions.Action, getenv func(st
 	if !ok || owner == "" || repo == "" {
 		return fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", getenv("GITHUB_REPOSITORY"))
 	}
-	client, err := checkrun.NewClient(&http.Client{}, getenv("GITHUB_API_URL"), in.token)
+	client, err := checkrun.NewClient(&http.Client{}, getenv("GITHUB_API_URL"), in.Token)
 	if err != nil {
 		return err
 	}

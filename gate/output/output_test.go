@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package output
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestOutputWrite(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, dir string) (o output, target string)
+		setup func(t *testing.T, dir string) (o Writer, target string)
 		fill  func(io.Writer) error
 		// want: "" for success; otherwise a part of the error. wantInput:
 		// the error is the user's to fix (exit 2).
@@ -62,8 +62,8 @@ func TestOutputWrite(t *testing.T) {
 	}{
 		{
 			name: "new file in a new folder",
-			setup: func(t *testing.T, dir string) (output, string) {
-				return output{}, filepath.Join(dir, "out", "results.json")
+			setup: func(t *testing.T, dir string) (Writer, string) {
+				return Writer{}, filepath.Join(dir, "out", "results.json")
 			},
 			fill: data("new"),
 			after: func(t *testing.T, dir, target string) {
@@ -74,10 +74,10 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name: "replacing keeps the mode",
-			setup: func(t *testing.T, dir string) (output, string) {
+			setup: func(t *testing.T, dir string) (Writer, string) {
 				p := filepath.Join(dir, "gradegate.yaml")
 				os.WriteFile(p, []byte("old"), 0o600)
-				return output{}, p
+				return Writer{}, p
 			},
 			fill: data("new"),
 			after: func(t *testing.T, dir, target string) {
@@ -92,10 +92,10 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name: "a failed write leaves the old file and no temporary",
-			setup: func(t *testing.T, dir string) (output, string) {
+			setup: func(t *testing.T, dir string) (Writer, string) {
 				p := filepath.Join(dir, "results.json")
 				os.WriteFile(p, []byte("old"), 0o644)
-				return output{}, p
+				return Writer{}, p
 			},
 			fill: failing,
 			want: "no space left on device",
@@ -110,7 +110,7 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name:  "a failed write of a new file leaves nothing",
-			setup: func(t *testing.T, dir string) (output, string) { return output{}, filepath.Join(dir, "results.json") },
+			setup: func(t *testing.T, dir string) (Writer, string) { return Writer{}, filepath.Join(dir, "results.json") },
 			fill:  failing,
 			want:  "no space left on device",
 			after: func(t *testing.T, dir, target string) {
@@ -121,12 +121,12 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name: "a planted symlink is refused",
-			setup: func(t *testing.T, dir string) (output, string) {
+			setup: func(t *testing.T, dir string) (Writer, string) {
 				victim := filepath.Join(dir, "event.json")
 				os.WriteFile(victim, []byte("victim"), 0o644)
 				p := filepath.Join(dir, "shard-1.json")
 				os.Symlink("event.json", p)
-				return output{}, p
+				return Writer{}, p
 			},
 			fill:      data("new"),
 			want:      "is a symbolic link",
@@ -142,17 +142,17 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name:      "a directory is refused",
-			setup:     func(t *testing.T, dir string) (output, string) { return output{}, dir },
+			setup:     func(t *testing.T, dir string) (Writer, string) { return Writer{}, dir },
 			fill:      data("new"),
 			want:      "is a directory",
 			wantInput: true,
 		},
 		{
 			name: "outside the workspace in the Action",
-			setup: func(t *testing.T, dir string) (output, string) {
+			setup: func(t *testing.T, dir string) (Writer, string) {
 				ws := filepath.Join(dir, "ws")
 				os.Mkdir(ws, 0o755)
-				return output{roots: []string{ws}}, filepath.Join(dir, "elsewhere.json")
+				return Writer{Roots: []string{ws}}, filepath.Join(dir, "elsewhere.json")
 			},
 			fill:      data("new"),
 			want:      "is outside the workspace",
@@ -160,13 +160,13 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name: "a symlinked folder leading out of the workspace",
-			setup: func(t *testing.T, dir string) (output, string) {
+			setup: func(t *testing.T, dir string) (Writer, string) {
 				ws := filepath.Join(dir, "ws")
 				out := filepath.Join(dir, "runner")
 				os.Mkdir(ws, 0o755)
 				os.Mkdir(out, 0o755)
 				os.Symlink(out, filepath.Join(ws, "results"))
-				return output{roots: []string{ws}}, filepath.Join(ws, "results", "shard-1.json")
+				return Writer{Roots: []string{ws}}, filepath.Join(ws, "results", "shard-1.json")
 			},
 			fill:      data("new"),
 			want:      "outside the workspace through a symbolic link",
@@ -179,10 +179,10 @@ func TestOutputWrite(t *testing.T) {
 		},
 		{
 			name: "inside the workspace in the Action",
-			setup: func(t *testing.T, dir string) (output, string) {
+			setup: func(t *testing.T, dir string) (Writer, string) {
 				ws := filepath.Join(dir, "ws")
 				os.Mkdir(ws, 0o755)
-				return output{roots: []string{ws}}, filepath.Join(ws, "results", "shard-1.json")
+				return Writer{Roots: []string{ws}}, filepath.Join(ws, "results", "shard-1.json")
 			},
 			fill: data("new"),
 			after: func(t *testing.T, dir, target string) {
@@ -196,7 +196,7 @@ func TestOutputWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			o, target := tc.setup(t, dir)
-			err := o.write(target, 0o644, tc.fill)
+			err := o.Write(target, 0o644, tc.fill)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("write: %v", err)
@@ -244,12 +244,12 @@ func TestOutputFullDisk(t *testing.T) {
 	dir := tinyDisk(t)
 	big := map[string]string{"cases": strings.Repeat("x", 32<<10)}
 	for _, target := range []string{"old.json", "new.json"} {
-		err := output{}.writeJSON(filepath.Join(dir, target), big)
+		err := Writer{}.WriteJSON(filepath.Join(dir, target), big)
 		if !errors.Is(err, syscall.ENOSPC) {
 			t.Errorf("writeJSON(%s) on a full disk = %v, want ENOSPC", target, err)
 		}
 	}
-	if err := (output{}).writeBytes(filepath.Join(dir, "old.json"), 0o644, bytes.Repeat([]byte("p"), 32<<10)); !errors.Is(err, syscall.ENOSPC) {
+	if err := (Writer{}).WriteBytes(filepath.Join(dir, "old.json"), 0o644, bytes.Repeat([]byte("p"), 32<<10)); !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("writeBytes on a full disk = %v, want ENOSPC", err)
 	}
 	if got := names(t, dir); !slices.Equal(got, []string{"filler", "old.json"}) {
