@@ -37,7 +37,7 @@ func (a *app) colorOptions() render.Options {
 	case "never":
 		on = false
 	default:
-		on = render.ColorEnabled(a.getenv, isTerminal(a.stdout))
+		on = render.ColorEnabled(a.getenv, render.IsTerminal(a.stdout))
 	}
 	if g, ok := a.stdout.(*render.Guard); ok && on {
 		// Off a terminal stdout goes through the log's printer, which

@@ -19,7 +19,7 @@ import (
 type gradeFlags struct {
 	format      format
 	results     string
-	shard       shardFlag
+	shard       shard.Flag
 	workers     int
 	unsandboxed bool
 	python      string
@@ -84,7 +84,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	if err != nil {
 		return a.fail(name, err)
 	}
-	if err := outputFor(a).Check(f.results); err != nil {
+	if err := a.writer().Check(f.results); err != nil {
 		return a.fail(name, err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -101,8 +101,8 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		Limits:        f.limits,
 		Output:        f.output,
 	}
-	if f.shard.count > 0 {
-		opts.Shard = shard.Shard{Index: f.shard.index, Count: f.shard.count}
+	if f.shard.Count > 0 {
+		opts.Shard = f.shard.Shard
 	}
 	if hostedOn {
 		opts.Hosted = hostedURL
@@ -137,7 +137,7 @@ func (a *app) finish(name string, res *results.Results, f gradeFlags) outcome {
 		o.code = exitPass
 	}
 	if f.results != "" {
-		if err := outputFor(a).WriteJSON(f.results, res); err != nil {
+		if err := a.writer().WriteJSON(f.results, res); err != nil {
 			return a.failWith(name, o, err)
 		}
 	}

@@ -161,30 +161,6 @@ func (f *format) Set(s string) error {
 	return fmt.Errorf("want human, json or markdown, got %q", s)
 }
 
-// shardFlag is the --shard K/N value.
-type shardFlag struct{ index, count int }
-
-func (s *shardFlag) String() string {
-	if s.count == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", s.index, s.count)
-}
-
-func (s *shardFlag) Set(v string) error {
-	k, n, ok := strings.Cut(v, "/")
-	if !ok {
-		return fmt.Errorf("want K/N (for example 2/4), got %q", v)
-	}
-	ki, err1 := strconv.Atoi(k)
-	ni, err2 := strconv.Atoi(n)
-	if err1 != nil || err2 != nil || ni < 1 || ki < 1 || ki > ni {
-		return fmt.Errorf("want K/N with 1 <= K <= N, got %q", v)
-	}
-	s.index, s.count = ki, ni
-	return nil
-}
-
 // maxWorkers bounds --workers: each grader process runs as its own uid from
 // the sandbox's block, which holds sandbox.UIDBlockSize of them.
 const maxWorkers = sandbox.UIDBlockSize
@@ -218,13 +194,5 @@ func (p positive) Set(s string) error {
 // registerLimits adds --max-input, which raises (or lowers) the size limit of
 // one kind of input file: --max-input dataset=16GiB. It may be repeated.
 func registerLimits(fs *flag.FlagSet, l *input.Limits) {
-	fs.Var(l, "max-input", "size limit of one kind of input file, KIND=SIZE (kinds: "+strings.Join(kindNames(), ", ")+"); repeatable")
-}
-
-func kindNames() []string {
-	var out []string
-	for _, k := range input.Kinds() {
-		out = append(out, string(k))
-	}
-	return out
+	fs.Var(l, "max-input", "size limit of one kind of input file, KIND=SIZE (kinds: "+strings.Join(input.KindNames(), ", ")+"); repeatable")
 }

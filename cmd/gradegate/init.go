@@ -78,7 +78,7 @@ func (a *app) cmdInit(ctx context.Context, args []string) outcome {
 	if err := errors.Join(errs...); err != nil {
 		return a.fail("init", err)
 	}
-	out := outputFor(a)
+	out := a.writer()
 	for i, sf := range starterFiles {
 		if err := out.WriteBytes(targets[i], 0o644, contents[sf.name]); err != nil {
 			return a.fail("init", err)

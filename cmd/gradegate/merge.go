@@ -26,7 +26,7 @@ func (a *app) cmdMerge(ctx context.Context, args []string) outcome {
 	if len(files) == 0 {
 		return a.fail("merge", fmt.Errorf("%w: gradegate merge needs the shard results files", manifest.ErrInput))
 	}
-	if err := outputFor(a).Check(f.results); err != nil {
+	if err := a.writer().Check(f.results); err != nil {
 		return a.fail("merge", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)

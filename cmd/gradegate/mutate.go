@@ -27,7 +27,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("mutate", err)
 	}
-	if err := outputFor(a).Check(f.results); err != nil {
+	if err := a.writer().Check(f.results); err != nil {
 		return a.fail("mutate", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)
@@ -53,7 +53,7 @@ func (a *app) cmdMutate(ctx context.Context, args []string) outcome {
 func (a *app) writeReport(rep report, f gradeFlags) error {
 	err := a.writeFormatted(rep, f.format)
 	if err == nil && f.results != "" {
-		err = outputFor(a).WriteJSON(f.results, rep)
+		err = a.writer().WriteJSON(f.results, rep)
 	}
 	return err
 }
@@ -109,7 +109,7 @@ func (a *app) cmdShadow(ctx context.Context, args []string) outcome {
 	if err != nil {
 		return a.fail("shadow", err)
 	}
-	if err := outputFor(a).Check(f.results); err != nil {
+	if err := a.writer().Check(f.results); err != nil {
 		return a.fail("shadow", err)
 	}
 	s, err := gate.LoadSuite(path, f.limits)

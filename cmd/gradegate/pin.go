@@ -29,7 +29,7 @@ func (a *app) cmdPin(ctx context.Context, args []string) outcome {
 	}
 	if rep.Changed {
 		// The manifest keeps its mode; pin never writes through a symlink.
-		if err := outputFor(a).WriteBytes(file, 0o644, pinned); err != nil {
+		if err := a.writer().WriteBytes(file, 0o644, pinned); err != nil {
 			return a.fail("pin", err)
 		}
 	}

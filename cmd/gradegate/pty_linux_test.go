@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gradegate/gradegate/gate/render"
 )
 
 // openPTY opens a pseudo-terminal pair with /dev/ptmx: the master, which
@@ -68,7 +70,7 @@ func drain(master *os.File) <-chan string {
 func TestProgressOnTerminal(t *testing.T) {
 	master, tty := openPTY(t)
 	a := &app{getenv: func(string) string { return "" }, stderr: tty, tty: tty}
-	if _, ok := a.progress(formatHuman).(*barProgress); !ok {
+	if _, ok := a.progress(formatHuman).(*render.BarProgress); !ok {
 		t.Fatalf("progress on a terminal = %T, want the bar", a.progress(formatHuman))
 	}
 	if p := a.progress(formatJSON); p != nil {

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"github.com/gradegate/gradegate/gate"
 	"io"
-	"os"
-	"runtime/pprof"
 	"strings"
 	"time"
 
+	"github.com/gradegate/gradegate/gate/output"
 	"github.com/gradegate/gradegate/gate/render"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
@@ -111,7 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if name := getenv("GRADEGATE_CPUPROFILE"); name != "" {
 		// Undocumented in --help, for measuring gradegate itself: a Go CPU
 		// profile of the whole command, written to the file named.
-		stopProfile, err := cpuProfile(name)
+		stopProfile, err := gate.StartCPUProfile(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "gradegate: %v\n", err)
 			return exitInternal
@@ -119,23 +118,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopProfile()
 	}
 	return execute(ctx, args, getenv, stdout, stderr).code
-}
-
-// cpuProfile starts a Go CPU profile written to the file name; the func
-// stops it and closes the file.
-func cpuProfile(name string) (func(), error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, fmt.Errorf("GRADEGATE_CPUPROFILE: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("GRADEGATE_CPUPROFILE: %w", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }
 
 // execute runs one command line (without the program name).
@@ -177,7 +159,7 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 // printer, which changes a JSON document only into JSON escapes of the same
 // characters. A terminal is no runner's log, and its colors pass.
 func logStdout(getenv func(string) string, stdout io.Writer) io.Writer {
-	if isTerminal(stdout) {
+	if render.IsTerminal(stdout) {
 		return stdout
 	}
 	return render.NewStreamGuard(stdout)
@@ -234,6 +216,9 @@ func (a *app) fail(cmd string, err error) outcome {
 	}
 	return outcome{code: code}
 }
+
+// writer is the writer of a's output files.
+func (a *app) writer() output.Writer { return output.Writer{Roots: a.outputRoots} }
 
 // manifestArg returns the manifest path from the positional arguments.
 func manifestArg(cmd string, pos []string) (string, error) {

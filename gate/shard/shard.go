@@ -62,3 +62,30 @@ type Shard struct {
 	Index int `json:"index"`
 	Count int `json:"count"`
 }
+
+// Flag is the value of a --shard K/N flag; the zero Flag (the flag not
+// given) grades every case.
+type Flag struct{ Shard }
+
+// String formats the flag as K/N, or "" when it was not given.
+func (f *Flag) String() string {
+	if f.Count == 0 {
+		return ""
+	}
+	return f.Shard.String()
+}
+
+// Set reads K/N with 1 <= K <= N.
+func (f *Flag) Set(v string) error {
+	k, n, ok := strings.Cut(v, "/")
+	if !ok {
+		return fmt.Errorf("want K/N (for example 2/4), got %q", v)
+	}
+	ki, err1 := strconv.Atoi(k)
+	ni, err2 := strconv.Atoi(n)
+	if err1 != nil || err2 != nil || ni < 1 || ki < 1 || ki > ni {
+		return fmt.Errorf("want K/N with 1 <= K <= N, got %q", v)
+	}
+	f.Shard = Shard{Index: ki, Count: ni}
+	return nil
+}

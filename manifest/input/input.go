@@ -45,6 +45,15 @@ func Kinds() []Kind {
 	return []Kind{Manifest, Grader, Schema, Rubric, Canaries, Dataset, Samples, Results, Line}
 }
 
+// KindNames are the names of Kinds, as --max-input takes them.
+func KindNames() []string {
+	var out []string
+	for _, k := range Kinds() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
 const (
 	kib = 1 << 10
 	mib = 1 << 20
