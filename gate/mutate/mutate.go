@@ -12,8 +12,11 @@
 //   - a labeled case's status disagrees with its human label: a label of 1
 //     must pass (score >= pass_threshold), a label of 0 must fail, and an
 //     error agrees with neither, because the gate would hold on it, or
-//   - the mutant does not load at all, or runs so much longer than the
-//     unmutated grader (slowFactor) that it is stopped.
+//   - the mutant does not load at all.
+//
+// A mutant that runs so much longer than the unmutated grader (slowFactor)
+// that it is stopped is not graded: not a kill, and the score counts it
+// against the suite.
 //
 // Only checks that hold on the unmutated grader count: a canary that already
 // fails, or a labeled case the grader already gets wrong, would "kill" every
@@ -53,19 +56,21 @@ const Schema = "gradegate.mutate/v1"
 const (
 	StatusKilled   = "killed"
 	StatusSurvived = "survived"
+	// StatusNotGraded: the time budget stopped the mutant before every
+	// check had an outcome. It is not a kill: the score counts it as a
+	// mutant the suite was not shown to catch.
+	StatusNotGraded = "not_graded"
 )
 
 // killed_by entries that name no canary or case.
 const (
 	// KilledByLoad: the mutant's source does not load.
 	KilledByLoad = "(grader does not load)"
-	// KilledByTime: the mutant ran far longer than the unmutated grader
-	// (an endless loop, say), which the gate would see as timeouts.
-	KilledByTime = "(grader too slow)"
 )
 
 // A mutant may take at most slowFactor times the unmutated grader's time,
-// and never less than minBudget, before it is stopped and counted killed. The
+// and never less than minBudget, before it is stopped and counted not
+// graded. The
 // per-case timeout_seconds (up to 600 s) would let one looping mutant stall
 // the command for many minutes, while the gate would already hold on it.
 const (
@@ -83,13 +88,16 @@ type RunnerFactory func(ctx context.Context, src []byte) (grading.Runner, func()
 // mutate document (schema gradegate.mutate/v1).
 type Report struct {
 	Schema string `json:"schema"`
-	// Score is Killed / (Killed + Survived + ExcludedWithoutReason),
+	// Score is Killed / (every mutant + ExcludedWithoutReason),
 	// rounded to four decimals; 0 when there is no mutant, because nothing
 	// then shows that the suite can catch anything.
-	Score    float64  `json:"score"`
-	Killed   int      `json:"killed"`
-	Survived int      `json:"survived"`
-	Mutants  []Mutant `json:"mutants"`
+	Score    float64 `json:"score"`
+	Killed   int     `json:"killed"`
+	Survived int     `json:"survived"`
+	// NotGraded counts the mutants the time budget stopped; the score
+	// counts them as not killed.
+	NotGraded int      `json:"not_graded"`
+	Mutants   []Mutant `json:"mutants"`
 	// Excluded lists every line a no-mutate pragma keeps from being
 	// mutated, with its reason.
 	Excluded []Exclusion `json:"excluded"`
@@ -286,13 +294,14 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
 	s.calibrate(base)
-	// Mutants forked from the loaded pool are graded two at a time, each
-	// on a process of the pool (the second starts with the first pair).
-	// Mutants of a part graded by a pool of their own share its sandbox
-	// slots, so those go one at a time.
+	// Forked mutants are graded as many at once as the pool has processes
+	// to fork from, each on one process it owns for its whole grading, so
+	// no mutant waits for a process another holds. Mutants of a part
+	// graded by a pool of their own share its sandbox slots, so those go
+	// one at a time.
 	concurrent := 1
 	if f, ok := baseRunner.(forker); ok && len(parts) == 1 {
-		concurrent = forkedAtOnce
+		concurrent = max(1, f.Workers())
 		factories[0] = func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 			v, err := f.Fork(ctx, src)
 			if err != nil {
@@ -323,7 +332,11 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		g := graded[i]
 		switch {
 		case g.slow:
-			mu.KilledBy = []string{KilledByTime}
+			// Stopped before every check had its outcome: nothing shows
+			// the suite would notice it.
+			mu.Status = StatusNotGraded
+			rep.NotGraded++
+			continue
 		case g.loadErr != nil:
 			mu.KilledBy = []string{KilledByLoad}
 		default:
@@ -341,9 +354,6 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 	return rep, nil
 }
 
-// forkedAtOnce is how many forked mutants are graded at once.
-const forkedAtOnce = 2
-
 // mutantGrading is how one mutant's grading ended.
 type mutantGrading struct {
 	res     *graded
@@ -352,7 +362,9 @@ type mutantGrading struct {
 }
 
 // gradeMutants grades every mutant, up to concurrent at once, each within
-// budget. The error is the first tool failure, in the mutants' order; the
+// budget. The budget starts once the mutant's runner is up (loading is
+// bounded by load_timeout_seconds), so a mutant is never timed while it
+// waits for a process. The error is the first tool failure, in the mutants' order; the
 // mutants still running are then stopped.
 func (s *suite) gradeMutants(ctx context.Context, mutants []Mutant, factories []RunnerFactory, partOf []int, budget time.Duration, concurrent int) ([]mutantGrading, error) {
 	ctx, stop := context.WithCancel(ctx)
@@ -369,10 +381,7 @@ func (s *suite) gradeMutants(ctx context.Context, mutants []Mutant, factories []
 					return
 				}
 				mu := &mutants[i]
-				mctx, cancel := context.WithTimeout(ctx, budget)
-				res, loadErr, err := s.grade(mctx, factories[partOf[i]], mu.Source)
-				slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-				cancel()
+				res, loadErr, slow, err := s.gradeWithin(ctx, factories[partOf[i]], mu.Source, budget)
 				out[i] = mutantGrading{res: res, loadErr: loadErr, slow: slow}
 				if err != nil && !slow && ctx.Err() == nil {
 					errs[i] = fmt.Errorf("mutate: grading mutant %s (line %d, %s): %w", mu.ID, mu.Line, mu.Operator, err)
@@ -439,6 +448,8 @@ type graded struct {
 // its own loaded ones (a worker pool).
 type forker interface {
 	Fork(ctx context.Context, src []byte) (*worker.Pool, error)
+	// Workers is how many forks can each own a process at once.
+	Workers() int
 }
 
 // start starts a runner for src. A source that does not load gives a
@@ -468,6 +479,21 @@ func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) 
 	defer release()
 	g, err := s.gradeOn(ctx, r)
 	return g, nil, err
+}
+
+// gradeWithin runs the suite on src, its grading (not its start) bounded by
+// budget; slow says the budget stopped it.
+func (s *suite) gradeWithin(ctx context.Context, newRunner RunnerFactory, src []byte, budget time.Duration) (*graded, *worker.LoadError, bool, error) {
+	r, release, le, err := s.start(ctx, newRunner, src)
+	if le != nil || err != nil {
+		return nil, le, false, err
+	}
+	defer release()
+	mctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	g, err := s.gradeOn(mctx, r)
+	slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	return g, nil, slow, err
 }
 
 // gradeOn runs the suite on runner r.

@@ -157,6 +157,9 @@ func mdRow(b *bytes.Buffer, cells []string, header bool) {
 // counts says what the score is made of.
 func (r *Report) counts() string {
 	s := fmt.Sprintf("%d killed, %d survived of %d mutants", r.Killed, r.Survived, len(r.Mutants))
+	if r.NotGraded > 0 {
+		s += fmt.Sprintf(", %d not graded (stopped by the time budget), counted as not killed", r.NotGraded)
+	}
 	if r.ExcludedWithoutReason > 0 {
 		s += fmt.Sprintf(", and %d excluded without a reason, counted as survivors", r.ExcludedWithoutReason)
 	}
@@ -181,13 +184,14 @@ func (m Mutant) lines() (before, after string) {
 	return excerpt(before, after)
 }
 
-// split returns the survivors and the killed mutants, each in id order.
+// split returns the mutants not killed (survivors, and those not graded or
+// suspect) and the killed ones, each in id order.
 func (r *Report) split() (survivors, killed []Mutant) {
 	for _, m := range r.Mutants {
-		if m.Status == StatusSurvived {
-			survivors = append(survivors, m)
-		} else {
+		if m.Status == StatusKilled {
 			killed = append(killed, m)
+		} else {
+			survivors = append(survivors, m)
 		}
 	}
 	return survivors, killed

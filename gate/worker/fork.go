@@ -23,11 +23,13 @@ const endWait = 2 * time.Second
 // the same sandbox slot. A fork costs about a millisecond where starting a
 // sandboxed interpreter costs tens.
 //
-// Each process of the returned pool borrows one of p's processes (the
-// zygote) until the child is stopped; a zygote that served a fork serves
-// only forks after it, so p's own grading starts fresh processes. A child
-// that dies, times out or is killed takes its zygote with it. Close the
-// returned pool before p. A src that does not load gives a *LoadError.
+// The returned pool has one process, which borrows one of p's processes
+// (the zygote) until the child is stopped: it never holds one zygote while
+// waiting for another, so up to Workers forks of p graded at once each own
+// their zygote and never wait on each other's. A zygote that served a fork
+// serves only forks after it, so p's own grading starts fresh processes. A
+// child that dies, times out or is killed takes its zygote with it. Close
+// the returned pool before p. A src that does not load gives a *LoadError.
 func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 	if p.parent != nil {
 		return nil, errors.New("worker: Fork of a forked pool")
@@ -38,6 +40,7 @@ func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 	}
 	cfg := p.cfg
 	cfg.Source = src
+	cfg.Workers = 1
 	v := &Pool{
 		cfg:    cfg,
 		argv:   p.argv,
@@ -66,6 +69,10 @@ func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 	}
 	return v, nil
 }
+
+// Workers is how many processes p grades on at once: for a pool that is
+// forked from, how many forks of it can each own a zygote.
+func (p *Pool) Workers() int { return p.cfg.Workers }
 
 // forkProcess borrows a zygote from the parent pool and forks a child that
 // loads v's source. The returned proc is the zygote's, talking to the child.
