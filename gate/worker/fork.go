@@ -18,10 +18,13 @@ import (
 const endWait = 2 * time.Second
 
 // Fork returns a runner that grades with src instead of p's grader, for
-// mutation testing: its processes are children forked from p's processes,
-// which already run the worker and imported what the grader imports, inside
-// the same sandbox slot. A fork costs about a millisecond where starting a
-// sandboxed interpreter costs tens.
+// mutation testing: its processes are children forked from pristine
+// processes of p, started in p's sandbox slots exactly like its grading
+// processes but without loading p's grader, so src loads as the first
+// grader of a fresh interpreter and inherits nothing the loaded grader did
+// (module state, a flag that refuses a second load, a digest of its own
+// source). A fork costs about a millisecond plus src's own load, where
+// starting a sandboxed interpreter costs tens.
 //
 // The returned pool has one process, which borrows one of p's processes
 // (the zygote) until the child is stopped: it never holds one zygote while
@@ -82,17 +85,9 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if zs.proc == nil {
-		loadErr, err := p.startFor(ctx, zs)
-		if err == nil && loadErr != nil {
-			// The unmutated grader loaded before; failing now is not the
-			// variant's doing.
-			err = fmt.Errorf("worker: restarting the process to fork from: %w", loadErr)
-		}
-		if err != nil {
-			p.release(zs)
-			return nil, nil, err
-		}
+	if err := p.pristineZygote(ctx, zs); err != nil {
+		p.release(zs)
+		return nil, nil, err
 	}
 	pr := zs.proc
 	zs.proc = nil
@@ -135,6 +130,39 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", v.cfg.LoadTimeoutSeconds)
 	}
 	return nil, &LoadError{Err: *o.Error, Output: o.Output}, stopErr
+}
+
+// pristineZygote makes s's process one that loaded no grader: a process
+// that loaded p's grader, and a spare loading it, are stopped first.
+func (p *Pool) pristineZygote(ctx context.Context, s *slot) error {
+	if s.proc != nil && s.proc.pristine {
+		return nil
+	}
+	var errs []error
+	if s.proc != nil {
+		errs = append(errs, p.retire(s))
+	}
+	if sp := s.spare; sp != nil {
+		<-sp.done
+		s.spare = nil
+		if sp.proc != nil {
+			errs = append(errs, p.stopProc(sp.proc))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	pr, loadErr, err := p.launch(ctx, s.id, p.pristine)
+	if err == nil && loadErr != nil {
+		// No grader loads there: a failure is the worker's, not src's.
+		err = fmt.Errorf("worker: starting the process to fork from: %w", loadErr)
+	}
+	if err != nil {
+		return err
+	}
+	pr.pristine, pr.forked = true, true
+	s.proc, s.served = pr, 0
+	return nil
 }
 
 // returnZygote ends the child pr talks to and hands the zygote back to the
