@@ -201,7 +201,7 @@ func (r *Report) split() (survivors, killed []Mutant) {
 func (r *Report) notes() []string {
 	var out []string
 	if r.Sites > len(r.Mutants) {
-		out = append(out, fmt.Sprintf("the source has %d mutation sites; %d, spread over the file, were tested", r.Sites, len(r.Mutants)))
+		out = append(out, fmt.Sprintf("the source has %d mutation sites; %d, sampled by operator and line, were tested", r.Sites, len(r.Mutants)))
 	}
 	if len(r.Mutants) == 0 {
 		out = append(out, "no mutation site was found, so the score is 0: nothing showed that the canaries can catch a defect")
