@@ -12,7 +12,11 @@
 //   - a labeled case's status disagrees with its human label: a label of 1
 //     must pass (score >= pass_threshold), a label of 0 must fail, and an
 //     error agrees with neither, because the gate would hold on it, or
-//   - the mutant does not load at all.
+//
+// A kill needs a check whose outcome changed: a mutant that does not load,
+// or raises on every canary and case (the ones the unmutated grader passes
+// included), is equivalent-suspect instead, since a grader that notices it
+// was changed can fail that way on purpose.
 //
 // A mutant that runs so much longer than the unmutated grader (slowFactor)
 // that it is stopped is not graded: not a kill, and the score counts it
@@ -38,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,12 +65,22 @@ const (
 	// check had an outcome. It is not a kill: the score counts it as a
 	// mutant the suite was not shown to catch.
 	StatusNotGraded = "not_graded"
+	// StatusEquivalentSuspect: the mutant did not load, or raised on every
+	// input, so no check's outcome says anything about the defect it
+	// carries: a grader can fail this way on purpose whenever it notices it
+	// was changed. It is not a kill, and the score counts it as not killed.
+	StatusEquivalentSuspect = "equivalent_suspect"
 )
 
-// killed_by entries that name no canary or case.
+// Why a mutant is equivalent-suspect (Mutant.Suspect).
 const (
-	// KilledByLoad: the mutant's source does not load.
-	KilledByLoad = "(grader does not load)"
+	// SuspectLoad: the mutant's source does not load, although the
+	// unmutated one does. A one-token change to a loading grader seldom
+	// breaks its load; a grader that checks its own source does.
+	SuspectLoad = "does not load"
+	// SuspectRaises: the mutant raised on every canary and case, the ones
+	// the unmutated grader passes included.
+	SuspectRaises = "raises on every input"
 )
 
 // A mutant may take at most slowFactor times the unmutated grader's time,
@@ -96,8 +111,15 @@ type Report struct {
 	Survived int     `json:"survived"`
 	// NotGraded counts the mutants the time budget stopped; the score
 	// counts them as not killed.
-	NotGraded int      `json:"not_graded"`
-	Mutants   []Mutant `json:"mutants"`
+	NotGraded int `json:"not_graded"`
+	// EquivalentSuspect counts the mutants that did not load or raised on
+	// every input; the score counts them as not killed.
+	EquivalentSuspect int `json:"equivalent_suspect"`
+	// KilledByCanary counts the killed mutants at least one canary
+	// noticed; KilledByCaseOnly those only labeled cases noticed.
+	KilledByCanary   int      `json:"killed_by_canary"`
+	KilledByCaseOnly int      `json:"killed_by_case_only"`
+	Mutants          []Mutant `json:"mutants"`
 	// Excluded lists every line a no-mutate pragma keeps from being
 	// mutated, with its reason.
 	Excluded []Exclusion `json:"excluded"`
@@ -135,9 +157,12 @@ type Mutant struct {
 	// "- if type(x) is not int: / + if not isinstance(x, int):".
 	Diff   string `json:"diff"`
 	Status string `json:"status"` // StatusKilled or StatusSurvived
-	// KilledBy names every canary and case_id that noticed the mutant, in
-	// manifest then dataset order, or KilledByLoad; empty for a survivor.
+	// KilledBy names every canary and case_id whose outcome the mutant
+	// changed from a pass to a failure, in manifest then dataset order;
+	// empty unless killed.
 	KilledBy []string `json:"killed_by"`
+	// Suspect says why an equivalent-suspect mutant is one.
+	Suspect string `json:"suspect,omitempty"`
 
 	Original string `json:"-"` // the line(s) before, trimmed
 	Mutated  string `json:"-"` // the line(s) after, trimmed
@@ -338,13 +363,24 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 			rep.NotGraded++
 			continue
 		case g.loadErr != nil:
-			mu.KilledBy = []string{KilledByLoad}
+			mu.Status, mu.Suspect = StatusEquivalentSuspect, SuspectLoad
+			rep.EquivalentSuspect++
+			continue
+		case s.raisesOnEverything(g.res):
+			mu.Status, mu.Suspect = StatusEquivalentSuspect, SuspectRaises
+			rep.EquivalentSuspect++
+			continue
 		default:
 			mu.KilledBy = s.killers(g.res)
 		}
 		if len(mu.KilledBy) > 0 {
 			mu.Status = StatusKilled
 			rep.Killed++
+			if s.byCanary(mu.KilledBy) {
+				rep.KilledByCanary++
+			} else {
+				rep.KilledByCaseOnly++
+			}
 		} else {
 			mu.Status = StatusSurvived
 			rep.Survived++
@@ -420,6 +456,7 @@ type suite struct {
 	labels    []int // label of each case task
 	liveCan   []bool
 	liveCase  []bool
+	base      *graded // the unmutated grader's outcomes
 	threshold float64
 }
 
@@ -522,6 +559,7 @@ func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) 
 
 // calibrate keeps the checks the unmutated grader passes.
 func (s *suite) calibrate(base *graded) {
+	s.base = base
 	s.liveCan = make([]bool, len(s.canaries))
 	for i, o := range base.canaries {
 		s.liveCan[i] = !s.canaryFails(i, o)
@@ -551,16 +589,49 @@ func (s *suite) caseDisagrees(i int, o grading.Outcome) bool {
 func (s *suite) killers(g *graded) []string {
 	out := []string{}
 	for i, o := range g.canaries {
-		if s.liveCan[i] && s.canaryFails(i, o) {
+		if s.liveCan[i] && s.canaryFails(i, o) && changed(s.base.canaries[i], o) {
 			out = append(out, s.canaries[i].ID)
 		}
 	}
 	for i, o := range g.cases {
-		if s.liveCase[i] && s.caseDisagrees(i, o) {
+		if s.liveCase[i] && s.caseDisagrees(i, o) && changed(s.base.cases[i], o) {
 			out = append(out, s.cases[i].ID)
 		}
 	}
 	return out
+}
+
+// changed says whether a check's outcome differs from the unmutated
+// grader's: its class, or its score.
+func changed(base, o grading.Outcome) bool {
+	if base.Class != o.Class {
+		return true
+	}
+	if base.Score == nil || o.Score == nil {
+		return (base.Score == nil) != (o.Score == nil)
+	}
+	return *base.Score != *o.Score
+}
+
+// raisesOnEverything says whether every outcome of g is an error while the
+// unmutated grader had at least one that was not.
+func (s *suite) raisesOnEverything(g *graded) bool {
+	if g == nil || len(g.canaries)+len(g.cases) == 0 {
+		return false
+	}
+	for _, o := range slices.Concat(g.canaries, g.cases) {
+		if o.Class == grading.ClassOK {
+			return false
+		}
+	}
+	return slices.ContainsFunc(slices.Concat(s.base.canaries, s.base.cases), func(o grading.Outcome) bool {
+		return o.Class == grading.ClassOK
+	})
+}
+
+// byCanary says whether one of the killers is a canary.
+func (s *suite) byCanary(killers []string) bool {
+	return slices.ContainsFunc(s.canaries, func(c grading.Task) bool { return slices.Contains(killers, c.ID) })
 }
 
 func (s *suite) liveCanaries() int { return count(s.liveCan) }
