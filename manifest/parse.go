@@ -324,8 +324,21 @@ func (d *decoder) gate(top *section) Gate {
 		g.MinMutationScore = &v
 	}
 	if n := s.node("calibration"); n != nil {
-		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"], "max_false_pass"); ok {
+		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"],
+			"max_false_pass", "mandatory_max_false_pass", "max_false_fail", "mandatory_max_false_fail"); ok {
 			g.Calibration.MaxFalsePass, _ = c.integer("max_false_pass", 0, math.MaxInt)
+			for _, o := range []struct {
+				key string
+				to  **int
+			}{
+				{"mandatory_max_false_pass", &g.Calibration.MandatoryMaxFalsePass},
+				{"max_false_fail", &g.Calibration.MaxFalseFail},
+				{"mandatory_max_false_fail", &g.Calibration.MandatoryMaxFalseFail},
+			} {
+				if v, ok := c.integer(o.key, 0, math.MaxInt); ok {
+					*o.to = &v
+				}
+			}
 		}
 	}
 	if n := s.node("determinism"); n != nil {

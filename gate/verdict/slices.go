@@ -59,6 +59,7 @@ func (d *decider) slices() []results.SliceResult {
 		} else {
 			_, explicit := d.g.Slice(name)
 			d.informativeSlice(&sr, rule, explicit)
+			d.informativeCalibration(&sr, g, rule.WarnOnly)
 		}
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)
 		out = append(out, sr)

@@ -74,13 +74,15 @@ type group struct {
 	// families holds the pass sum of each named family, in order of first
 	// appearance (kept only under family aggregation); singles the graded
 	// rows without a family, each a family of its own.
-	families       map[string]*passSum
-	familyOrder    []string
-	singles        passSum
-	falsePass      int
-	falseFail      int
-	has0, has1     bool
-	omitted, error detail
+	families    map[string]*passSum
+	familyOrder []string
+	singles     passSum
+	falsePass   int
+	falseFail   int
+	// falsePassIDs and falseFailIDs are the first maxReasonIDs of each.
+	falsePassIDs, falseFailIDs []string
+	has0, has1                 bool
+	omitted, error             detail
 }
 
 type passSum struct{ passed, graded int }
@@ -108,8 +110,14 @@ func (g *group) add(c results.CaseResult, family bool) {
 			switch {
 			case p == 1 && *c.HumanScore == 0:
 				g.falsePass++
+				if len(g.falsePassIDs) < maxReasonIDs {
+					g.falsePassIDs = append(g.falsePassIDs, c.CaseID)
+				}
 			case p == 0 && *c.HumanScore == 1:
 				g.falseFail++
+				if len(g.falseFailIDs) < maxReasonIDs {
+					g.falseFailIDs = append(g.falseFailIDs, c.CaseID)
+				}
 			}
 		}
 	case results.StatusError:
