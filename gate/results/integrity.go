@@ -23,6 +23,10 @@ import (
 type Integrity struct {
 	Rows       int    `json:"rows"`
 	RowsSHA256 string `json:"rows_sha256"`
+	// Run names the CI run that wrote the file (GitHub Actions: repository
+	// and run id); "" outside one. Shards of different runs are
+	// not merged.
+	Run string `json:"run,omitempty"`
 }
 
 // rowDigest folds case rows into an Integrity.
@@ -44,6 +48,14 @@ func (d *rowDigest) add(row []byte) error {
 	d.h.Write(d.buf.Bytes())
 	d.n++
 	return nil
+}
+
+// withRun is sum with the run identity res records.
+func withRun(sum *Integrity, res *Results) *Integrity {
+	if res.Integrity != nil {
+		sum.Run = res.Integrity.Run
+	}
+	return sum
 }
 
 func (d *rowDigest) integrity() *Integrity {

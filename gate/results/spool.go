@@ -272,13 +272,13 @@ func writeResults(w io.Writer, res *Results, spool *Spool) error {
 		if err != nil {
 			return fmt.Errorf("writing results: %w", err)
 		}
-		doc.Integrity = sum
+		doc.Integrity = withRun(sum, res)
 		return encodeIndented(w, &doc)
 	}
 	doc := *res
 	doc.Cases = []CaseResult{}
 	doc.Rows = nil
-	doc.Integrity = spool.sum.integrity()
+	doc.Integrity = withRun(spool.sum.integrity(), res)
 	var buf bytes.Buffer
 	if err := encodeIndented(&buf, &doc); err != nil {
 		return err
