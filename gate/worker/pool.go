@@ -39,8 +39,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -627,7 +629,10 @@ func (p *Pool) loadTimeout() time.Duration {
 // ACTIONS_*, INPUT_*) can reach a grader.
 func environment(scratch, hashSeed string) []string {
 	if hashSeed == "" {
-		hashSeed = "0"
+		// A seed of its own for each process, as Python would pick, but in
+		// the form a fixed seed takes: a grader cannot tell its process
+		// from one of the determinism check's by its environment.
+		hashSeed = strconv.FormatUint(uint64(1+rand.Uint32N(1<<32-2)), 10)
 	}
 	return []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -635,26 +640,28 @@ func environment(scratch, hashSeed string) []string {
 		"LC_ALL=C.UTF-8",
 		"HOME=" + scratch,
 		"TMPDIR=" + scratch,
-		// The worker runs with -I, which ignores PYTHON* variables (its flags
-		// do the same work); these make a Python subprocess the grader starts
-		// behave alike.
+		// The worker's flags do the work of the other variables; these make
+		// a Python subprocess the grader starts behave alike.
 		"PYTHONIOENCODING=utf-8",
 		"PYTHONHASHSEED=" + hashSeed,
 		"PYTHONDONTWRITEBYTECODE=1",
 	}
 }
 
-// isolationFlags are -I, or with a HashSeed what -I does except ignoring
-// PYTHON* variables, which would ignore PYTHONHASHSEED too: -s (no user
-// site) and, from Python 3.11, -P (no working directory on sys.path). The
-// environment is built from nothing either way.
+// isolationFlags are what -I does except ignoring PYTHON* variables, which
+// would ignore PYTHONHASHSEED too: -s (no user site) and -P (no working
+// directory on sys.path), the same for every pool, so the determinism
+// check's processes (a HashSeed) start exactly like the grading's. The
+// environment is built from nothing, so -I's -E has nothing to ignore.
+// Before Python 3.11 there is no -P: grading keeps -I there, and only a
+// HashSeed pool falls back to -s.
 func isolationFlags(cfg Config) []string {
-	if cfg.HashSeed == "" {
-		return []string{"-I"}
-	}
 	var major, minor int
 	if _, err := fmt.Sscanf(cfg.Python.Version, "%d.%d", &major, &minor); err == nil && (major > 3 || major == 3 && minor >= 11) {
 		return []string{"-s", "-P"}
+	}
+	if cfg.HashSeed == "" {
+		return []string{"-I"}
 	}
 	return []string{"-s"}
 }
