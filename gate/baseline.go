@@ -116,7 +116,7 @@ func OpenShard(name string, limits input.Limits, check func(*results.Results) *r
 	if err != nil {
 		return ShardPart{}, nil, err
 	}
-	rows := &shardRows{name: name, r: results.NewCaseReader(cf)}
+	rows := &shardRows{name: name, head: r, r: results.NewCaseReader(cf)}
 	if check != nil {
 		rows.check = check(r)
 	}
@@ -127,8 +127,15 @@ func OpenShard(name string, limits input.Limits, check func(*results.Results) *r
 // row no run could have written: both are input errors.
 type shardRows struct {
 	name  string
+	head  *results.Results
 	r     *results.CaseReader
 	check *results.ShardCheck
+}
+
+// integrity refuses rows that no longer match the digest their run
+// recorded.
+func (s *shardRows) integrity() error {
+	return results.CheckIntegrity(s.name, s.head, s.r.Integrity())
 }
 
 func (s *shardRows) Next() (results.CaseResult, bool, error) {
@@ -140,7 +147,7 @@ func (s *shardRows) Next() (results.CaseResult, bool, error) {
 		return c, ok, nil
 	}
 	if !ok {
-		return c, ok, s.check.Done()
+		return c, ok, errors.Join(s.check.Done(), s.integrity())
 	}
 	return c, ok, s.check.Row(c)
 }

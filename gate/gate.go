@@ -107,6 +107,7 @@ func (a *Host) Grade(ctx context.Context, s *Suite, o GradeOptions) (*results.Re
 	if err != nil {
 		return nil, err
 	}
+	res.Integrity = &results.Integrity{Run: a.runIdentity()}
 	return res, g.hostedErr
 }
 

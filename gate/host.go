@@ -20,6 +20,19 @@ type Host struct {
 	imageNoted  bool // the default image tag was reported once already
 }
 
+// runIdentity names the CI run that grades, for the shards' integrity:
+// the GitHub Actions repository and run id, or "" outside one. merge
+// refuses shards of different runs. The attempt is left out: re-running
+// the failed jobs of a run gives them a new attempt while the shards that
+// passed keep the first.
+func (a *Host) runIdentity() string {
+	repo, id := a.getenv("GITHUB_REPOSITORY"), a.getenv("GITHUB_RUN_ID")
+	if id == "" {
+		return ""
+	}
+	return repo + "/actions/runs/" + id
+}
+
 // NewHost is a Host reading getenv and writing notes to stderr.
 func NewHost(getenv func(string) string, stderr io.Writer) *Host {
 	return &Host{getenv: getenv, stderr: stderr}

@@ -130,6 +130,9 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)
 	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
+	if run := runOf(first); run != "" {
+		res.Integrity = &results.Integrity{Run: run}
+	}
 	res.Versions = first.Versions
 	res.MutationExcluded = first.MutationExcluded // only shard 1 mutation-tests
 	res.Manifest = first.Manifest
@@ -269,6 +272,9 @@ func checkHeaders(parts []*results.Results, m *manifest.Manifest, bad func(strin
 			bad("%s: digests %s differ from results #1's %s: the shards graded different files",
 				name, digestText(p.Digests), digestText(first.Digests))
 		}
+		if run, firstRun := runOf(p), runOf(first); run != firstRun {
+			bad("%s: written by run %q, but results #1 by run %q: shards of different runs are not merged", name, run, firstRun)
+		}
 		if !p.Versions.Equal(first.Versions) {
 			bad("%s: versions %+v differ from results #1's %+v", name, p.Versions, first.Versions)
 		}
@@ -314,4 +320,12 @@ func labelSummaryOf(r *results.Results) *dataset.LabelSummary {
 		sum.Agreement[key] = &dataset.Agreement{Rows: s.Agreement.Rows, Table: s.Agreement.Table}
 	}
 	return sum
+}
+
+// runOf is the CI run that wrote a results document, "" when none is named.
+func runOf(r *results.Results) string {
+	if r.Integrity == nil {
+		return ""
+	}
+	return r.Integrity.Run
 }

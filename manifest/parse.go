@@ -344,6 +344,7 @@ func (d *decoder) gate(top *section) Gate {
 	}
 	if n := s.node("calibration"); n != nil {
 		if c, ok := d.mapping(n, "gate.calibration", d.lines["gate.calibration"], "max_false_pass",
+			"mandatory_max_false_pass", "max_false_fail", "mandatory_max_false_fail",
 			"current_labels_only", "min_agreement", "require_reasons", "warn_only_statuses"); ok {
 			g.Calibration.MaxFalsePass, _ = c.integer("max_false_pass", 0, math.MaxInt)
 			g.Calibration.CurrentLabelsOnly, _ = c.boolean("current_labels_only")
@@ -356,6 +357,18 @@ func (d *decoder) gate(top *section) Gate {
 				}
 			}
 			g.Calibration.WarnOnlyStatuses, _ = c.strings("warn_only_statuses")
+			for _, o := range []struct {
+				key string
+				to  **int
+			}{
+				{"mandatory_max_false_pass", &g.Calibration.MandatoryMaxFalsePass},
+				{"max_false_fail", &g.Calibration.MaxFalseFail},
+				{"mandatory_max_false_fail", &g.Calibration.MandatoryMaxFalseFail},
+			} {
+				if v, ok := c.integer(o.key, 0, math.MaxInt); ok {
+					*o.to = &v
+				}
+			}
 		}
 	}
 	if n := s.node("determinism"); n != nil {

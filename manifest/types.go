@@ -236,8 +236,16 @@ func (g Gate) Slice(name string) (SliceRule, bool) {
 }
 
 // Calibration is gate.calibration.
+//
+// MaxFalsePass bounds the passes whose human_score is 0, overall and in
+// every slice; a mandatory slice is held to MandatoryMaxFalsePass, 0 unless
+// set. MaxFalseFail, when set, bounds the fails whose human_score is 1 the
+// same way (a mandatory slice to MandatoryMaxFalseFail when that is set).
 type Calibration struct {
-	MaxFalsePass int `json:"max_false_pass"`
+	MaxFalsePass          int  `json:"max_false_pass"`
+	MandatoryMaxFalsePass *int `json:"mandatory_max_false_pass,omitempty"`
+	MaxFalseFail          *int `json:"max_false_fail,omitempty"`
+	MandatoryMaxFalseFail *int `json:"mandatory_max_false_fail,omitempty"`
 	// CurrentLabelsOnly leaves out of calibration every label given under
 	// another rubric version than rubric.version (a stale label).
 	CurrentLabelsOnly bool `json:"current_labels_only,omitempty"`

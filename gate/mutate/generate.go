@@ -16,8 +16,10 @@ import (
 var script string
 
 // MaxMutants is how many mutants Run tests at most. A grader with more
-// mutation sites gets a deterministic sample spread evenly over the file, so
-// every part of it is exercised and two runs test the same mutants.
+// mutation sites gets a deterministic sample by operator and line: the
+// operators take turns, and each visits every line it can mutate, spread
+// over the file, before a second site of one line, so hundreds of sites of
+// one kind do not crowd the others out and two runs test the same mutants.
 const MaxMutants = 60
 
 // Generated is what Generate found in a grader's source.

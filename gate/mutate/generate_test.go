@@ -424,3 +424,34 @@ print(json.dumps([[same_tree(ast.parse(a), ast.parse(b)), ast.dump(ast.parse(a))
 		t.Fatalf("the pairs must include equal (%d) and different (%d) trees", equal, differ)
 	}
 }
+
+// TestGenerateCapByOperator: a hundred sites of one operator (a table of
+// comparisons, killed alike) do not crowd the others out of the sample:
+// every operator of the source is tested, and a line is tested twice only
+// once every line of its operator was.
+func TestGenerateCapByOperator(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("def grade(sample, item):\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "    if item.get('k%d') == %d:\n        return 0.0\n", i, i)
+	}
+	b.WriteString("    if type(item.get('n')) is not int:\n        raise ValueError('n')\n")
+	b.WriteString("    try:\n        n = int(sample.get('output_text'))\n    except ValueError:\n        return 0.0\n")
+	b.WriteString("    return 1.0 if n > 3 else 0.0\n")
+	src := b.String()
+	all := generate(t, src, 1000)
+	capped := generate(t, src, 20)
+	if len(capped.Mutants) != 20 {
+		t.Fatalf("%d mutants, want 20", len(capped.Mutants))
+	}
+	ops := map[string]bool{}
+	for _, m := range capped.Mutants {
+		ops[m.Operator] = true
+	}
+	for _, m := range all.Mutants {
+		if !ops[m.Operator] {
+			t.Errorf("operator %s (line %d) not in the capped sample", m.Operator, m.Line)
+			ops[m.Operator] = true
+		}
+	}
+}

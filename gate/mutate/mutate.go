@@ -12,8 +12,15 @@
 //   - a labeled case's status disagrees with its human label: a label of 1
 //     must pass (score >= pass_threshold), a label of 0 must fail, and an
 //     error agrees with neither, because the gate would hold on it, or
-//   - the mutant does not load at all, or runs so much longer than the
-//     unmutated grader (slowFactor) that it is stopped.
+//
+// A kill needs a check whose outcome changed: a mutant that does not load,
+// or raises on every canary and case (the ones the unmutated grader passes
+// included), is equivalent-suspect instead, since a grader that notices it
+// was changed can fail that way on purpose.
+//
+// A mutant that runs so much longer than the unmutated grader (slowFactor)
+// that it is stopped is not graded: not a kill, and the score counts it
+// against the suite.
 //
 // Only checks that hold on the unmutated grader count: a canary that already
 // fails, or a labeled case the grader already gets wrong, would "kill" every
@@ -35,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,19 +62,31 @@ const Schema = "gradegate.mutate/v1"
 const (
 	StatusKilled   = "killed"
 	StatusSurvived = "survived"
+	// StatusNotGraded: the time budget stopped the mutant before every
+	// check had an outcome. It is not a kill: the score counts it as a
+	// mutant the suite was not shown to catch.
+	StatusNotGraded = "not_graded"
+	// StatusEquivalentSuspect: the mutant did not load, or raised on every
+	// input, so no check's outcome says anything about the defect it
+	// carries: a grader can fail this way on purpose whenever it notices it
+	// was changed. It is not a kill, and the score counts it as not killed.
+	StatusEquivalentSuspect = "equivalent_suspect"
 )
 
-// killed_by entries that name no canary or case.
+// Why a mutant is equivalent-suspect (Mutant.Suspect).
 const (
-	// KilledByLoad: the mutant's source does not load.
-	KilledByLoad = "(grader does not load)"
-	// KilledByTime: the mutant ran far longer than the unmutated grader
-	// (an endless loop, say), which the gate would see as timeouts.
-	KilledByTime = "(grader too slow)"
+	// SuspectLoad: the mutant's source does not load, although the
+	// unmutated one does. A one-token change to a loading grader seldom
+	// breaks its load; a grader that checks its own source does.
+	SuspectLoad = "does not load"
+	// SuspectRaises: the mutant raised on every canary and case, the ones
+	// the unmutated grader passes included.
+	SuspectRaises = "raises on every input"
 )
 
 // A mutant may take at most slowFactor times the unmutated grader's time,
-// and never less than minBudget, before it is stopped and counted killed. The
+// and never less than minBudget, before it is stopped and counted not
+// graded. The
 // per-case timeout_seconds (up to 600 s) would let one looping mutant stall
 // the command for many minutes, while the gate would already hold on it.
 const (
@@ -84,13 +104,23 @@ type RunnerFactory func(ctx context.Context, src []byte) (grading.Runner, func()
 // mutate document (schema gradegate.mutate/v1).
 type Report struct {
 	Schema string `json:"schema"`
-	// Score is Killed / (Killed + Survived + ExcludedWithoutReason),
+	// Score is Killed / (every mutant + ExcludedWithoutReason),
 	// rounded to four decimals; 0 when there is no mutant, because nothing
 	// then shows that the suite can catch anything.
-	Score    float64  `json:"score"`
-	Killed   int      `json:"killed"`
-	Survived int      `json:"survived"`
-	Mutants  []Mutant `json:"mutants"`
+	Score    float64 `json:"score"`
+	Killed   int     `json:"killed"`
+	Survived int     `json:"survived"`
+	// NotGraded counts the mutants the time budget stopped; the score
+	// counts them as not killed.
+	NotGraded int `json:"not_graded"`
+	// EquivalentSuspect counts the mutants that did not load or raised on
+	// every input; the score counts them as not killed.
+	EquivalentSuspect int `json:"equivalent_suspect"`
+	// KilledByCanary counts the killed mutants at least one canary
+	// noticed; KilledByCaseOnly those only labeled cases noticed.
+	KilledByCanary   int      `json:"killed_by_canary"`
+	KilledByCaseOnly int      `json:"killed_by_case_only"`
+	Mutants          []Mutant `json:"mutants"`
 	// Excluded lists every line a no-mutate pragma keeps from being
 	// mutated, with its reason.
 	Excluded []Exclusion `json:"excluded"`
@@ -128,9 +158,12 @@ type Mutant struct {
 	// "- if type(x) is not int: / + if not isinstance(x, int):".
 	Diff   string `json:"diff"`
 	Status string `json:"status"` // StatusKilled or StatusSurvived
-	// KilledBy names every canary and case_id that noticed the mutant, in
-	// manifest then dataset order, or KilledByLoad; empty for a survivor.
+	// KilledBy names every canary and case_id whose outcome the mutant
+	// changed from a pass to a failure, in manifest then dataset order;
+	// empty unless killed.
 	KilledBy []string `json:"killed_by"`
+	// Suspect says why an equivalent-suspect mutant is one.
+	Suspect string `json:"suspect,omitempty"`
 
 	Original string `json:"-"` // the line(s) before, trimmed
 	Mutated  string `json:"-"` // the line(s) after, trimmed
@@ -287,13 +320,14 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		return nil, fmt.Errorf("mutate: grading the unmutated grader: %w", err)
 	}
 	s.calibrate(base)
-	// Mutants forked from the loaded pool are graded two at a time, each
-	// on a process of the pool (the second starts with the first pair).
-	// Mutants of a part graded by a pool of their own share its sandbox
-	// slots, so those go one at a time.
+	// Forked mutants are graded as many at once as the pool has processes
+	// to fork from, each on one process it owns for its whole grading, so
+	// no mutant waits for a process another holds. Mutants of a part
+	// graded by a pool of their own share its sandbox slots, so those go
+	// one at a time.
 	concurrent := 1
 	if f, ok := baseRunner.(forker); ok && len(parts) == 1 {
-		concurrent = forkedAtOnce
+		concurrent = max(1, f.Workers())
 		factories[0] = func(ctx context.Context, src []byte) (grading.Runner, func(), error) {
 			v, err := f.Fork(ctx, src)
 			if err != nil {
@@ -324,15 +358,30 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		g := graded[i]
 		switch {
 		case g.slow:
-			mu.KilledBy = []string{KilledByTime}
+			// Stopped before every check had its outcome: nothing shows
+			// the suite would notice it.
+			mu.Status = StatusNotGraded
+			rep.NotGraded++
+			continue
 		case g.loadErr != nil:
-			mu.KilledBy = []string{KilledByLoad}
+			mu.Status, mu.Suspect = StatusEquivalentSuspect, SuspectLoad
+			rep.EquivalentSuspect++
+			continue
+		case s.raisesOnEverything(g.res):
+			mu.Status, mu.Suspect = StatusEquivalentSuspect, SuspectRaises
+			rep.EquivalentSuspect++
+			continue
 		default:
 			mu.KilledBy = s.killers(g.res)
 		}
 		if len(mu.KilledBy) > 0 {
 			mu.Status = StatusKilled
 			rep.Killed++
+			if s.byCanary(mu.KilledBy) {
+				rep.KilledByCanary++
+			} else {
+				rep.KilledByCaseOnly++
+			}
 		} else {
 			mu.Status = StatusSurvived
 			rep.Survived++
@@ -342,9 +391,6 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 	return rep, nil
 }
 
-// forkedAtOnce is how many forked mutants are graded at once.
-const forkedAtOnce = 2
-
 // mutantGrading is how one mutant's grading ended.
 type mutantGrading struct {
 	res     *graded
@@ -353,7 +399,9 @@ type mutantGrading struct {
 }
 
 // gradeMutants grades every mutant, up to concurrent at once, each within
-// budget. The error is the first tool failure, in the mutants' order; the
+// budget. The budget starts once the mutant's runner is up (loading is
+// bounded by load_timeout_seconds), so a mutant is never timed while it
+// waits for a process. The error is the first tool failure, in the mutants' order; the
 // mutants still running are then stopped.
 func (s *suite) gradeMutants(ctx context.Context, mutants []Mutant, factories []RunnerFactory, partOf []int, budget time.Duration, concurrent int) ([]mutantGrading, error) {
 	ctx, stop := context.WithCancel(ctx)
@@ -370,10 +418,7 @@ func (s *suite) gradeMutants(ctx context.Context, mutants []Mutant, factories []
 					return
 				}
 				mu := &mutants[i]
-				mctx, cancel := context.WithTimeout(ctx, budget)
-				res, loadErr, err := s.grade(mctx, factories[partOf[i]], mu.Source)
-				slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-				cancel()
+				res, loadErr, slow, err := s.gradeWithin(ctx, factories[partOf[i]], mu.Source, budget)
 				out[i] = mutantGrading{res: res, loadErr: loadErr, slow: slow}
 				if err != nil && !slow && ctx.Err() == nil {
 					errs[i] = fmt.Errorf("mutate: grading mutant %s (line %d, %s): %w", mu.ID, mu.Line, mu.Operator, err)
@@ -415,6 +460,7 @@ type suite struct {
 	derived   []derivedCheck
 	liveCan   []bool
 	liveCase  []bool
+	base      *graded // the unmutated grader's outcomes
 	threshold float64
 }
 
@@ -447,6 +493,8 @@ type graded struct {
 // its own loaded ones (a worker pool).
 type forker interface {
 	Fork(ctx context.Context, src []byte) (*worker.Pool, error)
+	// Workers is how many forks can each own a process at once.
+	Workers() int
 }
 
 // start starts a runner for src. A source that does not load gives a
@@ -478,6 +526,21 @@ func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) 
 	return g, nil, err
 }
 
+// gradeWithin runs the suite on src, its grading (not its start) bounded by
+// budget; slow says the budget stopped it.
+func (s *suite) gradeWithin(ctx context.Context, newRunner RunnerFactory, src []byte, budget time.Duration) (*graded, *worker.LoadError, bool, error) {
+	r, release, le, err := s.start(ctx, newRunner, src)
+	if le != nil || err != nil {
+		return nil, le, false, err
+	}
+	defer release()
+	mctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	g, err := s.gradeOn(mctx, r)
+	slow := err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	return g, nil, slow, err
+}
+
 // gradeOn runs the suite on runner r.
 func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) {
 	// Canaries and cases go in separate Grade calls, as in the gate, so a
@@ -504,6 +567,7 @@ func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) 
 
 // calibrate keeps the checks the unmutated grader passes.
 func (s *suite) calibrate(base *graded) {
+	s.base = base
 	s.liveCan = make([]bool, len(s.canaries))
 	for i := range base.canaries {
 		s.liveCan[i] = !s.canaryFails(i, base.canaries)
@@ -539,17 +603,50 @@ func (s *suite) caseDisagrees(i int, o grading.Outcome) bool {
 // killers names the live checks the outcomes fail, canaries first.
 func (s *suite) killers(g *graded) []string {
 	out := []string{}
-	for i := range g.canaries {
-		if s.liveCan[i] && s.canaryFails(i, g.canaries) {
+	for i, o := range g.canaries {
+		if s.liveCan[i] && s.canaryFails(i, g.canaries) && changed(s.base.canaries[i], o) {
 			out = append(out, s.canaries[i].ID)
 		}
 	}
 	for i, o := range g.cases {
-		if s.liveCase[i] && s.caseDisagrees(i, o) {
+		if s.liveCase[i] && s.caseDisagrees(i, o) && changed(s.base.cases[i], o) {
 			out = append(out, s.cases[i].ID)
 		}
 	}
 	return out
+}
+
+// changed says whether a check's outcome differs from the unmutated
+// grader's: its class, or its score.
+func changed(base, o grading.Outcome) bool {
+	if base.Class != o.Class {
+		return true
+	}
+	if base.Score == nil || o.Score == nil {
+		return (base.Score == nil) != (o.Score == nil)
+	}
+	return *base.Score != *o.Score
+}
+
+// raisesOnEverything says whether every outcome of g is an error while the
+// unmutated grader had at least one that was not.
+func (s *suite) raisesOnEverything(g *graded) bool {
+	if g == nil || len(g.canaries)+len(g.cases) == 0 {
+		return false
+	}
+	for _, o := range slices.Concat(g.canaries, g.cases) {
+		if o.Class == grading.ClassOK {
+			return false
+		}
+	}
+	return slices.ContainsFunc(slices.Concat(s.base.canaries, s.base.cases), func(o grading.Outcome) bool {
+		return o.Class == grading.ClassOK
+	})
+}
+
+// byCanary says whether one of the killers is a canary.
+func (s *suite) byCanary(killers []string) bool {
+	return slices.ContainsFunc(s.canaries, func(c grading.Task) bool { return slices.Contains(killers, c.ID) })
 }
 
 func (s *suite) liveCanaries() int { return count(s.liveCan) }

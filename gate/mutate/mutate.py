@@ -495,6 +495,56 @@ def no_mutate_lines(data):
     return lines
 
 
+def spread(items):
+    """Orders items so that any prefix is spread evenly over them."""
+    out, seen = [], set()
+    n = len(items)
+    step = n
+    while len(out) < n:
+        for i in range(0, n, step):
+            if i not in seen:
+                seen.add(i)
+                out.append(items[i])
+        step = max(1, step // 2)
+    return out
+
+
+def sample(sites, limit):
+    """Picks limit sites by operator and line, not evenly over the sites.
+
+    One operator with hundreds of sites (a comparison in every line of a
+    table) would otherwise fill the sample with mutants killed alike. Each
+    operator's sites are ordered to visit every line before a second site
+    of any line, lines spread over the file; the operators then take turns,
+    so every operator and as many lines as the cap allows are tested. The
+    pick is deterministic, and in source order.
+    """
+    by_op = {}
+    for s in sites:
+        by_op.setdefault(s.operator, {}).setdefault(s.start[0], []).append(s)
+    queues = []
+    for op in sorted(by_op):
+        lines = [by_op[op][line] for line in sorted(by_op[op])]
+        order = []
+        depth = max(len(group) for group in lines)
+        for d in range(depth):
+            order.extend(spread([group[d] for group in lines if d < len(group)]))
+        queues.append(order)
+    picked = []
+    turn = 0
+    while len(picked) < limit:
+        took = False
+        for q in queues:
+            if turn < len(q) and len(picked) < limit:
+                picked.append(q[turn])
+                took = True
+        if not took:
+            break
+        turn += 1
+    chosen = {id(s) for s in picked}
+    return [s for s in sites if id(s) in chosen]
+
+
 def main():
     # The walk, the tree comparison and ast.unparse recurse once per nesting level; a
     # deeply nested (generated) grader must not crash the script.
@@ -537,8 +587,7 @@ def main():
     sites.sort(key=lambda s: (s.start, order[id(s)]))
     total = len(sites)
     if total > limit:
-        # Spread evenly over the file rather than keep the first lines only.
-        sites = [sites[i * total // limit] for i in range(limit)]
+        sites = sample(sites, limit)
 
     mutants = []
     for site in sites:

@@ -227,7 +227,8 @@ func TestRunLoadFailure(t *testing.T) {
 		t.Fatalf("an unmutated grader that does not load: err = %v, want an input error", err)
 	}
 
-	// A mutant that no longer loads is killed.
+	// A mutant that no longer loads is equivalent-suspect, not killed: a
+	// grader that checks its own source fails to load on purpose.
 	loads := func(_ context.Context, s []byte) (grading.Runner, func(), error) {
 		// Only the broaden-except mutant loses this line.
 		if !bytes.Contains(s, []byte("except ValueError:")) {
@@ -239,17 +240,47 @@ func TestRunLoadFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var killed []string
+	var suspect []string
 	for _, mu := range r.Mutants {
-		if mu.Status == StatusKilled {
-			killed = append(killed, mu.ID)
-			if !slices.Equal(mu.KilledBy, []string{KilledByLoad}) {
-				t.Errorf("%s killed by %v, want %q", mu.ID, mu.KilledBy, KilledByLoad)
+		switch mu.Status {
+		case StatusKilled:
+			t.Errorf("%s killed by %v, want no kill", mu.ID, mu.KilledBy)
+		case StatusEquivalentSuspect:
+			suspect = append(suspect, mu.ID)
+			if mu.Suspect != SuspectLoad || len(mu.KilledBy) != 0 {
+				t.Errorf("%s: suspect %q killed by %v, want %q and no killer", mu.ID, mu.Suspect, mu.KilledBy, SuspectLoad)
 			}
 		}
 	}
-	if len(killed) == 0 {
-		t.Error("no mutant was killed by failing to load")
+	if len(suspect) == 0 || r.EquivalentSuspect != len(suspect) || r.Score != 0 {
+		t.Errorf("suspects %v (counted %d), score %v; want the load failures equivalent-suspect and a score of 0", suspect, r.EquivalentSuspect, r.Score)
+	}
+}
+
+// TestRunFakedDeath: a grader that raises on every input once its source
+// changed (it carries a digest of itself) gets no kill from it; nor does a
+// check whose outcome the mutant did not change.
+func TestRunFakedDeath(t *testing.T) {
+	m, cases, src := loadExample(t, "order-summary")
+	raises := grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "RuntimeError", Message: "source changed"}}
+	honest := perfect(m, cases)
+	judge := func(s []byte, task grading.Task) grading.Outcome {
+		if !bytes.Equal(s, src) {
+			return raises
+		}
+		return honest(s, task)
+	}
+	r, err := Run(context.Background(), src, "grader.py", m, cases, factory(judge), python(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Killed != 0 || r.EquivalentSuspect != len(r.Mutants) || r.Score != 0 {
+		t.Errorf("killed %d, equivalent-suspect %d of %d, score %v; want every mutant suspect and a score of 0", r.Killed, r.EquivalentSuspect, len(r.Mutants), r.Score)
+	}
+	for _, mu := range r.Mutants {
+		if mu.Suspect != SuspectRaises {
+			t.Errorf("%s: suspect %q, want %q", mu.ID, mu.Suspect, SuspectRaises)
+		}
 	}
 }
 
@@ -268,11 +299,14 @@ func TestRunSlowMutant(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu := find(t, r, "drop-raise", "pass")
-	if mu.Status != StatusKilled || !slices.Equal(mu.KilledBy, []string{KilledByTime}) {
-		t.Errorf("hanging mutant = %+v, want killed by %q", mu, KilledByTime)
+	if mu.Status != StatusNotGraded || len(mu.KilledBy) != 0 {
+		t.Errorf("hanging mutant = %+v, want not graded", mu)
 	}
-	if r.Killed != 1 {
-		t.Errorf("killed %d, want 1", r.Killed)
+	if r.Killed != 0 || r.NotGraded != 1 {
+		t.Errorf("killed %d, not graded %d, want 0 and 1", r.Killed, r.NotGraded)
+	}
+	if want := 0.0; r.Score != want {
+		t.Errorf("score %v, want %v: a mutant the budget stopped is no kill", r.Score, want)
 	}
 }
 
@@ -325,7 +359,7 @@ func TestReportJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema":"gradegate.mutate/v1","score":0.5,"killed":1,"survived":1,"mutants":[` +
+	want := `{"schema":"gradegate.mutate/v1","score":0.5,"killed":1,"survived":1,"not_graded":0,"equivalent_suspect":0,"killed_by_canary":0,"killed_by_case_only":0,"mutants":[` +
 		`{"id":"m01","line":28,"operator":"type-is-to-isinstance","diff":"- if type(x) is not int: / + if not isinstance(x, int):","status":"survived","killed_by":[]},` +
 		`{"id":"m02","line":30,"operator":"return-constant-flip","diff":"- return 0.0 / + return 1.0","status":"killed","killed_by":["boolean-total-one-cent"]}],` +
 		`"excluded":[{"line":12,"reason":"JSON has no str subclass","mutants":1,"code":"if type(s) is not str:  # gradegate: no-mutate: JSON has no str subclass"},` +

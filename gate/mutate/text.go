@@ -28,14 +28,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	survivors, killed := r.split()
 
-	fmt.Fprintf(&b, "\nSurvived (%d)\n", len(survivors))
+	fmt.Fprintf(&b, "\n%s (%d)\n", r.notKilledTitle(), len(survivors))
 	if len(survivors) == 0 {
 		b.WriteString("  none\n")
 	} else {
 		rows := make([][]string, len(survivors))
 		for i, m := range survivors {
 			before, after := m.lines()
-			rows[i] = r.withPart(m.Part, m.ID, fmt.Sprint(m.Line), m.Operator, "- "+before, "+ "+after)
+			rows[i] = r.withPart(m.Part, m.ID, fmt.Sprint(m.Line), m.operatorText(), "- "+before, "+ "+after)
 		}
 		if err := table(&b, r.withPart("part", "id", "line", "operator", "before", "after"), rows); err != nil {
 			return err
@@ -82,7 +82,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	survivors, killed := r.split()
 
-	fmt.Fprintf(&b, "#### Survived (%d)\n\n", len(survivors))
+	fmt.Fprintf(&b, "#### %s (%d)\n\n", r.notKilledTitle(), len(survivors))
 	if len(survivors) == 0 {
 		b.WriteString("None: every mutant was caught.\n")
 	} else {
@@ -90,7 +90,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		mdRow(&b, r.withPart("part", "id", "line", "operator", "before", "after"), true)
 		for _, m := range survivors {
 			before, after := m.lines()
-			mdRow(&b, r.withPart(md(m.Part), m.ID, fmt.Sprint(m.Line), md(m.Operator), "`"+code(before)+"`", "`"+code(after)+"`"), false)
+			mdRow(&b, r.withPart(md(m.Part), m.ID, fmt.Sprint(m.Line), md(m.operatorText()), "`"+code(before)+"`", "`"+code(after)+"`"), false)
 		}
 	}
 	fmt.Fprintf(&b, "\n#### Excluded by `no-mutate` (%d lines)\n\n", len(r.Excluded))
@@ -157,10 +157,40 @@ func mdRow(b *bytes.Buffer, cells []string, header bool) {
 // counts says what the score is made of.
 func (r *Report) counts() string {
 	s := fmt.Sprintf("%d killed, %d survived of %d mutants", r.Killed, r.Survived, len(r.Mutants))
+	if r.Killed > 0 {
+		s += fmt.Sprintf(" (%d by a canary, %d by labeled cases only)", r.KilledByCanary, r.KilledByCaseOnly)
+	}
+	if r.EquivalentSuspect > 0 {
+		s += fmt.Sprintf(", %d equivalent-suspect (did not load or raised on every input), counted as not killed", r.EquivalentSuspect)
+	}
+	if r.NotGraded > 0 {
+		s += fmt.Sprintf(", %d not graded (stopped by the time budget), counted as not killed", r.NotGraded)
+	}
 	if r.ExcludedWithoutReason > 0 {
 		s += fmt.Sprintf(", and %d excluded without a reason, counted as survivors", r.ExcludedWithoutReason)
 	}
 	return s
+}
+
+// notKilledTitle heads the list of mutants not killed: "Survived" unless
+// some were equivalent-suspect or not graded.
+func (r *Report) notKilledTitle() string {
+	if r.EquivalentSuspect+r.NotGraded > 0 {
+		return "Not killed"
+	}
+	return "Survived"
+}
+
+// operatorText is the mutant's operator and, for a mutant not killed that
+// did not survive either, what became of it.
+func (m Mutant) operatorText() string {
+	switch m.Status {
+	case StatusEquivalentSuspect:
+		return m.Operator + " (equivalent-suspect: " + m.Suspect + ")"
+	case StatusNotGraded:
+		return m.Operator + " (not graded: stopped by the time budget)"
+	}
+	return m.Operator
 }
 
 // exclusionReason is the pragma's reason, or what its absence means.
@@ -181,13 +211,14 @@ func (m Mutant) lines() (before, after string) {
 	return excerpt(before, after)
 }
 
-// split returns the survivors and the killed mutants, each in id order.
+// split returns the mutants not killed (survivors, and those not graded or
+// suspect) and the killed ones, each in id order.
 func (r *Report) split() (survivors, killed []Mutant) {
 	for _, m := range r.Mutants {
-		if m.Status == StatusSurvived {
-			survivors = append(survivors, m)
-		} else {
+		if m.Status == StatusKilled {
 			killed = append(killed, m)
+		} else {
+			survivors = append(survivors, m)
 		}
 	}
 	return survivors, killed
@@ -197,7 +228,7 @@ func (r *Report) split() (survivors, killed []Mutant) {
 func (r *Report) notes() []string {
 	var out []string
 	if r.Sites > len(r.Mutants) {
-		out = append(out, fmt.Sprintf("the source has %d mutation sites; %d, spread over the file, were tested", r.Sites, len(r.Mutants)))
+		out = append(out, fmt.Sprintf("the source has %d mutation sites; %d, sampled by operator and line, were tested", r.Sites, len(r.Mutants)))
 	}
 	if len(r.Mutants) == 0 {
 		out = append(out, "no mutation site was found, so the score is 0: nothing showed that the canaries can catch a defect")

@@ -62,11 +62,21 @@ type CaseReader struct {
 	dec  *json.Decoder
 	in   bool // inside the array
 	done bool
+	sum  *rowDigest
+}
+
+// Integrity is the Integrity of the rows read, once Next has returned the
+// last one; nil before.
+func (c *CaseReader) Integrity() *Integrity {
+	if !c.done || c.sum == nil {
+		return nil
+	}
+	return c.sum.integrity()
 }
 
 // NewCaseReader reads the case rows of the document r.
 func NewCaseReader(r io.Reader) *CaseReader {
-	return &CaseReader{dec: json.NewDecoder(bufio.NewReaderSize(r, 1<<20))}
+	return &CaseReader{dec: json.NewDecoder(bufio.NewReaderSize(r, 1<<20)), sum: newRowDigest()}
 }
 
 // Next returns the next row; ok is false after the last one.
@@ -86,8 +96,17 @@ func (c *CaseReader) Next() (CaseResult, bool, error) {
 		c.done = true
 		return CaseResult{}, false, expectDelim(c.dec, ']')
 	}
+	var raw json.RawMessage
+	if err := c.dec.Decode(&raw); err != nil {
+		c.done = true
+		return CaseResult{}, false, fmt.Errorf("cases: %w", err)
+	}
 	var row CaseResult
-	if err := c.dec.Decode(&row); err != nil {
+	if err := json.Unmarshal(raw, &row); err != nil {
+		c.done = true
+		return CaseResult{}, false, fmt.Errorf("cases: %w", err)
+	}
+	if err := c.sum.add(raw); err != nil {
 		c.done = true
 		return CaseResult{}, false, fmt.Errorf("cases: %w", err)
 	}

@@ -76,6 +76,9 @@ type Results struct {
 	Slices   []SliceResult      `json:"slices"`
 	Canaries []CanaryResult     `json:"canaries"`
 	Cases    []CaseResult       `json:"cases"`
+	// Integrity records the digest of Cases as written, so merge can
+	// refuse rows edited afterwards; set by WriteJSON.
+	Integrity *Integrity `json:"integrity,omitempty"`
 	// MutationScore is the grader's mutation score when the run measured it,
 	// kept so that merge can apply gate.min_mutation_score again.
 	MutationScore *float64 `json:"mutation_score,omitempty"`

@@ -25,6 +25,7 @@ type Spool struct {
 	row  []byte // the fast path's formatted row
 	n    int
 	size int64
+	sum  *rowDigest // the rows' Integrity, as they are written
 }
 
 // NewSpool starts a spool of case rows in a file in dir, unlinked at once.
@@ -80,6 +81,12 @@ func (s *Spool) Format(c *CaseResult) ([]byte, error) {
 
 // Write appends one row that Format returned to the file.
 func (s *Spool) Write(id string, b []byte) error {
+	if s.sum == nil {
+		s.sum = newRowDigest()
+	}
+	if err := s.sum.add(bytes.TrimPrefix(b, []byte(",\n"))); err != nil {
+		return fmt.Errorf("spooling case %s: %w", id, err)
+	}
 	n, err := s.w.Write(b)
 	s.size += int64(n)
 	if err != nil {
@@ -298,11 +305,18 @@ func (s *Spool) Close() error { return s.f.Close() }
 // as they are), taking the cases from spool when there is one.
 func writeResults(w io.Writer, res *Results, spool *Spool) error {
 	if spool == nil || spool.n == 0 {
-		return encodeIndented(w, res)
+		doc := *res
+		sum, err := rowsIntegrity(doc.Cases)
+		if err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+		doc.Integrity = withRun(sum, res)
+		return encodeIndented(w, &doc)
 	}
 	doc := *res
 	doc.Cases = []CaseResult{}
 	doc.Rows = nil
+	doc.Integrity = withRun(spool.sum.integrity(), res)
 	var buf bytes.Buffer
 	if err := encodeIndented(&buf, &doc); err != nil {
 		return err

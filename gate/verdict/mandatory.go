@@ -52,12 +52,7 @@ func (d *decider) sliceCounts(sr *results.SliceResult, name string, g *group) []
 		held = append(held, results.Reason{Code: results.ReasonUnevaluableCases, Slice: name, CaseIDs: g.error.ids, Message: fmt.Sprintf(
 			"mandatory slice %q: %d %s could not be graded: %s", name, sr.Errored, plural(sr.Errored, "case", "cases"), strings.Join(g.error.parts(), "; "))})
 	}
-	if sr.FalsePass > d.g.Calibration.MaxFalsePass {
-		held = append(held, results.Reason{Code: results.ReasonFalsePass, Slice: name, Message: fmt.Sprintf(
-			"mandatory slice %q: %d %s passed although its human_score is 0, calibration.max_false_pass is %d",
-			name, sr.FalsePass, plural(sr.FalsePass, "case", "cases"), d.g.Calibration.MaxFalsePass)})
-	}
-	return held
+	return append(held, d.sliceCalibration(sr, g, true)...)
 }
 
 // sliceMeasures are the mandatory-slice rules only the whole run judges:

@@ -60,6 +60,7 @@ func (d *decider) slices() []results.SliceResult {
 			d.mandatorySlice(&sr, rule, g)
 		} else {
 			d.informativeSlice(&sr, rule, g, explicit)
+			d.informativeCalibration(&sr, g, rule.WarnOnly)
 		}
 		d.underpowered(&sr, rule, g, explicit)
 		sr.PassRate = rounded(sr.PassRate, rule.MinPassRate)

@@ -108,8 +108,10 @@ type group struct {
 	repeated, disagreed int
 	truePass, trueFail  int
 	staleExcluded       int
-	has0, has1          bool
-	omitted, error      detail
+	// falsePassIDs and falseFailIDs are the first maxReasonIDs of each.
+	falsePassIDs, falseFailIDs []string
+	has0, has1                 bool
+	omitted, error             detail
 }
 
 type passSum struct{ passed, graded int }
@@ -158,8 +160,14 @@ func (g *group) add(c results.CaseResult, family, staleOut bool) {
 			switch {
 			case p == 1 && *c.HumanScore == 0:
 				g.falsePass++
+				if len(g.falsePassIDs) < maxReasonIDs {
+					g.falsePassIDs = append(g.falsePassIDs, c.CaseID)
+				}
 			case p == 0 && *c.HumanScore == 1:
 				g.falseFail++
+				if len(g.falseFailIDs) < maxReasonIDs {
+					g.falseFailIDs = append(g.falseFailIDs, c.CaseID)
+				}
 			case p == 1:
 				g.truePass++
 			default:

@@ -84,15 +84,18 @@ type Verdict struct {
 
 // Warning codes beyond the finding codes, which warn findings keep.
 const (
-	WarnUnsandboxed          = "unsandboxed"
-	WarnPartialShard         = "partial_shard"
-	WarnOmittedCases         = results.ReasonOmittedCases
-	WarnUnevaluableCases     = results.ReasonUnevaluableCases
-	WarnSliceBelowThreshold  = results.ReasonSliceBelowThreshold
-	WarnSliceTooSmall        = results.ReasonSliceTooSmall
-	WarnOverallBelow         = results.ReasonOverallBelowThreshold
-	WarnMissingControls      = dataset.CodeMissingControls
-	WarnMutationNotMeasured  = "mutation_not_measured"
+	WarnUnsandboxed         = "unsandboxed"
+	WarnPartialShard        = "partial_shard"
+	WarnOmittedCases        = results.ReasonOmittedCases
+	WarnUnevaluableCases    = results.ReasonUnevaluableCases
+	WarnSliceBelowThreshold = results.ReasonSliceBelowThreshold
+	WarnSliceTooSmall       = results.ReasonSliceTooSmall
+	WarnOverallBelow        = results.ReasonOverallBelowThreshold
+	WarnMissingControls     = dataset.CodeMissingControls
+	WarnMutationNotMeasured = "mutation_not_measured"
+	// WarnFalsePass names the cases that passed although their
+	// human_score is 0, when no calibration rule holds on them.
+	WarnFalsePass            = results.ReasonFalsePass
 	WarnIntendedCasesSurplus = "intended_cases_exceeded"
 )
 
@@ -126,8 +129,13 @@ const rateEpsilon = 1e-9
 //     vanished from the data (a lost join, a renamed label);
 //   - slice_below_threshold / overall_below_threshold: rate below minimum;
 //     nothing graded overall holds as well, since no rate was measured;
-//   - false_pass: a mandatory slice with more passes whose human_score is 0
-//     than calibration.max_false_pass (false fails are counted, never hold);
+//   - false_pass: more passes whose human_score is 0 than
+//     calibration.max_false_pass, overall or in any slice, or in a mandatory
+//     slice more than calibration.mandatory_max_false_pass (0 unless set);
+//     a warn_only slice only warns, and every false pass is named in a
+//     warning when no rule holds on it;
+//   - false_fail: the same for fails whose human_score is 1, when
+//     calibration.max_false_fail (or mandatory_max_false_fail) is set;
 //   - dataset_invalid: require_controls and a mandatory slice without both a
 //     human_score 1 and a human_score 0 case.
 //
@@ -184,6 +192,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		v.Overall = d.overall()
 		v.Labels = d.labelsBlock(v.Slices)
 		d.labelRules(v.Slices, v.Labels)
+		d.calibration()
 	}
 
 	sortReasons(d.reasons)
@@ -207,7 +216,7 @@ func reasonRank(code string) int {
 		results.ReasonDigestMismatch, results.ReasonDatasetInvalid, results.ReasonGraderLint, results.ReasonJudgeBudgetExceeded,
 		results.ReasonCanaryFailed, results.ReasonMetamorphicViolation, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
 		results.ReasonSliceBelowThreshold, results.ReasonSliceInconclusive, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
-		results.ReasonGraderChangedVsBaseline, results.ReasonFalsePass, results.ReasonAgreementBelowThreshold, results.ReasonMutantsSurvived,
+		results.ReasonGraderChangedVsBaseline, results.ReasonFalsePass, results.ReasonFalseFail, results.ReasonAgreementBelowThreshold, results.ReasonMutantsSurvived,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i

@@ -576,24 +576,75 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		{
-			name: "false pass within max_false_pass",
+			name: "false pass within the allowances",
+			gate: gateWith(func(g *manifest.Gate) {
+				g.Calibration.MaxFalsePass = 1
+				g.Calibration.MandatoryMaxFalsePass = ptr(1)
+				g.Slices = []manifest.SliceRule{mandatory("ship", 0, 0)}
+			}),
+			ev:       Evidence{Cases: rows("fp", results.StatusPass, 1, in("ship"), label(0))},
+			reasons:  nil,
+			warnings: []string{WarnFalsePass},
+			check: func(t *testing.T, v Verdict) {
+				if !slices.ContainsFunc(v.Warnings, func(w results.Warning) bool { return strings.Contains(w.Message, "fp-1") }) {
+					t.Errorf("warnings %+v do not name the false pass", v.Warnings)
+				}
+			},
+		},
+		{
+			name: "a mandatory slice is stricter than max_false_pass by default",
 			gate: gateWith(func(g *manifest.Gate) {
 				g.Calibration.MaxFalsePass = 1
 				g.Slices = []manifest.SliceRule{mandatory("ship", 0, 0)}
 			}),
 			ev:      Evidence{Cases: rows("fp", results.StatusPass, 1, in("ship"), label(0))},
-			reasons: nil,
+			reasons: []string{results.ReasonFalsePass},
 		},
 		{
-			name: "false pass outside mandatory slices does not hold",
+			name: "false passes in a slice without a rule hold",
+			gate: gateWith(func(g *manifest.Gate) {
+				g.MinPassRate = 0
+				g.Slices = []manifest.SliceRule{mandatory("ship", 0, 0)}
+			}),
+			ev: Evidence{Cases: cat(
+				rows("ok", results.StatusPass, 2, in("ship"), label(1)),
+				rows("fp", results.StatusPass, 2, in("totals"), label(0)),
+			)},
+			reasons: []string{results.ReasonFalsePass},
+			check: func(t *testing.T, v Verdict) {
+				r := v.Reasons[0]
+				if r.Slice != "totals" || !slices.Equal(r.CaseIDs, []string{"fp-1", "fp-2"}) {
+					t.Errorf("reason = %+v, want slice totals naming fp-1 and fp-2", r)
+				}
+			},
+		},
+		{
+			name:    "false passes in no slice hold overall",
+			gate:    baseGate(),
+			ev:      Evidence{Cases: rows("fp", results.StatusPass, 1, label(0))},
+			reasons: []string{results.ReasonFalsePass},
+		},
+		{
+			name: "a false pass in a warn_only slice warns there and holds overall",
 			gate: gateWith(func(g *manifest.Gate) {
 				g.Slices = []manifest.SliceRule{{Name: "tone", WarnOnly: true}}
 			}),
-			ev:      Evidence{Cases: rows("fp", results.StatusPass, 1, in("tone"), label(0))},
-			reasons: nil,
+			ev:       Evidence{Cases: rows("fp", results.StatusPass, 1, in("tone"), label(0))},
+			reasons:  []string{results.ReasonFalsePass},
+			warnings: []string{WarnFalsePass},
 		},
 		{
-			name: "false fails are counted, never hold",
+			name: "false fails over max_false_fail hold",
+			gate: gateWith(func(g *manifest.Gate) {
+				g.MinPassRate = 0
+				g.Calibration.MaxFalseFail = ptr(1)
+				g.Slices = []manifest.SliceRule{mandatory("ship", 0, 0)}
+			}),
+			ev:      Evidence{Cases: rows("ff", results.StatusFail, 2, in("ship"), label(1))},
+			reasons: []string{results.ReasonFalseFail},
+		},
+		{
+			name: "false fails are counted, and hold only under max_false_fail",
 			gate: gateWith(func(g *manifest.Gate) {
 				g.MinPassRate = 0
 				g.Slices = []manifest.SliceRule{mandatory("ship", 0, 0)}

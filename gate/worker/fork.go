@@ -18,16 +18,21 @@ import (
 const endWait = 2 * time.Second
 
 // Fork returns a runner that grades with src instead of p's grader, for
-// mutation testing: its processes are children forked from p's processes,
-// which already run the worker and imported what the grader imports, inside
-// the same sandbox slot. A fork costs about a millisecond where starting a
-// sandboxed interpreter costs tens.
+// mutation testing: its processes are children forked from pristine
+// processes of p, started in p's sandbox slots exactly like its grading
+// processes but without loading p's grader, so src loads as the first
+// grader of a fresh interpreter and inherits nothing the loaded grader did
+// (module state, a flag that refuses a second load, a digest of its own
+// source). A fork costs about a millisecond plus src's own load, where
+// starting a sandboxed interpreter costs tens.
 //
-// Each process of the returned pool borrows one of p's processes (the
-// zygote) until the child is stopped; a zygote that served a fork serves
-// only forks after it, so p's own grading starts fresh processes. A child
-// that dies, times out or is killed takes its zygote with it. Close the
-// returned pool before p. A src that does not load gives a *LoadError.
+// The returned pool has one process, which borrows one of p's processes
+// (the zygote) until the child is stopped: it never holds one zygote while
+// waiting for another, so up to Workers forks of p graded at once each own
+// their zygote and never wait on each other's. A zygote that served a fork
+// serves only forks after it, so p's own grading starts fresh processes. A
+// child that dies, times out or is killed takes its zygote with it. Close
+// the returned pool before p. A src that does not load gives a *LoadError.
 func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 	if p.parent != nil {
 		return nil, errors.New("worker: Fork of a forked pool")
@@ -38,6 +43,7 @@ func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 	}
 	cfg := p.cfg
 	cfg.Source = src
+	cfg.Workers = 1
 	v := &Pool{
 		cfg:    cfg,
 		argv:   p.argv,
@@ -67,6 +73,10 @@ func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 	return v, nil
 }
 
+// Workers is how many processes p grades on at once: for a pool that is
+// forked from, how many forks of it can each own a zygote.
+func (p *Pool) Workers() int { return p.cfg.Workers }
+
 // forkProcess borrows a zygote from the parent pool and forks a child that
 // loads v's source. The returned proc is the zygote's, talking to the child.
 func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
@@ -75,17 +85,9 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if zs.proc == nil {
-		loadErr, err := p.startFor(ctx, zs)
-		if err == nil && loadErr != nil {
-			// The unmutated grader loaded before; failing now is not the
-			// variant's doing.
-			err = fmt.Errorf("worker: restarting the process to fork from: %w", loadErr)
-		}
-		if err != nil {
-			p.release(zs)
-			return nil, nil, err
-		}
+	if err := p.pristineZygote(ctx, zs); err != nil {
+		p.release(zs)
+		return nil, nil, err
 	}
 	pr := zs.proc
 	zs.proc = nil
@@ -128,6 +130,39 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", v.cfg.LoadTimeoutSeconds)
 	}
 	return nil, &LoadError{Err: *o.Error, Output: o.Output}, stopErr
+}
+
+// pristineZygote makes s's process one that loaded no grader: a process
+// that loaded p's grader, and a spare loading it, are stopped first.
+func (p *Pool) pristineZygote(ctx context.Context, s *slot) error {
+	if s.proc != nil && s.proc.pristine {
+		return nil
+	}
+	var errs []error
+	if s.proc != nil {
+		errs = append(errs, p.retire(s))
+	}
+	if sp := s.spare; sp != nil {
+		<-sp.done
+		s.spare = nil
+		if sp.proc != nil {
+			errs = append(errs, p.stopProc(sp.proc))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	pr, loadErr, err := p.launch(ctx, s.id, p.pristine)
+	if err == nil && loadErr != nil {
+		// No grader loads there: a failure is the worker's, not src's.
+		err = fmt.Errorf("worker: starting the process to fork from: %w", loadErr)
+	}
+	if err != nil {
+		return err
+	}
+	pr.pristine, pr.forked = true, true
+	s.proc, s.served = pr, 0
+	return nil
 }
 
 // returnZygote ends the child pr talks to and hands the zygote back to the

@@ -75,20 +75,21 @@ func TestFork(t *testing.T) {
 					}
 					var pids struct{ Pid, Ppid int }
 					_ = json.Unmarshal(o.Judge, &pids)
-					if i < 2 && isolation == IsolationWorker && (pids.Ppid != basePid.Pid || pids.Pid == basePid.Pid) {
-						t.Errorf("variant %d: pid %d ppid %d, want a child of the loaded process %d", i, pids.Pid, pids.Ppid, basePid.Pid)
+					if i < 2 && isolation == IsolationWorker && (pids.Ppid == basePid.Pid || pids.Pid == basePid.Pid) {
+						t.Errorf("variant %d: pid %d ppid %d, want a child of a process that loaded no grader, not of %d", i, pids.Pid, pids.Ppid, basePid.Pid)
 					}
 				}
 				if err := v.Close(); err != nil {
 					t.Fatalf("Close: %v", err)
 				}
 			}
-			// One interpreter for the base and every fork, and one more
-			// after the child that died took its zygote with it (under
-			// isolation case a grandchild died, and the child ended cleanly).
-			want := int64(2)
+			// One interpreter for the base, one pristine one for every
+			// fork, and one more after the child that died took its zygote
+			// with it (under isolation case a grandchild died, and the child
+			// ended cleanly).
+			want := int64(3)
 			if isolation == IsolationCase {
-				want = 1
+				want = 2
 			}
 			if n := base.starts.Load(); n != want {
 				t.Errorf("%d interpreters started, want %d", n, want)
@@ -116,5 +117,34 @@ func TestFork(t *testing.T) {
 				t.Errorf("the base pool after its forks: %v %+v", err, got)
 			}
 		})
+	}
+}
+
+// TestForkPristine: a variant loads in a process that never loaded the
+// pool's grader, so module state the grader leaves behind (a marker that
+// refuses a second load, a digest of the source it first saw) is not there.
+func TestForkPristine(t *testing.T) {
+	const src = "import sys\n" +
+		"if getattr(sys, 'graded_before', None) is not None:\n" +
+		"    raise RuntimeError('loaded twice')\n" +
+		"sys.graded_before = __file__\n" +
+		"SCORE = 0.0\n" +
+		"def grade(sample, item):\n    return SCORE\n"
+	base := newPool(t, python(t), src, nil)
+	if _, err := base.Grade(context.Background(), []grading.Task{task("warm", map[string]any{})}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		v, err := base.Fork(context.Background(), []byte(strings.Replace(src, "SCORE = 0.0", "SCORE = 0.5", 1)))
+		if err != nil {
+			t.Fatalf("fork %d: %v, want a variant that loads as in a fresh interpreter", i, err)
+		}
+		got, err := v.Grade(context.Background(), []grading.Task{task("a", map[string]any{})})
+		if err != nil || got[0].Class != grading.ClassOK || *got[0].Score != 0.5 {
+			t.Errorf("fork %d: %v %+v, want ok 0.5", i, err, got)
+		}
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

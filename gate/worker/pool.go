@@ -39,8 +39,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +89,9 @@ type Pool struct {
 	cfg  Config
 	argv []string
 	init []byte // the init request line, the same for every process
+	// pristine is the init line of a process that loads no grader, for
+	// Fork to fork variants from.
+	pristine []byte
 
 	// tokens counts free slots; a goroutine grading holds one slot.
 	tokens chan struct{}
@@ -151,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	initMsg, err := json.Marshal(map[string]any{
+	fields := map[string]any{
 		"op":           "init",
 		"source":       cfg.Source, // base64: the bytes may be in any encoding a coding cookie declares
 		"name":         cfg.SourceName,
@@ -166,7 +171,16 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		"set_rlimit_as": !cfg.Sandbox.Status().Rlimits,
 		// Whether a refused internet socket can be the sandbox's doing.
 		"network_denied": cfg.Sandbox.Status().Seccomp,
-	})
+	}
+	initMsg, err := json.Marshal(fields)
+	if err != nil {
+		return nil, fmt.Errorf("worker: init request: %w", err)
+	}
+	// The processes Fork forks from start like every other and load no
+	// grader: a variant's child begins where the grader's own process
+	// began, not from what loading (and grading) did to it.
+	fields["source"], fields["pristine"] = []byte{}, true
+	pristineMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
 	}
@@ -176,15 +190,16 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		// working directory on sys.path; see isolationFlags for a HashSeed);
 		// -B: no .pyc writes; -X utf8: UTF-8 streams and file defaults
 		// whatever the locale.
-		argv:   append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
-		init:   append(initMsg, '\n'),
-		tokens: make(chan struct{}, cfg.Workers),
-		live:   map[*proc]bool{},
+		argv:     append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
+		init:     append(initMsg, '\n'),
+		pristine: append(pristineMsg, '\n'),
+		tokens:   make(chan struct{}, cfg.Workers),
+		live:     map[*proc]bool{},
 	}
 	if code := cfg.Python.Worker; len(code) > 0 {
 		p.argv[len(p.argv)-1] = workerBoot
-		frame := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(code)+len(p.init)), uint64(len(code)))
-		p.init = append(append(frame, code...), p.init...)
+		p.init = framed(code, p.init)
+		p.pristine = framed(code, p.pristine)
 	}
 	for i := range cfg.Workers {
 		p.release(&slot{id: cfg.FirstSlot + i, alt: p.altSlot(i)})
@@ -216,6 +231,12 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		p.mu.Unlock()
 	}
 	return p, nil
+}
+
+// framed puts the worker's code ahead of an init line, for the boot script.
+func framed(code, init []byte) []byte {
+	frame := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(code)+len(init)), uint64(len(code)))
+	return append(append(frame, code...), init...)
 }
 
 // cpuBudget is the CPU time after which the worker asks to be replaced.
@@ -476,6 +497,14 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 	if p.parent != nil {
 		return p.forkProcess(ctx)
 	}
+	return p.launch(ctx, box, p.init)
+}
+
+// launch starts a process in sandbox slot box and sends it init.
+func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadError, error) {
+	if reason := p.closedReason(); reason != nil {
+		return nil, nil, reason
+	}
 	dir, cleanup, err := p.cfg.Sandbox.Scratch(box)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: slot %d: %w", box, err)
@@ -505,14 +534,14 @@ func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, er
 	p.starts.Add(1)
 	p.mu.Lock()
 	p.live[pr] = true
-	closed = p.closed
+	closed := p.closed
 	p.mu.Unlock()
 	if closed != nil {
 		return nil, nil, errors.Join(closed, p.stopProc(pr))
 	}
 
 	start := time.Now()
-	line, res := pr.exchange(ctx, p.init, p.loadTimeout())
+	line, res := pr.exchange(ctx, init, p.loadTimeout())
 	pr.takeOutput(-1)
 	if res == gotLine {
 		var r response
@@ -600,7 +629,10 @@ func (p *Pool) loadTimeout() time.Duration {
 // ACTIONS_*, INPUT_*) can reach a grader.
 func environment(scratch, hashSeed string) []string {
 	if hashSeed == "" {
-		hashSeed = "0"
+		// A seed of its own for each process, as Python would pick, but in
+		// the form a fixed seed takes: a grader cannot tell its process
+		// from one of the determinism check's by its environment.
+		hashSeed = strconv.FormatUint(uint64(1+rand.Uint32N(1<<32-2)), 10)
 	}
 	return []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -608,26 +640,28 @@ func environment(scratch, hashSeed string) []string {
 		"LC_ALL=C.UTF-8",
 		"HOME=" + scratch,
 		"TMPDIR=" + scratch,
-		// The worker runs with -I, which ignores PYTHON* variables (its flags
-		// do the same work); these make a Python subprocess the grader starts
-		// behave alike.
+		// The worker's flags do the work of the other variables; these make
+		// a Python subprocess the grader starts behave alike.
 		"PYTHONIOENCODING=utf-8",
 		"PYTHONHASHSEED=" + hashSeed,
 		"PYTHONDONTWRITEBYTECODE=1",
 	}
 }
 
-// isolationFlags are -I, or with a HashSeed what -I does except ignoring
-// PYTHON* variables, which would ignore PYTHONHASHSEED too: -s (no user
-// site) and, from Python 3.11, -P (no working directory on sys.path). The
-// environment is built from nothing either way.
+// isolationFlags are what -I does except ignoring PYTHON* variables, which
+// would ignore PYTHONHASHSEED too: -s (no user site) and -P (no working
+// directory on sys.path), the same for every pool, so the determinism
+// check's processes (a HashSeed) start exactly like the grading's. The
+// environment is built from nothing, so -I's -E has nothing to ignore.
+// Before Python 3.11 there is no -P: grading keeps -I there, and only a
+// HashSeed pool falls back to -s.
 func isolationFlags(cfg Config) []string {
-	if cfg.HashSeed == "" {
-		return []string{"-I"}
-	}
 	var major, minor int
 	if _, err := fmt.Sscanf(cfg.Python.Version, "%d.%d", &major, &minor); err == nil && (major > 3 || major == 3 && minor >= 11) {
 		return []string{"-s", "-P"}
+	}
+	if cfg.HashSeed == "" {
+		return []string{"-I"}
 	}
 	return []string{"-s"}
 }

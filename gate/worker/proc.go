@@ -69,6 +69,7 @@ type proc struct {
 	// borrowed from while a child runs; broken says the child ended in the
 	// middle of its requests, so the pair cannot be reused.
 	forked    bool
+	pristine  bool // started without a grader, to fork variants from
 	lender    *slot
 	broken    bool
 	childGone bool // the child exits by itself (after a load error)

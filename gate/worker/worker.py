@@ -923,6 +923,8 @@ class Worker:
                         self.zygote(req, requests)
                     return  # "end", or a zygote's last variant ended
                 rid = req["id"]
+                if fn is None:
+                    raise ValueError("no grader is loaded here")
                 if type(rid) is not int or not ("batch" in req or ("sample" in req and "item" in req)):
                     raise ValueError("not a request")
             except Exception as exc:  # RecursionError and UnicodeDecodeError included
@@ -1077,6 +1079,14 @@ def main():
     worker.network_denied = bool(init.get("network_denied"))
     worker.unix_denied = worker.network_denied and unix_sockets_refused()
     sys.addaudithook(worker.audit)
+    if init.get("pristine"):
+        # A process to fork grader variants from (zygote): it loads none
+        # itself, so each variant's child starts from this state.
+        if worker.fork:
+            gc.freeze()
+        write_response({"op": "ready", "pid": os.getpid()})
+        worker.serve(requests)
+        return
     err = worker.load(binascii.a2b_base64(init["source"]))
     out, cut = worker.capture.take()
     if err is not None:
