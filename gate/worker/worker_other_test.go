@@ -7,7 +7,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gradegate/gradegate/gate"
+	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
@@ -26,8 +26,8 @@ func TestPortableNewOffLinux(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	got, err := p.Grade(context.Background(), []gate.Task{portableTask("a", nil)})
-	if err != nil || got[0].Class != gate.ClassOK || !p.Sandbox().Unsandboxed {
+	got, err := p.Grade(context.Background(), []grading.Task{portableTask("a", nil)})
+	if err != nil || got[0].Class != grading.ClassOK || !p.Sandbox().Unsandboxed {
 		t.Errorf("Grade = %+v, %v; Sandbox %+v: want ok, unsandboxed", got, err, p.Sandbox())
 	}
 }
