@@ -12,12 +12,14 @@ import (
 
 // traceCanaries grades every failed canary that returned a score once more,
 // traced (grading.Task.Trace), and names in its result the grader line whose return
-// produced the score, with the lint finding on that line. The replay comes
-// after the canary was judged blind among the cases, so a grader that
-// notices the hook cannot change the verdict; a replay that scores
-// differently is left unexplained. Under the batch contract nothing is
-// traced: grade_batch scores many samples in one return.
-func traceCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner, canaries []results.CanaryResult, findings []manifest.Finding) error {
+// produced the score, with the lint finding on that line. Of the derived
+// canaries (gate.metamorphic) only the first violation of each transform is
+// traced, the example its reason shows; derived gives their tasks (nil: none).
+// The replay comes after the canary was judged blind among the cases, so a
+// grader that notices the hook cannot change the verdict; a replay that
+// scores differently is left unexplained. Under the batch contract nothing
+// is traced: grade_batch scores many samples in one return.
+func traceCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner, canaries []results.CanaryResult, findings []manifest.Finding, derived func(name string) (grading.Task, bool)) error {
 	if m.Grader.Contract == "batch" || m.Grader.Judge != nil {
 		return nil
 	}
@@ -25,15 +27,40 @@ func traceCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner, 
 	for _, c := range m.Canaries {
 		byName[c.Name] = c
 	}
+	tracedTransform := map[string]bool{}
 	for i := range canaries {
 		cr := &canaries[i]
-		c, ok := byName[cr.Name]
-		if cr.Status == results.StatusPass || cr.Class != grading.ClassOK || cr.Got == nil || !ok {
+		if cr.Status == results.StatusPass {
 			continue
 		}
-		o, err := grading.GradeTasks(ctx, r, []grading.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item, Trace: true}})
+		var task grading.Task
+		if cr.DerivedFrom != "" {
+			// The report's first example of a transform is its first
+			// violation in this order, ok or not.
+			first := !tracedTransform[cr.Transform]
+			tracedTransform[cr.Transform] = true
+			t, ok := grading.Task{}, false
+			if derived != nil && first {
+				t, ok = derived(cr.Name)
+			}
+			if !ok {
+				continue
+			}
+			task = t
+		} else {
+			c, ok := byName[cr.Name]
+			if !ok {
+				continue
+			}
+			task = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
+		}
+		if cr.Class != grading.ClassOK || cr.Got == nil {
+			continue
+		}
+		task.Trace, task.RecordReads = true, false
+		o, err := grading.GradeTasks(ctx, r, []grading.Task{task})
 		if err != nil {
-			return fmt.Errorf("tracing canary %s: %w", c.Name, err)
+			return fmt.Errorf("tracing canary %s: %w", cr.Name, err)
 		}
 		if o[0].Class != grading.ClassOK || o[0].Score == nil || *o[0].Score != *cr.Got || o[0].ReturnLine <= 0 {
 			continue

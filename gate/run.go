@@ -195,7 +195,7 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		if canaries, err = runCanaries(ctx, m, r); err != nil {
 			return nil, err
 		}
-		if err := traceCanaries(ctx, m, r, canaries, in.Findings); err != nil {
+		if err := traceCanaries(ctx, m, r, canaries, in.Findings, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -260,7 +260,7 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 			placed.Record(i, o[0])
 		}
 		ev.Canaries = placed.Results()
-		if err := traceCanaries(ctx, m, r, ev.Canaries, in.Findings); err != nil {
+		if err := traceCanaries(ctx, m, r, ev.Canaries, in.Findings, placed.DerivedTask); err != nil {
 			return nil, err
 		}
 	}

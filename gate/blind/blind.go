@@ -216,6 +216,20 @@ func (b *Canaries) Task(i int) grading.Task {
 	return grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id), RecordReads: b.der.recordsReads(c)}
 }
 
+// DerivedTask is the derived canary named name (as its result names it) as
+// the grader received it, the same id included, for a replay; false when no
+// derived canary has that name.
+func (b *Canaries) DerivedTask(name string) (grading.Task, bool) {
+	for k, dc := range b.derived {
+		if dc.name() != name {
+			continue
+		}
+		id := b.ids[len(b.m.Canaries)+k]
+		return grading.Task{ID: id, Sample: dc.v.Sample, Item: b.item(dc.v.Item, id)}, true
+	}
+	return grading.Task{}, false
+}
+
 // Name is canary i's name as the reports give it.
 func (b *Canaries) Name(i int) string {
 	if i >= len(b.m.Canaries) {
