@@ -11,7 +11,8 @@ import (
 
 // TestGradeCanariesComplete runs the pipeline in process on the example
 // suite (the canary command, unsandboxed): the results are complete when
-// Grade returns, verdict and canaries included, with no case graded.
+// Grade returns, verdict, written and derived canaries included, with no
+// case graded.
 func TestGradeCanariesComplete(t *testing.T) {
 	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
 	if err != nil {
@@ -28,8 +29,19 @@ func TestGradeCanariesComplete(t *testing.T) {
 		t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
 	}
 	defer res.Close()
-	if res.Verdict != results.VerdictPass || len(res.Canaries) != len(s.Manifest.Canaries) || len(res.Cases) != 0 {
-		t.Errorf("verdict %s, %d canaries of %d, %d cases; reasons %+v", res.Verdict, len(res.Canaries), len(s.Manifest.Canaries), len(res.Cases), res.Reasons)
+	written, derived := 0, 0
+	for _, c := range res.Canaries {
+		if c.DerivedFrom == "" {
+			written++
+		} else {
+			derived++
+		}
+	}
+	if res.Verdict != results.VerdictPass || written != len(s.Manifest.Canaries) || derived == 0 || len(res.Cases) != 0 {
+		t.Errorf("verdict %s, %d written canaries of %d and %d derived, %d cases; reasons %+v", res.Verdict, written, len(s.Manifest.Canaries), derived, len(res.Cases), res.Reasons)
+	}
+	if res.Metamorphic == nil || res.Metamorphic.Variants != derived {
+		t.Errorf("metamorphic report %+v, want one that counts the %d derived canaries", res.Metamorphic, derived)
 	}
 	if !res.Sandbox.Unsandboxed {
 		t.Error("the results do not say the graders ran unsandboxed")

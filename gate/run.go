@@ -192,10 +192,11 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 
 	var canaries []results.CanaryResult
 	if opts.CanariesOnly {
-		if canaries, err = runCanaries(ctx, m, r); err != nil {
+		var variants *blind.CanaryVariants
+		if canaries, variants, err = runCanaries(ctx, m, r); err != nil {
 			return nil, err
 		}
-		if err := traceCanaries(ctx, m, r, canaries, in.Findings, nil); err != nil {
+		if err := traceCanaries(ctx, m, r, canaries, in.Findings, variants.Task); err != nil {
 			return nil, err
 		}
 	}
@@ -358,7 +359,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sandbox, version string, ev verdict.Evidence) *results.Results {
 	v := verdict.Decide(m.Gate, ev)
 	var mm *results.MetamorphicReport
-	if !ev.CanariesOnly {
+	if !ev.CanariesOnly || derivedAmong(ev.Canaries) {
 		mm = results.MetamorphicReportOf(m.Gate.Metamorphic, ev.Canaries)
 	}
 	return &results.Results{
@@ -447,39 +448,61 @@ func candidateOf(m *manifest.Manifest, labels *dataset.LabelSummary) *results.Ca
 }
 
 // runCanaries grades every canary (in one call, or one call each under the
-// batch contract) and judges each outcome.
-func runCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner) ([]results.CanaryResult, error) {
+// batch contract), then the written canaries' derived variants, and judges
+// each outcome; the variants are returned for a traced replay.
+func runCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner) ([]results.CanaryResult, *blind.CanaryVariants, error) {
 	out := make([]results.CanaryResult, 0, len(m.Canaries))
 	if len(m.Canaries) == 0 {
-		return out, nil
+		return out, nil, nil
+	}
+	// The written canaries' derived variants too (gate.metamorphic), for a
+	// Python or multi grader; a model grader's would be calls that the
+	// run's plan of calls does not count.
+	var cv *blind.CanaryVariants
+	if m.Grader.Judge == nil {
+		cv = blind.NewCanaryVariants(m)
 	}
 	tasks := make([]grading.Task, len(m.Canaries))
 	for i, c := range m.Canaries {
-		tasks[i] = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
+		tasks[i] = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item, RecordReads: cv.RecordReads(c)}
 	}
-	var outcomes []grading.Outcome
-	if m.Grader.Contract == "batch" {
-		// Under the batch contract the canary command grades canaries as
-		// batches of one, so an expect_error canary's raise is its own and
-		// not its neighbours'.
-		for _, t := range tasks {
-			o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
-			if err != nil {
-				return nil, fmt.Errorf("grading canary %s: %w", t.ID, err)
-			}
-			outcomes = append(outcomes, o...)
-		}
-	} else {
-		var err error
-		outcomes, err = grading.GradeTasks(ctx, r, tasks)
-		if err != nil {
-			return nil, fmt.Errorf("grading canaries: %w", err)
-		}
+	outcomes, err := gradeCanaryTasks(ctx, m, r, tasks)
+	if err != nil {
+		return nil, nil, err
 	}
 	for i, c := range m.Canaries {
 		out = append(out, blind.JudgeCanary(c, m.Grader.PassThreshold, outcomes[i]))
 	}
-	return out, nil
+	if vt := cv.Tasks(outcomes); len(vt) > 0 {
+		vo, err := gradeCanaryTasks(ctx, m, r, vt)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, cv.Results(vo)...)
+	}
+	return out, cv, nil
+}
+
+// gradeCanaryTasks grades canaries: under the batch contract as batches of
+// one, so an expect_error canary's raise is its own and not its
+// neighbours'.
+func gradeCanaryTasks(ctx context.Context, m *manifest.Manifest, r grading.Runner, tasks []grading.Task) ([]grading.Outcome, error) {
+	if m.Grader.Contract != "batch" {
+		outcomes, err := grading.GradeTasks(ctx, r, tasks)
+		if err != nil {
+			return nil, fmt.Errorf("grading canaries: %w", err)
+		}
+		return outcomes, nil
+	}
+	var outcomes []grading.Outcome
+	for _, t := range tasks {
+		o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
+		if err != nil {
+			return nil, fmt.Errorf("grading canary %s: %w", t.ID, err)
+		}
+		outcomes = append(outcomes, o...)
+	}
+	return outcomes, nil
 }
 
 // nonNil makes a nil slice empty, so the results JSON says [] and not null.
@@ -488,4 +511,14 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// derivedAmong reports whether any of canaries was derived (gate.metamorphic).
+func derivedAmong(canaries []results.CanaryResult) bool {
+	for _, c := range canaries {
+		if c.DerivedFrom != "" {
+			return true
+		}
+	}
+	return false
 }

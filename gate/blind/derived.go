@@ -360,3 +360,68 @@ func PlanDerived(m *manifest.Manifest, set *dataset.Set, sh shard.Shard) []gradi
 	}
 	return out
 }
+
+// CanaryVariants derives the variants of the written canaries alone, for
+// the canary command, which grades no case and so places nothing among
+// cases: the variants are graded after the canaries, each judged by its
+// relation as in a run.
+type CanaryVariants struct {
+	d  *deriver
+	vs []derivedCanary
+}
+
+// NewCanaryVariants returns the written canaries' variants of m, or nil
+// when gate.metamorphic is switched off.
+func NewCanaryVariants(m *manifest.Manifest) *CanaryVariants {
+	d := newDeriver(m, 0, fieldsOf(m))
+	if d == nil {
+		return nil
+	}
+	return &CanaryVariants{d: d}
+}
+
+// RecordReads says whether canary c's grade must note the item keys it
+// reads (its fixture-breaking variants remove each in turn).
+func (cv *CanaryVariants) RecordReads(c manifest.Canary) bool {
+	return cv != nil && cv.d.recordsReads(c)
+}
+
+// Tasks derives the variants of each written canary from its outcome
+// (outcomes in the manifest's order) and returns them as tasks.
+func (cv *CanaryVariants) Tasks(outcomes []grading.Outcome) []grading.Task {
+	if cv == nil {
+		return nil
+	}
+	cv.vs = nil
+	for i, c := range cv.d.m.Canaries {
+		cv.vs = append(cv.vs, cv.d.fromCanaryAt(i, c, outcomes[i])...)
+	}
+	tasks := make([]grading.Task, len(cv.vs))
+	for k, dc := range cv.vs {
+		tasks[k] = grading.Task{ID: dc.name(), Sample: dc.v.Sample, Item: dc.v.Item}
+	}
+	return tasks
+}
+
+// Results judges the variants Tasks returned from their outcomes, in the
+// same order.
+func (cv *CanaryVariants) Results(outcomes []grading.Outcome) []results.CanaryResult {
+	out := make([]results.CanaryResult, len(cv.vs))
+	for k, dc := range cv.vs {
+		out[k] = dc.result(cv.d.threshold, outcomes[k])
+	}
+	return out
+}
+
+// Task is the variant named name as it was graded, for a traced replay.
+func (cv *CanaryVariants) Task(name string) (grading.Task, bool) {
+	if cv == nil {
+		return grading.Task{}, false
+	}
+	for _, dc := range cv.vs {
+		if dc.name() == name {
+			return grading.Task{ID: name, Sample: dc.v.Sample, Item: dc.v.Item}, true
+		}
+	}
+	return grading.Task{}, false
+}
