@@ -25,20 +25,6 @@ func ShardOf(caseID string, count int) int {
 	return int(h.Sum64()%uint64(count)) + 1
 }
 
-// ParseShard reads the --shard flag: "K/N" with 1 <= K <= N.
-func ParseShard(s string) (Shard, error) {
-	k, n, ok := strings.Cut(strings.TrimSpace(s), "/")
-	if !ok {
-		return Shard{}, fmt.Errorf("%w: --shard %q: want K/N, e.g. 2/4", manifest.ErrInput, s)
-	}
-	index, err1 := strconv.Atoi(k)
-	count, err2 := strconv.Atoi(n)
-	if err1 != nil || err2 != nil {
-		return Shard{}, fmt.Errorf("%w: --shard %q: K and N must be whole numbers", manifest.ErrInput, s)
-	}
-	return Shard{Index: index, Count: count}.Normalize()
-}
-
 // String formats the shard as K/N.
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
@@ -77,7 +63,7 @@ func (f *Flag) String() string {
 
 // Set reads K/N with 1 <= K <= N.
 func (f *Flag) Set(v string) error {
-	k, n, ok := strings.Cut(v, "/")
+	k, n, ok := strings.Cut(strings.TrimSpace(v), "/")
 	if !ok {
 		return fmt.Errorf("want K/N (for example 2/4), got %q", v)
 	}

@@ -1,11 +1,8 @@
 package shard
 
 import (
-	"errors"
 	"fmt"
 	"testing"
-
-	"github.com/gradegate/gradegate/manifest"
 )
 
 // TestShardOfIsStable pins the hash: these values must never change within
@@ -56,7 +53,7 @@ func TestShardOfPartitions(t *testing.T) {
 	}
 }
 
-func TestParseShard(t *testing.T) {
+func TestFlag(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -74,15 +71,16 @@ func TestParseShard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseShard(tt.in)
+			var f Flag
+			err := f.Set(tt.in)
 			if tt.err {
-				if err == nil || !errors.Is(err, manifest.ErrInput) {
-					t.Errorf("ParseShard(%q) = %v, %v; want an input error", tt.in, got, err)
+				if err == nil {
+					t.Errorf("Set(%q) = %v, nil; want an error", tt.in, f.Shard)
 				}
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Errorf("ParseShard(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			if err != nil || f.Shard != tt.want || f.String() != fmt.Sprintf("%d/%d", tt.want.Index, tt.want.Count) {
+				t.Errorf("Set(%q) = %v, %v (%q); want %v", tt.in, f.Shard, err, f.String(), tt.want)
 			}
 		})
 	}
