@@ -26,8 +26,8 @@ type Confusion struct {
 	// passes graded. nil when there is none.
 	FalsePassRate *float64 `json:"false_pass_rate"`
 	FalseFailRate *float64 `json:"false_fail_rate"`
-	// FalsePassCI and FalseFailCI are the rates' confidence intervals,
-	// [lo, hi]; absent when the run computes none (Evidence.RateCI).
+	// FalsePassCI and FalseFailCI are the rates' Wilson intervals at
+	// gate.confidence.level, [lo, hi].
 	FalsePassCI []float64 `json:"false_pass_ci,omitempty"`
 	FalseFailCI []float64 `json:"false_fail_ci,omitempty"`
 }

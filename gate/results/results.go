@@ -268,13 +268,6 @@ type SliceResult struct {
 	// than the least number whose interval could clear min_pass_rate even
 	// if every one passed.
 	LeastCases int `json:"least_cases,omitempty"`
-	// Negatives and Positives count the graded cases labelled 0 and 1;
-	// FalsePassCI and FalseFailCI are the intervals of FalsePass/Negatives
-	// and FalseFail/Positives (nil without such cases).
-	Negatives   int             `json:"negatives,omitempty"`
-	Positives   int             `json:"positives,omitempty"`
-	FalsePassCI *stats.Interval `json:"false_pass_ci,omitempty"`
-	FalseFailCI *stats.Interval `json:"false_fail_ci,omitempty"`
 	// Confusion is the slice's calibration against the human labels; nil
 	// when no graded case of it is labeled.
 	Confusion *Confusion `json:"confusion,omitempty"`

@@ -68,19 +68,11 @@ func (d *decider) interval(g *group) *stats.Interval {
 }
 
 // intervals sets a slice row's intervals: of its pass rate (unrounded until
-// the rules have read it, see roundIntervals) and of its calibration rates.
+// the rules have read it, see roundIntervals) and of its repeats' flips.
+// The calibration rates' intervals are in its confusion (labels.go).
 func (d *decider) intervals(sr *results.SliceResult, g *group) {
 	sr.CI = d.interval(g)
 	sr.RepeatFlips = results.NewFlipRate(g.disagreed, g.repeated, d.level())
-	sr.Negatives, sr.Positives = g.negatives, g.positives
-	if g.negatives > 0 {
-		iv := stats.Wilson(g.falsePass, g.negatives, d.level()).Round()
-		sr.FalsePassCI = &iv
-	}
-	if g.positives > 0 {
-		iv := stats.Wilson(g.falseFail, g.positives, d.level()).Round()
-		sr.FalseFailCI = &iv
-	}
 }
 
 // roundedCI is an interval as the results show it: four decimals, outward.

@@ -53,14 +53,15 @@ func TestDecideIntervals(t *testing.T) {
 	if v.Overall.CI == nil || *v.Overall.CI != stats.Wilson(5, 8, 0.95).Round() {
 		t.Errorf("overall ci = %v", v.Overall.CI)
 	}
-	if s.Negatives != 3 || s.Positives != 5 {
-		t.Errorf("labelled = %d negatives, %d positives; want 3, 5", s.Negatives, s.Positives)
+	c := s.Confusion
+	if c == nil || c.FalsePass+c.TrueFail != 3 || c.FalseFail+c.TruePass != 5 {
+		t.Fatalf("confusion = %+v; want 3 cases labelled 0 and 5 labelled 1", c)
 	}
-	if want := stats.Wilson(1, 3, 0.95).Round(); s.FalsePassCI == nil || *s.FalsePassCI != want {
-		t.Errorf("false pass ci = %v, want %v", s.FalsePassCI, want)
+	if want := stats.Wilson(1, 3, 0.95).Round(); len(c.FalsePassCI) != 2 || c.FalsePassCI[0] != want.Lo || c.FalsePassCI[1] != want.Hi {
+		t.Errorf("false pass ci = %v, want %v", c.FalsePassCI, want)
 	}
-	if want := stats.Wilson(1, 5, 0.95).Round(); s.FalseFailCI == nil || *s.FalseFailCI != want {
-		t.Errorf("false fail ci = %v, want %v", s.FalseFailCI, want)
+	if want := stats.Wilson(1, 5, 0.95).Round(); len(c.FalseFailCI) != 2 || c.FalseFailCI[0] != want.Lo || c.FalseFailCI[1] != want.Hi {
+		t.Errorf("false fail ci = %v, want %v", c.FalseFailCI, want)
 	}
 	if v.Confidence != (manifest.Confidence{Level: 0.95, Rule: "point"}) {
 		t.Errorf("confidence = %+v, want the defaults", v.Confidence)

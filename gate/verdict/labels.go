@@ -20,28 +20,29 @@ const (
 	WarnBrittleLabels = "brittle_labels"
 )
 
-// kappaZ is the normal quantile of the kappa interval: 95% two-sided.
-// gate.confidence.level sets it when Evidence.Z is given.
+// kappaZ is the normal quantile of a 95% two-sided interval, for the
+// tests of agreementOf; a run uses gate.confidence.level's.
 const kappaZ = 1.959964
 
-// confusionOf fills the rates of a group's cells.
-func confusionOf(g *group, ci func(k, n int) []float64) *results.Confusion {
+// confusionOf fills the rates of a group's cells, each with its Wilson
+// interval at level, as every other rate has.
+func confusionOf(g *group, level float64) *results.Confusion {
+	ci := func(k, n int) []float64 {
+		iv := stats.Wilson(k, n, level).Round()
+		return []float64{iv.Lo, iv.Hi}
+	}
 	c := &results.Confusion{TruePass: g.truePass, FalsePass: g.falsePass, TrueFail: g.trueFail, FalseFail: g.falseFail,
 		StaleExcluded: g.staleExcluded}
 	c.Unlabeled = g.Graded - c.TruePass - c.FalsePass - c.TrueFail - c.FalseFail
 	if n := c.FalsePass + c.TrueFail; n > 0 {
 		r := round4(float64(c.FalsePass) / float64(n))
 		c.FalsePassRate = &r
-		if ci != nil {
-			c.FalsePassCI = ci(c.FalsePass, n)
-		}
+		c.FalsePassCI = ci(c.FalsePass, n)
 	}
 	if n := c.FalseFail + c.TruePass; n > 0 {
 		r := round4(float64(c.FalseFail) / float64(n))
 		c.FalseFailRate = &r
-		if ci != nil {
-			c.FalseFailCI = ci(c.FalseFail, n)
-		}
+		c.FalseFailCI = ci(c.FalseFail, n)
 	}
 	return c
 }
@@ -101,7 +102,7 @@ func (w *warnOnlyGroup) add(c results.CaseResult) {
 // say (no reviewer labels, no stale or warn-only case, no label at all).
 func (d *decider) labelsBlock(out []results.SliceResult) *results.Labels {
 	sum := d.ev.Labels
-	z := cmpOrF(d.ev.Z, kappaZ)
+	z := stats.Z(d.level())
 	labeled := false
 	for i := range out {
 		g := d.t.slices[out[i].Name]
@@ -113,7 +114,7 @@ func (d *decider) labelsBlock(out []results.SliceResult) *results.Labels {
 		}
 		if g.labeled() {
 			labeled = true
-			out[i].Confusion = confusionOf(g, d.rateCI())
+			out[i].Confusion = confusionOf(g, d.level())
 		}
 		if sum != nil {
 			key := out[i].Name
@@ -204,31 +205,10 @@ func warnOnlyIDs(g results.WarnOnlyGroup) string {
 	return idList(ids, g.Intended)
 }
 
-func cmpOrF(v, def float64) float64 {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
 // nonNil makes a nil slice empty, so the results JSON says [] and not null.
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
-}
-
-// rateCI is the interval of a calibration rate: Evidence.RateCI when the
-// caller set one, else the Wilson interval at gate.confidence.level, the
-// interval of every other rate.
-func (d *decider) rateCI() func(k, n int) []float64 {
-	if d.ev.RateCI != nil {
-		return d.ev.RateCI
-	}
-	level := d.level()
-	return func(k, n int) []float64 {
-		iv := stats.Wilson(k, n, level).Round()
-		return []float64{iv.Lo, iv.Hi}
-	}
 }

@@ -100,9 +100,6 @@ type group struct {
 	singles     passSum
 	falsePass   int
 	falseFail   int
-	// negatives and positives count the graded rows labelled 0 and 1: the
-	// denominators of the false pass and false fail rates.
-	negatives, positives int
 	// repeated counts the graded rows asked more than once (gate.repeats),
 	// disagreed those whose asks fell on both sides of the threshold.
 	repeated, disagreed int
@@ -151,12 +148,6 @@ func (g *group) add(c results.CaseResult, family, staleOut bool) {
 			g.staleExcluded++
 		}
 		if c.HumanScore != nil {
-			switch *c.HumanScore {
-			case 0:
-				g.negatives++
-			case 1:
-				g.positives++
-			}
 			switch {
 			case p == 1 && *c.HumanScore == 0:
 				g.falsePass++

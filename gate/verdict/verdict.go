@@ -49,11 +49,6 @@ type Evidence struct {
 	// Labels is what the dataset's labels showed (reviewer agreement,
 	// brittle and stale rows); nil when unknown.
 	Labels *dataset.LabelSummary
-	// RateCI, when set, is the confidence interval [lo, hi] of k in n, for
-	// the calibration rates; Z the normal quantile of the kappa interval
-	// (0: 95%).
-	RateCI func(k, n int) []float64
-	Z      float64
 	// Judge is what a model grader's calls cost (nil for none), and
 	// JudgeLint the model grader lint's findings, which the judge rule
 	// weighs (they are reported after Findings).
