@@ -145,8 +145,7 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 
 func (d *decoder) dataset(top *section) Dataset {
 	ds := Dataset{
-		Fields: Fields{ID: "case_id", Slice: "slice", Family: "family", Label: "human_score",
-			RubricVersion: "rubric_version", LabelStatus: "label_status", ReviewerLabels: "reviewer_labels", Reason: "human_reason"},
+		Fields:         DefaultFields(),
 		NearDuplicates: NearDuplicates{Threshold: DefaultNearDuplicateThreshold},
 	}
 	n := top.node("dataset")

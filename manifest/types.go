@@ -83,6 +83,31 @@ type Fields struct {
 	Reason string `json:"reason"`
 }
 
+// DefaultFields are the item field names of a manifest that names none.
+func DefaultFields() Fields {
+	return Fields{ID: "case_id", Slice: "slice", Family: "family", Label: "human_score",
+		RubricVersion: "rubric_version", LabelStatus: "label_status", ReviewerLabels: "reviewer_labels", Reason: "human_reason"}
+}
+
+// WithDefaults fills each name left empty with its DefaultFields name, so
+// a hand-built manifest behaves like a parsed one.
+func (f Fields) WithDefaults() Fields {
+	d := DefaultFields()
+	for _, p := range []struct {
+		name *string
+		def  string
+	}{
+		{&f.ID, d.ID}, {&f.Slice, d.Slice}, {&f.Family, d.Family}, {&f.Label, d.Label},
+		{&f.RubricVersion, d.RubricVersion}, {&f.LabelStatus, d.LabelStatus},
+		{&f.ReviewerLabels, d.ReviewerLabels}, {&f.Reason, d.Reason},
+	} {
+		if *p.name == "" {
+			*p.name = p.def
+		}
+	}
+	return f
+}
+
 // NearDuplicates configures the near-duplicate screen.
 type NearDuplicates struct {
 	// Enabled is nil when the manifest leaves it out: the screen runs.

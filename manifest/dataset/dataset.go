@@ -126,35 +126,6 @@ func Load(fsys fs.FS, m *manifest.Manifest) (*Set, error) {
 	return &Set{Cases: cases, Intended: sum.Intended, Findings: sum.Findings}, nil
 }
 
-// fieldNames fills in the default names for any field name left empty, so a
-// hand-built manifest behaves like a parsed one.
-func fieldNames(f manifest.Fields) manifest.Fields {
-	if f.ID == "" {
-		f.ID = "case_id"
-	}
-	if f.Slice == "" {
-		f.Slice = "slice"
-	}
-	if f.Family == "" {
-		f.Family = "family"
-	}
-	if f.Label == "" {
-		f.Label = "human_score"
-	}
-	if f.RubricVersion == "" {
-		f.RubricVersion = "rubric_version"
-	}
-	if f.LabelStatus == "" {
-		f.LabelStatus = "label_status"
-	}
-	if f.ReviewerLabels == "" {
-		f.ReviewerLabels = "reviewer_labels"
-	}
-	if f.Reason == "" {
-		f.Reason = "human_reason"
-	}
-	return f
-}
 
 // ItemForGrader is the item the grader receives: GraderItem, or Item for a
 // Case built by hand without one.

@@ -115,7 +115,7 @@ type rowLabel struct {
 func NewScreen(cfg ScreenConfig) *Screen {
 	m := cfg.Manifest
 	nd := m.Dataset.NearDuplicates
-	f := fieldNames(m.Dataset.Fields)
+	f := m.Dataset.Fields.WithDefaults()
 	s := &Screen{
 		on:         nd.On(),
 		threshold:  nd.Threshold,

@@ -113,7 +113,7 @@ const CodeDatasetInvalid = "dataset_invalid"
 func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	r := &Reader{
 		m:        m,
-		fields:   fieldNames(m.Dataset.Fields),
+		fields:   m.Dataset.Fields.WithDefaults(),
 		file:     path.Join(m.Dir, m.Dataset.Path),
 		seen:     newIDTable(),
 		dupLines: map[string][]int{},
