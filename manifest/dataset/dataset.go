@@ -126,7 +126,6 @@ func Load(fsys fs.FS, m *manifest.Manifest) (*Set, error) {
 	return &Set{Cases: cases, Intended: sum.Intended, Findings: sum.Findings}, nil
 }
 
-
 // ItemForGrader is the item the grader receives: GraderItem, or Item for a
 // Case built by hand without one.
 func (c Case) ItemForGrader() json.RawMessage {
