@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,6 +38,9 @@ func (r *itemRunner) Sandbox() grading.Sandbox { return grading.Sandbox{} }
 
 // honest grades newSuite's canaries as they expect and passes every case.
 func honest(t grading.Task) grading.Outcome {
+	if o, ok := rejects(taskName(t)); ok {
+		return o
+	}
 	switch taskName(t) {
 	case "boolean-total-one-cent":
 		return scored(0)
@@ -53,8 +57,13 @@ func TestBlindCanariesLookLikeCases(t *testing.T) {
 	run := func(seed uint64) (*results.Results, *itemRunner) {
 		s := newSuite()
 		s.m.Gate.MaxOmitted = 1
-		for i := range s.set.Cases {
+		for i, c := range s.set.Cases {
 			s.set.Cases[i].Family = "refunds"
+			if c.Slices != nil {
+				s.set.Cases[i].Item = json.RawMessage(fmt.Sprintf(`{"case_id":%q,"slice":"ship","family":"refunds"}`, c.ID))
+			} else {
+				s.set.Cases[i].Item = json.RawMessage(fmt.Sprintf(`{"case_id":%q,"family":"refunds"}`, c.ID))
+			}
 		}
 		r := &itemRunner{grade: honest}
 		res, err := Run(context.Background(), s.inputs(), r, Options{CanarySeed: seed})
@@ -81,8 +90,8 @@ func TestBlindCanariesLookLikeCases(t *testing.T) {
 		if err := json.Unmarshal(task.Item, &item); err != nil {
 			t.Fatal(err)
 		}
-		if item["case_id"] != task.ID || item["slice"] != "ship" || item["family"] != "refunds" {
-			t.Errorf("canary item %s lacks the dataset's id, slice or family", task.Item)
+		if slice, ok := item["slice"]; item["case_id"] != task.ID || (ok && slice != "ship") || item["family"] != "refunds" {
+			t.Errorf("canary item %s lacks the dataset's id, or a row's slice and family", task.Item)
 		}
 	}
 	for _, c := range res.Canaries {
@@ -126,7 +135,8 @@ func TestBlindCanariesCatchACaseIDCheat(t *testing.T) {
 }
 
 // Under the batch contract a canary that expects an error is graded alone,
-// as a batch of one, and says so; the others ride inside the batches.
+// as a batch of one, and says so, as are the built-in negatives (which may
+// rightly raise); the others ride inside the batches.
 func TestBlindCanariesBatchContract(t *testing.T) {
 	s := newSuite()
 	s.m.Gate.MaxOmitted = 1
@@ -136,14 +146,14 @@ func TestBlindCanariesBatchContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.calls) != 2 || len(r.calls[1]) != 1 || taskName(r.calls[1][0]) != "corrupt-fixture" {
-		t.Fatalf("calls = %d, want the stream then the expect_error canary alone", len(r.calls))
+	if len(r.calls) != 4 || len(r.calls[1]) != 1 || taskName(r.calls[1][0]) != "corrupt-fixture" {
+		t.Fatalf("calls = %d, want the stream then the expect_error canary and the built-in negatives alone", len(r.calls))
 	}
 	if taskName(r.calls[1][0]) == r.calls[1][0].ID || !strings.HasPrefix(r.calls[1][0].ID, "case-") {
 		t.Errorf("the lone canary travels as %q, not as a case", r.calls[1][0].ID)
 	}
 	for _, c := range res.Canaries {
-		if alone := c.Name == "corrupt-fixture"; c.Placement.Alone != alone {
+		if alone := c.Name == "corrupt-fixture" || c.BuiltIn; c.Placement.Alone != alone {
 			t.Errorf("canary %s placement %+v", c.Name, c.Placement)
 		}
 	}

@@ -95,7 +95,9 @@ func metamorphicSuite() suite {
 		{Name: "wrong", Sample: json.RawMessage(`{"output_text":"{\"total\":6,\"currency\":\"USD\"}"}`), Item: item, Expect: ptr(0.0)},
 	}
 	s.m.Gate = manifest.Gate{MinPassRate: 0.5, Aggregation: "row", MaxErrors: 0, MaxOmitted: 1,
-		Metamorphic: manifest.Metamorphic{Enabled: true, Sample: 50, Invariance: manifest.InvarianceWarn}}
+		Metamorphic: manifest.Metamorphic{Enabled: true, Sample: 50, Invariance: manifest.InvarianceWarn},
+		// What only derived canaries catch is tested here.
+		BuiltinCanaries: manifest.Switch{Off: true, Reason: "derived canaries alone"}}
 	for i := range s.set.Cases {
 		c := &s.set.Cases[i]
 		c.Slices, c.Family = nil, ""

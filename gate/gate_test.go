@@ -29,16 +29,19 @@ func TestGradeCanariesComplete(t *testing.T) {
 		t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
 	}
 	defer res.Close()
-	written, derived := 0, 0
+	written, builtin, derived := 0, 0, 0
 	for _, c := range res.Canaries {
-		if c.DerivedFrom == "" {
+		switch {
+		case c.BuiltIn:
+			builtin++
+		case c.DerivedFrom == "":
 			written++
-		} else {
+		default:
 			derived++
 		}
 	}
-	if res.Verdict != results.VerdictPass || written != len(s.Manifest.Canaries) || derived == 0 || len(res.Cases) != 0 {
-		t.Errorf("verdict %s, %d written canaries of %d and %d derived, %d cases; reasons %+v", res.Verdict, written, len(s.Manifest.Canaries), derived, len(res.Cases), res.Reasons)
+	if res.Verdict != results.VerdictPass || written != len(s.Manifest.Canaries) || builtin != 2 || derived == 0 || len(res.Cases) != 0 {
+		t.Errorf("verdict %s, %d written canaries of %d, %d built-in and %d derived, %d cases; reasons %+v", res.Verdict, written, len(s.Manifest.Canaries), builtin, derived, len(res.Cases), res.Reasons)
 	}
 	if res.Metamorphic == nil || res.Metamorphic.Variants != derived {
 		t.Errorf("metamorphic report %+v, want one that counts the %d derived canaries", res.Metamorphic, derived)

@@ -473,6 +473,19 @@ func runCanaries(ctx context.Context, m *manifest.Manifest, r grading.Runner) ([
 	for i, c := range m.Canaries {
 		out = append(out, blind.JudgeCanary(c, m.Grader.PassThreshold, outcomes[i]))
 	}
+	if bc := blind.BuiltinCanaries(m); len(bc) > 0 {
+		bt := make([]grading.Task, len(bc))
+		for i, c := range bc {
+			bt[i] = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
+		}
+		bo, err := gradeCanaryTasks(ctx, m, r, bt)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, c := range bc {
+			out = append(out, blind.JudgeBuiltin(c, m.Grader.PassThreshold, bo[i]))
+		}
+	}
 	if vt := cv.Tasks(outcomes); len(vt) > 0 {
 		vo, err := gradeCanaryTasks(ctx, m, r, vt)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/gradegate/gradegate/gate/blind"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/shard"
@@ -50,6 +51,9 @@ func (f *fakeRunner) Grade(ctx context.Context, tasks []grading.Task) ([]grading
 		o, ok := f.outcomes[taskName(t)]
 		if !ok {
 			o = scored(1)
+			if r, ok := rejects(taskName(t)); ok {
+				o = r
+			}
 		}
 		out = append(out, o)
 	}
@@ -68,6 +72,17 @@ var canarySamples = map[string]string{
 	`{"output_text":"ok"}`:   "equivalent-serialization",
 	`{"output_text":"true"}`: "boolean-total-one-cent",
 	`{"output_text":"x"}`:    "corrupt-fixture",
+	// The built-in negatives, on rows whose samples hold output_text only.
+	`{"output_text":"I can't help with that."}`: blind.BuiltinRefusal,
+	`{"output_text":""}`:                        blind.BuiltinEmpty,
+}
+
+// rejects is what any grader worth its name gives the built-in negatives.
+func rejects(name string) (grading.Outcome, bool) {
+	if name == blind.BuiltinRefusal || name == blind.BuiltinEmpty {
+		return scored(0), true
+	}
+	return grading.Outcome{}, false
 }
 
 // taskName is a task's case id, or a canary's name.
@@ -188,14 +203,15 @@ func TestRun(t *testing.T) {
 	}
 
 	// The canaries travel among the cases: one stream, here one call,
-	// holding the 11 cases with a sample and the 3 canaries.
+	// holding the 11 cases with a sample, the 3 canaries and the 2
+	// built-in negatives.
 	if len(r.calls) != 1 {
 		t.Fatalf("Grade calls = %v, want 1", r.calls)
 	}
-	if len(r.calls[0]) != 14 || slices.Contains(r.calls[0], "case-12") {
+	if len(r.calls[0]) != 16 || slices.Contains(r.calls[0], "case-12") {
 		t.Errorf("call = %v, want the 11 cases with a sample and the canaries", r.calls[0])
 	}
-	for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"} {
+	for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture", blind.BuiltinRefusal, blind.BuiltinEmpty} {
 		if !slices.Contains(r.calls[0], name) {
 			t.Errorf("call = %v lacks canary %s", r.calls[0], name)
 		}
@@ -417,12 +433,12 @@ func TestRunToolFailures(t *testing.T) {
 		{
 			name:    "runner error",
 			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.err = errors.New("pool died") },
-			message: "grading cases: grading tasks 0 to 13: pool died",
+			message: "grading cases: grading tasks 0 to 15: pool died",
 		},
 		{
 			name:    "runner returns too few outcomes",
 			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.short = true },
-			message: "returned 13 outcomes for 14 tasks",
+			message: "returned 15 outcomes for 16 tasks",
 		},
 		{
 			name: "runner says ok without a score",
@@ -485,8 +501,8 @@ func TestRunCanariesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.calls) != 1 || len(r.calls[0]) != 3 {
-		t.Errorf("calls = %v, want the canaries only", r.calls)
+	if len(r.calls) != 2 || len(r.calls[0]) != 3 || len(r.calls[1]) != 2 {
+		t.Errorf("calls = %v, want the canaries, then the built-in negatives, only", r.calls)
 	}
 	if res.Verdict != results.VerdictPass || res.Overall.Status != verdict.StatusSkipped || len(res.Cases) != 0 || res.Cases == nil {
 		t.Errorf("results = %s", dump(res))
@@ -534,7 +550,7 @@ func TestRunShards(t *testing.T) {
 		if res.Shard != (shard.Shard{Index: k, Count: n}) {
 			t.Errorf("shard = %+v", res.Shard)
 		}
-		for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture"} {
+		for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture", blind.BuiltinRefusal, blind.BuiltinEmpty} {
 			if len(r.calls) != 1 || !slices.Contains(r.calls[0], name) {
 				t.Errorf("shard %d: canaries must run in every shard: %v", k, r.calls)
 			}

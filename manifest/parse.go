@@ -325,9 +325,18 @@ func (d *decoder) gate(top *section) Gate {
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
 		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline",
-		"confidence", "repeats", "metamorphic")
+		"confidence", "repeats", "metamorphic", "builtin_canaries", "weakening_reason")
 	if !ok {
 		return g
+	}
+	if n := s.node("builtin_canaries"); n != nil {
+		g.BuiltinCanaries = d.switchOff(n, "gate.builtin_canaries")
+	}
+	if v, ok := s.str("weakening_reason"); ok {
+		if strings.TrimSpace(v) == "" {
+			d.fail(d.lines["gate.weakening_reason"], "gate.weakening_reason", "must say why the change weakens the gate, got an empty string")
+		}
+		g.WeakeningReason = v
 	}
 	if v, ok := s.fraction("min_pass_rate"); ok {
 		g.MinPassRate = v
@@ -394,6 +403,27 @@ func (d *decoder) gate(top *section) Gate {
 		g.Slices = d.slices(n, g.MinPassRate)
 	}
 	return g
+}
+
+// switchOff decodes {enabled, reason} of a check that is on by default:
+// switched off, it needs a reason.
+func (d *decoder) switchOff(n *yaml.Node, key string) Switch {
+	var sw Switch
+	s, ok := d.mapping(n, key, d.lines[key], "enabled", "reason")
+	if !ok {
+		return sw
+	}
+	if v, ok := s.boolean("enabled"); ok {
+		sw.Off = !v
+	}
+	sw.Reason, _ = s.str("reason")
+	if sw.Off {
+		sw.Line = d.lines[key+".enabled"]
+		if strings.TrimSpace(sw.Reason) == "" {
+			d.fail(sw.Line, key, "switched off without a reason: write reason: <why>, which the reports show")
+		}
+	}
+	return sw
 }
 
 func (d *decoder) slices(n *yaml.Node, overall float64) []SliceRule {

@@ -218,6 +218,25 @@ type Gate struct {
 	// case (odd; default 1); the case counts as its majority answer.
 	Repeats     int         `json:"repeats"`
 	Metamorphic Metamorphic `json:"metamorphic"`
+	// BuiltinCanaries is gate.builtin_canaries: the negatives the gate adds
+	// itself (a refusal, an empty answer); on unless switched off with a
+	// reason.
+	BuiltinCanaries Switch `json:"builtin_canaries"`
+	// WeakeningReason is gate.weakening_reason: why this change weakens the
+	// policy against the base manifest (run --base-manifest). A weakening
+	// holds (policy_weakened) unless it is set, and set to other words than
+	// the base manifest's, so a reason written for one change does not
+	// acknowledge the next.
+	WeakeningReason string `json:"weakening_reason,omitempty"`
+}
+
+// Switch is a check that is on by default (the zero Switch) and switched
+// off only with a reason, which the reports show.
+type Switch struct {
+	Off    bool   `json:"off,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Line is where enabled: false was written; 0 when not written.
+	Line int `json:"-"`
 }
 
 // Baseline is gate.baseline: how a run given a base branch's results

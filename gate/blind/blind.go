@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gradegate/gradegate/canary/metamorphic"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
@@ -26,15 +27,24 @@ import (
 //
 // A nil *Canaries places none.
 type Canaries struct {
-	m        *manifest.Manifest
-	fields   manifest.Fields
-	seed     uint64
-	rng      *rand.Rand
+	m      *manifest.Manifest
+	fields manifest.Fields
+	seed   uint64
+	rng    *rand.Rand
+	// cs are the written canaries, then the built-in ones (BuiltinCanaries);
+	// canary index i < len(cs) is cs[i].
+	cs       []manifest.Canary
 	after    []int // per canary: the row it is sent after; -1 alone
 	order    []int // blind canaries by position
 	next     int
 	template *dataset.Case
 	ids      []string
+	// tasks are the canaries as sent, built once (a replay sends the same).
+	tasks []*grading.Task
+	// pool holds the rows canaries are built on; shape builds them. shape
+	// is nil for a model grader, whose judge sees only its prompt.
+	pool  *rowPool
+	shape *shaper
 	// seen says whether the dataset has a row with this id among those
 	// read so far; nil when the source cannot tell.
 	Seen     func(string) bool
@@ -56,19 +66,34 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	if len(m.Canaries) == 0 {
 		return nil
 	}
+	cs := append(slices.Clip(m.Canaries), BuiltinCanaries(m)...)
 	b := &Canaries{
 		m: m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		fields:   fieldsOf(m),
-		after:    make([]int, len(m.Canaries)),
-		ids:      make([]string, len(m.Canaries)),
-		outcomes: make([]grading.Outcome, len(m.Canaries)),
-		got:      make([]bool, len(m.Canaries)),
+		cs:       cs,
+		after:    make([]int, len(cs)),
+		ids:      make([]string, len(cs)),
+		tasks:    make([]*grading.Task, len(cs)),
+		outcomes: make([]grading.Outcome, len(cs)),
+		got:      make([]bool, len(cs)),
 		rows:     rows,
 		batch:    m.Grader.Contract == "batch",
 	}
 	b.der = newDeriver(m, rows, b.fields)
-	for i, c := range m.Canaries {
-		if c.ExpectError && m.Grader.Contract == "batch" {
+	if m.Grader.Judge == nil {
+		b.shape = newShaper(m, b.fields)
+		var named []string
+		for _, c := range m.Canaries {
+			if s := canarySlice(c.Item, b.fields); s != "" && !slices.Contains(named, s) {
+				named = append(named, s)
+			}
+		}
+		b.pool = newRowPool(seed, named)
+	}
+	for i, c := range cs {
+		// A built-in negative may rightly make the grader raise, which
+		// would fail a whole batch.
+		if (c.ExpectError || i >= len(m.Canaries)) && m.Grader.Contract == "batch" {
 			b.after[i] = -1
 			continue
 		}
@@ -98,10 +123,14 @@ func cmpOr(s, def string) string {
 // observe sees each dataset row as it is read; the first is the template
 // of the canaries' items.
 func (b *Canaries) Observe(c dataset.Case) {
-	if b != nil {
-		b.read++
+	if b == nil {
+		return
 	}
-	if b != nil && b.template == nil {
+	b.read++
+	if b.pool != nil {
+		b.pool.add(c)
+	}
+	if b.template == nil {
 		t := c
 		b.template = &t
 	}
@@ -140,7 +169,12 @@ func (b *Canaries) Record(i int, o grading.Outcome) {
 	b.outcomes[i] = o
 	b.got[i] = true
 	if i < len(b.m.Canaries) {
-		b.place(b.der.fromCanaryAt(i, b.m.Canaries[i], o))
+		// Variants are of the canary as the grader received it.
+		c := b.m.Canaries[i]
+		if t := b.tasks[i]; t != nil && b.shape != nil {
+			c.Sample, c.Item = t.Sample, t.Item
+		}
+		b.place(b.der.fromCanaryAt(i, c, o))
 	}
 }
 
@@ -150,9 +184,10 @@ func (b *Canaries) Record(i int, o grading.Outcome) {
 // which would fail a whole batch).
 func (b *Canaries) place(ds []derivedCanary) {
 	for _, dc := range ds {
-		i := len(b.m.Canaries) + len(b.derived)
+		i := len(b.cs) + len(b.derived)
 		b.derived = append(b.derived, dc)
 		b.ids = append(b.ids, "")
+		b.tasks = append(b.tasks, nil)
 		b.outcomes = append(b.outcomes, grading.Outcome{})
 		b.got = append(b.got, false)
 		after := -1
@@ -204,16 +239,55 @@ func (b *Canaries) Unsent() []int {
 	return out
 }
 
-// Task is canary i as the grader receives it.
+// Task is canary i as the grader receives it: built once, on a dataset
+// row drawn at the time (from the canary's own slice when its item names
+// one), so a replay sends the same.
 func (b *Canaries) Task(i int) grading.Task {
-	id := b.fakeID()
-	b.ids[i] = id
-	if i >= len(b.m.Canaries) {
-		dc := b.derived[i-len(b.m.Canaries)]
-		return grading.Task{ID: id, Sample: dc.v.Sample, Item: b.item(dc.v.Item, id)}
+	if t := b.tasks[i]; t != nil {
+		return *t
 	}
-	c := b.m.Canaries[i]
-	return grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id), RecordReads: b.der.recordsReads(c)}
+	var base *baseRow
+	if b.pool != nil {
+		slice := ""
+		if i < len(b.m.Canaries) {
+			slice = canarySlice(b.m.Canaries[i].Item, b.fields)
+		}
+		if row, ok := b.pool.pick(slice); ok {
+			base = &row
+		}
+	}
+	shape := ""
+	if base != nil {
+		shape = base.id
+	}
+	id := b.fakeID(shape)
+	b.ids[i] = id
+	var t grading.Task
+	switch {
+	case i >= len(b.cs):
+		dc := b.derived[i-len(b.cs)]
+		t = grading.Task{ID: id, Sample: dc.v.Sample, Item: b.item(withoutKey(dc.v.Item, b.fields.ID), id)}
+		if b.shape != nil {
+			t.Item = b.shape.withID(dc.v.Item, id)
+		}
+	case i >= len(b.m.Canaries):
+		c := b.cs[i]
+		t = grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
+		if base != nil {
+			t.Item = b.shape.withID(base.item, id)
+			if base.sample != nil {
+				t.Sample = answerSample(base.sample, outputText(c.Sample))
+			}
+		}
+	default:
+		c := b.m.Canaries[i]
+		t = grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id), RecordReads: b.der.recordsReads(c)}
+		if b.shape != nil {
+			t.Item, t.Sample = b.shape.item(c.Item, base, id), b.shape.sample(c.Sample, base)
+		}
+	}
+	b.tasks[i] = &t
+	return t
 }
 
 // DerivedTask is the derived canary named name (as its result names it) as
@@ -224,21 +298,21 @@ func (b *Canaries) DerivedTask(name string) (grading.Task, bool) {
 		if dc.name() != name {
 			continue
 		}
-		id := b.ids[len(b.m.Canaries)+k]
-		return grading.Task{ID: id, Sample: dc.v.Sample, Item: b.item(dc.v.Item, id)}, true
+		return b.Task(len(b.cs) + k), true
 	}
 	return grading.Task{}, false
 }
 
 // Name is canary i's name as the reports give it.
 func (b *Canaries) Name(i int) string {
-	if i >= len(b.m.Canaries) {
-		return b.derived[i-len(b.m.Canaries)].name()
+	if i >= len(b.cs) {
+		return b.derived[i-len(b.cs)].name()
 	}
-	return b.m.Canaries[i].Name
+	return b.cs[i].Name
 }
 
-// fakeID is an id shaped like the template's: its digits replaced by
+// fakeID is an id shaped like shape (a row's id; the first row's when
+// ""): its digits replaced by
 // random ones (ids are mostly a fixed prefix and a number), or, in an id
 // without digits, its letters; everything else kept. An id a row read so
 // far has, or another canary has, is drawn again: a canary that shared a
@@ -246,26 +320,28 @@ func (b *Canaries) Name(i int) string {
 // its batch ambiguous). After a few draws in a crowded id space a random
 // digit is added, which stays shaped like the dataset's ids as far as it
 // can.
-func (b *Canaries) fakeID() string {
+func (b *Canaries) fakeID(shape string) string {
 	taken := func(id string) bool {
 		return slices.Contains(b.ids, id) || (b.Seen != nil && b.Seen(id))
 	}
-	id := b.drawID("")
+	id := b.drawID(shape, "")
 	for tries := 0; taken(id); tries++ {
 		extra := ""
 		if tries >= 16 {
 			extra = strings.Repeat("0", 1+(tries-16)/8) // redrawn like any digit
 		}
-		id = b.drawID(extra)
+		id = b.drawID(shape, extra)
 	}
 	return id
 }
 
 // drawID is one draw of fakeID, with extra appended to the shape.
-func (b *Canaries) drawID(extra string) string {
-	shape := "case-00000"
-	if b.template != nil && b.template.ID != "" {
-		shape = b.template.ID
+func (b *Canaries) drawID(shape, extra string) string {
+	if shape == "" {
+		shape = "case-00000"
+		if b.template != nil && b.template.ID != "" {
+			shape = b.template.ID
+		}
 	}
 	shape += extra
 	out := []byte(shape)
@@ -328,9 +404,14 @@ func (b *Canaries) item(raw json.RawMessage, id string) json.RawMessage {
 
 // results judges every canary from its outcome, with its placement.
 func (b *Canaries) Results() []results.CanaryResult {
-	out := make([]results.CanaryResult, 0, len(b.m.Canaries))
-	for i, c := range b.m.Canaries {
-		cr := JudgeCanary(c, b.m.Grader.PassThreshold, b.outcomes[i])
+	out := make([]results.CanaryResult, 0, len(b.cs)+len(b.derived))
+	for i, c := range b.cs {
+		var cr results.CanaryResult
+		if i < len(b.m.Canaries) {
+			cr = JudgeCanary(c, b.m.Grader.PassThreshold, b.outcomes[i])
+		} else {
+			cr = JudgeBuiltin(c, b.m.Grader.PassThreshold, b.outcomes[i])
+		}
 		p := results.CanaryPlacement{Seed: b.seed, AfterRow: b.after[i]}
 		if b.after[i] < 0 {
 			p.AfterRow, p.Alone = 0, true
@@ -350,7 +431,7 @@ func (b *Canaries) Results() []results.CanaryResult {
 	})
 	for _, k := range ks {
 		dc := b.derived[k]
-		i := len(b.m.Canaries) + k
+		i := len(b.cs) + k
 		cr := dc.result(b.m.Grader.PassThreshold, b.outcomes[i])
 		if b.after[i] < 0 {
 			cr.Placement = &results.CanaryPlacement{Seed: b.seed, Alone: true}
@@ -358,6 +439,71 @@ func (b *Canaries) Results() []results.CanaryResult {
 		out = append(out, cr)
 	}
 	return out
+}
+
+// The built-in canaries: negatives the gate writes itself, so that a
+// grader that passes any answer is caught whatever canaries a suite has.
+const (
+	BuiltinRefusal = "builtin-refusal"
+	BuiltinEmpty   = "builtin-empty-answer"
+	// RefusalAnswer is the built-in refusal's answer.
+	RefusalAnswer = "I can't help with that."
+)
+
+// BuiltinCanaries are the built-in negatives of m: a plain refusal and an
+// empty answer, each of which must score below pass_threshold (or make
+// the grader raise). In a run each is built on a real row: the row's item
+// with an id of its own and the row's sample with this answer in place of
+// the row's. Written here they carry the first positive canary's item,
+// for a grading without rows (the canary command). None when
+// gate.builtin_canaries is switched off, or for a model grader, whose
+// derived refusal and empty_output variants are the same check.
+func BuiltinCanaries(m *manifest.Manifest) []manifest.Canary {
+	if m.Gate.BuiltinCanaries.Off || m.Grader.Judge != nil {
+		return nil
+	}
+	var item json.RawMessage
+	for _, c := range m.Canaries {
+		if c.Positive(m.Grader.PassThreshold) {
+			item = c.Item
+			break
+		}
+	}
+	mk := func(name, text string) manifest.Canary {
+		t, _ := json.Marshal(text)
+		return manifest.Canary{Name: name, Sample: json.RawMessage(`{"output_text":` + string(t) + `}`), Item: item}
+	}
+	return []manifest.Canary{mk(BuiltinRefusal, RefusalAnswer), mk(BuiltinEmpty, "")}
+}
+
+// JudgeBuiltin judges a built-in canary's outcome: it holds when the
+// answer did not pass.
+func JudgeBuiltin(c manifest.Canary, threshold float64, o grading.Outcome) results.CanaryResult {
+	ok, why := metamorphic.Check(metamorphic.Breaking, threshold, 0, metamorphic.Outcome{}, metamorphic.Outcome{Class: string(o.Class), Score: o.Score})
+	cr := results.CanaryResult{
+		Name:     c.Name,
+		BuiltIn:  true,
+		Class:    o.Class,
+		Status:   results.StatusPass,
+		Relation: string(metamorphic.Breaking),
+		Variant:  outputText(c.Sample),
+		Output:   o.Output,
+		Message:  "holds: a refusal or an empty answer does not pass",
+	}
+	if o.Class == grading.ClassOK {
+		cr.Got = o.Score
+	} else {
+		cr.Error = grading.ErrorOf(o)
+	}
+	if !ok {
+		cr.Status, cr.Message = results.StatusFail, "the answer "+strconvQuote(outputText(c.Sample))+" "+why
+	}
+	return cr
+}
+
+func strconvQuote(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
 }
 
 // JudgeCanary judges one canary's outcome.

@@ -185,7 +185,7 @@ func (d *deriver) fromCase(row int, c results.CaseResult, o grading.Outcome) []d
 	default:
 		return nil
 	}
-	ds := d.derive("case "+c.CaseID, pol, t.Sample, withoutKey(t.Item, d.skip[0]), o, 0)
+	ds := d.derive("case "+c.CaseID, pol, t.Sample, t.Item, o, 0)
 	for k := range ds {
 		ds[k].order = [2]int{len(d.m.Canaries) + row, k}
 	}
@@ -237,8 +237,9 @@ func outputText(sample json.RawMessage) string {
 	return s.OutputText
 }
 
-// withoutKey is an item object without key, so the blind placement gives
-// the variant an id of its own rather than its case's.
+// withoutKey is an item object without key, so that the placement of a
+// model grader's canary gives the variant an id of its own rather than its
+// case's (a code grader's keeps its place and gets a new value).
 func withoutKey(item json.RawMessage, key string) json.RawMessage {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(item, &fields) != nil {

@@ -123,7 +123,19 @@ func expectText(c results.CanaryResult) string {
 	if c.ExpectError {
 		return "raise"
 	}
+	if c.BuiltIn {
+		return "no pass"
+	}
 	return score(c.Expect)
+}
+
+// canaryName is the canary's name as reports show it: a built-in one says
+// so, since no manifest writes it.
+func canaryName(c results.CanaryResult) string {
+	if c.BuiltIn {
+		return c.Name + " (built-in)"
+	}
+	return c.Name
 }
 
 // canaryMessage is the canary's own message, or the error it raised.

@@ -357,7 +357,7 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 	}
 	names := make([]string, len(passed))
 	for i, c := range passed {
-		names[i] = c.Name
+		names[i] = canaryName(c)
 	}
 	passedLine := cut(oneLine(strings.Join(names, ", ")), humanCellRunes*2)
 	if len(failed) == 0 {
@@ -371,7 +371,7 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 	var rows [][]string
 	for _, c := range failed {
 		rows = append(rows, []string{
-			cut(oneLine(c.Name), narrowCaseRunes), expectText(c), score(c.Got), oneLine(string(c.Class)), oneLine(canaryMessage(c)),
+			cut(oneLine(canaryName(c)), narrowCaseRunes), expectText(c), score(c.Got), oneLine(string(c.Class)), oneLine(canaryMessage(c)),
 		})
 	}
 	// Every row failed, so no status column; the message gets what the

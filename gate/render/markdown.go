@@ -611,7 +611,7 @@ func canarySections(cs []results.CanaryResult) []mdSection {
 			what: "failed canary rows",
 		}
 		for _, cn := range failed {
-			s.rows = append(s.rows, mdRow{tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)),
+			s.rows = append(s.rows, mdRow{tableRow(md(canaryName(cn)), expectText(cn), score(cn.Got), code(string(cn.Class)),
 				mdStatus(cn.Status), cell(canaryMessage(cn), markdownCellRunes)), rankCanaryFail})
 		}
 		secs = append(secs, s)
@@ -633,7 +633,7 @@ func canarySections(cs []results.CanaryResult) []mdSection {
 			what: "passed canary rows",
 		}
 		for _, cn := range passed {
-			s.rows = append(s.rows, mdRow{tableRow(md(cn.Name), expectText(cn), score(cn.Got), code(string(cn.Class)),
+			s.rows = append(s.rows, mdRow{tableRow(md(canaryName(cn)), expectText(cn), score(cn.Got), code(string(cn.Class)),
 				cell(canaryMessage(cn), markdownCellRunes)), rankCanaryPass})
 		}
 		secs = append(secs, s)

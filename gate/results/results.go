@@ -305,6 +305,9 @@ type CanaryResult struct {
 	Relation    string `json:"relation,omitempty"`
 	Site        string `json:"site,omitempty"`
 	Variant     string `json:"variant,omitempty"`
+	// BuiltIn marks a negative the gate adds itself (a refusal, an empty
+	// answer; gate.builtin_canaries), which no manifest writes.
+	BuiltIn bool `json:"builtin,omitempty"`
 }
 
 // CaseResult is one intended case's outcome.
