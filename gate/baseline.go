@@ -52,20 +52,22 @@ func checkBaseline(b baselineInput, limits input.Limits) error {
 // cases both graded and records the comparison in res, holding it as
 // regressed_vs_baseline when the rule says so. Both sides stream: the base
 // keeps a few fields per case, the run's rows are read back from where the
-// run keeps them.
-func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) error {
+// run keeps them. It returns the weakenings the comparison shows (a base
+// case of a mandatory slice that this run does not have) and the reason
+// the base results recorded for their own weakenings.
+func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) ([]manifest.Weakening, string, error) {
 	p, closeFile, err := openBaseline(b, limits)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	defer closeFile()
 	rows, err := res.AllRows()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	rep, err := compare.CompareStreams(p.Results, p.Cases, res, rows)
 	if err != nil {
-		return fmt.Errorf("--baseline %s: %w", b.file, err)
+		return nil, "", fmt.Errorf("--baseline %s: %w", b.file, err)
 	}
 	bl := &results.Baseline{
 		File:            b.file,
@@ -85,7 +87,38 @@ func applyBaseline(res *results.Results, b baselineInput, limits input.Limits) e
 	}
 	verdict.ApplyBaseline(res, bl, b.rule, b.level)
 	verdict.ApplyGraderChange(res, bl, rep.Labels, rep.LabelsChanged)
-	return nil
+	baseReason := ""
+	if p.Results.Policy != nil {
+		baseReason = p.Results.Policy.Reason
+	}
+	return removedWeakenings(res, p.Results, rep.RemovedCases, b.file), baseReason, nil
+}
+
+// removedWeakenings names each base case of a mandatory slice (mandatory
+// in the base results or in this run) that this run no longer has: a
+// case deleted with intended_cases lowered, or renamed, leaves no omitted
+// row behind, so only the base shows it.
+func removedWeakenings(res, base *results.Results, removed []compare.RemovedCase, file string) []manifest.Weakening {
+	mandatory := map[string]bool{}
+	for _, rs := range [][]results.SliceResult{res.Slices, base.Slices} {
+		for _, s := range rs {
+			if s.Mandatory {
+				mandatory[s.Name] = true
+			}
+		}
+	}
+	var out []manifest.Weakening
+	for _, c := range removed {
+		for _, s := range c.Slices {
+			if !mandatory[s] {
+				continue
+			}
+			out = append(out, manifest.Weakening{Key: "dataset", Base: c.CaseID, Slice: s, Message: fmt.Sprintf(
+				"case %s of mandatory slice %q (%s in %s) is not in this run: removed or renamed", c.CaseID, s, c.Status, file)})
+			break
+		}
+	}
+	return out
 }
 
 // OpenShard opens a results file as a stream: its header now, its rows one

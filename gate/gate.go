@@ -14,6 +14,7 @@ import (
 	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/gate/verdict"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/dataset"
 	"github.com/gradegate/gradegate/manifest/input"
@@ -67,6 +68,10 @@ type GradeOptions struct {
 	// BaselineFile is the base branch's results (run --baseline); "" for
 	// none. Limits bound the files read.
 	BaselineFile string
+	// BaseManifest is the base branch's manifest (run --base-manifest): the
+	// run names, and holds on, every way its manifest and dataset weaken
+	// the base's. "" for none.
+	BaseManifest string
 	Limits       input.Limits
 	// Output bounds the case rows the run writes (--max-output).
 	Output results.OutputLimits
@@ -118,6 +123,7 @@ type gateRun struct {
 	o GradeOptions
 
 	baseline *baselineInput
+	policy   *policyInput
 	src      *dataset.Reader // a Python grader's streamed dataset
 	set      *dataset.Set    // a model grader's dataset, read whole
 
@@ -155,6 +161,13 @@ func (g *gateRun) model() bool { return g.s.Manifest.Grader.Judge != nil }
 // grader's key.
 func (g *gateRun) verifyInputs(ctx context.Context) error {
 	s, o := g.s, g.o
+	if o.BaseManifest != "" {
+		p, err := checkPolicy(s, o.BaseManifest, o.Limits)
+		if err != nil {
+			return err
+		}
+		g.policy = p
+	}
 	if o.BaselineFile != "" {
 		g.baseline = &baselineInput{file: o.BaselineFile, rule: s.Manifest.Gate.Baseline, name: s.Manifest.Name,
 			level: s.Manifest.Gate.Confidence.Level}
@@ -360,11 +373,21 @@ func (g *gateRun) hostedParity(ctx context.Context) error {
 func (g *gateRun) verdict() (*results.Results, error) {
 	res := g.ev.document()
 	g.ev = nil // the results hold the spooled rows now
+	var removed []manifest.Weakening
+	var baseReason string
 	if g.baseline != nil {
-		if err := applyBaseline(res, *g.baseline, g.o.Limits); err != nil {
+		var err error
+		if removed, baseReason, err = applyBaseline(res, *g.baseline, g.o.Limits); err != nil {
 			res.Close()
 			return nil, err
 		}
+	}
+	m := g.s.Manifest
+	switch p := g.policy; {
+	case p != nil:
+		verdict.ApplyPolicy(res, p.file, append(p.weak, removed...), m.Gate.WeakeningReason, p.baseReason, p.notes...)
+	case len(removed) > 0 || m.Gate.WeakeningReason != "":
+		verdict.ApplyPolicy(res, "", removed, m.Gate.WeakeningReason, baseReason)
 	}
 	return res, nil
 }

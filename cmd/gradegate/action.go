@@ -66,6 +66,9 @@ func actionArgs(in action.Inputs, resultsFile string) ([]string, error) {
 		if in.Baseline != "" {
 			a = append(a, "--baseline", in.Baseline)
 		}
+		if in.BaseManifest != "" {
+			a = append(a, "--base-manifest", in.BaseManifest)
+		}
 		return append(a, judgeArgs(in)...), nil
 	case "canary":
 		a := []string{"canary", in.Manifest, "--results", resultsFile}

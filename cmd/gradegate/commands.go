@@ -17,18 +17,19 @@ import (
 
 // gradeFlags are the options of the commands that run the grader.
 type gradeFlags struct {
-	format      format
-	results     string
-	shard       shard.Flag
-	workers     int
-	unsandboxed bool
-	python      string
-	judge       judgeFlags // model graders
-	limits      input.Limits
-	output      results.OutputLimits // --max-output
-	canarySeed  uint64
-	baseline    string // run --baseline: the base branch's results file
-	wide        bool   // --wide: every column of the terminal tables
+	format       format
+	results      string
+	shard        shard.Flag
+	workers      int
+	unsandboxed  bool
+	python       string
+	judge        judgeFlags // model graders
+	limits       input.Limits
+	output       results.OutputLimits // --max-output
+	canarySeed   uint64
+	baseline     string // run --baseline: the base branch's results file
+	baseManifest string // run --base-manifest: the base branch's manifest
+	wide         bool   // --wide: every column of the terminal tables
 }
 
 // graderOptions are the flags that say how graders start.
@@ -75,6 +76,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 	} else {
 		fs.Var(&f.shard, "shard", "grade only shard K of N (K/N)")
 		fs.StringVar(&f.baseline, "baseline", "", "compare with the base branch's results file; hold when the cases graded in both did worse")
+		fs.StringVar(&f.baseManifest, "base-manifest", "", "compare with the base branch's manifest (and its dataset); hold on every weakening (policy_weakened) unless gate.weakening_reason acknowledges it")
 	}
 	pos, done := a.parseFlags(fs, args)
 	if done != nil {
@@ -98,6 +100,7 @@ func (a *app) grade(ctx context.Context, name string, args []string, canariesOnl
 		Version:       currentVersion().String(),
 		Image:         a.getenv(imageEnv),
 		BaselineFile:  f.baseline,
+		BaseManifest:  f.baseManifest,
 		Limits:        f.limits,
 		Output:        f.output,
 	}

@@ -128,7 +128,7 @@ func commandUsage(w io.Writer, fs *flag.FlagSet) error {
 // name it.
 func argNames() map[string]string {
 	return map[string]string{
-		"format": "F", "results": "FILE", "baseline": "BASE_RESULTS.json", "shard": "K/N", "workers": "N",
+		"format": "F", "results": "FILE", "baseline": "BASE_RESULTS.json", "base-manifest": "BASE_MANIFEST", "shard": "K/N", "workers": "N",
 		"color": "WHEN", "max-input": "KIND=SIZE", "judge-cache": "DIR", "judge-cache-mode": "M",
 		"judge-concurrency": "N", "python": "PATH", "canary-seed": "SEED", "hosted-url": "URL",
 		"manifest": "MANIFEST", "base": "OLD_GRADER.py|BASE_MANIFEST",

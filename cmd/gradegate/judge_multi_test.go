@@ -75,8 +75,9 @@ func TestMultiModelSubGrader(t *testing.T) {
 	// The calls counted below are the cases' and canaries'; two derived
 	// canaries with one prompt may both be asked when they are in flight
 	// at once, so they are left out here (the multi example's script runs
-	// them).
-	m = rewrite(t, m, "gate:\n", "gate:\n  metamorphic: {enabled: false}\n")
+	// them); so is the built-in empty answer, whose prompt is the empty
+	// canary's.
+	m = rewrite(t, m, "gate:\n", "gate:\n  metamorphic: {enabled: false}\n  builtin_canaries: {enabled: false, reason: counted calls}\n")
 	cache := filepath.Join(t.TempDir(), "cache")
 	withKey := judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", fake.URL())
 

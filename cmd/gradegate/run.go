@@ -77,7 +77,7 @@ const (
 
 func commands() []command {
 	return []command{
-		{"run", "run [MANIFEST] [--results FILE] [--format F] [--wide] [--shard K/N] [--baseline BASE_RESULTS.json] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun,
+		{"run", "run [MANIFEST] [--results FILE] [--format F] [--wide] [--shard K/N] [--baseline BASE_RESULTS.json] [--base-manifest BASE_MANIFEST] [--workers N] [--unsandboxed] [--judge-cache DIR] [--judge-cache-mode M]", "the full gate", (*app).cmdRun,
 			"gradegate run evals/support/gradegate.yaml --results results.json", exitsGate},
 		{"validate", "validate [MANIFEST] [--format F]", "manifest, digests and dataset contract; no grading", (*app).cmdValidate,
 			"gradegate validate evals/support/gradegate.yaml", exitsValidate},

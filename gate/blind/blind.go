@@ -273,7 +273,10 @@ func (b *Canaries) Task(i int) grading.Task {
 	case i >= len(b.m.Canaries):
 		c := b.cs[i]
 		t = grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
-		if base != nil {
+		// A model part's prompt would read the row's fields, which the
+		// plan of calls made before the run cannot know: its built-in
+		// negatives carry the written item.
+		if base != nil && len(b.m.Grader.Multi.Models()) == 0 {
 			t.Item = b.shape.withID(base.item, id)
 			if base.sample != nil {
 				t.Sample = answerSample(base.sample, outputText(c.Sample))

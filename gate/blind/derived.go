@@ -316,8 +316,9 @@ func cutText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// PlanDerived lists every derived canary a run of m over set (nil for the
-// canaries only) may send, for a model grader's plan of calls, which is
+// PlanDerived lists every canary the gate adds that a run of m over set
+// (nil for the canaries only) may send: the built-in negatives, and every
+// derived canary, for a model grader's plan of calls, which is
 // made and printed before any call: the variants of each written canary as
 // if it came out as it expects, and of each sampled labeled case as if its
 // grade agreed with its label. A run sends at most these.
@@ -326,11 +327,14 @@ func PlanDerived(m *manifest.Manifest, set *dataset.Set, sh shard.Shard) []gradi
 	if set != nil {
 		rows = len(set.Cases)
 	}
+	var out []grading.Task
+	for _, c := range BuiltinCanaries(m) {
+		out = append(out, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+	}
 	d := newDeriver(m, rows, fieldsOf(m))
 	if d == nil {
-		return nil
+		return out
 	}
-	var out []grading.Task
 	add := func(ds []derivedCanary) {
 		for _, dc := range ds {
 			out = append(out, grading.Task{ID: dc.name(), Sample: dc.v.Sample, Item: dc.v.Item})

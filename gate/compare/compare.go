@@ -68,6 +68,16 @@ type Report struct {
 	// LabelsChanged those whose label differs.
 	Labels        int `json:"labels"`
 	LabelsChanged int `json:"labels_changed"`
+	// RemovedCases are the Removed cases with their base status and
+	// slices, in the same order, for the baseline gate.
+	RemovedCases []RemovedCase `json:"-"`
+}
+
+// RemovedCase is one case only base has.
+type RemovedCase struct {
+	CaseID string
+	Status string
+	Slices []string
 }
 
 // Flip is one case whose status differs between the runs.
@@ -143,6 +153,7 @@ type baseRow struct {
 	status string
 	sha    string
 	label  *int
+	slices []string
 	seen   bool // head has it too
 }
 
@@ -191,7 +202,7 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 		copies[c.CaseID]++
 		k := key{c.CaseID, copies[c.CaseID]}
 		baseKeys = append(baseKeys, k)
-		baseCases[k] = &baseRow{status: c.Status, sha: c.SampleSHA256, label: c.HumanScore}
+		baseCases[k] = &baseRow{status: c.Status, sha: c.SampleSHA256, label: c.HumanScore, slices: c.Slices}
 	}
 	if err := problems.err("base"); err != nil {
 		return nil, err
@@ -267,6 +278,12 @@ func compare(base *results.Results, baseRows results.CaseIter, head *results.Res
 	}
 	r.Added = sortedIDs(added)
 	r.Removed = sortedIDs(removed)
+	sorted := slices.Clone(removed)
+	slices.SortFunc(sorted, compareKeys)
+	for _, k := range sorted {
+		b := baseCases[k]
+		r.RemovedCases = append(r.RemovedCases, RemovedCase{CaseID: k.String(), Status: b.status, Slices: b.slices})
+	}
 	r.NewlyUnevaluable = sortedIDs(newlyErr)
 
 	baseRate := ratio(base.Counts.Passed, base.Counts.Graded)

@@ -96,6 +96,9 @@ type Results struct {
 	// Baseline sets the run beside the base branch's results (run
 	// --baseline); nil when none was given.
 	Baseline *Baseline `json:"baseline,omitempty"`
+	// Policy names what this change weakened against its base (run
+	// --base-manifest, --baseline) and the reason the manifest gives.
+	Policy *Policy `json:"policy,omitempty"`
 	// Confidence is the level of every interval and the rule slices were
 	// gated by (gate.confidence).
 	Confidence *manifest.Confidence `json:"confidence,omitempty"`

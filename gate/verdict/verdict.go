@@ -208,7 +208,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 // last.
 func reasonRank(code string) int {
 	order := []string{
-		results.ReasonDigestMismatch, results.ReasonDatasetInvalid, results.ReasonGraderLint, results.ReasonJudgeBudgetExceeded,
+		results.ReasonPolicyWeakened, results.ReasonDigestMismatch, results.ReasonDatasetInvalid, results.ReasonGraderLint, results.ReasonJudgeBudgetExceeded,
 		results.ReasonCanaryFailed, results.ReasonMetamorphicViolation, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
 		results.ReasonSliceBelowThreshold, results.ReasonSliceInconclusive, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
 		results.ReasonGraderChangedVsBaseline, results.ReasonFalsePass, results.ReasonFalseFail, results.ReasonAgreementBelowThreshold, results.ReasonMutantsSurvived,

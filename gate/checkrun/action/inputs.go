@@ -11,16 +11,18 @@ import (
 
 // Inputs are the action's inputs (action.yml), read from INPUT_*.
 type Inputs struct {
-	Manifest  string
-	Command   string
-	Results   string // run, canary, mutate, shadow: where to write; merge: the shard files
-	Shard     string
-	Base      string // shadow: the old grader source
-	Baseline  string // run: the base branch's results file (--baseline)
-	CheckName string
-	Hosted    bool
-	Comment   bool // keep a sticky pull request comment with the summary
-	Token     string
+	Manifest string
+	Command  string
+	Results  string // run, canary, mutate, shadow: where to write; merge: the shard files
+	Shard    string
+	Base     string // shadow: the old grader source
+	Baseline string // run: the base branch's results file (--baseline)
+	// BaseManifest is run's base branch's manifest (--base-manifest).
+	BaseManifest string
+	CheckName    string
+	Hosted       bool
+	Comment      bool // keep a sticky pull request comment with the summary
+	Token        string
 	// JudgeCache and JudgeCacheMode are --judge-cache and
 	// --judge-cache-mode: a model grader's recorded calls (run, canary,
 	// shadow).
@@ -35,14 +37,15 @@ type Inputs struct {
 // is what the runner sets: check-name arrives as INPUT_CHECK-NAME.
 func readInputs(gh *githubactions.Action) (Inputs, error) {
 	in := Inputs{
-		Manifest:  gh.GetInput("manifest"),
-		Command:   gh.GetInput("command"),
-		Results:   gh.GetInput("results"),
-		Shard:     gh.GetInput("shard"),
-		Base:      gh.GetInput("base"),
-		Baseline:  gh.GetInput("baseline"),
-		CheckName: gh.GetInput("check-name"),
-		Token:     gh.GetInput("github-token"),
+		Manifest:     gh.GetInput("manifest"),
+		Command:      gh.GetInput("command"),
+		Results:      gh.GetInput("results"),
+		Shard:        gh.GetInput("shard"),
+		Base:         gh.GetInput("base"),
+		Baseline:     gh.GetInput("baseline"),
+		BaseManifest: gh.GetInput("base-manifest"),
+		CheckName:    gh.GetInput("check-name"),
+		Token:        gh.GetInput("github-token"),
 
 		JudgeCache:     gh.GetInput("judge-cache"),
 		JudgeCacheMode: gh.GetInput("judge-cache-mode"),
@@ -84,6 +87,9 @@ func readInputs(gh *githubactions.Action) (Inputs, error) {
 	}
 	if in.Baseline != "" && in.Command != "run" {
 		errs = append(errs, fmt.Errorf("input baseline applies to command run, not %s", in.Command))
+	}
+	if in.BaseManifest != "" && in.Command != "run" {
+		errs = append(errs, fmt.Errorf("input base-manifest applies to command run, not %s", in.Command))
 	}
 	if in.Hosted && in.Command != "canary" {
 		errs = append(errs, fmt.Errorf("input hosted applies to command canary, not %s", in.Command))
