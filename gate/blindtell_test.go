@@ -197,3 +197,56 @@ func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 func share(n, of int) string {
 	return fmt.Sprintf("%d/%d", n, of)
 }
+
+// A grader that gives full credit to any answer that is no JSON at all
+// (without a "{" or a "[") passes the example's written canaries (none is
+// a plain refusal) and, with derived
+// canaries off, only the built-in negatives catch it; switched off, the
+// report says so.
+func TestBuiltinNegativesCatchFullCreditForNonJSON(t *testing.T) {
+	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := s.loadCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lenient := func(task grading.Task) grading.Outcome {
+		var sample struct {
+			OutputText *string `json:"output_text"`
+		}
+		if json.Unmarshal(task.Sample, &sample) == nil && sample.OutputText != nil && !strings.ContainsAny(*sample.OutputText, "{[") {
+			if o := orderHonest(task); o.Class != grading.ClassOK {
+				return o // a corrupt fixture still raises
+			}
+			return scored(1)
+		}
+		return orderHonest(task)
+	}
+	m := *s.Manifest
+	m.Gate.Metamorphic.Enabled = false
+	res, err := Run(context.Background(), Inputs{Manifest: &m, FS: s.FS, Dataset: set}, &itemRunner{grade: lenient}, Options{CanarySeed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, r := range res.Reasons {
+		if r.Code == results.ReasonCanaryFailed {
+			held = append(held, r.CaseIDs...)
+		}
+	}
+	if res.Verdict != results.VerdictHold || !slices.Equal(held, []string{"builtin-refusal", "builtin-empty-answer"}) {
+		t.Fatalf("verdict %s, canaries failed %v; want the two built-in negatives: %s", res.Verdict, held, dump(res.Reasons))
+	}
+	m.Gate.BuiltinCanaries = manifest.Switch{Off: true, Reason: "a classifier", Line: 90}
+	res, err = Run(context.Background(), Inputs{Manifest: &m, FS: s.FS, Dataset: set}, &itemRunner{grade: lenient}, Options{CanarySeed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != results.VerdictPass || !slices.ContainsFunc(res.Warnings, func(w results.Warning) bool {
+		return w.Code == "builtin_canaries_off" && strings.Contains(w.Message, "a classifier")
+	}) {
+		t.Fatalf("switched off: verdict %s, warnings %+v; want a pass that says they are off and why", res.Verdict, res.Warnings)
+	}
+}
