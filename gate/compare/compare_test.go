@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,8 +224,19 @@ func TestCompare(t *testing.T) {
 				want.Flipped = []Flip{}
 			}
 			got := Compare(tt.base, tt.head)
-			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head", "Test", "Pairs", "VersionsChanged", "Labels", "LabelsChanged")); diff != "" {
+			if diff := cmp.Diff(&want, got, cmpopts.IgnoreFields(Report{}, "Base", "Head", "Test", "Pairs", "VersionsChanged", "Labels", "LabelsChanged", "RemovedCases")); diff != "" {
 				t.Errorf("Compare (-want +got):\n%s", diff)
+			}
+			// The removed cases carry their base status, in Removed's order.
+			var removed []string
+			for _, c := range got.RemovedCases {
+				removed = append(removed, c.CaseID)
+				if c.Status == "" {
+					t.Errorf("removed case %s has no base status", c.CaseID)
+				}
+			}
+			if !slices.Equal(removed, want.Removed) && len(removed)+len(want.Removed) > 0 {
+				t.Errorf("removed cases %v, want %v", removed, want.Removed)
 			}
 			// The test's pairs are the cohort, and its flips are the
 			// cohort's flips each way.
