@@ -81,6 +81,9 @@ type Config struct {
 	// Without it a worker's process starts with the first request that
 	// needs it, and a short stream (canaries) starts none it does not use.
 	StartAll bool
+	// Preprocess, when set, runs before the grader on every task's item
+	// (canaries' too), in the same process.
+	Preprocess *Preprocess
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says
