@@ -188,6 +188,11 @@ func (s *Suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 		}
 		all = append(all, fs...)
 	}
+	pf, err := s.lintPreprocess(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, pf...)
 	return append(all, lint.Scale(s.Manifest)...), nil
 }
 
@@ -249,4 +254,14 @@ func (s *Suite) preprocessor() (*worker.Preprocess, error) {
 		TimeoutSeconds: pre.TimeoutSeconds,
 		IDField:        s.Manifest.Dataset.Fields.ID,
 	}, nil
+}
+
+// lintPreprocess reads the preprocessor without running it: it parses and
+// defines the function its contract calls.
+func (s *Suite) lintPreprocess(ctx context.Context) ([]manifest.Finding, error) {
+	pre, err := s.preprocessor()
+	if pre == nil || err != nil {
+		return nil, err
+	}
+	return lint.Preprocess(ctx, s.python.Executable, pre.Source, s.Manifest.Path(s.Manifest.Preprocess.Source), s.Manifest.Preprocess)
 }
