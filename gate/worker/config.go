@@ -92,10 +92,17 @@ type Config struct {
 type LoadError struct {
 	Err    grading.CaseError
 	Output string
+	// Preprocess says the preprocessor (Config.Preprocess) is what failed
+	// to load; its line is then in the message.
+	Preprocess bool
 }
 
 func (e *LoadError) Error() string {
-	msg := fmt.Sprintf("grader failed to load (%s): %s", e.Err.Class, e.Err.Message)
+	who := "grader"
+	if e.Preprocess {
+		who = "preprocessor"
+	}
+	msg := fmt.Sprintf("%s failed to load (%s): %s", who, e.Err.Class, e.Err.Message)
 	if e.Err.Line > 0 {
 		msg += fmt.Sprintf(" (line %d)", e.Err.Line)
 	}

@@ -555,6 +555,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
+			le.Preprocess = r.Pre
 			return nil, le, p.stopProc(pr)
 		}
 		res = garbled

@@ -222,7 +222,7 @@ func TestPreprocessLoadErrors(t *testing.T) {
 				Preprocess: &Preprocess{Source: []byte(tc.src), SourceName: "preprocess.py", Contract: tc.contract},
 			})
 			var le *LoadError
-			if !errors.As(err, &le) || !strings.Contains(le.Err.Message, tc.message) || le.Err.Line != 0 {
+			if !errors.As(err, &le) || !strings.Contains(le.Err.Message, tc.message) || le.Err.Line != 0 || !le.Preprocess || !strings.HasPrefix(le.Error(), "preprocessor failed to load") {
 				t.Fatalf("New: %v, want a load error naming %q without a grader line", err, tc.message)
 			}
 		})
