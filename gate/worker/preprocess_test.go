@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gradegate/gradegate/gate/grading"
 )
@@ -232,4 +233,45 @@ func TestPreprocessLoadErrors(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// BenchmarkPreprocess is the cost of a preprocessor per case: the
+// order-summary example's cases graded by one process, without a
+// preprocessor, and through an identity transform(row) and
+// transform_batch(rows).
+func BenchmarkPreprocess(b *testing.B) {
+	py, err := ResolvePythonWorker(context.Background(), *pythonFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, tasks := benchInput(b)
+	for _, bc := range []struct {
+		name string
+		pre  *Preprocess
+	}{
+		{"none", nil},
+		{"row", &Preprocess{Source: []byte("def transform(row):\n    return row\n"), Contract: PreprocessRow, TimeoutSeconds: 10}},
+		{"batch", &Preprocess{Source: []byte("def transform_batch(rows):\n    return rows\n"), Contract: PreprocessBatch, TimeoutSeconds: 10}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := New(context.Background(), Config{
+				Source: src, SourceName: "grader.py", TimeoutSeconds: 10, Workers: 1, RecycleAfter: 1 << 30,
+				Python: py, Sandbox: newSandbox(b), Preprocess: bc.pre,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			if _, err := p.Grade(context.Background(), tasks); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			for b.Loop() {
+				if _, err := p.Grade(context.Background(), tasks); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*len(tasks)), "ns/case")
+		})
+	}
 }
