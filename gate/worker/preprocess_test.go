@@ -158,43 +158,54 @@ func TestPreprocessBatch(t *testing.T) {
 		}
 		return m
 	}
+	const rowSrc = "def transform(row):\n    if row.get('skip'):\n        return None\n    row['answer'] = str(row['answer']).strip()\n    return row\n"
 	for _, tc := range []struct {
 		name     string
 		contract string
 		tasks    []grading.Task
 		wants    []want
+		row      bool // transform(row) rather than transform_batch
 	}{
+		{"batch grader, row preprocessor", ContractBatch,
+			[]grading.Task{preTask("a", "1", row("a", " 1")), preTask("b", "x", row("b", "x", "skip")), preTask("c", "2", map[string]any{"case_id": "c"}), preTask("d", "3", row("d", 3))},
+			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassGraderException, message: "raised in the preprocessor, preprocess.py line 4"}, {class: grading.ClassOK, score: 1}}, true},
 		{"sample grader, in place", ContractSample,
 			[]grading.Task{preTask("a", "1", row("a", " 1")), preTask("b", "x", row("b", "x", "skip")), preTask("c", "2", row("c", 3))},
-			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassOK, score: 0}}},
+			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassOK, score: 0}}, false},
 		{"sample grader, raises", ContractSample,
 			[]grading.Task{preTask("a", "1", row("a", "1", "boom")), preTask("b", "2", row("b", "2"))},
-			[]want{{class: grading.ClassGraderException, message: "bad rows (raised in the preprocessor, preprocess.py line 3)"}, {class: grading.ClassOK, score: 1}}},
+			[]want{{class: grading.ClassGraderException, message: "bad rows (raised in the preprocessor, preprocess.py line 3)"}, {class: grading.ClassOK, score: 1}}, false},
 		{"batch grader, in place", ContractBatch,
 			[]grading.Task{preTask("a", "1", row("a", " 1")), preTask("b", "x", row("b", "x", "skip")), preTask("c", "2", row("c", 3))},
-			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassOK, score: 0}}},
+			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassOK, score: 0}}, false},
 		{"batch grader, copies by id", ContractBatch,
 			[]grading.Task{preTask("a", "1", row("a", " 1", "copy")), preTask("b", "x", row("b", "x", "skip")), preTask("c", "3", row("c", 3))},
-			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassOK, score: 1}}},
+			[]want{{class: grading.ClassOK, score: 1}, {omitted: true}, {class: grading.ClassOK, score: 1}}, false},
 		{"batch grader, every row dropped", ContractBatch,
 			[]grading.Task{preTask("a", "1", row("a", "1", "skip")), preTask("b", "x", row("b", "x", "skip"))},
-			[]want{{omitted: true}, {omitted: true}}},
+			[]want{{omitted: true}, {omitted: true}}, false},
 		{"batch grader, a row of no case", ContractBatch,
 			[]grading.Task{preTask("a", "1", row("a", "1", "stranger")), preTask("b", "2", row("b", "2"))},
-			[]want{{class: grading.ClassInvalidReturn, message: "returned 3 rows for 2"}, {class: grading.ClassInvalidReturn, message: "returned 3 rows for 2"}}},
+			[]want{{class: grading.ClassInvalidReturn, message: "returned 3 rows for 2"}, {class: grading.ClassInvalidReturn, message: "returned 3 rows for 2"}}, false},
 		{"batch grader, a row twice", ContractBatch,
 			[]grading.Task{preTask("a", "1", row("a", "1", "twice"))},
-			[]want{{class: grading.ClassInvalidReturn, message: "the row of case 'a' twice"}}},
+			[]want{{class: grading.ClassInvalidReturn, message: "the row of case 'a' twice"}}, false},
 		{"batch grader, raises", ContractBatch,
 			[]grading.Task{preTask("a", "1", row("a", "1", "boom")), preTask("b", "2", row("b", "2"))},
-			[]want{{class: grading.ClassGraderException, message: "bad rows"}, {class: grading.ClassGraderException, message: "bad rows"}}},
+			[]want{{class: grading.ClassGraderException, message: "bad rows"}, {class: grading.ClassGraderException, message: "bad rows"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			source := preGrader
 			if tc.contract == ContractBatch {
 				source = preBatchGrader
 			}
-			p := newPool(t, python(t), source, func(c *Config) { c.Contract = tc.contract; pre(c) })
+			p := newPool(t, python(t), source, func(c *Config) {
+				c.Contract = tc.contract
+				pre(c)
+				if tc.row {
+					c.Preprocess.Source, c.Preprocess.Contract = []byte(rowSrc), PreprocessRow
+				}
+			})
 			got, err := p.Grade(context.Background(), tc.tasks)
 			if err != nil {
 				t.Fatal(err)

@@ -952,20 +952,34 @@ class Worker:
     def call_batch_preprocessed(self, batch):
         """A batch through the preprocessor, then grade_batch on the rows it kept.
 
-        The response has a result per case of the batch, a dropped row's
-        included: a failure of grade_batch as a whole is each kept case's.
+        The response has a result per case of the batch: a dropped row's,
+        and under contract row a row the preprocessor failed on, included;
+        a failure of grade_batch as a whole is each kept case's.
         """
-        rows, resp = self.pre.rows(self, [c["item"] for c in batch], [c["case_id"] for c in batch])
-        if resp is not None:
-            return resp
+        failed = [None] * len(batch)
+        if self.pre.contract == "batch":
+            rows, resp = self.pre.rows(self, [c["item"] for c in batch], [c["case_id"] for c in batch])
+            if resp is not None:
+                return resp
+        else:
+            rows = []
+            for i, c in enumerate(batch):
+                req = {"item": c["item"]}
+                resp = self.pre.task(self, req)
+                rows.append(req["item"] if resp is None else None)
+                if resp is not None and resp.get("class") != DROPPED:
+                    failed[i] = resp
         self.violation = None
         kept = [dict(c, item=row) for c, row in zip(batch, rows) if row is not None]
         graded = self.call_batch(kept) if kept else {"class": "ok", "results": []}
         if graded.get("class") != "ok":
-            failed = {k: v for k, v in graded.items() if k in ("class", "type", "message", "line")}
-            graded = {"class": "ok", "results": [dict(failed) for _ in kept]}
+            whole = {k: v for k, v in graded.items() if k in ("class", "type", "message", "line")}
+            graded = {"class": "ok", "results": [dict(whole) for _ in kept]}
         done = iter(graded["results"])
-        graded["results"] = [next(done) if row is not None else {"class": DROPPED} for row in rows]
+        graded["results"] = [
+            failed[i] if failed[i] is not None else ({"class": DROPPED} if row is None else next(done))
+            for i, row in enumerate(rows)
+        ]
         return graded
 
     def call_batch(self, batch):
