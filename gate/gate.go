@@ -199,6 +199,9 @@ func (g *gateRun) verifyInputs(ctx context.Context) error {
 		}
 		g.cleanup = append(g.cleanup, func() { g.src.Close() })
 	}
+	if o.Hosted != "" && s.Manifest.Preprocess != nil {
+		return hostedPreprocessError(s.Manifest)
+	}
 	if o.Hosted != "" && g.h.getenv("OPENAI_API_KEY") == "" {
 		return fmt.Errorf("%w: --hosted needs OPENAI_API_KEY in the environment", manifest.ErrInput)
 	}

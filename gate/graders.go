@@ -321,6 +321,11 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 
 		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
 	}
+	pre, err := e.s.preprocessor()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Preprocess = pre
 	// A failed start returns a nil interface, never a nil pool in one.
 	if e.portable {
 		pool, err := worker.NewPortable(ctx, cfg)

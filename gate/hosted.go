@@ -74,3 +74,10 @@ func hostedModelFields(g *manifest.Grader) map[string]any {
 	}
 	return f
 }
+
+// hostedPreprocessError refuses canary --hosted beside a preprocessor:
+// OpenAI's hosted grader has none, so it would grade rows the local
+// canaries never saw, and a difference would say nothing about the grader.
+func hostedPreprocessError(m *manifest.Manifest) error {
+	return &manifest.Error{File: m.File, Line: m.Line("preprocess"), Key: "preprocess", Msg: "canary --hosted cannot compare: OpenAI's hosted grader runs no preprocessor, and the local canaries pass through this one; run the canaries without --hosted"}
+}

@@ -85,6 +85,9 @@ func digestText(d digest.Digests) string {
 	for _, name := range slices.Sorted(maps.Keys(d.Graders)) {
 		s += fmt.Sprintf(" graders.%s=%s", name, d.Graders[name])
 	}
+	if d.Preprocess != "" {
+		s += " preprocess=" + d.Preprocess
+	}
 	return s
 }
 

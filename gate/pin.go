@@ -29,7 +29,7 @@ type PinReport struct {
 
 // PinFile is one file the manifest pins.
 type PinFile struct {
-	Section string `json:"section"` // dataset | samples | rubric | grader | grader.graders.NAME
+	Section string `json:"section"` // dataset | samples | rubric | grader | preprocess | grader.graders.NAME
 	Path    string `json:"path"`
 	SHA256  string `json:"sha256"`
 	Was     string `json:"was"` // the digest the manifest held; "" when none
@@ -61,6 +61,9 @@ func Pin(file string, limits input.Limits) (*PinReport, []byte, error) {
 		if m.Rubric != nil {
 			old["rubric"] = m.Rubric.SHA256
 		}
+		if m.Preprocess != nil {
+			old["preprocess"] = m.Preprocess.SHA256
+		}
 		for _, sg := range m.Grader.Multi.PythonParts() {
 			old[manifest.PartKey(sg.Name)] = sg.SHA256
 		}
@@ -68,7 +71,7 @@ func Pin(file string, limits input.Limits) (*PinReport, []byte, error) {
 	rep := &PinReport{Schema: PinSchema, Manifest: name, Files: []PinFile{}}
 	digests := map[string]string{}
 	dir := path.Dir(name)
-	sections := []string{"dataset", "samples", "rubric", "grader"}
+	sections := []string{"dataset", "samples", "rubric", "grader", "preprocess"}
 	// A multi grader's further python sub-graders, each pinned in its own
 	// section (grader.graders.NAME).
 	for _, k := range slices.Sorted(maps.Keys(files)) {
@@ -83,7 +86,7 @@ func Pin(file string, limits input.Limits) (*PinReport, []byte, error) {
 		}
 		p := path.Join(dir, rel)
 		kind := input.ForKey(section)
-		if !slices.Contains(sections[:4], section) {
+		if !slices.Contains(sections[:5], section) {
 			kind = input.Grader
 		}
 		d, err := manifest.DigestFile(input.Host{}, p, kind, limits.Of(kind))

@@ -409,6 +409,8 @@ func versions(m *manifest.Manifest, gradegate string, digests digest.Digests, la
 		GraderName:      m.Grader.Name,
 		ImageTag:        m.Grader.ImageTag,
 		GraderDigest:    digests.Grader,
+
+		PreprocessDigest: digests.Preprocess,
 	}
 	if m.Grader.Judge != nil {
 		v.JudgeModel = m.Grader.Judge.Model

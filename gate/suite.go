@@ -26,6 +26,8 @@ type Suite struct {
 	// through the input package, which refuses anything but a regular file.
 	FS     input.Host
 	source []byte
+	// preSource is the preprocessor's bytes, read once as source is.
+	preSource []byte
 	// partSources are a multi grader's further python sub-graders' bytes,
 	// by sub-grader name, read once as source is; partsMu guards them, as
 	// the lint reads them while the pools start.
@@ -94,7 +96,7 @@ func (s *Suite) largeDataset() bool {
 // the grader, can be read, without reading them: with the dataset's own
 // problems they make every file problem of a run one report.
 func (s *Suite) LaterFiles() error {
-	return s.Manifest.CheckFiles(s.FS, "rubric.path", "grader.source")
+	return s.Manifest.CheckFiles(s.FS, "rubric.path", "grader.source", "preprocess.source")
 }
 
 // graderSource reads the grader once: these exact bytes are both the ones
@@ -186,6 +188,11 @@ func (s *Suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 		}
 		all = append(all, fs...)
 	}
+	pf, err := s.lintPreprocess(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, pf...)
 	return append(all, lint.Scale(s.Manifest)...), nil
 }
 
@@ -217,4 +224,44 @@ func (s *Suite) PythonChecks(ctx context.Context, h *Host, python, image string)
 		findings = append(findings, *f)
 	}
 	return findings, nil
+}
+
+// preprocessor reads the manifest's preprocessor once, as graderSource
+// reads the grader: these exact bytes are the ones every worker loads. nil
+// when the manifest has none.
+func (s *Suite) preprocessor() (*worker.Preprocess, error) {
+	pre := s.Manifest.Preprocess
+	if pre == nil {
+		return nil, nil
+	}
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	if s.preSource == nil {
+		name := s.Manifest.Path(pre.Source)
+		b, err := input.ReadFile(s.FS, name, input.Grader, s.Manifest.Limits.Of(input.Grader))
+		if err != nil {
+			return nil, manifest.ReadError(s.Manifest.File, s.Manifest.Line("preprocess.source"), "preprocess.source", "cannot read "+name, err)
+		}
+		if err := s.trusted(name, "preprocess.source", pre.SHA256, b); err != nil {
+			return nil, err
+		}
+		s.preSource = b
+	}
+	return &worker.Preprocess{
+		Source:         s.preSource,
+		SourceName:     filepath.Base(pre.Source),
+		Contract:       pre.Contract,
+		TimeoutSeconds: pre.TimeoutSeconds,
+		IDField:        s.Manifest.Dataset.Fields.ID,
+	}, nil
+}
+
+// lintPreprocess reads the preprocessor without running it: it parses and
+// defines the function its contract calls.
+func (s *Suite) lintPreprocess(ctx context.Context) ([]manifest.Finding, error) {
+	pre, err := s.preprocessor()
+	if pre == nil || err != nil {
+		return nil, err
+	}
+	return lint.Preprocess(ctx, s.python.Executable, pre.Source, s.Manifest.Path(s.Manifest.Preprocess.Source), s.Manifest.Preprocess)
 }

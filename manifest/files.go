@@ -10,7 +10,7 @@ import (
 
 // FileKeys are the manifest keys that name a file the suite reads, in the
 // order a user reads the manifest.
-var FileKeys = []string{"dataset.path", "dataset.schema", "samples.path", "rubric.path", "grader.source", "canaries.path"}
+var FileKeys = []string{"dataset.path", "dataset.schema", "samples.path", "rubric.path", "grader.source", "preprocess.source", "canaries.path"}
 
 // FilePath returns the path written under a key of FileKeys, relative to the
 // manifest's folder, or "" when the manifest names no file there.
@@ -30,6 +30,10 @@ func (m *Manifest) FilePath(key string) string {
 		}
 	case "grader.source":
 		return m.Grader.Source
+	case "preprocess.source":
+		if m.Preprocess != nil {
+			return m.Preprocess.Source
+		}
 	case "canaries.path":
 		return m.CanariesFile
 	}

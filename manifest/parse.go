@@ -103,7 +103,8 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 		return nil
 	}
 	top, ok := d.mapping(root, "", root.Line,
-		"version", "name", "dataset", "samples", "rubric", "grader", "canaries", "gate")
+		"version", "name", "dataset", "samples", "rubric", "grader", "canaries", "gate",
+		"preprocess")
 	if !ok {
 		return nil
 	}
@@ -120,6 +121,8 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Samples = d.samples(top)
 	m.Rubric = d.rubric(top)
 	m.Grader = d.grader(top)
+	m.Preprocess = d.preprocess(top)
+	d.checkPreprocess(m)
 	m.Gate = d.gate(top)
 	d.checkRepeats(m)
 	if m.Gate.Calibration.CurrentLabelsOnly && (m.Rubric == nil || m.Rubric.Version == "") {

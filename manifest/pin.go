@@ -22,20 +22,21 @@ func pinTargets() []pinTarget {
 		{"samples", "path"},
 		{"rubric", "path"},
 		{"grader", "source"},
+		{"preprocess", "source"},
 	}
 }
 
 // Pin rewrites the sha256 values of a manifest's sections to the given
 // digests and returns the new manifest bytes. digests is keyed by section:
 // "dataset", "samples", "rubric", "grader" (for a multi grader, its first
-// python sub-grader), and PartKey(name) for a multi grader's further python
+// python sub-grader), "preprocess", and PartKey(name) for a multi grader's further python
 // sub-graders; a section not in the map is left alone. Only the digest values change: comments, quoting, key order and
 // layout stay as the user wrote them. A section with a file but no sha256 key
 // gets a `sha256: "<hex>"` line right after its path (or source) line.
 func Pin(data []byte, digests map[string]string) ([]byte, error) {
 	for name, d := range digests {
 		if !slices.ContainsFunc(pinTargets(), func(t pinTarget) bool { return t.section == name }) && !isPartKey(name) {
-			return nil, fmt.Errorf("pin: unknown section %q: expected dataset, samples, rubric, grader or a python sub-grader", name)
+			return nil, fmt.Errorf("pin: unknown section %q: expected dataset, samples, rubric, grader, preprocess or a python sub-grader", name)
 		}
 		if !ValidDigest(d) {
 			return nil, fmt.Errorf("pin: %s digest %q is not 64 lowercase hex digits", name, d)

@@ -28,6 +28,10 @@ type Manifest struct {
 	CanariesFile string `json:"canaries_file,omitempty"`
 	Gate         Gate   `json:"gate"`
 
+	// Preprocess is the preprocessor that rewrites each row before the
+	// grader sees it; nil when the manifest has none.
+	Preprocess *Preprocess `json:"preprocess,omitempty"`
+
 	// Lines maps a dotted key path ("grader.sha256", "gate.slices.tone") to the
 	// line it was written on, so later findings can point at the manifest.
 	Lines map[string]int `json:"-"`

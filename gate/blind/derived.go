@@ -127,9 +127,12 @@ func modelReads(m *manifest.Manifest) []string {
 
 // recordsReads reports whether written canary c's task should record
 // which item keys it read: a positive one, when item_field_removed runs on
-// a grader whose reads the worker records.
+// a grader whose reads the worker records. Not under a preprocessor: the
+// grader reads the rewritten row, and a field it read may be one the
+// preprocessor fills in, so removing it from the written item proves
+// nothing.
 func (d *deriver) recordsReads(c manifest.Canary) bool {
-	return d != nil && d.modelReads == nil && c.Positive(d.threshold) && d.m.Gate.Metamorphic.On(manifest.TransformItemFieldRemoved)
+	return d != nil && d.modelReads == nil && d.m.Preprocess == nil && c.Positive(d.threshold) && d.m.Gate.Metamorphic.On(manifest.TransformItemFieldRemoved)
 }
 
 // fromCanary derives the variants of written canary c from its outcome:

@@ -17,7 +17,7 @@ import (
 
 // DigestMismatch is one pinned file whose bytes differ from its pin.
 type DigestMismatch struct {
-	Name string // dataset | samples | grader | rubric
+	Name string // dataset | samples | grader | rubric | preprocess
 	File string // path.Join(manifest dir, path as written)
 	Key  string // the manifest key that pins it, e.g. "grader.sha256"
 	Want string // "sha256:<hex>" from the manifest; "" when a required pin is missing
@@ -58,6 +58,10 @@ func pinnedFiles(m *manifest.Manifest, withDataset bool) []pinnedFile {
 	}
 	if m.Rubric != nil && m.Rubric.Path != "" {
 		files = append(files, pinnedFile{"rubric", m.Rubric.Path, m.Rubric.SHA256, true})
+	}
+	if m.Preprocess != nil {
+		// The canaries pass through the preprocessor too.
+		files = append(files, pinnedFile{"preprocess", m.Preprocess.Source, m.Preprocess.SHA256, true})
 	}
 	return files
 }
@@ -166,6 +170,8 @@ func (d *Digests) set(name, v string) {
 		d.Grader = v
 	case "rubric":
 		d.Rubric = v
+	case "preprocess":
+		d.Preprocess = v
 	}
 }
 
@@ -182,6 +188,8 @@ func (d Digests) get(name string) string {
 		return d.Grader
 	case "rubric":
 		return d.Rubric
+	case "preprocess":
+		return d.Preprocess
 	}
 	return ""
 }
@@ -227,9 +235,12 @@ type Digests struct {
 	// sub-grader, each one's digest by sub-grader name (Grader is the
 	// first's).
 	Graders map[string]string `json:"graders,omitempty"`
+	// Preprocess is the preprocessor's source (preprocess.source), when
+	// the manifest has one.
+	Preprocess string `json:"preprocess,omitempty"`
 }
 
 // Equal reports whether two runs graded the same files.
 func (d Digests) Equal(o Digests) bool {
-	return d.Dataset == o.Dataset && d.Samples == o.Samples && d.Grader == o.Grader && d.Rubric == o.Rubric && maps.Equal(d.Graders, o.Graders)
+	return d.Dataset == o.Dataset && d.Samples == o.Samples && d.Grader == o.Grader && d.Rubric == o.Rubric && maps.Equal(d.Graders, o.Graders) && d.Preprocess == o.Preprocess
 }

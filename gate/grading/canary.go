@@ -10,6 +10,9 @@ import (
 // EvaluateCanary judges the outcome of grading canary c with canary.Evaluate;
 // when the grader errored, the message quotes the error and its grader line.
 func EvaluateCanary(c manifest.Canary, threshold float64, o Outcome) canary.Result {
+	if o.Omitted != "" {
+		return canary.Result{Status: canary.StatusFail, Message: "the preprocessor dropped the canary's row (" + o.Omitted + "), so the grader never saw it; a canary must reach the grader"}
+	}
 	if res, ok := evaluateExpectError(c, o); ok {
 		return res
 	}
@@ -44,6 +47,8 @@ func ownRaise(o Outcome) string {
 		return "the grader failed to load (" + ErrorText(e) + "), which is not a raise on this input"
 	case e == nil:
 		return "the outcome names no exception"
+	case o.Preprocess:
+		return "the preprocessor raised (" + ErrorText(e) + "), not the grader; an expect_error canary must reach the grader"
 	case e.Type == "ImportError" || e.Type == "ModuleNotFoundError":
 		return "an import failed (" + ErrorText(e) + "); a missing module is not a raise on this input"
 	}

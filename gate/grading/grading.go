@@ -68,6 +68,13 @@ type Outcome struct {
 	// fell on both sides of grader.pass_threshold.
 	Repeats         int
 	RepeatsDisagree bool
+	// Omitted is set when the task never reached the grader and that is no
+	// error: the preprocessor dropped its row (preprocessed_out). Class is
+	// then empty, and there is no score.
+	Omitted string
+	// Preprocess marks an error of the preprocessor (it raised, returned
+	// what is not a row, or ran past its time), not of the grader.
+	Preprocess bool
 }
 
 // CaseError describes why a task did not produce a valid score.
@@ -115,9 +122,13 @@ func GradeTasks(ctx context.Context, r Runner, tasks []Task) ([]Outcome, error) 
 }
 
 // CheckOutcome holds one outcome to the Runner contract: a class, and a
-// finite score on every ok.
+// finite score on every ok; or an omission, with neither.
 func CheckOutcome(o Outcome) error {
 	switch {
+	case o.Omitted != "" && (o.Class != "" || o.Score != nil):
+		return errors.New("the runner returned an omitted outcome with a class or a score")
+	case o.Omitted != "":
+		return nil
 	case o.Class == "":
 		return errors.New("the runner returned an outcome without a class")
 	case o.Class == ClassOK && (o.Score == nil || math.IsNaN(*o.Score) || math.IsInf(*o.Score, 0)):

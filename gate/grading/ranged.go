@@ -67,7 +67,7 @@ func GatingScore(g manifest.Grader, o Outcome) (float64, bool) {
 	switch {
 	case o.Class == ClassOK && o.Score != nil:
 		return *o.Score, true
-	case o.Class == ClassGraderException && g.ZeroOnException():
+	case o.Class == ClassGraderException && g.ZeroOnException() && !o.Preprocess:
 		return 0, true
 	}
 	return 0, false

@@ -494,6 +494,7 @@ func versionLine(res *results.Results) string {
 	add("grader", v.GraderName, res.Digests.Grader)
 	add("dataset", v.DatasetRevision, res.Digests.Dataset)
 	add("rubric", v.RubricVersion, res.Digests.Rubric)
+	add("preprocess", "", v.PreprocessDigest)
 	if v.JudgeModel != "" {
 		parts = append(parts, "judge "+v.JudgeModel)
 	}

@@ -41,6 +41,10 @@ const (
 	// would refuse to decode (a dataset_invalid finding names it): it is
 	// never sent to the grader.
 	OmittedDatasetInvalid = "dataset_invalid"
+	// OmittedPreprocessedOut is the omission reason of a row the
+	// preprocessor dropped: transform returned None, or transform_batch
+	// left it out of the rows it returned.
+	OmittedPreprocessedOut = "preprocessed_out"
 )
 
 // Reason codes: each hold reason's stable code.
@@ -183,6 +187,9 @@ type Versions struct {
 	// model grader); JudgeModel the model a model grader asks.
 	GraderDigest string `json:"grader_digest,omitempty"`
 	JudgeModel   string `json:"judge_model,omitempty"`
+	// PreprocessDigest is the preprocessor's source digest, when the
+	// manifest has one: rows the grader saw were rewritten by it.
+	PreprocessDigest string `json:"preprocess_digest,omitempty"`
 	// Candidate is the system whose outputs were graded: samples.candidate,
 	// or the model the samples name.
 	Candidate *Candidate `json:"candidate,omitempty"`

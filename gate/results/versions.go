@@ -16,14 +16,18 @@ const ReasonGraderChangedVsBaseline = "grader_changed_vs_baseline"
 // grader and judge, candidate) that differs between two runs.
 type VersionChange struct {
 	// Name is dataset_revision, dataset (its digest), rubric_version,
-	// rubric (its digest), grader (its digest), judge_model or candidate.
+	// rubric (its digest), grader (its digest), preprocess (its digest),
+	// judge_model or candidate.
 	Name string `json:"name"`
 	Base string `json:"base"`
 	Head string `json:"head"`
 }
 
-// IsGrader reports whether the change is the grader's or the judge's.
-func (c VersionChange) IsGrader() bool { return c.Name == "grader" || c.Name == "judge_model" }
+// IsGrader reports whether the change is the grader's or the judge's; a
+// preprocessor's counts as the grader's, since it rewrites what grade reads.
+func (c VersionChange) IsGrader() bool {
+	return c.Name == "grader" || c.Name == "judge_model" || c.Name == "preprocess"
+}
 
 func (c VersionChange) String() string {
 	return fmt.Sprintf("%s %s → %s", c.Name, orNone(c.Base), orNone(c.Head))
@@ -57,6 +61,7 @@ func VersionChanges(base, head *Results) []VersionChange {
 	add("rubric_version", bv.RubricVersion, hv.RubricVersion)
 	add("rubric", base.Digests.Rubric, head.Digests.Rubric)
 	add("grader", base.Digests.Grader, head.Digests.Grader)
+	add("preprocess", base.Digests.Preprocess, head.Digests.Preprocess)
 	add("judge_model", bv.JudgeModel, hv.JudgeModel)
 	add("candidate", bv.Candidate.String(), hv.Candidate.String())
 	return out

@@ -31,6 +31,9 @@ const (
 	StatusPass  = "pass"
 	StatusFail  = "fail"
 	StatusError = "error"
+	// StatusOmitted: the preprocessor dropped the case's row, so neither
+	// source graded it.
+	StatusOmitted = "omitted"
 )
 
 // RunnerFactory starts a grader runner for one source: a sandboxed worker
@@ -74,11 +77,13 @@ type Change struct {
 
 // Grade is one case's outcome under one source.
 type Grade struct {
-	Status string        `json:"status"` // pass or fail (class ok), error otherwise
+	Status string        `json:"status"` // pass or fail (class ok), omitted, error otherwise
 	Class  grading.Class `json:"class"`
 	Score  *float64      `json:"score"` // null unless class is ok
 	// Error says why, when the case errored.
 	Error *grading.CaseError `json:"error,omitempty"`
+	// Reason says why, when the case was omitted (preprocessed_out).
+	Reason string `json:"reason,omitempty"`
 }
 
 // CanaryChange is one canary under both sources.
@@ -254,6 +259,9 @@ func differ(a, b grading.Outcome) bool {
 
 func gradeOf(o grading.Outcome, threshold float64) Grade {
 	g := Grade{Class: o.Class}
+	if o.Omitted != "" {
+		return Grade{Status: StatusOmitted, Reason: o.Omitted}
+	}
 	if o.Class != grading.ClassOK {
 		g.Status = StatusError
 		e := grading.CaseError{Class: o.Class, Message: string(o.Class)}
@@ -295,13 +303,13 @@ func (t *tally) add(b, h Grade, changed bool) {
 	if changed {
 		t.changed++
 	}
-	if b.Status != StatusError {
+	if b.Status == StatusPass || b.Status == StatusFail {
 		t.baseOK++
 		if b.Status == StatusPass {
 			t.basePass++
 		}
 	}
-	if h.Status != StatusError {
+	if h.Status == StatusPass || h.Status == StatusFail {
 		t.headOK++
 		if h.Status == StatusPass {
 			t.headPass++

@@ -17,6 +17,13 @@ import (
 // the hosted rule's 0: the row fails with score 0 and keeps its class and
 // error, so the report still counts and lists it as a grader exception.
 func FillCase(row *results.CaseResult, o grading.Outcome, g manifest.Grader) {
+	if o.Omitted != "" {
+		// The preprocessor dropped the row: never graded, counted as
+		// omitted with its reason.
+		row.Status, row.Reason = results.StatusOmitted, o.Omitted
+		row.Output, row.DurationMS = o.Output, o.DurationMS
+		return
+	}
 	row.Class = o.Class
 	row.Output = o.Output
 	row.DurationMS = o.DurationMS
@@ -25,7 +32,9 @@ func FillCase(row *results.CaseResult, o grading.Outcome, g manifest.Grader) {
 	if o.Class != grading.ClassOK {
 		row.Error = grading.ErrorOf(o)
 		row.Status = results.StatusError
-		if o.Class == grading.ClassGraderException && g.ZeroOnException() {
+		// The hosted rule is about the grader's raise; a preprocessor's
+		// stays an error.
+		if o.Class == grading.ClassGraderException && g.ZeroOnException() && !o.Preprocess {
 			zero := 0.0
 			row.Score = &zero
 			row.Scores = map[string]float64{g.Metric: 0}

@@ -72,12 +72,18 @@ func TestFillCase(t *testing.T) {
 		{"raise holds by default", raised, five, results.StatusError, nil},
 		{"raise graded zero", raised, zero, results.StatusFail, fptr(0)},
 		{"timeout stays an error under zero", grading.Outcome{Class: grading.ClassTimeout}, zero, results.StatusError, nil},
+		{"a preprocessor's raise stays an error under zero", grading.Outcome{Class: grading.ClassGraderException, Preprocess: true,
+			Error: &grading.CaseError{Type: "KeyError", Message: "'question' (raised in the preprocessor, preprocess.py line 2)"}}, zero, results.StatusError, nil},
+		{"a dropped row is omitted", grading.Outcome{Omitted: results.OmittedPreprocessedOut}, five, results.StatusOmitted, nil},
 	}
 	for _, tt := range tests {
 		var row results.CaseResult
 		FillCase(&row, tt.o, tt.g)
 		if row.Status != tt.status || (row.Score == nil) != (tt.score == nil) || (row.Score != nil && *row.Score != *tt.score) {
 			t.Errorf("%s: status %s score %v, want %s %v", tt.name, row.Status, row.Score, tt.status, tt.score)
+		}
+		if tt.o.Omitted != "" && row.Reason != tt.o.Omitted {
+			t.Errorf("%s: reason %q, want %q", tt.name, row.Reason, tt.o.Omitted)
 		}
 		if row.Class != tt.o.Class {
 			t.Errorf("%s: class %s, want the outcome's %s", tt.name, row.Class, tt.o.Class)
@@ -101,6 +107,8 @@ func TestExpectErrorOnlyOwnRaise(t *testing.T) {
 		{"import in grade", grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{Type: "ModuleNotFoundError", Message: "No module named 'x'", Line: 9}}, false, "an import failed"},
 		{"model grader template error", grading.Outcome{Class: grading.ClassGraderException, Error: &grading.CaseError{Type: "TemplateError", Message: "{{item.reference}} is missing"}}, true, "raised as expected"},
 		{"no raise", grading.Outcome{Class: grading.ClassOK, Score: fptr(0)}, false, "did not raise"},
+		{"the preprocessor's raise", grading.Outcome{Class: grading.ClassGraderException, Preprocess: true, Error: &grading.CaseError{Type: "KeyError", Message: "'answer' (raised in the preprocessor, preprocess.py line 3)"}}, false, "the preprocessor raised"},
+		{"dropped by the preprocessor", grading.Outcome{Omitted: results.OmittedPreprocessedOut}, false, "the preprocessor dropped the canary's row"},
 	}
 	for _, tt := range tests {
 		res := grading.EvaluateCanary(c, 1, tt.o)

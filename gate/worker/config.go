@@ -81,6 +81,9 @@ type Config struct {
 	// Without it a worker's process starts with the first request that
 	// needs it, and a short stream (canaries) starts none it does not use.
 	StartAll bool
+	// Preprocess, when set, runs before the grader on every task's item
+	// (canaries' too), in the same process.
+	Preprocess *Preprocess
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says
@@ -89,10 +92,17 @@ type Config struct {
 type LoadError struct {
 	Err    grading.CaseError
 	Output string
+	// Preprocess says the preprocessor (Config.Preprocess) is what failed
+	// to load; its line is then in the message.
+	Preprocess bool
 }
 
 func (e *LoadError) Error() string {
-	msg := fmt.Sprintf("grader failed to load (%s): %s", e.Err.Class, e.Err.Message)
+	who := "grader"
+	if e.Preprocess {
+		who = "preprocessor"
+	}
+	msg := fmt.Sprintf("%s failed to load (%s): %s", who, e.Err.Class, e.Err.Message)
 	if e.Err.Line > 0 {
 		msg += fmt.Sprintf(" (line %d)", e.Err.Line)
 	}

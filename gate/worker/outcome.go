@@ -51,7 +51,10 @@ func repeat(o grading.Outcome, n int) []grading.Outcome {
 // checks an ok result again: a process the grader runs in is not trusted to
 // say a score is valid.
 func (p *Pool) caseOutcome(r *response, output string, dur float64) grading.Outcome {
-	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, ReturnLine: max(r.ReturnLine, 0), Reads: r.Reads}
+	if p.cfg.Preprocess != nil && r.Class == omittedPreprocessedOut {
+		return droppedOutcome(output, dur)
+	}
+	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, ReturnLine: max(r.ReturnLine, 0), Reads: r.Reads, Preprocess: r.Pre}
 	if o.Class == grading.ClassOK {
 		score, ok := r.Scores[p.cfg.Metric]
 		valid := ok
@@ -111,6 +114,11 @@ func (p *Pool) deadOutcome(pr *proc, res exchangeResult, elapsed time.Duration, 
 		ce = processError(pr, p.cfg.MemoryMB)
 	}
 	ce.Line = line
+	if pl, ok := p.cfg.Preprocess.preprocessRunning(pr.output.buf, p.cfg.SourceName); ok && res == timedOut {
+		// The line is the preprocessor's, not the grader's: it goes in
+		// the message.
+		ce, o.Preprocess = p.cfg.Preprocess.timeoutError(pl), true
+	}
 	o.Class = ce.Class
 	o.Error = &ce
 	return o

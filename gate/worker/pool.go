@@ -172,6 +172,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		// Whether a refused internet socket can be the sandbox's doing.
 		"network_denied": cfg.Sandbox.Status().Seccomp,
 	}
+	if cfg.Preprocess != nil {
+		fields["preprocess"] = cfg.Preprocess.initField()
+	}
 	initMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
@@ -293,6 +296,9 @@ func (cfg *Config) fill() error {
 	}
 	if cfg.RecycleAfter < 0 {
 		cfg.RecycleAfter = 0
+	}
+	if err := cfg.Preprocess.fill(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker: config: %w", err)
@@ -549,6 +555,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
+			le.Preprocess = r.Pre
 			return nil, le, p.stopProc(pr)
 		}
 		res = garbled
@@ -617,7 +624,7 @@ func (p *Pool) stopProc(pr *proc) error {
 }
 
 func (p *Pool) timeout() time.Duration {
-	return time.Duration(p.cfg.TimeoutSeconds) * time.Second
+	return time.Duration(p.cfg.TimeoutSeconds+p.cfg.Preprocess.extraSeconds()) * time.Second
 }
 
 func (p *Pool) loadTimeout() time.Duration {

@@ -163,6 +163,9 @@ func (cfg *Config) checkPortable() error {
 	if cfg.Python.Executable == "" {
 		errs = append(errs, errors.New("no python interpreter"))
 	}
+	if cfg.Preprocess != nil {
+		errs = append(errs, errors.New("the portable pool does not run preprocessors: grade on Linux, where the sandboxed pool runs them"))
+	}
 	if cfg.SourceName == "" {
 		cfg.SourceName = "grader.py"
 	}

@@ -140,6 +140,10 @@ type response struct {
 	Results    []response `json:"results"` // batch: one per case, in order
 	// Reads are the item keys the grade read, when the request asked.
 	Reads []string `json:"reads"`
+	// Pre marks a result the preprocessor caused (it raised, returned what
+	// is not a row, or ran past its time); class preprocessed_out is a row
+	// it dropped.
+	Pre bool `json:"pre"`
 	// T is how long the request took in the worker, in milliseconds.
 	T float64 `json:"t"`
 	// Replace is set when the worker asks to be replaced after this
@@ -165,6 +169,8 @@ var workerClasses = map[string]grading.Class{
 	"grader_exception":  grading.ClassGraderException,
 	"memory_exceeded":   grading.ClassMemoryExceeded,
 	"sandbox_violation": grading.ClassSandboxViolation,
+	// Only the preprocessor's call, which the worker stops itself.
+	"timeout": grading.ClassTimeout,
 }
 
 func (r *response) class() grading.Class {
@@ -191,7 +197,7 @@ func (r *response) recycle() bool {
 			}
 		}
 		return false
-	case "grader_exception", "invalid_return":
+	case "grader_exception", "invalid_return", omittedPreprocessedOut:
 		return false
 	}
 	return true

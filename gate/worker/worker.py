@@ -573,6 +573,183 @@ def hosted_sample(sample):
     return derived
 
 
+class PreprocessTimeout(BaseException):
+    """Raised inside the preprocessor's call when it runs past its timeout.
+
+    A BaseException, so that a preprocessor's `except Exception` does not
+    swallow it; one that catches everything is still stopped by Go, at the
+    request's deadline.
+    """
+
+
+def _preprocess_alarm(signum, frame):
+    raise PreprocessTimeout()
+
+
+# What a row the preprocessor dropped is answered with (Go: preprocessed_out).
+DROPPED = "preprocessed_out"
+
+
+class Preprocessor:
+    """The manifest's preprocessor, run in the grader's process before grade.
+
+    contract row calls transform(row) on each item: it returns the new row
+    (a dict), or None to drop it. contract batch calls transform_batch(rows)
+    on a list of items (a grade_batch batch's, or a list of one per case of
+    a sample grader): it returns the rows to keep. A returned row belongs to
+    the case whose row object it is, else to the case whose id field it
+    carries, else (when as many rows come back as went in) to the case at
+    its place; a row left out is dropped. A drop is an omission
+    (preprocessed_out), never an error; anything else the preprocessor does
+    wrong is the case's error, classed as a grader's, marked "pre" and
+    naming the preprocessor.
+    """
+
+    def __init__(self, init):
+        self.name = init["name"]
+        self.contract = init["contract"]
+        self.timeout = float(init["timeout"])
+        self.id_field = init.get("id_field") or "case_id"
+        self.source = binascii.a2b_base64(init["source"])
+        self.fn = None
+
+    def usage(self):
+        return "transform_batch(rows)" if self.contract == "batch" else "transform(row)"
+
+    def load(self, worker):
+        """Compiles the preprocessor's exact bytes; a load_error response, or None."""
+        mod = types.ModuleType("__preprocess__")
+        mod.__file__ = self.name
+        mod.__builtins__ = builtins
+        sys.modules["__preprocess__"] = mod
+        try:
+            exec(compile(self.source, self.name, "exec", dont_inherit=True), mod.__dict__)
+        except BaseException as exc:
+            resp = self.raised(worker, exc)
+            resp["message"] = clip("%s: %s" % (resp["type"], resp["message"]))
+            return resp
+        want = self.usage().split("(")[0]
+        fn = mod.__dict__.get(want)
+        if not callable(fn):
+            return {"class": "grader_exception", "type": "", "pre": True, "line": 0, "message": clip(
+                "the preprocessor %s defines no %s function (preprocess.contract: %s)" % (self.name, self.usage(), self.contract))}
+        if not takes_positional(fn, 1):
+            return {"class": "grader_exception", "type": "TypeError", "pre": True, "line": 0, "message": clip(
+                "the preprocessor's %s%s must take one positional parameter (%s line %d)" % (
+                    want, signature_text(fn), self.name, getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)))}
+        self.fn = fn
+        return None
+
+    def raised(self, worker, exc):
+        """The response to an exception of the preprocessor, classed as a grader's."""
+        resp = worker.exception(exc)
+        line = grader_line(exc.__traceback__, self.name)
+        if isinstance(exc, SyntaxError) and exc.filename == self.name and exc.lineno:
+            line = exc.lineno
+        where = "%s line %d" % (self.name, line) if line else self.name
+        message = resp["message"]
+        if message.startswith("the grader "):
+            message = "the preprocessor " + message[len("the grader "):]
+        # The line is the preprocessor's file's, not the grader's: it goes
+        # in the message, and the response names no grader line.
+        resp["message"] = clip("%s (raised in the preprocessor, %s)" % (message, where))
+        resp["line"] = 0
+        resp["pre"] = True
+        return resp
+
+    def timed_out(self, exc):
+        line = grader_line(exc.__traceback__, self.name) if exc is not None else 0
+        where = " (%s line %d)" % (self.name, line) if line else ""
+        return {"class": "timeout", "pre": True, "line": 0, "message": clip(
+            "the preprocessor %s ran past preprocess.timeout_seconds=%g%s" % (self.name, self.timeout, where))}
+
+    def invalid(self, message):
+        resp = invalid("the preprocessor %s: %s" % (self.name, message))
+        resp["pre"] = True
+        return resp
+
+    def run(self, worker, arg):
+        """Calls the preprocessor within its timeout: (value, None) or (None, response)."""
+        old = signal.signal(signal.SIGALRM, _preprocess_alarm)
+        start = time.perf_counter()
+        try:
+            signal.setitimer(signal.ITIMER_REAL, self.timeout)
+            try:
+                value = self.fn(arg)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except PreprocessTimeout as exc:
+            return None, self.timed_out(exc)
+        except BaseException as exc:
+            return None, self.raised(worker, exc)
+        finally:
+            signal.signal(signal.SIGALRM, old)
+        if time.perf_counter() - start > self.timeout:
+            # It caught the alarm and went on.
+            return None, self.timed_out(None)
+        return value, None
+
+    def task(self, worker, req):
+        """Rewrites one task's item in req: None, or the task's response
+        when the preprocessor dropped the row or failed on it."""
+        if self.contract == "batch":
+            rows, resp = self.rows(worker, [req["item"]], [None])
+            if resp is not None:
+                return resp
+            row = rows[0]
+        else:
+            row, resp = self.run(worker, req["item"])
+            if resp is not None:
+                return resp
+            if row is not None and not isinstance(row, dict):
+                return self.invalid("transform returned %s %s, not a dict (the new row) or None (to drop it)" % (
+                    type(row).__name__, short_repr(row)))
+        if row is None:
+            return {"class": DROPPED}
+        req["item"] = row
+        # What the preprocessor tried is not the grader's doing.
+        worker.violation = None
+        return None
+
+    def rows(self, worker, items, ids):
+        """Runs transform_batch over items: ([new row, or None when dropped,
+        per item], None), or (None, response) for them all."""
+        value, resp = self.run(worker, list(items))
+        if resp is not None:
+            return None, resp
+        if not isinstance(value, (list, tuple)):
+            return None, self.invalid("transform_batch returned %s %s, not a list of rows" % (type(value).__name__, short_repr(value)))
+        by_object = {id(row): i for i, row in enumerate(items)}
+        by_id = {}
+        for i, key in enumerate(ids):
+            if type(key) is str:
+                by_id[key] = i if key not in by_id else None
+        out = [None] * len(items)
+        placed, unplaced = [], []
+        for k, row in enumerate(value):
+            if not isinstance(row, dict):
+                return None, self.invalid("transform_batch returned %s %s at index %d, not a dict (a row)" % (type(row).__name__, short_repr(row), k))
+            i = by_object.get(id(row))
+            if i is None or items[i] is not row:
+                key = row.get(self.id_field)
+                i = by_id.get(key) if type(key) is str else None
+            if i is None:
+                unplaced.append(k)
+                continue
+            if out[i] is not None:
+                return None, self.invalid("transform_batch returned the row of %s twice" % (
+                    "case %r" % ids[i] if ids[i] is not None else "its input %d" % i))
+            out[i] = row
+            placed.append((i, k))
+        if unplaced:
+            if len(value) != len(items) or any(i != k for i, k in placed):
+                return None, self.invalid(
+                    "transform_batch returned %d rows for %d, and the row at index %d is neither one of the rows it was given nor carries the %r of one, so the case it belongs to cannot be told"
+                    % (len(value), len(items), unplaced[0], self.id_field))
+            out = list(value)
+        return out, None
+
+
 def dump_stack_on(signum):
     # Go sends SIGUSR1 just before it kills a process for a timeout. The
     # faulthandler handler runs in C, so it prints the stack even while the
@@ -602,9 +779,14 @@ class Worker:
         self.cpu_seconds = float(init.get("cpu_seconds") or 0)
         self.base_rss_kb = 0
         self.cases = 0
+        self.pre = Preprocessor(init["preprocess"]) if init.get("preprocess") else None
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
+        if self.pre is not None:
+            err = self.pre.load(self)
+            if err is not None:
+                return err
         # A real module registered in sys.modules, so dataclasses, pickle and
         # typing that look a class's module up by name keep working; not
         # "__main__", so an `if __name__ == "__main__":` block does not run.
@@ -642,8 +824,11 @@ class Worker:
         self.violation = None
         self.spawned = False
         item = None
-        if "batch" in req:
-            resp = self.call_batch(req["batch"])
+        pre = self.pre.task(self, req) if self.pre is not None and "batch" not in req else None
+        if pre is not None:
+            resp = pre
+        elif "batch" in req:
+            resp = self.call_batch(req["batch"]) if self.pre is None else self.call_batch_preprocessed(req["batch"])
         elif req.get("trace"):
             resp = self.call_traced(req)
         else:
@@ -763,6 +948,39 @@ class Worker:
             return classify(ret, self.metric)
         except BaseException as exc:  # e.g. a dict subclass whose get() raises
             return invalid("grade returned %s, which could not be read: %s: %s" % (type(ret).__name__, type(exc).__name__, exc))
+
+    def call_batch_preprocessed(self, batch):
+        """A batch through the preprocessor, then grade_batch on the rows it kept.
+
+        The response has a result per case of the batch: a dropped row's,
+        and under contract row a row the preprocessor failed on, included;
+        a failure of grade_batch as a whole is each kept case's.
+        """
+        failed = [None] * len(batch)
+        if self.pre.contract == "batch":
+            rows, resp = self.pre.rows(self, [c["item"] for c in batch], [c["case_id"] for c in batch])
+            if resp is not None:
+                return resp
+        else:
+            rows = []
+            for i, c in enumerate(batch):
+                req = {"item": c["item"]}
+                resp = self.pre.task(self, req)
+                rows.append(req["item"] if resp is None else None)
+                if resp is not None and resp.get("class") != DROPPED:
+                    failed[i] = resp
+        self.violation = None
+        kept = [dict(c, item=row) for c, row in zip(batch, rows) if row is not None]
+        graded = self.call_batch(kept) if kept else {"class": "ok", "results": []}
+        if graded.get("class") != "ok":
+            whole = {k: v for k, v in graded.items() if k in ("class", "type", "message", "line")}
+            graded = {"class": "ok", "results": [dict(whole) for _ in kept]}
+        done = iter(graded["results"])
+        graded["results"] = [
+            failed[i] if failed[i] is not None else ({"class": DROPPED} if row is None else next(done))
+            for i, row in enumerate(rows)
+        ]
+        return graded
 
     def call_batch(self, batch):
         try:
@@ -933,7 +1151,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or "batch" in req or "trace" in req or "reads" in req):
+            if not (self.fork or periodic or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()

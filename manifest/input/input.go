@@ -394,7 +394,9 @@ func ForKey(key string) Kind {
 		return Schema
 	case "rubric.path", "rubric":
 		return Rubric
-	case "grader.source", "grader":
+	case "grader.source", "grader", "preprocess.source", "preprocess":
+		// A preprocessor is Python source run in the grader's process,
+		// read with the grader's limits.
 		return Grader
 	case "canaries.path", "canaries":
 		return Canaries
