@@ -172,6 +172,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		// Whether a refused internet socket can be the sandbox's doing.
 		"network_denied": cfg.Sandbox.Status().Seccomp,
 	}
+	if cfg.MKA1 != nil {
+		fields["mka1"] = cfg.MKA1
+	}
 	initMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
