@@ -320,6 +320,8 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 		StartAll:       e.startAll,
 
 		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
+		MKA1:               mka1Worker(e.s.Manifest, p.g),
+		BatchSize:          aggregateBatch(p.g),
 	}
 	// A failed start returns a nil interface, never a nil pool in one.
 	if e.portable {

@@ -68,7 +68,10 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	}
 	b.der = newDeriver(m, rows, b.fields)
 	for i, c := range m.Canaries {
-		if c.ExpectError && m.Grader.Contract == "batch" {
+		// An aggregate grader's batch is the dataset's cases and nothing
+		// else: its metrics are over them, so every canary is a batch of
+		// its own.
+		if (c.ExpectError && m.Grader.Contract == "batch") || m.Grader.Aggregate() {
 			b.after[i] = -1
 			continue
 		}
@@ -124,11 +127,13 @@ func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
 	return b.Task(i), i, true
 }
 
-// alone lists the canaries graded as batches of one.
+// Alone lists the canaries graded as batches of one that have no outcome
+// yet. Recording one may place its derived variants, alone too: the caller
+// asks again until none is left.
 func (b *Canaries) Alone() []int {
 	var out []int
 	for i, a := range b.after {
-		if a == -1 {
+		if a == -1 && !b.got[i] {
 			out = append(out, i)
 		}
 	}
