@@ -479,13 +479,18 @@ class ReadLog(dict):
     (items, values, iteration, a copy) counts as reading every key.
     """
 
-    __slots__ = ("reads",)
+    __slots__ = ("reads", "aliases")
 
     def __init__(self, d):
         dict.__init__(self, d)
         self.reads = []
+        # A key filled from another (MKA1's target from the row's answer)
+        # reads as that key, or as nothing (None) when no item key feeds it.
+        self.aliases = {}
 
     def _note(self, key):
+        if type(key) is str and key in self.aliases:
+            key = self.aliases[key]
         if type(key) is str and key not in self.reads and dict.__contains__(self, key):
             self.reads.append(key)
 
@@ -599,14 +604,20 @@ def mka1_text(value):
         return str(value)
 
 
-def mka1_target(item, conf):
+def mka1_target_field(item, conf):
+    """The item field that fills item["target"], or None."""
     if not isinstance(item, dict):
         return None
     names = (conf["target_field"],) if conf.get("target_field") else MKA1_TARGET_FIELDS
     for name in names:
-        if item.get(name) is not None:
-            return mka1_text(item[name])
+        if dict.get(item, name) is not None:
+            return name
     return None
+
+
+def mka1_target(item, conf):
+    name = mka1_target_field(item, conf)
+    return None if name is None else mka1_text(dict.__getitem__(item, name))
 
 
 def mka1_sample(sample, item, case_id, conf):
@@ -939,7 +950,11 @@ class Worker:
         sample = mka1_sample(req["sample"], req["item"], req.get("case_id"), self.mka1)
         shaped = mka1_item(req["item"], sample, self.mka1)
         if type(item) is ReadLog:
-            item.update({k: v for k, v in shaped.items() if k not in item})
+            source = mka1_target_field(item, self.mka1)
+            for k, v in shaped.items():
+                if not dict.__contains__(item, k):
+                    dict.__setitem__(item, k, v)
+                    item.aliases[k] = source if k in ("target", "reference_answer") else None
             shaped = item
         return sample, shaped
 
