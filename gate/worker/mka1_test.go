@@ -279,3 +279,22 @@ func TestMKA1Batch(t *testing.T) {
 		})
 	}
 }
+
+// TestMKA1Reads: a read of a convenience field is a read of the row field
+// that fed it (target from answer), or of nothing (task_id).
+func TestMKA1Reads(t *testing.T) {
+	const src = "def grade(sample, item):\n    return 1.0 if sample['extracted_output'] == item.get('target') and item['task_id'] else 0.0\n"
+	p := newPool(t, python(t), src, mka1Config("score", nil))
+	tk := mka1Task("c1", `{"output_text": "4"}`, `{"question": "2+2?", "answer": "4"}`)
+	tk.RecordReads = true
+	got, err := p.Grade(context.Background(), []grading.Task{tk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Class != grading.ClassOK || *got[0].Score != 1 {
+		t.Fatalf("outcome %+v", got[0])
+	}
+	if diff := cmp.Diff([]string{"answer"}, got[0].Reads); diff != "" {
+		t.Errorf("reads (-want +got):\n%s", diff)
+	}
+}
