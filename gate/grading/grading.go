@@ -75,6 +75,10 @@ type Outcome struct {
 	// DroppedScores are the score keys MKA1's rules dropped from the
 	// grader's return (a non-finite or non-numeric value), with why.
 	DroppedScores []string
+	// ExtractedOutput is the extracted_output a batch update replaced the
+	// sample's with (MKA1's contract), as JSON (a string or null); nil
+	// when none did.
+	ExtractedOutput json.RawMessage
 }
 
 // CaseError describes why a task did not produce a valid score.

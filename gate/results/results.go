@@ -323,13 +323,16 @@ type CaseResult struct {
 	Judge  json.RawMessage    `json:"judge"`
 	// DroppedScores are the score keys MKA1's rules dropped from the
 	// grader's return (not finite, not a number), with why.
-	DroppedScores []string           `json:"dropped_scores,omitempty"`
-	HumanScore    *int               `json:"human_score"`
-	Error         *grading.CaseError `json:"error"`
-	Output        string             `json:"output,omitempty"`
-	DurationMS    float64            `json:"duration_ms"`
-	SampleSHA256  string             `json:"sample_sha256"`
-	Line          int                `json:"line"`
+	DroppedScores []string `json:"dropped_scores,omitempty"`
+	// ExtractedOutput is the extracted_output grade_batch replaced the
+	// sample's with (MKA1's contract): a JSON string or null.
+	ExtractedOutput json.RawMessage    `json:"extracted_output,omitempty"`
+	HumanScore      *int               `json:"human_score"`
+	Error           *grading.CaseError `json:"error"`
+	Output          string             `json:"output,omitempty"`
+	DurationMS      float64            `json:"duration_ms"`
+	SampleSHA256    string             `json:"sample_sha256"`
+	Line            int                `json:"line"`
 	// Repeats is how many times a model grader was asked the case
 	// (gate.repeats) when more than once, and RepeatsDisagree whether the
 	// asks fell on both sides of the pass threshold; the status is the

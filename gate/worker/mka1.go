@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 
@@ -41,6 +42,16 @@ func batchReport(r *response) *grading.BatchReport {
 		rep.Dropped = rep.Dropped[:maxDropped]
 	}
 	return rep
+}
+
+// extractedOutput is a result's replaced extracted_output when it is a
+// JSON string or null, else nil.
+func extractedOutput(r *response) json.RawMessage {
+	var s *string
+	if len(r.ExtractedOutput) == 0 || json.Unmarshal(r.ExtractedOutput, &s) != nil {
+		return nil
+	}
+	return r.ExtractedOutput
 }
 
 // droppedScores is the bounded list of a result's dropped score keys.

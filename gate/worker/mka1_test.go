@@ -298,3 +298,26 @@ func TestMKA1Reads(t *testing.T) {
 		t.Errorf("reads (-want +got):\n%s", diff)
 	}
 }
+
+// TestMKA1BatchExtractedOutput: an update's extracted_output replaces the
+// sample's, and the outcome carries it; a sample not updated carries none.
+func TestMKA1BatchExtractedOutput(t *testing.T) {
+	const src = "def grade_batch(samples):\n" +
+		"    return {'samples': [{'sample_id': 'c1', 'scores': {'correct': 1.0}, 'extracted_output': 'positive'},\n" +
+		"                        {'sample_id': 'c2', 'scores': {'correct': 0.0}, 'extracted_output': None},\n" +
+		"                        {'sample_id': 'c3', 'scores': {'correct': 1.0}}]}\n"
+	p := newPool(t, python(t), src, mka1Config("correct", func(c *Config) { c.Contract = ContractBatch }))
+	got, err := p.Grade(context.Background(), []grading.Task{
+		mka1Task("c1", `{"output_text": "The answer is positive."}`, `{"label": "positive"}`),
+		mka1Task("c2", `{"output_text": "unsure"}`, `{"label": "negative"}`),
+		mka1Task("c3", `{"output_text": "neutral"}`, `{"label": "neutral"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{`"positive"`, `null`, ``} {
+		if got[i].Class != grading.ClassOK || string(got[i].ExtractedOutput) != want {
+			t.Errorf("case %d: class %s, extracted_output %q, want %q", i, got[i].Class, got[i].ExtractedOutput, want)
+		}
+	}
+}

@@ -67,6 +67,7 @@ func (p *Pool) caseOutcome(r *response, output string, dur float64) grading.Outc
 				o.Judge = r.Judge
 			}
 			o.DroppedScores = droppedScores(r)
+			o.ExtractedOutput = extractedOutput(r)
 			return o
 		}
 		o.Class = grading.ClassWorkerCrash

@@ -55,6 +55,7 @@ func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) g
 				o.Judge = r.Judge
 			}
 			o.DroppedScores = droppedScores(r)
+			o.ExtractedOutput = extractedOutput(r)
 			return o
 		}
 		o.Class = grading.ClassWorkerCrash

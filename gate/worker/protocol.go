@@ -158,6 +158,9 @@ type response struct {
 	Metrics        map[string]float64 `json:"metrics"`
 	MetricsDropped []string           `json:"metrics_dropped"`
 	Dropped        []string           `json:"dropped"`
+	// ExtractedOutput is a batch update's replacement of the sample's
+	// extracted_output (a JSON string or null); nil when not replaced.
+	ExtractedOutput json.RawMessage `json:"extracted_output"`
 	// Reads are the item keys the grade read, when the request asked.
 	Reads []string `json:"reads"`
 	// T is how long the request took in the worker, in milliseconds.

@@ -1042,7 +1042,7 @@ class Worker:
             if sid in seen:
                 return invalid("grade_batch returned more than one update for sample_id %r" % sid)
             seen.add(sid)
-        bad, scored = {}, {}
+        bad, replaced = {}, set()
         for u in updates:
             f = flat[ids[u["sample_id"]]]
             if "scores" in u and u["scores"] is not None:
@@ -1057,7 +1057,7 @@ class Worker:
                     bad[u["sample_id"]] = "the update's extracted_output is %s, not a string or null" % short_repr(u["extracted_output"])
                     continue
                 f["extracted_output"] = u["extracted_output"]
-            scored[u["sample_id"]] = True
+                replaced.add(u["sample_id"])
         results = []
         for f in flat:
             sid = f["sample_id"]
@@ -1068,8 +1068,10 @@ class Worker:
                 results.append(invalid("grade_batch gave sample_id %r no score (no update with scores, none stored); a case is gated by scores[%r] (grader.metric_id)" % (sid, self.metric)))
                 continue
             r = self.classify({"scores": f["scores"], "judge": f["judge"]})
-            if r.get("class") == "ok" and f["extracted_output"] is not None:
-                r["extracted_output"] = clip(mka1_text(f["extracted_output"]), 2000)
+            if sid in replaced:
+                # What the case row shows as the grader's extraction.
+                out = f["extracted_output"]
+                r["extracted_output"] = None if out is None else clip(out, 2000)
             results.append(r)
         resp = {"class": "ok", "results": results, "metrics": metrics}
         if dropped:
