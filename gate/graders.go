@@ -320,6 +320,8 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 		StartAll:       e.startAll,
 
 		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
+		MKA1:               mka1Worker(e.s.Manifest, p.g),
+		BatchSize:          aggregateBatch(p.g),
 	}
 	pre, err := e.s.preprocessor()
 	if err != nil {

@@ -125,6 +125,7 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 		Labels:           labelSummaryOf(first),
 		Judge:            mergeJudge(sorted),
 		JudgeLint:        judgeLint,
+		Metrics:          mergeMetrics(sorted),
 	}
 	if m.Dataset.IntendedCases > 0 {
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -66,7 +67,7 @@ type Progress interface {
 // maxInFlight bounds the tasks handed to the runner and not yet answered:
 // the reorder buffer and the memory of a run do not grow past it, whatever
 // the dataset's size.
-const maxInFlight = 8192
+const inFlightBound = 8192
 
 // taskRef says what a task sequence number stands for.
 type taskRef struct {
@@ -103,10 +104,22 @@ type pipeline struct {
 	refs     map[int]taskRef
 	readRows int // dataset rows read, in any shard
 	sinkErr  error
+	// maxInFlight is the bound on unanswered tasks: inFlightBound, or
+	// none for an aggregate grader, whose one batch is every case.
+	maxInFlight int
+	// batches are the distinct grade_batch reports of the dataset's
+	// rows (an aggregate grader's metrics), in the order first seen.
+	batches []*grading.BatchReport
 }
 
 func newPipeline(m *manifest.Manifest, shard shard.Shard, src CaseSource, sink func(results.CaseResult) error, progress Progress, canaries *blind.Canaries) *pipeline {
-	p := &pipeline{m: m, shard: shard, src: src, sink: sink, progress: progress, canaries: canaries, refs: map[int]taskRef{}}
+	p := &pipeline{m: m, shard: shard, src: src, sink: sink, progress: progress, canaries: canaries, refs: map[int]taskRef{},
+		maxInFlight: inFlightBound}
+	if m.Grader.Aggregate() {
+		// The metrics are over the whole set only when grade_batch gets it
+		// at once: the memory of the run is then the set's.
+		p.maxInFlight = math.MaxInt
+	}
 	p.drained = sync.NewCond(&p.mu)
 	return p
 }
@@ -142,7 +155,7 @@ func (p *pipeline) run(ctx context.Context, s grading.StreamRunner) error {
 func (p *pipeline) next() (grading.Task, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.inFlight >= maxInFlight && p.sinkErr == nil {
+	for p.inFlight >= p.maxInFlight && p.sinkErr == nil {
 		p.drained.Wait()
 	}
 	if p.sinkErr != nil {
@@ -230,6 +243,9 @@ func (p *pipeline) emit(seq int, o grading.Outcome) error {
 	if ref.row < 0 {
 		p.canaries.Record(ref.canary, o)
 		return nil
+	}
+	if o.Batch != nil && !slices.Contains(p.batches, o.Batch) {
+		p.batches = append(p.batches, o.Batch)
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
 	verdict.FillCase(&pr.row, o, p.m.Grader)

@@ -252,13 +252,15 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 				placed.Record(i, o[k])
 			}
 		}
-		for _, i := range placed.Alone() {
-			t := placed.Task(i)
-			o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
-			if err != nil {
-				return nil, fmt.Errorf("grading canary %s: %w", placed.Name(i), err)
+		for alone := placed.Alone(); len(alone) > 0; alone = placed.Alone() {
+			for _, i := range alone {
+				t := placed.Task(i)
+				o, err := grading.GradeTasks(ctx, r, []grading.Task{t})
+				if err != nil {
+					return nil, fmt.Errorf("grading canary %s: %w", placed.Name(i), err)
+				}
+				placed.Record(i, o[0])
 			}
-			placed.Record(i, o[0])
 		}
 		ev.Canaries = placed.Results()
 		if err := traceCanaries(ctx, m, r, ev.Canaries, in.Findings, placed.DerivedTask); err != nil {
@@ -266,6 +268,7 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		}
 	}
 	ev.Tally = g.tally
+	ev.Metrics = metricsOf(m, g.batches, shard)
 	ev.Labels = g.summary.Labels
 	ev.Findings = append(ev.Findings, g.summary.Findings...)
 	ev.Findings = append(ev.Findings, g.scale.Findings(m)...)
@@ -286,6 +289,9 @@ type graded struct {
 	notKept int
 	spool   *results.Spool
 	scale   verdict.ScaleWatch
+	// batches are the grade_batch reports of the rows (an aggregate
+	// grader's metrics).
+	batches []*grading.BatchReport
 }
 
 // gradeStream grades the shard's rows of src as a stream and folds each
@@ -333,6 +339,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 	p := newPipeline(m, shard, src, sink, opts.Progress, blind)
 	p.observe = opts.Observe
 	runErr := p.run(ctx, grading.StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
+	g.batches = p.batches
 	if opts.Progress != nil {
 		opts.Progress.Finish()
 	}
@@ -382,6 +389,7 @@ func assemble(m *manifest.Manifest, digests digest.Digests, sandbox grading.Sand
 		Cases:         nonNil(ev.Cases),
 		MutationScore: ev.MutationScore,
 		Labels:        v.Labels,
+		Metrics:       v.Metrics,
 		Determinism:   ev.Determinism,
 		Hosted:        ev.Hosted,
 		Judge:         ev.Judge,

@@ -125,6 +125,7 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	d.checkPreprocess(m)
 	m.Gate = d.gate(top)
 	d.checkRepeats(m)
+	d.checkGateMetrics(m)
 	if m.Gate.Calibration.CurrentLabelsOnly && (m.Rubric == nil || m.Rubric.Version == "") {
 		d.fail(d.lines["gate.calibration.current_labels_only"], "gate.calibration.current_labels_only",
 			"needs rubric.version: a label is current when its row's rubric version is rubric.version")
@@ -270,12 +271,18 @@ func (d *decoder) grader(top *section) Grader {
 		"type", "name", "source", "sha256", "contract", "image_tag",
 		"timeout_seconds", "load_timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation", "on_exception",
 		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls",
-		"calculate_output", "graders")
+		"calculate_output", "graders",
+		"platform", "metric_id", "metrics", "max_model_calls", "model_access", "target_field")
 	if !ok {
 		return g
 	}
 	s.require("type")
 	g.Type, _ = s.enum("type", "python", TypeScoreModel, TypeLabelModel, TypeMulti)
+	if g.Type != "python" {
+		// MKA1's contract is a Python grader's; a model or multi grader
+		// is OpenAI's shape.
+		s.forbid("a "+g.Type+" grader (grader.platform and MKA1's keys are a python grader's)", append([]string{"platform"}, mka1Keys()...)...)
+	}
 	if g.Type == TypeMulti {
 		d.multiGrader(s, &g)
 		return g
@@ -294,9 +301,7 @@ func (d *decoder) grader(top *section) Grader {
 		base := path.Base(g.Source)
 		g.Name = strings.TrimSuffix(base, path.Ext(base))
 	}
-	if v, ok := s.enum("contract", "sample", "batch"); ok {
-		g.Contract = v
-	}
+	d.platform(s, &g)
 	g.ImageTag, _ = s.str("image_tag")
 	if v, ok := s.integer("timeout_seconds", 1, MaxTimeoutSeconds); ok {
 		g.TimeoutSeconds = v
@@ -328,7 +333,7 @@ func (d *decoder) gate(top *section) Gate {
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
 		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline",
-		"confidence", "repeats", "metamorphic", "builtin_canaries", "weakening_reason")
+		"confidence", "repeats", "metamorphic", "builtin_canaries", "weakening_reason", "metrics")
 	if !ok {
 		return g
 	}
@@ -404,6 +409,9 @@ func (d *decoder) gate(top *section) Gate {
 	}
 	if n := s.node("slices"); n != nil {
 		g.Slices = d.slices(n, g.MinPassRate)
+	}
+	if n := s.node("metrics"); n != nil {
+		g.Metrics = d.gateMetrics(n)
 	}
 	return g
 }

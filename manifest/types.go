@@ -175,6 +175,24 @@ type Grader struct {
 	// Multi holds a multi grader's formula and its local sub-graders; nil
 	// otherwise. Its Python sub-grader is this Grader's Source.
 	Multi *MultiGrader `json:"multi,omitempty"`
+
+	// Platform is grader.platform: "" for PlatformOpenAI (the default)
+	// or PlatformMKA1, whose grader contract the grader follows.
+	Platform string `json:"platform,omitempty"`
+	// ModelBacked is set under platform mka1 by contract model_backed or
+	// model_access: mka1: grade takes ctx, whose model calls the gate
+	// makes. Contract then reads "sample".
+	ModelBacked bool `json:"model_backed,omitempty"`
+	// MaxModelCalls is max_model_calls (platform mka1): the model calls
+	// one grader execution may make through ctx, 0..500; default 64.
+	MaxModelCalls int `json:"max_model_calls,omitempty"`
+	// Metrics are grader.metrics (platform mka1): the declared aggregate
+	// metric ids; grade_batch's other metrics are dropped. nil: every
+	// metric is kept.
+	Metrics []string `json:"metrics,omitempty"`
+	// TargetField is grader.target_field (platform mka1): the dataset
+	// field that fills item["target"]; "" for the default order.
+	TargetField string `json:"target_field,omitempty"`
 }
 
 // Canary is one known input whose grade is known in advance.
@@ -232,6 +250,9 @@ type Gate struct {
 	// the base manifest's, so a reason written for one change does not
 	// acknowledge the next.
 	WeakeningReason string `json:"weakening_reason,omitempty"`
+	// Metrics is gate.metrics: bounds on grade_batch's aggregate metrics
+	// (platform mka1, contract batch), sorted by name.
+	Metrics []MetricRule `json:"metrics,omitempty"`
 }
 
 // Switch is a check that is on by default (the zero Switch) and switched

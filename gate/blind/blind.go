@@ -92,8 +92,10 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	}
 	for i, c := range cs {
 		// A built-in negative may rightly make the grader raise, which
-		// would fail a whole batch.
-		if (c.ExpectError || i >= len(m.Canaries)) && m.Grader.Contract == "batch" {
+		// would fail a whole batch; and an aggregate grader's batch is the
+		// dataset's cases and nothing else: its metrics are over them, so
+		// every canary is a batch of its own.
+		if ((c.ExpectError || i >= len(m.Canaries)) && m.Grader.Contract == "batch") || m.Grader.Aggregate() {
 			b.after[i] = -1
 			continue
 		}
@@ -153,11 +155,13 @@ func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
 	return b.Task(i), i, true
 }
 
-// alone lists the canaries graded as batches of one.
+// Alone lists the canaries graded as batches of one that have no outcome
+// yet. Recording one may place its derived variants, alone too: the caller
+// asks again until none is left.
 func (b *Canaries) Alone() []int {
 	var out []int
 	for i, a := range b.after {
-		if a == -1 {
+		if a == -1 && !b.got[i] {
 			out = append(out, i)
 		}
 	}

@@ -211,6 +211,12 @@ func (d *deriver) derive(from string, pol metamorphic.Polarity, sample, item jso
 	base := metamorphic.Outcome{Class: string(o.Class), Score: o.Score}
 	var out []derivedCanary
 	for _, v := range metamorphic.Derive(metamorphic.Base{Polarity: pol, Sample: sample, Item: item, Reads: reads, Reference: ref}, d.m.Gate.Metamorphic.On) {
+		if d.m.Grader.Platform == manifest.PlatformMKA1 && outputText(v.Sample) != outputText(sample) {
+			// Under MKA1's contract extracted_output is what its extraction
+			// made of output_text: a variant's new output has no stored
+			// extraction, so it defaults to the new output_text.
+			v.Sample = withoutKey(v.Sample, "extracted_output")
+		}
 		out = append(out, derivedCanary{from: from, v: v, base: base, tolerance: tolerance})
 	}
 	return out

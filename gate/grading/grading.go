@@ -75,6 +75,17 @@ type Outcome struct {
 	// Preprocess marks an error of the preprocessor (it raised, returned
 	// what is not a row, or ran past its time), not of the grader.
 	Preprocess bool
+	// Batch is the grade_batch call's report (metrics) under MKA1's
+	// contract, shared by every outcome of the batch; nil otherwise, and
+	// when the batch as a whole was not a valid return.
+	Batch *BatchReport
+	// DroppedScores are the score keys MKA1's rules dropped from the
+	// grader's return (a non-finite or non-numeric value), with why.
+	DroppedScores []string
+	// ExtractedOutput is the extracted_output a batch update replaced the
+	// sample's with (MKA1's contract), as JSON (a string or null); nil
+	// when none did.
+	ExtractedOutput json.RawMessage
 }
 
 // CaseError describes why a task did not produce a valid score.
@@ -158,4 +169,15 @@ func ErrorOf(o Outcome) *CaseError {
 	e := *o.Error
 	e.Class = o.Class
 	return &e
+}
+
+// BatchReport is what one grade_batch call returned beside its cases'
+// scores, under MKA1's contract: the aggregate metrics it kept and the ones
+// it dropped (non-finite, or undeclared by grader.metrics), and how many
+// cases the batch held. Every outcome of the batch points at the same
+// report.
+type BatchReport struct {
+	Metrics map[string]float64
+	Dropped []string
+	Cases   int
 }

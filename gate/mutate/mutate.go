@@ -118,9 +118,12 @@ type Report struct {
 	EquivalentSuspect int `json:"equivalent_suspect"`
 	// KilledByCanary counts the killed mutants at least one canary
 	// noticed; KilledByCaseOnly those only labeled cases noticed.
-	KilledByCanary   int      `json:"killed_by_canary"`
-	KilledByCaseOnly int      `json:"killed_by_case_only"`
-	Mutants          []Mutant `json:"mutants"`
+	KilledByCanary   int `json:"killed_by_canary"`
+	KilledByCaseOnly int `json:"killed_by_case_only"`
+	// KilledByMetric counts the killed mutants that only a gate.metrics
+	// gate noticed (aggregate.go).
+	KilledByMetric int      `json:"killed_by_metric,omitempty"`
+	Mutants        []Mutant `json:"mutants"`
 	// Excluded lists every line a no-mutate pragma keeps from being
 	// mutated, with its reason.
 	Excluded []Exclusion `json:"excluded"`
@@ -141,6 +144,9 @@ type Report struct {
 	// their label, on the unmutated grader.
 	Canaries int `json:"-"`
 	Cases    int `json:"-"`
+	// MetricGates counts the gate.metrics gates the unmutated grader's
+	// metrics meet, which could kill a mutant too.
+	MetricGates int `json:"-"`
 	// Blind names the canaries and labeled cases left out because the
 	// unmutated grader already fails them.
 	Blind []string `json:"-"`
@@ -347,6 +353,7 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		Sites:                 gen.Sites,
 		Canaries:              s.liveCanaries(),
 		Cases:                 s.liveCases(),
+		MetricGates:           count(s.liveMetric),
 		Blind:                 s.blind(),
 	}
 	graded, err := s.gradeMutants(ctx, rep.Mutants, factories, partOf, budget, concurrent)
@@ -379,6 +386,8 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 			rep.Killed++
 			if s.byCanary(mu.KilledBy) {
 				rep.KilledByCanary++
+			} else if s.byMetricOnly(mu.KilledBy) {
+				rep.KilledByMetric++
 			} else {
 				rep.KilledByCaseOnly++
 			}
@@ -462,6 +471,11 @@ type suite struct {
 	liveCase  []bool
 	base      *graded // the unmutated grader's outcomes
 	threshold float64
+	// aggregate is an aggregate grader's batch of every case, when
+	// gate.metrics gates it (aggregate.go); liveMetric the gates the
+	// unmutated grader meets.
+	aggregate  []grading.Task
+	liveMetric []bool
 }
 
 func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
@@ -480,6 +494,7 @@ func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 		s.cases = append(s.cases, grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()})
 		s.labels = append(s.labels, *c.Label)
 	}
+	s.aggregate = aggregateTasks(m, cases)
 	return s
 }
 
@@ -487,6 +502,8 @@ func newSuite(m *manifest.Manifest, cases []dataset.Case) *suite {
 type graded struct {
 	canaries []grading.Outcome
 	cases    []grading.Outcome
+	// batch is the aggregate batch's report (metrics); nil without one.
+	batch *grading.BatchReport
 }
 
 // forker is a runner that grades another source in processes forked from
@@ -548,7 +565,14 @@ func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) 
 	// run at once to keep the pool busy.
 	var g graded
 	var wg sync.WaitGroup
-	var canErr, caseErr error
+	var canErr, caseErr, aggErr error
+	if len(s.aggregate) > 0 {
+		wg.Go(func() {
+			var o []grading.Outcome
+			o, aggErr = grading.GradeTasks(ctx, r, s.aggregate)
+			g.batch = batchOf(o)
+		})
+	}
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -559,7 +583,7 @@ func (s *suite) gradeOn(ctx context.Context, r grading.Runner) (*graded, error) 
 		g.cases, caseErr = grading.GradeTasks(ctx, r, s.cases)
 	}()
 	wg.Wait()
-	if err := errors.Join(canErr, caseErr); err != nil {
+	if err := errors.Join(canErr, caseErr, aggErr); err != nil {
 		return nil, err
 	}
 	return &g, nil
@@ -576,6 +600,7 @@ func (s *suite) calibrate(base *graded) {
 	for i, o := range base.cases {
 		s.liveCase[i] = !s.caseDisagrees(i, o)
 	}
+	s.liveMetric = s.liveMetrics(base.batch)
 }
 
 // canaryFails reports whether canary i fails among one source's outcomes
@@ -613,7 +638,7 @@ func (s *suite) killers(g *graded) []string {
 			out = append(out, s.cases[i].ID)
 		}
 	}
-	return out
+	return append(out, s.metricKillers(g.batch)...)
 }
 
 // changed says whether a check's outcome differs from the unmutated

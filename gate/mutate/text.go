@@ -158,7 +158,11 @@ func mdRow(b *bytes.Buffer, cells []string, header bool) {
 func (r *Report) counts() string {
 	s := fmt.Sprintf("%d killed, %d survived of %d mutants", r.Killed, r.Survived, len(r.Mutants))
 	if r.Killed > 0 {
-		s += fmt.Sprintf(" (%d by a canary, %d by labeled cases only)", r.KilledByCanary, r.KilledByCaseOnly)
+		s += fmt.Sprintf(" (%d by a canary, %d by labeled cases only", r.KilledByCanary, r.KilledByCaseOnly)
+		if r.KilledByMetric > 0 {
+			s += fmt.Sprintf(", %d by gate.metrics only", r.KilledByMetric)
+		}
+		s += ")"
 	}
 	if r.EquivalentSuspect > 0 {
 		s += fmt.Sprintf(", %d equivalent-suspect (did not load or raised on every input), counted as not killed", r.EquivalentSuspect)
@@ -233,7 +237,15 @@ func (r *Report) notes() []string {
 	if len(r.Mutants) == 0 {
 		out = append(out, "no mutation site was found, so the score is 0: nothing showed that the canaries can catch a defect")
 	}
-	out = append(out, fmt.Sprintf("checks that can kill a mutant: %d canaries and %d labeled cases", r.Canaries, r.Cases))
+	checks := fmt.Sprintf("checks that can kill a mutant: %d canaries and %d labeled cases", r.Canaries, r.Cases)
+	if r.MetricGates > 0 {
+		gates := "gates"
+		if r.MetricGates == 1 {
+			gates = "gate"
+		}
+		checks += fmt.Sprintf(", and %d gate.metrics %s over every case", r.MetricGates, gates)
+	}
+	out = append(out, checks)
 	if len(r.Blind) > 0 {
 		out = append(out, fmt.Sprintf("left out because the unmutated grader already fails them: %s", list(r.Blind, 10)))
 	}

@@ -297,6 +297,9 @@ func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	for _, l := range repeatLines(res) {
 		ew.printf("%s\n", oneLine(l))
 	}
+	for _, l := range MetricLines(res.Metrics) {
+		ew.printf("%s\n", oneLine(l))
+	}
 	baselineHuman(ew, res.Baseline)
 	return err
 }

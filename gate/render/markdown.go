@@ -433,7 +433,7 @@ func resultSections(res *results.Results, opts MarkdownOptions) []mdSection {
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
 			rateCI(res.Overall.PassRate, res.Overall.MinPassRate, res.Overall.CI), pctDigits(res.Overall.MinPassRate, 1),
 			mdStatus(res.Overall.Status)) +
-		mdFamilyLine(res) + mutationLine(res),
+		mdFamilyLine(res) + mutationLine(res) + mdMetricLines(res),
 	})
 
 	if len(res.Slices) > 0 {
@@ -680,4 +680,16 @@ func summaryText(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// mdMetricLines are MetricLines as markdown lines under the counts.
+func mdMetricLines(res *results.Results) string {
+	var b strings.Builder
+	for i, l := range MetricLines(res.Metrics) {
+		if i == 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s<br>\n", md(strings.TrimSpace(l)))
+	}
+	return b.String()
 }

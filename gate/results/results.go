@@ -115,6 +115,9 @@ type Results struct {
 	// Labels holds the cases whose labels are in doubt or do not gate,
 	// and the reviewers' agreement; nil when the dataset has no labels.
 	Labels *Labels `json:"labels,omitempty"`
+	// Metrics are a batch grader's aggregate metrics (MKA1's contract) and
+	// gate.metrics's gates; nil when the run has neither.
+	Metrics *Metrics `json:"metrics,omitempty"`
 
 	// CasesNotKept counts the case rows that are not in Cases because a
 	// streamed run kept in memory only those the reports show; WriteJSON
@@ -322,21 +325,27 @@ type CanaryResult struct {
 
 // CaseResult is one intended case's outcome.
 type CaseResult struct {
-	CaseID       string             `json:"case_id"`
-	Slices       []string           `json:"slices"`
-	Family       string             `json:"family"`
-	Status       string             `json:"status"` // pass | fail | error | omitted
-	Reason       string             `json:"reason,omitempty"`
-	Class        grading.Class      `json:"class"` // null for omitted cases
-	Score        *float64           `json:"score"`
-	Scores       map[string]float64 `json:"scores"`
-	Judge        json.RawMessage    `json:"judge"`
-	HumanScore   *int               `json:"human_score"`
-	Error        *grading.CaseError `json:"error"`
-	Output       string             `json:"output,omitempty"`
-	DurationMS   float64            `json:"duration_ms"`
-	SampleSHA256 string             `json:"sample_sha256"`
-	Line         int                `json:"line"`
+	CaseID string             `json:"case_id"`
+	Slices []string           `json:"slices"`
+	Family string             `json:"family"`
+	Status string             `json:"status"` // pass | fail | error | omitted
+	Reason string             `json:"reason,omitempty"`
+	Class  grading.Class      `json:"class"` // null for omitted cases
+	Score  *float64           `json:"score"`
+	Scores map[string]float64 `json:"scores"`
+	Judge  json.RawMessage    `json:"judge"`
+	// DroppedScores are the score keys MKA1's rules dropped from the
+	// grader's return (not finite, not a number), with why.
+	DroppedScores []string `json:"dropped_scores,omitempty"`
+	// ExtractedOutput is the extracted_output grade_batch replaced the
+	// sample's with (MKA1's contract): a JSON string or null.
+	ExtractedOutput json.RawMessage    `json:"extracted_output,omitempty"`
+	HumanScore      *int               `json:"human_score"`
+	Error           *grading.CaseError `json:"error"`
+	Output          string             `json:"output,omitempty"`
+	DurationMS      float64            `json:"duration_ms"`
+	SampleSHA256    string             `json:"sample_sha256"`
+	Line            int                `json:"line"`
 	// Repeats is how many times a model grader was asked the case
 	// (gate.repeats) when more than once, and RepeatsDisagree whether the
 	// asks fell on both sides of the pass threshold; the status is the

@@ -99,10 +99,10 @@ func (s *Spool) Write(id string, b []byte) error {
 // appendCaseIndented appends the row as add's slow path formats it (the
 // row's MarshalJSON, indented inside the document, after ",\n" when not
 // first), for the rows every run has by the thousand: plain ASCII strings,
-// finite numbers, no error, no judge. ok is false for any other row, which
+// finite numbers, no error, no judge, no dropped scores. ok is false for any other row, which
 // the slow path then formats; a test holds the two to the same bytes.
 func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bool) {
-	if c.Error != nil || c.Judge != nil {
+	if c.Error != nil || c.Judge != nil || c.DroppedScores != nil || c.ExtractedOutput != nil {
 		return b, false
 	}
 	const in1, in2 = caseIndent + "  ", caseIndent + "    "

@@ -47,6 +47,8 @@ func FillCase(row *results.CaseResult, o grading.Outcome, g manifest.Grader) {
 	}
 	row.Score = o.Score
 	row.Scores = o.Scores
+	row.DroppedScores = o.DroppedScores
+	row.ExtractedOutput = o.ExtractedOutput
 	row.Status = results.StatusFail
 	if *o.Score >= g.PassThreshold {
 		row.Status = results.StatusPass

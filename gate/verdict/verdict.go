@@ -62,6 +62,9 @@ type Evidence struct {
 	// Notes are findings reported after every other and weighed by no
 	// rule (a determinism check that could not ask the model again).
 	Notes []manifest.Finding
+	// Metrics are the aggregate metrics of a batch grader under MKA1's
+	// contract, which gate.metrics gates; nil for none.
+	Metrics *results.Metrics
 }
 
 // Verdict is what Decide concludes.
@@ -75,6 +78,9 @@ type Verdict struct {
 	// Confidence is the level and the rule the intervals were read with.
 	Confidence manifest.Confidence
 	Labels     *results.Labels
+	// Metrics is the metrics block with gate.metrics decided; nil when
+	// the run has neither.
+	Metrics *results.Metrics
 }
 
 // Warning codes beyond the finding codes, which warn findings keep.
@@ -188,6 +194,7 @@ func Decide(g manifest.Gate, ev Evidence) Verdict {
 		v.Labels = d.labelsBlock(v.Slices)
 		d.labelRules(v.Slices, v.Labels)
 		d.calibration()
+		v.Metrics = d.metrics()
 	}
 
 	sortReasons(d.reasons)
@@ -212,6 +219,7 @@ func reasonRank(code string) int {
 		results.ReasonCanaryFailed, results.ReasonMetamorphicViolation, results.ReasonNondeterministicGrader, results.ReasonOmittedCases, results.ReasonUnevaluableCases,
 		results.ReasonSliceBelowThreshold, results.ReasonSliceInconclusive, results.ReasonSliceTooSmall, results.ReasonOverallBelowThreshold, results.ReasonRegressedVsBaseline,
 		results.ReasonGraderChangedVsBaseline, results.ReasonFalsePass, results.ReasonFalseFail, results.ReasonAgreementBelowThreshold, results.ReasonMutantsSurvived,
+		results.ReasonMetricMissing, results.ReasonMetricNotShardable, results.ReasonMetricBelowThreshold, results.ReasonMetricAboveThreshold,
 	}
 	if i := slices.Index(order, code); i >= 0 {
 		return i

@@ -84,6 +84,32 @@ type Config struct {
 	// Preprocess, when set, runs before the grader on every task's item
 	// (canaries' too), in the same process.
 	Preprocess *Preprocess
+	// MKA1, when set, runs the grader under MKA1's contract
+	// (grader.platform: mka1): its sample and item shapes, return rules
+	// and batch shape. nil: OpenAI's.
+	MKA1 *MKA1
+}
+
+// MKA1 is what MKA1's contract fills in that gradegate's stored samples
+// may lack. The worker reads it as JSON (worker.py, mka1_*).
+type MKA1 struct {
+	// TaskID and RunID fill sample["task_id"], item["task_id"] and
+	// sample["run_id"] when the stored sample has none.
+	TaskID string `json:"task_id"`
+	RunID  string `json:"run_id"`
+	// Model fills sample["model"] when the stored sample has none.
+	Model string `json:"model,omitempty"`
+	// TargetField is the item field that fills item["target"]; "" for the
+	// worker's default order.
+	TargetField string `json:"target_field,omitempty"`
+	// Metrics are the declared metric ids: grade_batch's others are
+	// dropped. nil keeps every metric.
+	Metrics []string `json:"metrics"`
+}
+
+// shape is how the pool writes its requests.
+func (c Config) shape() requestShape {
+	return requestShape{contract: c.Contract, caseIDs: c.MKA1 != nil}
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says

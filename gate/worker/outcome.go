@@ -33,8 +33,10 @@ func (p *Pool) outcomes(pr *proc, r *response, j *request, elapsed time.Duration
 	}
 	// The batch ran as one call: its output and time belong to every case.
 	outs := make([]grading.Outcome, len(j.seqs))
+	report := batchReport(r)
 	for k := range r.Results {
 		outs[k] = p.caseOutcome(&r.Results[k], out, dur)
+		outs[k].Batch = report
 	}
 	return outs
 }
@@ -67,6 +69,8 @@ func (p *Pool) caseOutcome(r *response, output string, dur float64) grading.Outc
 			if len(r.Judge) > 0 && string(r.Judge) != "null" {
 				o.Judge = r.Judge
 			}
+			o.DroppedScores = droppedScores(r)
+			o.ExtractedOutput = extractedOutput(r)
 			return o
 		}
 		o.Class = grading.ClassWorkerCrash

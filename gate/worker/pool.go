@@ -175,6 +175,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Preprocess != nil {
 		fields["preprocess"] = cfg.Preprocess.initField()
 	}
+	if cfg.MKA1 != nil {
+		fields["mka1"] = cfg.MKA1
+	}
 	initMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)

@@ -85,7 +85,7 @@ func NewPortable(ctx context.Context, cfg Config) (*PortablePool, error) {
 	if err != nil {
 		return nil, err
 	}
-	initMsg, err := json.Marshal(map[string]any{
+	fields := map[string]any{
 		"op":       "init",
 		"source":   cfg.Source, // base64: the bytes may be in any encoding a coding cookie declares
 		"name":     cfg.SourceName,
@@ -101,7 +101,11 @@ func NewPortable(ctx context.Context, cfg Config) (*PortablePool, error) {
 		// Windows has no rlimits), and the pool does not pretend to a limit.
 		"set_rlimit_as":  false,
 		"network_denied": false,
-	})
+	}
+	if cfg.MKA1 != nil {
+		fields["mka1"] = cfg.MKA1
+	}
+	initMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
 	}
@@ -479,7 +483,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 // of BatchSize, or one batch when it is 0.
 func (p *PortablePool) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
 	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (grading.Task, bool, error), emit func(int, grading.Outcome) error, batch int) error {
-		return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, p.cfg.Workers, batch, next, emit)
+		return streamOn(ctx, p, p.cfg.shape(), p.cfg.Workers, p.cfg.Workers, batch, next, emit)
 	})
 }
 
@@ -491,7 +495,7 @@ func (p *PortablePool) Stream(ctx context.Context, next func() (grading.Task, bo
 		batch = DefaultStreamBatch
 	}
 	// One request in flight per process: the feeder keeps one ready each.
-	return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, p.cfg.Workers, batch, next, emit)
+	return streamOn(ctx, p, p.cfg.shape(), p.cfg.Workers, p.cfg.Workers, batch, next, emit)
 }
 
 // serve grades requests on slot s until reqs closes or ctx ends, starting

@@ -28,8 +28,10 @@ func portableOutcomes(cfg *Config, r *response, req *request, output string, dur
 		return outs
 	}
 	// The batch ran as one call: its output and time belong to every case.
+	report := batchReport(r)
 	for k := range r.Results {
 		outs[k] = portableCaseOutcome(cfg, &r.Results[k], output, dur)
+		outs[k].Batch = report
 	}
 	return outs
 }
@@ -52,6 +54,8 @@ func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) g
 			if len(r.Judge) > 0 && string(r.Judge) != "null" {
 				o.Judge = r.Judge
 			}
+			o.DroppedScores = droppedScores(r)
+			o.ExtractedOutput = extractedOutput(r)
 			return o
 		}
 		o.Class = grading.ClassWorkerCrash

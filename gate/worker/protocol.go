@@ -71,11 +71,25 @@ func appendRaw(b []byte, m json.RawMessage) []byte {
 	return append(b, m...)
 }
 
-func taskRequest(seq int, t grading.Task) *request {
+// requestShape is how a pool's requests are written: one task each or
+// batches (contract), and whether a task's request names its case
+// (caseIDs: MKA1's sample_id is derived from it).
+type requestShape struct {
+	contract string
+	caseIDs  bool
+}
+
+func taskRequest(seq int, t grading.Task, caseID bool) *request {
 	id := rand.Int64()
 	b := make([]byte, 0, len(t.Sample)+len(t.Item)+48)
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, id, 10)
+	if caseID {
+		if cid, err := json.Marshal(t.ID); err == nil {
+			b = append(b, `,"case_id":`...)
+			b = append(b, cid...)
+		}
+	}
 	b = append(b, `,"sample":`...)
 	b = appendRaw(b, t.Sample)
 	b = append(b, `,"item":`...)
@@ -138,6 +152,15 @@ type response struct {
 	Output     string     `json:"output"`
 	OutputCut  int        `json:"output_cut"`
 	Results    []response `json:"results"` // batch: one per case, in order
+	// Metrics and MetricsDropped are a batch's aggregate metrics under
+	// MKA1's contract; Dropped are a result's score keys its rules
+	// dropped.
+	Metrics        map[string]float64 `json:"metrics"`
+	MetricsDropped []string           `json:"metrics_dropped"`
+	Dropped        []string           `json:"dropped"`
+	// ExtractedOutput is a batch update's replacement of the sample's
+	// extracted_output (a JSON string or null); nil when not replaced.
+	ExtractedOutput json.RawMessage `json:"extracted_output"`
 	// Reads are the item keys the grade read, when the request asked.
 	Reads []string `json:"reads"`
 	// Pre marks a result the preprocessor caused (it raised, returned what
@@ -278,7 +301,7 @@ func tracebackLine(output []byte, sourceName string) int {
 // feed pulls tasks from next and turns them into requests, batch tasks at a
 // time under the batch contract. It closes out when next is done, and
 // reports next's error through fail.
-func feed(ctx context.Context, contract string, next func() (grading.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
+func feed(ctx context.Context, shape requestShape, next func() (grading.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
 	defer close(out)
 	seq := 0
 	send := func(r *request) bool {
@@ -313,8 +336,8 @@ func feed(ctx context.Context, contract string, next func() (grading.Task, bool,
 			flush()
 			return
 		}
-		if contract != ContractBatch {
-			if !send(taskRequest(seq, t)) {
+		if shape.contract != ContractBatch {
+			if !send(taskRequest(seq, t, shape.caseIDs)) {
 				return
 			}
 			seq++
@@ -400,7 +423,7 @@ type slotPool[S any] interface {
 // emit (one call at a time). next runs in a goroutine of its own; when the
 // stream stops early (an error, ctx ending) it is not waited for, and not
 // called again.
-func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, workers, ahead, batch int, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
+func streamOn[S any](ctx context.Context, pool slotPool[S], shape requestShape, workers, ahead, batch int, next func() (grading.Task, bool, error), emit func(seq int, o grading.Outcome) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	reqs := make(chan *request, ahead)
@@ -408,7 +431,7 @@ func streamOn[S any](ctx context.Context, pool slotPool[S], contract string, wor
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		feed(ctx, contract, next, batch, reqs, cancel)
+		feed(ctx, shape, next, batch, reqs, cancel)
 	}()
 
 	var emitMu sync.Mutex

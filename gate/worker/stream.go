@@ -46,7 +46,7 @@ func (p *Pool) Stream(ctx context.Context, next func() (grading.Task, bool, erro
 	// The feeder keeps requests ready for the windows: enough that a
 	// window is refilled at once, few enough that a stream of large tasks
 	// does not pile up in memory.
-	return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, streamAhead, batch, next, emit)
+	return streamOn(ctx, p, p.cfg.shape(), p.cfg.Workers, streamAhead, batch, next, emit)
 }
 
 // Grade grades tasks and returns one Outcome per task, in order. The error is
@@ -56,7 +56,7 @@ func (p *Pool) Stream(ctx context.Context, next func() (grading.Task, bool, erro
 // one batch when it is 0.
 func (p *Pool) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
 	return gradeTasks(tasks, p.cfg.BatchSize, func(next func() (grading.Task, bool, error), emit func(int, grading.Outcome) error, batch int) error {
-		return streamOn(ctx, p, p.cfg.Contract, p.cfg.Workers, streamAhead, batch, next, emit)
+		return streamOn(ctx, p, p.cfg.shape(), p.cfg.Workers, streamAhead, batch, next, emit)
 	})
 }
 

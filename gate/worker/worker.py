@@ -479,13 +479,18 @@ class ReadLog(dict):
     (items, values, iteration, a copy) counts as reading every key.
     """
 
-    __slots__ = ("reads",)
+    __slots__ = ("reads", "aliases")
 
     def __init__(self, d):
         dict.__init__(self, d)
         self.reads = []
+        # A key filled from another (MKA1's target from the row's answer)
+        # reads as that key, or as nothing (None) when no item key feeds it.
+        self.aliases = {}
 
     def _note(self, key):
+        if type(key) is str and key in self.aliases:
+            key = self.aliases[key]
         if type(key) is str and key not in self.reads and dict.__contains__(self, key):
             self.reads.append(key)
 
@@ -748,6 +753,154 @@ class Preprocessor:
                     % (len(value), len(items), unplaced[0], self.id_field))
             out = list(value)
         return out, None
+# MKA1's grader contract (grader.platform: mka1). What MKA1 hands its
+# graders, built from what gradegate stores: the sample gains the fields
+# MKA1 fills (extracted_output defaults to output_text; sample_id, task_id,
+# run_id and model from the init when the stored sample has none), the item
+# the convenience fields (target, reference_answer, prompt, task_id), and
+# the return rules are MKA1's (a dict's non-finite scores are dropped, not
+# fatal). Nothing stored is modified: the grader gets copies.
+
+# The item fields that fill item["target"] when grader.target_field names
+# none, first present wins.
+MKA1_TARGET_FIELDS = ("target", "reference_answer", "answer", "label", "expected", "expected_output")
+
+
+def mka1_text(value):
+    """A row value as MKA1 renders a target: text as it is, numbers as
+    Python prints them, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def mka1_target_field(item, conf):
+    """The item field that fills item["target"], or None."""
+    if not isinstance(item, dict):
+        return None
+    names = (conf["target_field"],) if conf.get("target_field") else MKA1_TARGET_FIELDS
+    for name in names:
+        if dict.get(item, name) is not None:
+            return name
+    return None
+
+
+def mka1_target(item, conf):
+    name = mka1_target_field(item, conf)
+    return None if name is None else mka1_text(dict.__getitem__(item, name))
+
+
+def mka1_sample(sample, item, case_id, conf):
+    """The sample grade(sample, item) gets under MKA1's contract."""
+    out = dict(sample) if isinstance(sample, dict) else {"output_text": sample}
+    out.setdefault("output_text", None)
+    out.setdefault("extracted_output", out["output_text"])
+    out.setdefault("model", conf.get("model") or None)
+    prompt = item.get("prompt") if isinstance(item, dict) else None
+    out.setdefault("prompt", prompt)
+    out.setdefault("task_id", conf.get("task_id"))
+    out.setdefault("run_id", conf.get("run_id"))
+    out.setdefault("sample_id", case_id)
+    return out
+
+
+def mka1_item(item, sample, conf):
+    """The item grade gets: the row, plus MKA1's convenience fields where
+    the row has none of its own."""
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    target = mka1_target(item, conf)
+    out.setdefault("target", target)
+    out.setdefault("reference_answer", target)
+    if "prompt" not in out:
+        out["prompt"] = sample.get("prompt") if isinstance(sample, dict) else None
+    out.setdefault("task_id", conf.get("task_id"))
+    return out
+
+
+def mka1_scores(scores):
+    """MKA1 keeps only finite numeric score values: the others are dropped
+    per key. Returns (kept, dropped descriptions)."""
+    kept, dropped = {}, []
+    for key, value in scores.items():
+        f, why = as_score(value)
+        if not isinstance(key, str):
+            dropped.append("%s (not a string key)" % short_repr(key))
+        elif why is not None:
+            dropped.append("%s: %s" % (key, why))
+        else:
+            kept[key] = f
+    return kept, dropped
+
+
+def mka1_classify(ret, metric):
+    """What grade returned, by MKA1's rules: a finite number is stored under
+    metric_id; a dict keeps its finite numeric scores and is invalid without
+    any; bools, strings, None and non-finite numbers are invalid."""
+    if isinstance(ret, dict):
+        scores = ret.get("scores")
+        if not isinstance(scores, dict):
+            return invalid("grade returned a dict without a \"scores\" dict, so without any finite numeric score: %s" % short_repr(ret))
+        kept, dropped = mka1_scores(scores)
+        if not kept:
+            return invalid("grade returned a dict without any finite numeric score: %s" % short_repr(scores))
+        if metric not in kept:
+            why = "scores has no finite %r (grader.metric_id); finite keys: %s" % (metric, short_repr(sorted(kept)))
+            if dropped:
+                why += "; dropped: %s" % "; ".join(dropped)
+            return invalid(why)
+        resp = {"class": "ok", "scores": kept, "judge": encode_judge(ret.get("judge"))}
+        if dropped:
+            resp["dropped"] = [clip(d, 200) for d in dropped]
+        return resp
+    f, why = as_score(ret)
+    if why is not None:
+        return invalid("grade returned %s, not a finite number or a dict with finite numeric \"scores\"" % why)
+    return {"class": "ok", "scores": {metric: f}}
+
+
+def mka1_flat(case, conf):
+    """One of the samples grade_batch(samples) gets under MKA1's contract."""
+    item = case["item"]
+    sample = mka1_sample(case["sample"], item, case["case_id"], conf)
+    stored = case["sample"] if isinstance(case["sample"], dict) else {}
+    scores = stored.get("scores")
+    return {
+        "sample_id": sample["sample_id"],
+        "task_id": sample["task_id"],
+        "model": sample["model"],
+        "prompt": sample["prompt"],
+        "target": mka1_target(item, conf),
+        "output_text": sample["output_text"],
+        "extracted_output": sample["extracted_output"],
+        "dataset_row": dict(item) if isinstance(item, dict) else item,
+        "response_id": stored.get("response_id"),
+        "scores": dict(scores) if isinstance(scores, dict) else {},
+        "judge": stored.get("judge"),
+    }
+
+
+def mka1_metrics(ret, declared):
+    """grade_batch's "metrics", by MKA1's rules: finite numbers kept, the
+    rest dropped and named; with declared metric ids, the undeclared ones
+    dropped too. Returns (metrics, dropped) or an invalid response."""
+    metrics = ret.get("metrics")
+    if metrics is None:
+        return {}, []
+    if not isinstance(metrics, dict):
+        return invalid("grade_batch returned \"metrics\" as %s %s, not a dict" % (type(metrics).__name__, short_repr(metrics))), None
+    kept, dropped = mka1_scores(metrics)
+    if declared is not None:
+        for key in sorted(k for k in kept if k not in declared):
+            del kept[key]
+            dropped.append("%s: not among grader.metrics" % key)
+    return kept, [clip(d, 200) for d in dropped]
 
 
 def dump_stack_on(signum):
@@ -780,6 +933,12 @@ class Worker:
         self.base_rss_kb = 0
         self.cases = 0
         self.pre = Preprocessor(init["preprocess"]) if init.get("preprocess") else None
+        # grader.platform mka1: the sample, item and return rules of MKA1's
+        # contract (mka1_*); None for OpenAI's.
+        self.mka1 = init.get("mka1")
+        # Whether this worker can hand grade a ctx (the gate's model
+        # broker); a grade that takes one is refused without it.
+        self.ctx = bool(init.get("ctx"))
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -803,20 +962,44 @@ class Worker:
             return resp
         want = "grade_batch" if self.contract == "batch" else "grade"
         fn = mod.__dict__.get(want)
+        err = self.check_signature(fn, want)
+        if err is not None:
+            return err
+        self.fn = fn
+        return None
+
+    def check_signature(self, fn, want):
+        """None when fn can be called the way this contract calls it, else
+        the load error that says how it cannot.
+
+        grade(sample, item) and grade_batch(samples) always. A grade that
+        also takes ctx (MKA1's model_backed contract) only where this
+        worker hands one over (init "ctx"); otherwise it is refused, never
+        called without it.
+        """
         if not callable(fn):
             usage = "grade_batch(samples)" if want == "grade_batch" else "grade(sample, item)"
             return {"class": "grader_exception", "type": "", "message": "%s defines no %s function" % (self.name, usage), "line": 0}
         n = 1 if want == "grade_batch" else 2
-        if not takes_positional(fn, n):
-            count = "one positional parameter (samples)" if n == 1 else "exactly two positional parameters (sample, item)"
+        line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
+        if takes_positional(fn, n):
+            return None
+        if self.mka1 is not None and takes_positional(fn, n + 1):
+            if self.ctx:
+                return None
             return {
                 "class": "grader_exception",
                 "type": "TypeError",
-                "message": "%s%s must take %s" % (want, signature_text(fn), count),
-                "line": getattr(getattr(fn, "__code__", None), "co_firstlineno", 0),
+                "message": "%s%s takes ctx, which needs the gate's model broker; this build of gradegate has none, so the grader cannot run" % (want, signature_text(fn)),
+                "line": line,
             }
-        self.fn = fn
-        return None
+        count = "one positional parameter (samples)" if n == 1 else "exactly two positional parameters (sample, item)"
+        return {
+            "class": "grader_exception",
+            "type": "TypeError",
+            "message": "%s%s must take %s" % (want, signature_text(fn), count),
+            "line": line,
+        }
 
     def call(self, req, check_children):
         """Runs one request in this process and returns its response."""
@@ -828,13 +1011,13 @@ class Worker:
         if pre is not None:
             resp = pre
         elif "batch" in req:
-            resp = self.call_batch(req["batch"]) if self.pre is None else self.call_batch_preprocessed(req["batch"])
+            resp = self.grade_batch_call(req["batch"]) if self.pre is None else self.call_batch_preprocessed(req["batch"])
         elif req.get("trace"):
             resp = self.call_traced(req)
         else:
             item = logged_item(req)
             try:
-                ret = self.fn(hosted_sample(req["sample"]), item)
+                ret = self.fn(*self.arguments(req, item))
             except BaseException as exc:
                 resp = self.exception(exc)
             else:
@@ -874,7 +1057,7 @@ class Worker:
 
         sys.setprofile(hook)
         try:
-            ret = self.fn(hosted_sample(req["sample"]), req["item"])
+            ret = self.fn(*self.arguments(req, req["item"]))
         except BaseException as exc:
             sys.setprofile(None)
             return self.exception(exc)
@@ -943,8 +1126,25 @@ class Worker:
         elif event == "resource.prlimit" and args and args[0] not in (0, os.getpgrp()) and len(args) > 2 and args[2] is not None:
             self.violation = "to change the resource limits of pid %s" % short_repr(args[0])
 
+    def arguments(self, req, item):
+        """grade's (sample, item): OpenAI's hosted shape, or MKA1's."""
+        if self.mka1 is None:
+            return hosted_sample(req["sample"]), item
+        sample = mka1_sample(req["sample"], req["item"], req.get("case_id"), self.mka1)
+        shaped = mka1_item(req["item"], sample, self.mka1)
+        if type(item) is ReadLog:
+            source = mka1_target_field(item, self.mka1)
+            for k, v in shaped.items():
+                if not dict.__contains__(item, k):
+                    dict.__setitem__(item, k, v)
+                    item.aliases[k] = source if k in ("target", "reference_answer") else None
+            shaped = item
+        return sample, shaped
+
     def classify(self, ret):
         try:
+            if self.mka1 is not None:
+                return mka1_classify(ret, self.metric)
             return classify(ret, self.metric)
         except BaseException as exc:  # e.g. a dict subclass whose get() raises
             return invalid("grade returned %s, which could not be read: %s: %s" % (type(ret).__name__, type(exc).__name__, exc))
@@ -971,7 +1171,7 @@ class Worker:
                     failed[i] = resp
         self.violation = None
         kept = [dict(c, item=row) for c, row in zip(batch, rows) if row is not None]
-        graded = self.call_batch(kept) if kept else {"class": "ok", "results": []}
+        graded = self.grade_batch_call(kept) if kept else {"class": "ok", "results": []}
         if graded.get("class") != "ok":
             whole = {k: v for k, v in graded.items() if k in ("class", "type", "message", "line")}
             graded = {"class": "ok", "results": [dict(whole) for _ in kept]}
@@ -981,6 +1181,10 @@ class Worker:
             for i, row in enumerate(rows)
         ]
         return graded
+
+    def grade_batch_call(self, batch):
+        """grade_batch over the batch, in the platform's shape."""
+        return self.call_batch_mka1(batch) if self.mka1 is not None else self.call_batch(batch)
 
     def call_batch(self, batch):
         try:
@@ -1015,6 +1219,84 @@ class Worker:
             else:
                 results.append(self.classify({"scores": entry.get("scores"), "judge": entry.get("judge")}))
         return {"class": "ok", "results": results}
+
+    def call_batch_mka1(self, batch):
+        """grade_batch(samples) under MKA1's contract: flat samples keyed by
+        sample_id; the reply's sample updates are applied by sample_id
+        (scores merged, judge and extracted_output replaced) before each
+        case is classified, and its metrics are kept (without the
+        undeclared ones). A reply that names a sample_id not in the batch,
+        names one twice, or has an update without one is invalid as a
+        whole: none of its updates can be trusted to belong to the sample
+        it names."""
+        conf = self.mka1
+        flat = [mka1_flat(c, conf) for c in batch]
+        ids = {}
+        for k, f in enumerate(flat):
+            sid = f["sample_id"]
+            if not isinstance(sid, str) or sid in ids:
+                return invalid("the stored samples' sample_id %s is %s: grade_batch's updates need one unique string per sample"
+                               % (short_repr(sid), "repeated" if sid in ids else "not a string"))
+            ids[sid] = k
+        try:
+            ret = self.fn(flat)
+        except BaseException as exc:
+            return self.exception(exc)
+        if not isinstance(ret, dict):
+            return invalid("grade_batch returned %s, not a dict with \"metrics\" and/or \"samples\"" % short_repr(ret))
+        metrics, dropped = mka1_metrics(ret, conf.get("metrics"))
+        if dropped is None:
+            return metrics
+        updates = ret.get("samples")
+        if updates is None:
+            updates = []
+        if not isinstance(updates, list):
+            return invalid("grade_batch returned \"samples\" as %s %s, not a list" % (type(updates).__name__, short_repr(updates)))
+        seen = set()
+        for u in updates:
+            sid = u.get("sample_id") if isinstance(u, dict) else None
+            if not isinstance(u, dict) or "sample_id" not in u:
+                return invalid("grade_batch returned a sample update without a sample_id: %s" % short_repr(u))
+            if not isinstance(sid, str) or sid not in ids:
+                return invalid("grade_batch returned an update for sample_id %s, which is not in the batch" % short_repr(sid))
+            if sid in seen:
+                return invalid("grade_batch returned more than one update for sample_id %r" % sid)
+            seen.add(sid)
+        bad, replaced = {}, set()
+        for u in updates:
+            f = flat[ids[u["sample_id"]]]
+            if "scores" in u and u["scores"] is not None:
+                if not isinstance(u["scores"], dict):
+                    bad[u["sample_id"]] = "the update's \"scores\" is %s %s, not a dict" % (type(u["scores"]).__name__, short_repr(u["scores"]))
+                    continue
+                f["scores"].update(u["scores"])
+            if "judge" in u:
+                f["judge"] = u["judge"]
+            if "extracted_output" in u:
+                if u["extracted_output"] is not None and not isinstance(u["extracted_output"], str):
+                    bad[u["sample_id"]] = "the update's extracted_output is %s, not a string or null" % short_repr(u["extracted_output"])
+                    continue
+                f["extracted_output"] = u["extracted_output"]
+                replaced.add(u["sample_id"])
+        results = []
+        for f in flat:
+            sid = f["sample_id"]
+            if sid in bad:
+                results.append(invalid("grade_batch: sample_id %r: %s" % (sid, bad[sid])))
+                continue
+            if not f["scores"]:
+                results.append(invalid("grade_batch gave sample_id %r no score (no update with scores, none stored); a case is gated by scores[%r] (grader.metric_id)" % (sid, self.metric)))
+                continue
+            r = self.classify({"scores": f["scores"], "judge": f["judge"]})
+            if sid in replaced:
+                # What the case row shows as the grader's extraction.
+                out = f["extracted_output"]
+                r["extracted_output"] = None if out is None else clip(out, 2000)
+            results.append(r)
+        resp = {"class": "ok", "results": results, "metrics": metrics}
+        if dropped:
+            resp["metrics_dropped"] = dropped
+        return resp
 
     def spawn(self):
         """Forks a child that waits for one request, then grades it.
@@ -1151,7 +1433,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
+            if not (self.fork or periodic or self.mka1 is not None or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()
