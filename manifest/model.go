@@ -131,7 +131,7 @@ func modelKeys() []string {
 
 // pythonKeys are the grader keys only a Python grader has.
 func pythonKeys() []string {
-	return []string{"source", "sha256", "contract", "image_tag", "memory_mb", "metric", "isolation", "load_timeout_seconds", "on_exception"}
+	return []string{"source", "sha256", "contract", "image_tag", "memory_mb", "metric", "isolation", "load_timeout_seconds", "on_exception", "max_model_calls"}
 }
 
 // forbid reports each present key as not belonging to what.

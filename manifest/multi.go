@@ -160,6 +160,7 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 		}
 	}
 	d.pythonScale(s, g)
+	d.maxModelCalls(s, g)
 	// Starting a grader process and loading its source: every python part.
 	if v, ok := s.integer("load_timeout_seconds", 1, MaxTimeoutSeconds); ok {
 		g.LoadTimeoutSeconds = v

@@ -103,7 +103,8 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 		return nil
 	}
 	top, ok := d.mapping(root, "", root.Line,
-		"version", "name", "dataset", "samples", "rubric", "grader", "canaries", "gate")
+		"version", "name", "dataset", "samples", "rubric", "grader", "canaries", "gate",
+		"judge_model", "embedding_model")
 	if !ok {
 		return nil
 	}
@@ -120,6 +121,7 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Samples = d.samples(top)
 	m.Rubric = d.rubric(top)
 	m.Grader = d.grader(top)
+	m.JudgeModel, m.EmbeddingModel = d.brokerModels(top)
 	m.Gate = d.gate(top)
 	d.checkRepeats(m)
 	if m.Gate.Calibration.CurrentLabelsOnly && (m.Rubric == nil || m.Rubric.Version == "") {
@@ -267,7 +269,7 @@ func (d *decoder) grader(top *section) Grader {
 		"type", "name", "source", "sha256", "contract", "image_tag",
 		"timeout_seconds", "load_timeout_seconds", "memory_mb", "metric", "pass_threshold", "isolation", "on_exception",
 		"model", "input", "range", "labels", "passing_labels", "sampling_params", "endpoint", "max_calls",
-		"calculate_output", "graders")
+		"calculate_output", "graders", "max_model_calls")
 	if !ok {
 		return g
 	}
@@ -291,7 +293,7 @@ func (d *decoder) grader(top *section) Grader {
 		base := path.Base(g.Source)
 		g.Name = strings.TrimSuffix(base, path.Ext(base))
 	}
-	if v, ok := s.enum("contract", "sample", "batch"); ok {
+	if v, ok := s.enum("contract", "sample", "batch", ContractModelBacked); ok {
 		g.Contract = v
 	}
 	g.ImageTag, _ = s.str("image_tag")
@@ -311,6 +313,7 @@ func (d *decoder) grader(top *section) Grader {
 	if v, ok := s.enum("isolation", "worker", "case"); ok {
 		g.Isolation = v
 	}
+	d.maxModelCalls(s, &g)
 	return g
 }
 

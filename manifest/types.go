@@ -27,6 +27,12 @@ type Manifest struct {
 	// relative to Dir; "" when the canaries are inline.
 	CanariesFile string `json:"canaries_file,omitempty"`
 	Gate         Gate   `json:"gate"`
+	// JudgeModel and EmbeddingModel resolve model="auto" (or no model) in
+	// a Python grader's ctx.responses_create and ctx.embeddings_create,
+	// and EmbeddingModel a text_similarity sub-grader's cosine; "" when
+	// not written.
+	JudgeModel     string `json:"judge_model,omitempty"`
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 
 	// Lines maps a dotted key path ("grader.sha256", "gate.slices.tone") to the
 	// line it was written on, so later findings can point at the manifest.
@@ -171,6 +177,10 @@ type Grader struct {
 	// Multi holds a multi grader's formula and its local sub-graders; nil
 	// otherwise. Its Python sub-grader is this Grader's Source.
 	Multi *MultiGrader `json:"multi,omitempty"`
+	// MaxModelCalls bounds the ctx calls (ctx.responses_create,
+	// ctx.embeddings_create) of one grader execution: one case under the
+	// sample contract, one batch under batch; default 64, 0..500.
+	MaxModelCalls int `json:"max_model_calls"`
 }
 
 // Canary is one known input whose grade is known in advance.

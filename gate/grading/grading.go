@@ -68,6 +68,9 @@ type Outcome struct {
 	// fell on both sides of grader.pass_threshold.
 	Repeats         int
 	RepeatsDisagree bool
+	// ModelCalls are the model calls the grader made through ctx for
+	// this task, in order; for a batch, every case of it carries them.
+	ModelCalls []ModelCall
 }
 
 // CaseError describes why a task did not produce a valid score.

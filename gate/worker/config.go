@@ -81,6 +81,13 @@ type Config struct {
 	// Without it a worker's process starts with the first request that
 	// needs it, and a short stream (canaries) starts none it does not use.
 	StartAll bool
+	// Broker makes the model calls the grader asks for through ctx
+	// (ctx.responses_create, ctx.embeddings_create); nil: a grader that
+	// calls gets a ModelCallError.
+	Broker grading.ModelBroker
+	// MaxModelCalls bounds the calls of one request (a case, or a batch)
+	// through Broker; past it the grader gets ModelCallBudgetExceeded.
+	MaxModelCalls int
 }
 
 // LoadError is returned by New when the grader cannot be loaded. Err says

@@ -171,6 +171,8 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		"set_rlimit_as": !cfg.Sandbox.Status().Rlimits,
 		// Whether a refused internet socket can be the sandbox's doing.
 		"network_denied": cfg.Sandbox.Status().Seccomp,
+		// Whether fd 5 and 6 carry model calls (calls.go).
+		"broker": cfg.Broker != nil,
 	}
 	initMsg, err := json.Marshal(fields)
 	if err != nil {
@@ -522,7 +524,21 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		ScratchBytes: p.cfg.ScratchBytes,
 	}
 	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir, p.cfg.HashSeed))
-	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup)
+	var calls *callPipes
+	if p.cfg.Broker != nil {
+		if calls, err = newCallPipes(); err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("worker: slot %d: %w", box, err), cleanup())
+		}
+	}
+	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup, calls)
+	if calls != nil {
+		calls.closeChild()
+		if err != nil {
+			calls.closeAll()
+		} else {
+			pr.calls = serveCalls(calls, p.cfg.Broker, p.cfg.MaxModelCalls)
+		}
+	}
 	if err != nil {
 		if cerr := cleanup(); cerr != nil {
 			err = errors.Join(err, cerr)

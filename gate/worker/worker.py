@@ -580,6 +580,131 @@ def dump_stack_on(signum):
     faulthandler.register(signum, file=sys.__stderr__, all_threads=True, chain=False)
 
 
+# Model calls from Python (ctx): the grader asks, the gate calls. The worker
+# writes one call per line to fd 5 and reads its answer from fd 6; the gate
+# holds the key, the cache and the budget, so the grader holds neither a key
+# nor a socket.
+CALL_FD = 5
+ANSWER_FD = 6
+ANSWER_LIMIT = 16 << 20
+
+
+class ModelCallError(Exception):
+    """A model call the gate refused or the API rejected; the grader may catch it."""
+
+
+class ModelCallBudgetExceeded(ModelCallError):
+    """The call would go past grader.max_model_calls for this execution."""
+
+
+class ModelCallNotRecorded(ModelCallError):
+    """A replay (mutation testing) met a call that was never recorded."""
+
+
+class GateFailure(BaseException):
+    """The gate could not make the call (network, key, a corrupt cache): the
+    run fails whatever the grader does with this."""
+
+
+class Record(dict):
+    """A model response: a dict, also read by attribute as the OpenAI SDK's
+    objects are (response.output_text, result.data[0].embedding)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def model_dump(self, *args, **kwargs):
+        return plain(self)
+
+    to_dict = model_dump
+
+    def model_dump_json(self, *args, **kwargs):
+        return json.dumps(plain(self))
+
+
+def as_record(value):
+    if type(value) is dict:
+        return Record((k, as_record(v)) for k, v in value.items())
+    if type(value) is list:
+        return [as_record(v) for v in value]
+    return value
+
+
+def plain(value):
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class Context:
+    """The grader's ctx: ctx.responses_create and ctx.embeddings_create."""
+
+    ModelCallError = ModelCallError
+    ModelCallBudgetExceeded = ModelCallBudgetExceeded
+    ModelCallNotRecorded = ModelCallNotRecorded
+
+    def __init__(self, available):
+        import _thread
+
+        self._available = available
+        self._lock = _thread.allocate_lock()
+        self._buf = b""
+        self.rid = 0
+
+    def responses_create(self, *args, **kwargs):
+        if args:
+            raise TypeError("ctx.responses_create takes keyword arguments only (model=..., input=...)")
+        return self._call("responses", kwargs)
+
+    def embeddings_create(self, *args, **kwargs):
+        if args:
+            raise TypeError("ctx.embeddings_create takes keyword arguments only (model=..., input=...)")
+        return self._call("embeddings", kwargs)
+
+    def _call(self, kind, kwargs):
+        if not self._available:
+            raise ModelCallError("model calls are not available to this grader process")
+        try:
+            line = json.dumps({"id": self.rid, "kind": kind, "args": kwargs}, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            raise TypeError("ctx.%s_create arguments must be JSON: %s" % (kind, exc)) from None
+        with self._lock:
+            write_all(CALL_FD, (line + "\n").encode("utf-8"))
+            answer = self._read()
+        if "ok" in answer:
+            return as_record(answer["ok"])
+        err = answer.get("error") or {}
+        kinds = {"ModelCallBudgetExceeded": ModelCallBudgetExceeded, "ModelCallNotRecorded": ModelCallNotRecorded}
+        if err.get("fatal"):
+            raise GateFailure(err.get("message", "the gate could not make the model call"))
+        raise kinds.get(err.get("type"), ModelCallError)(err.get("message", "the model call failed"))
+
+    def _read(self):
+        while b"\n" not in self._buf:
+            chunk = os.read(ANSWER_FD, 1 << 16)
+            if not chunk:
+                raise GateFailure("the gate closed the model call pipe")
+            self._buf += chunk
+            if len(self._buf) > ANSWER_LIMIT:
+                raise GateFailure("the gate's answer is over %d bytes" % ANSWER_LIMIT)
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+
+def takes_ctx(fn, n):
+    """Whether fn has a positional parameter after its n: ctx."""
+    code = getattr(fn, "__code__", None)
+    if isinstance(fn, types.FunctionType) and code is not None:
+        return code.co_argcount > n
+    return takes_positional(fn, n + 1) and not takes_positional(fn, n)
+
+
 class Worker:
     def __init__(self, init):
         self.name = init["name"]
@@ -602,6 +727,10 @@ class Worker:
         self.cpu_seconds = float(init.get("cpu_seconds") or 0)
         self.base_rss_kb = 0
         self.cases = 0
+        # ctx: set when grade takes it (load); its calls go to the gate
+        # only when the gate opened the call pipes (init "broker").
+        self.ctx = None
+        self.broker = bool(init.get("broker"))
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -625,8 +754,10 @@ class Worker:
             usage = "grade_batch(samples)" if want == "grade_batch" else "grade(sample, item)"
             return {"class": "grader_exception", "type": "", "message": "%s defines no %s function" % (self.name, usage), "line": 0}
         n = 1 if want == "grade_batch" else 2
+        if not takes_positional(fn, n) and takes_positional(fn, n + 1) or takes_positional(fn, n) and takes_ctx(fn, n):
+            fn = self.with_ctx(fn, n)
         if not takes_positional(fn, n):
-            count = "one positional parameter (samples)" if n == 1 else "exactly two positional parameters (sample, item)"
+            count = "one positional parameter (samples), or two with ctx" if n == 1 else "exactly two positional parameters (sample, item), or three with ctx"
             return {
                 "class": "grader_exception",
                 "type": "TypeError",
@@ -636,8 +767,17 @@ class Worker:
         self.fn = fn
         return None
 
+    def with_ctx(self, fn, n):
+        """fn called with the worker's ctx after its n arguments."""
+        self.ctx = ctx = Context(self.broker)
+        if n == 1:
+            return lambda samples: fn(samples, ctx)
+        return lambda sample, item: fn(sample, item, ctx)
+
     def call(self, req, check_children):
         """Runs one request in this process and returns its response."""
+        if self.ctx is not None:
+            self.ctx.rid = req.get("id", 0)
         self.capture.reset()
         self.violation = None
         self.spawned = False
@@ -933,7 +1073,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or "batch" in req or "trace" in req or "reads" in req):
+            if not (self.fork or periodic or self.ctx is not None or "batch" in req or "trace" in req or "reads" in req):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()
