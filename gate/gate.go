@@ -325,6 +325,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 		ev.ev.Judge = s.models.Usage()
 		ev.ev.JudgeLint = subGraderLint(s.Manifest)
 	}
+	addBrokerUsage(&ev.ev.Judge, s.broker)
 	g.ev = ev
 	return nil
 }

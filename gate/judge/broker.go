@@ -150,6 +150,7 @@ func (b *Broker) Call(ctx context.Context, kind string, args json.RawMessage) (j
 	tokens := callTokens(body)
 	call.InputTokens, call.OutputTokens = tokens.Input, tokens.Output
 	b.mu.Lock()
+	b.usage.WallMS += ms
 	if cached {
 		b.usage.Cached++
 		b.usage.CachedTokens.Input += tokens.Input

@@ -562,6 +562,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 	if res == gotLine {
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
+			pr.takesCtx = r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}

@@ -50,6 +50,8 @@ type proc struct {
 	cleanup func() error
 	guard   *sandbox.Guard // the group's total memory and scratch budgets; nil: none
 	calls   *callServer    // serves the grader's model calls; nil: none
+	// takesCtx: the loaded grader takes ctx, so its requests may call.
+	takesCtx bool
 
 	respBuf []byte
 	readBuf []byte // scratch for reads, allocated once per process

@@ -206,7 +206,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				return
 			}
 			r.queued = time.Now()
-			if pr.calls != nil {
+			if pr.calls != nil && pr.takesCtx {
 				pr.calls.open(r.id)
 			}
 			w.push(r)
@@ -363,7 +363,7 @@ func caseNames(ids []string) string {
 // takeCalls gives the outcomes of request id the model calls it made; the
 // error is the gate failing to make one.
 func takeCalls(pr *proc, id int64, outs []grading.Outcome) error {
-	if pr.calls == nil {
+	if pr.calls == nil || !pr.takesCtx {
 		return nil
 	}
 	calls, err := pr.calls.take(id)

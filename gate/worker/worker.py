@@ -1173,7 +1173,7 @@ class Worker:
                 gc.freeze()
             self.cases = 0
             self.base_rss_kb = rss_kb()
-            write_response({"op": "ready", "pid": os.getpid()})
+            write_response(ready_message(self))
             self.serve(requests)
         finally:
             os._exit(0)
@@ -1194,6 +1194,15 @@ class Worker:
                 "message": "the grader's result is %d bytes of JSON, past gradegate's limit of %d" % (len(data), RESULT_LIMIT),
             }) + "\n").encode("utf-8")
         return data
+
+
+def ready_message(worker):
+    """The answer to init once the grader loaded; "ctx" says its grade
+    takes ctx, so Go serves model calls for its requests."""
+    msg = {"op": "ready", "pid": os.getpid()}
+    if worker.ctx is not None:
+        msg["ctx"] = True
+    return msg
 
 
 def main():
@@ -1242,7 +1251,7 @@ def main():
         # child's garbage collection does not touch (and copy) their pages.
         gc.freeze()
     worker.base_rss_kb = rss_kb()
-    write_response({"op": "ready", "pid": os.getpid()})
+    write_response(ready_message(worker))
     worker.serve(requests)
 
 
