@@ -47,7 +47,8 @@ func newCommandDir(interpreter string) (string, error) {
 	return dir, nil
 }
 
-// shellQuote quotes s for sh: inside single quotes, each ' written '\”.
+// shellQuote quotes s for sh: in single quotes, each quote in s closed,
+// escaped and reopened.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
