@@ -257,7 +257,11 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gradi
 	for i, sg := range meteors {
 		meteor[sg.Name] = pools[python+i]
 	}
-	return grading.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models), g.Range), stop, nil
+	var broker grading.ModelBroker
+	if e.broker != nil {
+		broker = e.broker
+	}
+	return grading.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models, broker), g.Range), stop, nil
 }
 
 // meteorMissing is the refusal of a meteor text_similarity whose grader

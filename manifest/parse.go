@@ -122,6 +122,7 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Rubric = d.rubric(top)
 	m.Grader = d.grader(top)
 	m.JudgeModel, m.EmbeddingModel = d.brokerModels(top)
+	d.checkCosine(m)
 	m.Gate = d.gate(top)
 	d.checkRepeats(m)
 	if m.Gate.Calibration.CurrentLabelsOnly && (m.Rubric == nil || m.Rubric.Version == "") {
