@@ -176,8 +176,15 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 				mg.Python = sg.Name
 			}
 		}
-		if mg.Python == "" && len(mg.Graders) > 0 {
-			d.fail(n.Line, s.key("graders"), "needs a python sub-grader: gradegate gates a multi grader through its Python part (its canaries, calibration and mutation test)")
+		if mg.Python == "" {
+			// Written in the manifest alone: string_check, text_similarity
+			// and model sub-graders, graded by the gate itself.
+			for _, sg := range mg.Graders {
+				if sg.Type == SubTextSimilarity && sg.Metric == "meteor" {
+					key := PartKey(sg.Name) + ".evaluation_metric"
+					d.fail(d.lines[key], key, "meteor runs nltk in the sandbox beside a python sub-grader; this multi grader has none (choose another metric, or add a python sub-grader)")
+				}
+			}
 		}
 	}
 	if v, ok := s.integer("max_calls", 1, math.MaxInt); ok {

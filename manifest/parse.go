@@ -129,6 +129,10 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 		d.fail(d.lines["gate.calibration.current_labels_only"], "gate.calibration.current_labels_only",
 			"needs rubric.version: a label is current when its row's rubric version is rubric.version")
 	}
+	if mg := m.Grader.Multi; mg != nil && mg.Python == "" && m.Gate.MinMutationScore != nil {
+		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
+			"mutation testing does not apply to a multi grader without a python sub-grader: it has no source to mutate")
+	}
 	if m.Grader.Judge != nil && m.Gate.MinMutationScore != nil {
 		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
 			"mutation testing does not apply to a model grader (%s): it has no source to mutate; its canaries and calibration against human labels are what test it", m.Grader.Type)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gradegate/gradegate/gate/judge/judgetest"
 )
 
 const brokerExample = "../../testdata/examples/mka1-judge"
@@ -171,5 +175,91 @@ func TestBrokeredRun(t *testing.T) {
 	}
 	if fake.requests.Load() != sent {
 		t.Errorf("mutation testing sent %d requests; it must only replay", fake.requests.Load()-sent)
+	}
+}
+
+// localMulti is a multi grader written in the manifest alone, as real
+// teams publish them: a cosine text_similarity (embeddings asked by the
+// gate) and a string_check, no python sub-grader.
+const localMulti = `version: 1
+name: local-multi
+embedding_model: text-embedding-3-small
+dataset:
+  path: cases.jsonl
+  sha256: "%s"
+grader:
+  type: multi
+  pass_threshold: 0.9
+  range: [0, 1]
+  calculate_output: "0.5 * similar + 0.5 * mentions"
+  graders:
+    similar:
+      type: text_similarity
+      input: "{{sample.output_text}}"
+      reference: "{{item.reference_answer}}"
+      evaluation_metric: cosine
+      pass_threshold: 0.8
+    mentions:
+      type: string_check
+      input: "{{sample.output_text}}"
+      reference: "{{item.keyword}}"
+      operation: ilike
+canaries:
+  - {name: same, sample: {output_text: "Mars is red."}, item: {reference_answer: "Mars is red.", keyword: "Mars"}, expect: 1.0, tolerance: 0.001}
+  - {name: other, sample: {output_text: "Venus"}, item: {reference_answer: "Mars is red.", keyword: "Mars"}, expect: 0.2, tolerance: 0.2}
+gate:
+  min_pass_rate: 0.6
+  calibration: {max_false_pass: 0}
+`
+
+const localCases = `{"item": {"case_id": "a", "slice": "s", "human_score": 1, "reference_answer": "Mars is red.", "keyword": "Mars"}, "sample": {"output_text": "Mars is red."}}
+{"item": {"case_id": "b", "slice": "s", "human_score": 0, "reference_answer": "Mars is red.", "keyword": "Mars"}, "sample": {"output_text": "Venus is hot."}}
+{"item": {"case_id": "c", "slice": "s", "human_score": 1, "reference_answer": "Water boils at 100 C.", "keyword": "boils"}, "sample": {"output_text": "water boils at 100 c"}}
+`
+
+// TestLocalMulti: a multi grader without a python sub-grader is gated
+// through its whole output (canaries, calibration, determinism); its
+// cosine embeddings are recorded in the judge cache and replay offline.
+func TestLocalMulti(t *testing.T) {
+	fake := judgetest.New(t, func(string) string { return "" })
+	dir := t.TempDir()
+	sum := sha256.Sum256([]byte(localCases))
+	if err := os.WriteFile(filepath.Join(dir, "cases.jsonl"), []byte(localCases), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "gradegate.yaml")
+	if err := os.WriteFile(m, []byte(fmt.Sprintf(localMulti, hex.EncodeToString(sum[:]))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	first := filepath.Join(dir, "first.json")
+	code, out, errs := runCLI(t, judgeEnv("OPENAI_API_KEY", judgetest.Key, "OPENAI_BASE_URL", fake.URL()), "run", m, "--judge-cache", cache, "--results", first, "--canary-seed", "3")
+	if code != exitPass {
+		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errs)
+	}
+	if fake.Requests() == 0 || fake.BadAuth() != 0 {
+		t.Errorf("%d requests, %d without the key", fake.Requests(), fake.BadAuth())
+	}
+	fake.Close()
+	second := filepath.Join(dir, "second.json")
+	code, out, errs = runCLI(t, judgeEnv(), "run", m, "--judge-cache", cache, "--judge-cache-mode", "read", "--results", second, "--canary-seed", "3")
+	if code != exitPass {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errs)
+	}
+	a, b := readJudgeResults(t, first), readJudgeResults(t, second)
+	for i := range a.Cases {
+		ca, cb := a.Cases[i], b.Cases[i]
+		if ca.Status != cb.Status || ca.Score == nil || cb.Score == nil || *ca.Score != *cb.Score || len(cb.ModelCalls) != 1 || !cb.ModelCalls[0].Cached {
+			t.Errorf("%s: %s %v, replayed %s %v %+v", ca.CaseID, ca.Status, ca.Score, cb.Status, cb.Score, cb.ModelCalls)
+		}
+		if _, ok := ca.Scores["similar"]; !ok {
+			t.Errorf("%s: scores %v lack the cosine sub-grader", ca.CaseID, ca.Scores)
+		}
+	}
+	if b.Determinism == nil || len(b.Canaries) < 2 {
+		t.Errorf("determinism %+v, canaries %d", b.Determinism, len(b.Canaries))
+	}
+	if code, _, errs := runCLI(t, judgeEnv(), "mutate", m); code != exitInput || !strings.Contains(errs, "without a python sub-grader") {
+		t.Errorf("mutate: exit %d\n%s", code, errs)
 	}
 }
