@@ -6,11 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/judge/judgetest"
 )
 
 // echoBroker answers every call with its arguments, as a response whose
@@ -133,4 +137,50 @@ func TestModelCallsUnavailable(t *testing.T) {
 	if got[0].Class != grading.ClassGraderException || got[0].Error.Type != "ModelCallError" {
 		t.Errorf("outcome %+v %+v", got[0], got[0].Error)
 	}
+}
+
+// BenchmarkModelCall is the cost per case of a grader that makes one ctx
+// call, in the sandbox, through the gate's broker: against the fake
+// endpoint with the cache off, and replayed from the judge cache; beside
+// the same grader making no call.
+func BenchmarkModelCall(b *testing.B) {
+	sb, py := sandboxed(b)
+	fake := judgetest.New(b, func(string) string { return `{"verdict":"correct"}` })
+	const cases = 200
+	tasks := make([]grading.Task, cases)
+	for i := range tasks {
+		tasks[i] = task(fmt.Sprintf("c%d", i), map[string]any{"output_text": fmt.Sprintf("answer %d", i)})
+	}
+	const judged = "import json\ndef grade(sample, item, ctx):\n    r = ctx.responses_create(model='auto', input='Prediction: ' + sample['output_text'], temperature=0)\n    return 1.0 if json.loads(r['output_text'])['verdict'] == 'correct' else 0.0\n"
+	const plain = "import json\ndef grade(sample, item, ctx):\n    return 1.0 if sample['output_text'] else 0.0\n"
+	cache := &judge.Cache{Dir: b.TempDir()}
+	broker := func(key string, mode judge.CacheMode) grading.ModelBroker {
+		return judge.NewBroker(judge.BrokerConfig{
+			Config:     judge.Config{BaseURL: fake.URL(), APIKey: key, HTTPClient: &http.Client{}, Cache: cache, CacheMode: mode},
+			JudgeModel: "gpt-4.1-mini-2025-04-14",
+		})
+	}
+	run := func(b *testing.B, src string, br grading.ModelBroker) {
+		p := newPool(b, py, src, func(c *Config) {
+			c.Sandbox, c.Broker, c.MaxModelCalls, c.TimeoutSeconds = sb, br, 4, 30
+		})
+		for b.Loop() {
+			got, err := p.Grade(context.Background(), tasks)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got[0].Class != grading.ClassOK {
+				b.Fatalf("%+v", got[0].Error)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*cases)/1e3, "µs/case")
+	}
+	b.Run("no-call", func(b *testing.B) { run(b, plain, broker(judgetest.Key, judge.CacheOff)) })
+	b.Run("fake-endpoint", func(b *testing.B) { run(b, judged, broker(judgetest.Key, judge.CacheOff)) })
+	// Record every case once, then replay with no key.
+	rec := newPool(b, py, judged, func(c *Config) { c.Sandbox, c.Broker, c.MaxModelCalls = sb, broker(judgetest.Key, judge.CacheWrite), 4 })
+	if _, err := rec.Grade(context.Background(), tasks); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("replayed", func(b *testing.B) { run(b, judged, broker("", judge.CacheRead)) })
 }
