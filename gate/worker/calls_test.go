@@ -15,6 +15,7 @@ import (
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/judge/judgetest"
+	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
 // echoBroker answers every call with its arguments, as a response whose
@@ -86,12 +87,19 @@ def grade(sample, item, ctx):
     r = ctx.responses_create(model="auto", input=what)
     return 1.0 if r["output_text"] == what and r.output_text == what else 0.0
 `
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) { testModelCalls(t, sb, py, src, isolation) })
+	}
+}
+
+func testModelCalls(t *testing.T, sb *sandbox.Sandbox, py Python, src, isolation string) {
 	b := &echoBroker{}
 	p := newPool(t, py, src, func(c *Config) {
 		c.Sandbox = sb
 		c.Broker = b
 		c.MaxModelCalls = 3
 		c.TimeoutSeconds = 10
+		c.Isolation = isolation
 	})
 	tasks := []grading.Task{
 		task("plain", map[string]any{"what": "hello"}),

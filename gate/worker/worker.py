@@ -669,7 +669,7 @@ class Context:
 
     def _call(self, kind, kwargs):
         if not self._available:
-            raise ModelCallError("model calls are not available to this grader process")
+            raise ModelCallError("ctx model calls are not available here: they need gradegate's Linux worker pool, and this grader process has no model call pipes")
         try:
             line = json.dumps({"id": self.rid, "kind": kind, "args": kwargs}, allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError) as exc:
