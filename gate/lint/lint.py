@@ -162,6 +162,12 @@ def check_signature(tree, contract):
             "%s takes %d positional parameter%s (%s); the %s contract calls %s with exactly %d, or %d with ctx"
             % (name, len(pos), "" if len(pos) == 1 else "s", names, contract, call, params, params + 1),
         ))
+    if len(pos) == params + 1:
+        out.append(finding(
+            "hosted_limit", WARN, fn.lineno,
+            "%s takes ctx (%s): the hosted grader calls %s and has no ctx; its model calls are the gate's"
+            % (name, pos[-1].arg, call),
+        ))
     for arg, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
         if default is None:
             out.append(finding(

@@ -108,9 +108,10 @@ func TestGrader(t *testing.T) {
 			contains: "no module-level grade",
 		},
 		{
-			name:   "a third positional parameter is ctx",
-			source: "def grade(sample, item, ctx):\n    return sample['x']\n",
-			want:   []short{},
+			name:     "a third positional parameter is ctx",
+			source:   "def grade(sample, item, ctx):\n    return sample['x']\n",
+			want:     []short{{CodeHostedLimit, warn, 1}},
+			contains: "has no ctx",
 		},
 		{
 			name:     "four positional parameters",

@@ -192,3 +192,34 @@ func BenchmarkModelCall(b *testing.B) {
 	}
 	b.Run("replayed", func(b *testing.B) { run(b, judged, broker("", judge.CacheRead)) })
 }
+
+// TestModelCallsBatch: grade_batch(samples, ctx) asks through ctx, and
+// max_model_calls bounds the calls of the whole batch.
+func TestModelCallsBatch(t *testing.T) {
+	const src = `def grade_batch(samples, ctx):
+    out = []
+    for s in samples:
+        try:
+            r = ctx.responses_create(model="m", input=s["case_id"])
+            score = 1.0 if r.output_text == s["case_id"] else 0.0
+        except ctx.ModelCallBudgetExceeded:
+            score = 0.25
+        out.append({"case_id": s["case_id"], "scores": {"score": score}})
+    return {"samples": out}
+`
+	b := &echoBroker{}
+	p := newPool(t, python(t), src, func(c *Config) {
+		c.Contract = ContractBatch
+		c.Broker = b
+		c.MaxModelCalls = 2
+	})
+	got, err := p.Grade(context.Background(), []grading.Task{task("a", map[string]any{}), task("b", map[string]any{}), task("c", map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{1, 1, 0.25} {
+		if got[i].Class != grading.ClassOK || *got[i].Score != want || len(got[i].ModelCalls) != 3 {
+			t.Errorf("case %d: %s %v %+v, %d calls", i, got[i].Class, got[i].Score, got[i].Error, len(got[i].ModelCalls))
+		}
+	}
+}
