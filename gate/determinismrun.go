@@ -81,6 +81,13 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 		a.noteDeterminismSkipped(s.Manifest, ev, why)
 		askModels = why == "" && s.Manifest.Line("gate.determinism") > 0
 	}
+	// A ctx grader's calls: asked again with the cache off under the
+	// same rule as model sub-graders, otherwise replayed from the run.
+	var brokers []*judge.Broker
+	brokerMode := brokerReplay
+	if s.broker != nil && s.broker.HasKey() && s.Manifest.Line("gate.determinism") > 0 {
+		brokerMode = brokerCacheOff
+	}
 	var asked []*multi.Models
 	var mu sync.Mutex
 	pools := 0
@@ -111,6 +118,16 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 			mu.Unlock()
 			e.models = m
 		}
+		if e.broker != nil {
+			b, err := a.newBroker(s, f.Judge, brokerMode)
+			if err != nil {
+				return nil, nil, err
+			}
+			mu.Lock()
+			brokers = append(brokers, b)
+			mu.Unlock()
+			e.broker = b
+		}
 		return e.newRunner(ctx, src)
 	})
 	var le *worker.LoadError
@@ -122,6 +139,11 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 		return err
 	}
 	d.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	if brokerMode == brokerCacheOff {
+		for _, b := range brokers {
+			addBrokerUsage(&ev.Judge, b)
+		}
+	}
 	if askModels {
 		d.Asked = results.DeterminismPythonModel
 		for _, m := range asked {

@@ -243,6 +243,20 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	if err := g.h.multiModels(s, o.GraderOptions, o.CanariesOnly, o.Shard); err != nil {
 		return err
 	}
+	if s.noPython() {
+		// Nothing of the grader runs in Python: the gate grades every
+		// sub-grader itself, and no sandbox or interpreter is needed.
+		if o.Hosted != "" {
+			return notForManifestGraders(s.Manifest, "--hosted (parity with OpenAI's hosted Python grader)")
+		}
+		broker, err := g.h.runBroker(s, o.Judge)
+		if err != nil {
+			return err
+		}
+		g.runner = s.manifestRunner(broker)
+		g.stopPool = func() {}
+		return nil
+	}
 	var lintOpts []lint.Option
 	if o.Hosted != "" {
 		lintOpts = append(lintOpts, lint.ForHosted())
@@ -281,7 +295,7 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 // mutationScore measures the grader's mutation score when the manifest
 // asks for it (gate.min_mutation_score).
 func (g *gateRun) mutationScore(ctx context.Context) error {
-	if g.model() || g.o.CanariesOnly {
+	if g.model() || g.o.CanariesOnly || g.s.noPython() {
 		return nil
 	}
 	mutation, findings, err := g.h.measureMutation(ctx, g.s, g.env, g.o.GraderOptions, g.o.Shard)
@@ -341,6 +355,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 		ev.ev.Judge = s.models.Usage()
 		ev.ev.JudgeLint = subGraderLint(s.Manifest)
 	}
+	addBrokerUsage(&ev.ev.Judge, s.broker)
 	g.ev = ev
 	return nil
 }
@@ -349,6 +364,9 @@ func (g *gateRun) grade(ctx context.Context) error {
 func (g *gateRun) determinism(ctx context.Context) error {
 	if g.model() {
 		return g.h.checkJudgeDeterminism(ctx, g.s, g.set, !g.o.CanariesOnly, g.o.GraderOptions, g.o.Shard, &g.ev.ev, g.judge.HasKey())
+	}
+	if g.s.noPython() {
+		return g.h.checkManifestDeterminism(ctx, g.s, g.sample, g.o.GraderOptions, &g.ev.ev)
 	}
 	return g.h.checkDeterminism(ctx, g.s, g.env, g.sample, !g.o.CanariesOnly, g.o.GraderOptions, g.o.Shard, &g.ev.ev)
 }

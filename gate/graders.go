@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/judge"
 	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/shard"
@@ -70,6 +71,9 @@ type graderEnv struct {
 	// (worker.Config.StartAll): set for the run's own pool, whose stream
 	// needs them all, and not for the pools of a few cases each.
 	startAll bool
+	// broker makes the ctx model calls of the Python graders it starts;
+	// nil for a model grader.
+	broker *judge.Broker
 	// meteor holds the pools of a multi grader's meteor text_similarity
 	// sub-graders, started once and shared by every runner of the
 	// environment (they run gradegate's own source, which no mutant or
@@ -133,12 +137,16 @@ func (a *Host) graders(ctx context.Context, s *Suite, f GraderOptions) (*graderE
 	if err := a.multiModels(s, f, false, shard.Shard{}); err != nil {
 		return nil, err
 	}
+	broker, err := a.runBroker(s, f.Judge)
+	if err != nil {
+		return nil, err
+	}
 	portable := f.Unsandboxed && (runtime.GOOS != "linux" || a.getenv(workerPoolEnv) == "portable")
 	if mb := s.Manifest.Grader.MemoryMB; portable && mb > 0 && !a.memoryNoted {
 		a.memoryNoted = true
 		fmt.Fprintf(a.stderr, "gradegate: memory_mb=%d is not enforced: this system's worker pool has no memory limit (the gradegate Action enforces it)\n", mb)
 	}
-	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.Workers, models: s.models, portable: portable,
+	return &graderEnv{a: a, s: s, sb: sb, py: py, workers: f.Workers, models: s.models, broker: broker, portable: portable,
 		meteor: &meteorPools{pools: map[string]graderPool{}}}, nil
 }
 
@@ -249,7 +257,11 @@ func (e *graderEnv) newRunnerPart(ctx context.Context, k int, src []byte) (gradi
 	for i, sg := range meteors {
 		meteor[sg.Name] = pools[python+i]
 	}
-	return grading.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models), g.Range), stop, nil
+	var broker grading.ModelBroker
+	if e.broker != nil {
+		broker = e.broker
+	}
+	return grading.Ranged(multi.WrapParts(runners, meteor, g.Multi, e.models, broker), g.Range), stop, nil
 }
 
 // meteorMissing is the refusal of a meteor text_similarity whose grader
@@ -307,7 +319,7 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 	cfg := worker.Config{
 		Source:         p.src,
 		SourceName:     filepath.Base(p.g.Source),
-		Contract:       p.g.Contract,
+		Contract:       p.g.WorkerContract(),
 		Metric:         p.g.Metric,
 		TimeoutSeconds: p.g.TimeoutSeconds,
 		MemoryMB:       p.g.MemoryMB,
@@ -322,6 +334,10 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 		LoadTimeoutSeconds: p.g.LoadTimeoutSeconds,
 		MKA1:               mka1Worker(e.s.Manifest, p.g),
 		BatchSize:          aggregateBatch(p.g),
+		MaxModelCalls:      p.g.MaxModelCalls,
+	}
+	if e.broker != nil && i < e.pythonParts() {
+		cfg.Broker = e.broker
 	}
 	pre, err := e.s.preprocessor()
 	if err != nil {
@@ -459,4 +475,20 @@ func DefaultPython(getenv func(string) string) string {
 		return p
 	}
 	return "python3"
+}
+
+// pythonParts counts the grader's python parts: the pools before them are
+// the grader's own code, the meteor pools after them gradegate's.
+func (e *graderEnv) pythonParts() int {
+	mg := e.s.Manifest.Grader.Multi
+	if mg == nil {
+		return 1
+	}
+	n := 0
+	for _, sg := range mg.Graders {
+		if sg.Type == "python" {
+			n++
+		}
+	}
+	return n
 }

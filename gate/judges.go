@@ -27,8 +27,19 @@ func notForModelGraders(m *manifest.Manifest, what string) error {
 // environment: OPENAI_API_KEY and OPENAI_BASE_URL. The key goes to the HTTP
 // client and nowhere else.
 func (a *Host) newJudge(g manifest.Grader, f JudgeOptions) (*judge.Judge, error) {
+	cfg, err := a.judgeConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Grader = g
+	return judge.New(cfg)
+}
+
+// judgeConfig is how the run asks models, from the flags and the
+// environment: OPENAI_API_KEY and OPENAI_BASE_URL. The key goes to the
+// HTTP client and nowhere else.
+func (a *Host) judgeConfig(f JudgeOptions) (judge.Config, error) {
 	cfg := judge.Config{
-		Grader:      g,
 		BaseURL:     a.getenv("OPENAI_BASE_URL"),
 		APIKey:      a.getenv("OPENAI_API_KEY"),
 		HTTPClient:  &http.Client{},
@@ -38,23 +49,23 @@ func (a *Host) newJudge(g manifest.Grader, f JudgeOptions) (*judge.Judge, error)
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fmt.Errorf("%w: OPENAI_BASE_URL must be an http or https URL such as %s", manifest.ErrInput, judge.DefaultBaseURL)
+			return judge.Config{}, fmt.Errorf("%w: OPENAI_BASE_URL must be an http or https URL such as %s", manifest.ErrInput, judge.DefaultBaseURL)
 		}
 	}
 	if f.Mode != "" {
 		mode, err := judge.ParseCacheMode(f.Mode)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --judge-cache-mode %v", manifest.ErrInput, err)
+			return judge.Config{}, fmt.Errorf("%w: --judge-cache-mode %v", manifest.ErrInput, err)
 		}
 		if f.Cache == "" {
-			return nil, fmt.Errorf("%w: --judge-cache-mode needs --judge-cache DIR", manifest.ErrInput)
+			return judge.Config{}, fmt.Errorf("%w: --judge-cache-mode needs --judge-cache DIR", manifest.ErrInput)
 		}
 		cfg.CacheMode = mode
 	}
 	if f.Cache != "" {
 		cfg.Cache = &judge.Cache{Dir: f.Cache}
 	}
-	return judge.New(cfg)
+	return cfg, nil
 }
 
 // maxMissesNamed bounds the cases a missing-key failure names.

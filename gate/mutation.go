@@ -45,6 +45,17 @@ func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f 
 		}
 		defer env.close()
 	}
+	if env.broker != nil {
+		// Mutants replay the calls the cache and the run recorded, and
+		// make none of their own.
+		replay, err := a.newBroker(s, f.Judge, brokerReplay)
+		if err != nil {
+			return nil, err
+		}
+		e := *env
+		e.broker = replay
+		env = &e
+	}
 	var cases []dataset.Case
 	if set != nil {
 		cases = set.Cases

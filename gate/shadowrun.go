@@ -116,6 +116,9 @@ func (a *Host) Shadow(ctx context.Context, s *Suite, base string, o GraderOption
 	if s.Manifest.Grader.Judge != nil {
 		return a.shadowJudge(ctx, s, set, base, o, limits)
 	}
+	if s.noPython() {
+		return nil, notForManifestGraders(s.Manifest, "shadow --base OLD_GRADER.py")
+	}
 	parts, err := s.parts()
 	if err != nil {
 		return nil, err
@@ -143,6 +146,9 @@ func (a *Host) Shadow(ctx context.Context, s *Suite, base string, o GraderOption
 func (a *Host) Mutate(ctx context.Context, s *Suite, o GraderOptions) (*mutate.Report, error) {
 	if s.Manifest.Grader.Judge != nil {
 		return nil, notForModelGraders(s.Manifest, "mutation testing (there is no grader source to mutate; the canaries and calibration against human labels test a model grader)")
+	}
+	if s.noPython() {
+		return nil, notForManifestGraders(s.Manifest, "mutation testing")
 	}
 	set, err := s.loadCases()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gradegate/gradegate/gate/judge"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,10 @@ type Suite struct {
 	// models asks a multi grader's model sub-graders; every runner of the
 	// suite shares it, so each request is asked once.
 	models *multi.Models
+	// broker makes a Python grader's ctx model calls for the run, and
+	// memo keeps their answers for the stages that replay them.
+	broker *judge.Broker
+	memo   *judge.Memo
 }
 
 // LoadSuite loads the manifest at path.

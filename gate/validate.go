@@ -34,7 +34,7 @@ func (a *Host) Validate(ctx context.Context, s *Suite, python, image string) (*r
 	}()
 	var lintFindings []manifest.Finding
 	var lintErr error
-	if s.Manifest.Grader.Judge == nil {
+	if s.Manifest.Grader.Judge == nil && !s.noPython() {
 		pyChecks.Go(func() { lintFindings, lintErr = s.PythonChecks(pyCtx, a, python, image) })
 	}
 	// One pass over the dataset: the contract checks and what a run would

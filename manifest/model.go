@@ -72,7 +72,20 @@ type SamplingParams struct {
 // sampling parameters and endpoint. Two manifests whose model graders have
 // the same digest send the same requests and judge replies alike; the name,
 // the timeout and the budget do not count. "" for a Python grader.
+//
+// A multi grader without a python sub-grader is written in the manifest
+// too: its digest is of its formula and its sub-graders' keys.
 func GraderDigest(g Grader) string {
+	if g.Multi != nil && g.Multi.Python == "" && g.Judge == nil {
+		b, _ := json.Marshal(struct {
+			CalculateOutput string      `json:"calculate_output"`
+			Graders         []SubGrader `json:"graders"`
+			PassThreshold   float64     `json:"pass_threshold"`
+			Range           *[2]float64 `json:"range"`
+		}{g.Multi.CalculateOutput, g.Multi.Graders, g.PassThreshold, g.Range})
+		sum := sha256.Sum256(b)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
 	if g.Judge == nil {
 		return ""
 	}
@@ -131,7 +144,7 @@ func modelKeys() []string {
 
 // pythonKeys are the grader keys only a Python grader has.
 func pythonKeys() []string {
-	return []string{"source", "sha256", "contract", "image_tag", "memory_mb", "metric", "isolation", "load_timeout_seconds", "on_exception"}
+	return []string{"source", "sha256", "contract", "image_tag", "memory_mb", "metric", "isolation", "load_timeout_seconds", "on_exception", "max_model_calls"}
 }
 
 // forbid reports each present key as not belonging to what.

@@ -110,15 +110,45 @@ type SubGrader struct {
 	// own (its model, prompt, range or labels, sampling parameters); its
 	// MaxCalls is the multi grader's.
 	Model *Grader `json:"model_grader,omitempty"`
-	Line  int     `json:"-"`
+	// PassThreshold is the sub-grader's own, when written (OpenAI's schema
+	// makes it optional); the multi grader's pass_threshold gates.
+	PassThreshold *float64 `json:"pass_threshold,omitempty"`
+	Line          int      `json:"-"`
 }
 
 // SimilarityMetrics are the text_similarity metrics gradegate computes.
 // meteor runs nltk's meteor_score in the sandbox and needs nltk and its
-// WordNet data there; OpenAI's cosine (it needs an embedding model) is
-// refused with a message.
+// WordNet data there; cosine asks embedding_model for embeddings.
 func SimilarityMetrics() []string {
-	return []string{"fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"}
+	return []string{"fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l", MetricCosine}
+}
+
+// MetricCosine is the text_similarity metric the gate computes from the
+// embeddings of the input and the reference (embedding_model), asked
+// through the same broker as a Python grader's ctx.embeddings_create.
+const MetricCosine = "cosine"
+
+// subPassThreshold reads a sub-grader's optional pass_threshold, as
+// OpenAI's schema allows it: recorded, while the multi grader's own
+// pass_threshold decides a case (calculate_output is what gates).
+func subPassThreshold(s *section) *float64 {
+	if v, ok := s.number("pass_threshold"); ok {
+		return &v
+	}
+	return nil
+}
+
+// checkCosine: a cosine text_similarity needs embedding_model.
+func (d *decoder) checkCosine(m *Manifest) {
+	if m.Grader.Multi == nil || m.EmbeddingModel != "" {
+		return
+	}
+	for _, sg := range m.Grader.Multi.Graders {
+		if sg.Type == SubTextSimilarity && sg.Metric == MetricCosine {
+			key := PartKey(sg.Name) + ".evaluation_metric"
+			d.fail(d.lines[key], key, "cosine compares embeddings of the input and the reference: name the model at the top of the manifest (embedding_model: text-embedding-3-small)")
+		}
+	}
 }
 
 var subNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -146,8 +176,15 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 				mg.Python = sg.Name
 			}
 		}
-		if mg.Python == "" && len(mg.Graders) > 0 {
-			d.fail(n.Line, s.key("graders"), "needs a python sub-grader: gradegate gates a multi grader through its Python part (its canaries, calibration and mutation test)")
+		if mg.Python == "" {
+			// Written in the manifest alone: string_check, text_similarity
+			// and model sub-graders, graded by the gate itself.
+			for _, sg := range mg.Graders {
+				if sg.Type == SubTextSimilarity && sg.Metric == "meteor" {
+					key := PartKey(sg.Name) + ".evaluation_metric"
+					d.fail(d.lines[key], key, "meteor runs nltk in the sandbox beside a python sub-grader; this multi grader has none (choose another metric, or add a python sub-grader)")
+				}
+			}
 		}
 	}
 	if v, ok := s.integer("max_calls", 1, math.MaxInt); ok {
@@ -160,6 +197,7 @@ func (d *decoder) multiGrader(s *section, g *Grader) {
 		}
 	}
 	d.pythonScale(s, g)
+	d.maxModelCalls(s, g)
 	// Starting a grader process and loading its source: every python part.
 	if v, ok := s.integer("load_timeout_seconds", 1, MaxTimeoutSeconds); ok {
 		g.LoadTimeoutSeconds = v
@@ -201,7 +239,8 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 		sg.Type, _ = s.enum("type", SubPython, SubStringCheck, SubTextSimilarity, TypeScoreModel, TypeLabelModel)
 		switch sg.Type {
 		case SubPython:
-			s.forbid("a python sub-grader", "input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold", "endpoint")
+			s.forbid("a python sub-grader", "input", "reference", "operation", "evaluation_metric", "model", "labels", "passing_labels", "range", "sampling_params", "endpoint")
+			sg.PassThreshold = subPassThreshold(s)
 			s.require("source", "sha256")
 			sg.Source, _ = s.relPath("source")
 			sg.SHA256, _ = s.digest("sha256")
@@ -227,7 +266,8 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 				d.lines["grader."+f] = d.lines[sk+"."+f]
 			}
 		case SubStringCheck, SubTextSimilarity:
-			s.forbid("a "+sg.Type+" sub-grader", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation", "model", "labels", "passing_labels", "range", "sampling_params", "pass_threshold", "endpoint")
+			s.forbid("a "+sg.Type+" sub-grader", "source", "sha256", "image_tag", "timeout_seconds", "memory_mb", "isolation", "model", "labels", "passing_labels", "range", "sampling_params", "endpoint")
+			sg.PassThreshold = subPassThreshold(s)
 			s.require("input", "reference")
 			for _, f := range []struct {
 				key string
@@ -251,7 +291,7 @@ func (d *decoder) subGraders(n *yaml.Node, key string, g *Grader) []SubGrader {
 					sg.Metric = v
 					if !contains(SimilarityMetrics(), v) {
 						d.fail(s.node("evaluation_metric").Line, s.key("evaluation_metric"),
-							"%q is not built: gradegate computes text_similarity with %s (not cosine, which needs an embedding model)",
+							"%q is not built: gradegate computes text_similarity with %s",
 							v, strings.Join(SimilarityMetrics(), ", "))
 					}
 				}

@@ -7,8 +7,8 @@ import (
 
 // TestParseMultiMetrics: every text_similarity metric gradegate computes
 // is accepted as a sub-grader's evaluation_metric (meteor too: whether nltk
-// and WordNet can be imported is checked when grading starts); cosine is
-// refused with the reason.
+// and WordNet can be imported is checked when grading starts); cosine
+// needs embedding_model, and is refused with the reason without it.
 func TestParseMultiMetrics(t *testing.T) {
 	tests := []struct {
 		metric, wantErr string
@@ -23,7 +23,7 @@ func TestParseMultiMetrics(t *testing.T) {
 		{metric: "rouge_5"},
 		{metric: "rouge_l"},
 		{metric: "meteor"},
-		{metric: "cosine", wantErr: "needs an embedding model"},
+		{metric: "cosine", wantErr: "embedding_model"},
 		{metric: "rouge_6", wantErr: `"rouge_6" is not built`},
 	}
 	for _, tt := range tests {

@@ -57,12 +57,13 @@ func TestParseMultiErrors(t *testing.T) {
 		name, from, to, key, msg string
 	}{
 		{"unknown name in formula", `"0.85 * similarity + 0.15 * mentions"`, `"similarity + other"`, "grader.calculate_output", `"other" at column 14 is not a sub-grader`},
-		{"metric not built", "type: string_check\n      input", "type: text_similarity\n      evaluation_metric: cosine\n      input", "grader.graders.mentions.evaluation_metric", `"cosine" is not built: gradegate computes text_similarity with fuzzy_match, bleu`},
+		{"metric not built", "type: string_check\n      input", "type: text_similarity\n      evaluation_metric: cosine_l2\n      input", "grader.graders.mentions.evaluation_metric", `"cosine_l2" is not built: gradegate computes text_similarity with fuzzy_match, bleu`},
+		{"cosine without embedding_model", "type: string_check\n      input", "type: text_similarity\n      evaluation_metric: cosine\n      input", "grader.graders.mentions.evaluation_metric", "embedding_model"},
 		{"model sub-grader without a model", "type: string_check", "type: score_model", "grader.graders.mentions.model", "required"},
 		{"model sub-grader with a reference", "type: string_check\n      input: \"{{sample.output_text}}\"\n      reference: \"{{item.reference_answer}}\"\n      operation: ilike", "type: label_model\n      model: gpt-4o-2024-08-06\n      input: [{role: user, content: \"{{sample.output_text}}\"}]\n      labels: [yes, no]\n      passing_labels: [yes]\n      reference: x", "grader.graders.mentions.reference", "does not apply to a label_model sub-grader"},
 		{"budget without a model sub-grader", "type: multi", "type: multi\n  max_calls: 10", "grader.max_calls", "has none"},
 		{"operation", "operation: ilike", "operation: regex", "grader.graders.mentions.operation", "must be one of eq | ne | like | ilike"},
-		{"no python part", "type: python\n      source: grader.py\n      sha256: \"" + hexB + "\"\n      timeout_seconds: 30", "type: string_check\n      input: x\n      reference: y\n      operation: eq", "grader.graders", "needs a python sub-grader"},
+		{"meteor without a python part", "type: python\n      source: grader.py\n      sha256: \"" + hexB + "\"\n      timeout_seconds: 30", "type: text_similarity\n      input: x\n      reference: y\n      evaluation_metric: meteor", "grader.graders.similarity.evaluation_metric", "has none"},
 		{"source at the top", "type: multi", "type: multi\n  source: grader.py", "grader.source", "does not apply to a multi grader"},
 		{"timeout at the top", "type: multi", "type: multi\n  timeout_seconds: 5", "grader.timeout_seconds", "does not apply to a multi grader (these belong to its python sub-graders"},
 		{"memory at the top", "type: multi", "type: multi\n  memory_mb: 512", "grader.memory_mb", "does not apply to a multi grader"},

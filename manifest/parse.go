@@ -104,7 +104,7 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	}
 	top, ok := d.mapping(root, "", root.Line,
 		"version", "name", "dataset", "samples", "rubric", "grader", "canaries", "gate",
-		"preprocess")
+		"preprocess", "judge_model", "embedding_model")
 	if !ok {
 		return nil
 	}
@@ -123,12 +123,18 @@ func (d *decoder) manifest(root *yaml.Node) *Manifest {
 	m.Grader = d.grader(top)
 	m.Preprocess = d.preprocess(top)
 	d.checkPreprocess(m)
+	m.JudgeModel, m.EmbeddingModel = d.brokerModels(top)
+	d.checkCosine(m)
 	m.Gate = d.gate(top)
 	d.checkRepeats(m)
 	d.checkGateMetrics(m)
 	if m.Gate.Calibration.CurrentLabelsOnly && (m.Rubric == nil || m.Rubric.Version == "") {
 		d.fail(d.lines["gate.calibration.current_labels_only"], "gate.calibration.current_labels_only",
 			"needs rubric.version: a label is current when its row's rubric version is rubric.version")
+	}
+	if mg := m.Grader.Multi; mg != nil && mg.Python == "" && m.Gate.MinMutationScore != nil {
+		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
+			"mutation testing does not apply to a multi grader without a python sub-grader: it has no source to mutate")
 	}
 	if m.Grader.Judge != nil && m.Gate.MinMutationScore != nil {
 		d.fail(d.lines["gate.min_mutation_score"], "gate.min_mutation_score",
@@ -319,6 +325,7 @@ func (d *decoder) grader(top *section) Grader {
 	if v, ok := s.enum("isolation", "worker", "case"); ok {
 		g.Isolation = v
 	}
+	d.maxModelCalls(s, &g)
 	return g
 }
 

@@ -66,6 +66,7 @@ func TestParseDefaults(t *testing.T) {
 			Isolation:      "worker",
 
 			LoadTimeoutSeconds: 30,
+			MaxModelCalls:      DefaultMaxModelCalls,
 		},
 		Canaries: []Canary{
 			{Name: "pos", Sample: json.RawMessage(`{"output_text":"ok"}`), Item: json.RawMessage(`{"expected":1}`), Expect: f64(1), File: "gradegate.yaml", Line: 11},
@@ -195,6 +196,7 @@ func TestParseSpecExample(t *testing.T) {
 			Isolation:      "case",
 
 			LoadTimeoutSeconds: 30,
+			MaxModelCalls:      DefaultMaxModelCalls,
 		},
 		Canaries: []Canary{
 			{
@@ -435,7 +437,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "grader contract",
 			yaml: strings.Replace(minimal, "type: python", "type: python\n  contract: stream", 1),
-			want: []wantErr{{"grader.contract", "contract:", `must be one of sample | batch, got "stream"`}},
+			want: []wantErr{{"grader.contract", "contract:", `must be one of sample | batch | model_backed, got "stream"`}},
 		},
 		{
 			name: "grader isolation",

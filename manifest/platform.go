@@ -16,20 +16,9 @@ const (
 	PlatformMKA1   = "mka1"
 )
 
-// Defaults and bounds of MKA1's keys, as MKA1's grader guide gives them.
-const (
-	DefaultMaxModelCalls = 64
-	MaxMaxModelCalls     = 500
-	// ContractModelBacked is MKA1's contract of a grader whose grade
-	// takes ctx (model calls through the gate). It is the sample contract
-	// otherwise: Grader.Contract reads "sample" and Grader.ModelBacked is
-	// set.
-	ContractModelBacked = "model_backed"
-)
-
 // mka1Keys are the grader keys only platform mka1 reads.
 func mka1Keys() []string {
-	return []string{"metric_id", "metrics", "max_model_calls", "model_access", "target_field"}
+	return []string{"metric_id", "metrics", "model_access", "target_field"}
 }
 
 // platform decodes grader.platform and the keys that depend on it: the
@@ -65,10 +54,6 @@ func (d *decoder) platform(s *section, g *Grader) {
 		d.fail(id.Line, s.key("metric_id"), "grader.metric (line %d) names the same score; under platform mka1 write metric_id only", m.Line)
 	} else if v, ok := s.str("metric_id"); ok {
 		g.Metric = v
-	}
-	g.MaxModelCalls = DefaultMaxModelCalls
-	if v, ok := s.integer("max_model_calls", 0, MaxMaxModelCalls); ok {
-		g.MaxModelCalls = v
 	}
 	if v, ok := s.enum("model_access", "mka1", "none"); ok {
 		switch {

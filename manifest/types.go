@@ -27,6 +27,12 @@ type Manifest struct {
 	// relative to Dir; "" when the canaries are inline.
 	CanariesFile string `json:"canaries_file,omitempty"`
 	Gate         Gate   `json:"gate"`
+	// JudgeModel and EmbeddingModel resolve model="auto" (or no model) in
+	// a Python grader's ctx.responses_create and ctx.embeddings_create,
+	// and EmbeddingModel a text_similarity sub-grader's cosine; "" when
+	// not written.
+	JudgeModel     string `json:"judge_model,omitempty"`
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 
 	// Preprocess is the preprocessor that rewrites each row before the
 	// grader sees it; nil when the manifest has none.
@@ -183,8 +189,10 @@ type Grader struct {
 	// model_access: mka1: grade takes ctx, whose model calls the gate
 	// makes. Contract then reads "sample".
 	ModelBacked bool `json:"model_backed,omitempty"`
-	// MaxModelCalls is max_model_calls (platform mka1): the model calls
-	// one grader execution may make through ctx, 0..500; default 64.
+	// MaxModelCalls is grader.max_model_calls, on every platform: the ctx
+	// calls (ctx.responses_create, ctx.embeddings_create) one grader
+	// execution may make (one case under the sample contract, one batch
+	// under batch), 0..500; default 64.
 	MaxModelCalls int `json:"max_model_calls,omitempty"`
 	// Metrics are grader.metrics (platform mka1): the declared aggregate
 	// metric ids; grade_batch's other metrics are dropped. nil: every

@@ -44,9 +44,10 @@ func pinnedFiles(m *manifest.Manifest, withDataset bool) []pinnedFile {
 			files = append(files, pinnedFile{"samples", m.Samples.Path, m.Samples.SHA256, false})
 		}
 	}
-	if m.Grader.Judge == nil {
-		// A model grader is written in the manifest itself: it has no
-		// source file to pin, and its digest is of its keys.
+	if m.Grader.Judge == nil && m.Grader.Source != "" {
+		// A model grader (and a multi grader without a python part) is
+		// written in the manifest itself: it has no source file to pin,
+		// and its digest is of its keys.
 		files = append(files, pinnedFile{"grader", m.Grader.Source, m.Grader.SHA256, true})
 	}
 	// A multi grader's further python sub-graders are pinned each by its
@@ -100,7 +101,7 @@ func CheckDigests(fsys fs.FS, m *manifest.Manifest, withDataset bool) (Digests, 
 		// The results name every python part's digest, the first too.
 		d.Graders[parts[0].Name] = d.Grader
 	}
-	if m.Grader.Judge != nil {
+	if m.Grader.Judge != nil || m.Grader.Source == "" {
 		d.Grader = manifest.GraderDigest(m.Grader)
 	}
 	return d, CompareDigests(m, d, withDataset), nil

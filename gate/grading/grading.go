@@ -86,6 +86,9 @@ type Outcome struct {
 	// sample's with (MKA1's contract), as JSON (a string or null); nil
 	// when none did.
 	ExtractedOutput json.RawMessage
+	// ModelCalls are the model calls the grader made through ctx for
+	// this task, in order; for a batch, every case of it carries them.
+	ModelCalls []ModelCall
 }
 
 // CaseError describes why a task did not produce a valid score.

@@ -70,6 +70,39 @@ type Config struct {
 	Repeats int
 }
 
+// newClient is the API client of cfg, each attempt bounded by timeout;
+// nil without a key.
+func (cfg Config) newClient(timeout time.Duration) *client {
+	if cfg.APIKey == "" {
+		return nil
+	}
+	c := &client{
+		baseURL:    strings.TrimSuffix(cfg.BaseURL, "/"),
+		key:        cfg.APIKey,
+		http:       cfg.HTTPClient,
+		timeout:    timeout,
+		maxRetries: DefaultMaxRetries,
+		sleep:      cfg.Sleep,
+		random:     cfg.Random,
+	}
+	if c.baseURL == "" {
+		c.baseURL = DefaultBaseURL
+	}
+	if c.http == nil {
+		c.http = http.DefaultClient
+	}
+	if cfg.MaxRetries != nil {
+		c.maxRetries = max(*cfg.MaxRetries, 0)
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	if c.random == nil {
+		c.random = rand.Float64
+	}
+	return c
+}
+
 // Judge grades tasks by asking the model. It implements gate.Runner.
 type Judge struct {
 	g       manifest.Grader
@@ -114,33 +147,7 @@ func New(cfg Config) (*Judge, error) {
 	if g.Judge.MaxCalls > 0 {
 		j.budget = g.Judge.MaxCalls
 	}
-	if cfg.APIKey != "" {
-		c := &client{
-			baseURL:    strings.TrimSuffix(cfg.BaseURL, "/"),
-			key:        cfg.APIKey,
-			http:       cfg.HTTPClient,
-			timeout:    time.Duration(g.TimeoutSeconds) * time.Second,
-			maxRetries: DefaultMaxRetries,
-			sleep:      cfg.Sleep,
-			random:     cfg.Random,
-		}
-		if c.baseURL == "" {
-			c.baseURL = DefaultBaseURL
-		}
-		if c.http == nil {
-			c.http = http.DefaultClient
-		}
-		if cfg.MaxRetries != nil {
-			c.maxRetries = max(*cfg.MaxRetries, 0)
-		}
-		if c.sleep == nil {
-			c.sleep = sleepCtx
-		}
-		if c.random == nil {
-			c.random = rand.Float64
-		}
-		j.client = c
-	}
+	j.client = cfg.newClient(time.Duration(g.TimeoutSeconds) * time.Second)
 	j.usage = results.JudgeUsage{
 		Type:      g.Type,
 		Model:     g.Judge.Model,

@@ -153,12 +153,20 @@ def check_signature(tree, contract):
             "%s is async def: the runner calls it synchronously and would get a coroutine, not a score" % name,
         ))
     pos = positional(fn)
-    if len(pos) != params:
+    # One more positional parameter is ctx, the gate's model calls
+    # (ctx.responses_create, ctx.embeddings_create).
+    if len(pos) != params and len(pos) != params + 1:
         names = ", ".join(a.arg for a in pos) or "none"
         out.append(finding(
             "grade_signature", HOLD, fn.lineno,
-            "%s takes %d positional parameter%s (%s); the %s contract calls %s with exactly %d"
-            % (name, len(pos), "" if len(pos) == 1 else "s", names, contract, call, params),
+            "%s takes %d positional parameter%s (%s); the %s contract calls %s with exactly %d, or %d with ctx"
+            % (name, len(pos), "" if len(pos) == 1 else "s", names, contract, call, params, params + 1),
+        ))
+    if len(pos) == params + 1:
+        out.append(finding(
+            "hosted_limit", WARN, fn.lineno,
+            "%s takes ctx (%s): the hosted grader calls %s and has no ctx; its model calls are the gate's"
+            % (name, pos[-1].arg, call),
         ))
     for arg, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
         if default is None:

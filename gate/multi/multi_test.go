@@ -159,7 +159,7 @@ func TestWrapParts(t *testing.T) {
 	for i := range tasks {
 		tasks[i] = grading.Task{ID: string(rune('a' + i)), Sample: json.RawMessage(`{}`), Item: json.RawMessage(`{}`)}
 	}
-	out, err := WrapParts([]grading.Runner{first, second}, nil, mg, nil).Grade(context.Background(), tasks)
+	out, err := WrapParts([]grading.Runner{first, second}, nil, mg, nil, nil).Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestWrapMeteor(t *testing.T) {
 		{ID: "b", Sample: json.RawMessage(`{"output_text": "Paris"}`), Item: json.RawMessage(`{}`)},
 	}
 	out, err := WrapParts([]grading.Runner{fixed{{Class: grading.ClassOK, Score: &one}, {Class: grading.ClassOK, Score: &one}}},
-		map[string]grading.Runner{"m": echo{&got}}, mg, nil).Grade(context.Background(), tasks)
+		map[string]grading.Runner{"m": echo{&got}}, mg, nil, nil).Grade(context.Background(), tasks)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 // when there are no model sub-graders (with them, the calls of a batch go
 // out together, Concurrency at a time).
 func Wrap(r grading.Runner, mg *manifest.MultiGrader, models *Models) grading.Runner {
-	return WrapParts([]grading.Runner{r}, nil, mg, models)
+	return WrapParts([]grading.Runner{r}, nil, mg, models, nil)
 }
 
 // WrapParts is Wrap for a multi grader with more than one python
@@ -36,14 +36,25 @@ func Wrap(r grading.Runner, mg *manifest.MultiGrader, models *Models) grading.Ru
 // the sub-grader. A part's error line is the line of its own source, so for
 // every part but the first (whose source is grader.source) the line moves
 // into the message, where it cannot be taken for a line of the first.
-func WrapParts(parts []grading.Runner, meteor map[string]grading.Runner, mg *manifest.MultiGrader, models *Models) grading.Runner {
-	if mg == nil || len(parts) == 0 {
+//
+// A multi grader without a python sub-grader (string_check,
+// text_similarity and model sub-graders alone) has no parts: every task
+// goes straight to the sub-graders and calculate_output. broker asks the
+// embeddings of cosine text_similarity sub-graders.
+func WrapParts(parts []grading.Runner, meteor map[string]grading.Runner, mg *manifest.MultiGrader, models *Models, broker grading.ModelBroker) grading.Runner {
+	if mg == nil {
 		if len(parts) == 1 {
 			return parts[0]
 		}
 		return nil
 	}
-	x := runner{r: parts[0], mg: mg, models: models}
+	if len(parts) == 0 {
+		if mg.Python != "" {
+			return nil
+		}
+		parts = []grading.Runner{noPython{}}
+	}
+	x := runner{r: parts[0], mg: mg, models: models, broker: broker, cosine: cosineSubs(mg)}
 	for i, sg := range mg.PythonParts() {
 		if i > 0 && i < len(parts) {
 			x.more = append(x.more, extra{sg: sg, r: parts[i]})
@@ -54,7 +65,7 @@ func WrapParts(parts []grading.Runner, meteor map[string]grading.Runner, mg *man
 			x.more = append(x.more, extra{sg: sg, r: r, meteor: true})
 		}
 	}
-	if s, ok := parts[0].(grading.StreamRunner); ok && models == nil && len(x.more) == 0 {
+	if s, ok := parts[0].(grading.StreamRunner); ok && models == nil && len(x.more) == 0 && len(x.cosine) == 0 {
 		return streaming{x, s}
 	}
 	return x
@@ -67,7 +78,28 @@ type runner struct {
 	more   []extra
 	mg     *manifest.MultiGrader
 	models *Models
+	// broker and cosine: the cosine text_similarity sub-graders, whose
+	// embeddings broker asks.
+	broker grading.ModelBroker
+	cosine []manifest.SubGrader
 }
+
+// noPython stands for the python part of a multi grader that has none:
+// every task is ok, and calculate_output reads only the other
+// sub-graders.
+type noPython struct{}
+
+func (noPython) Grade(_ context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	out := make([]grading.Outcome, len(tasks))
+	for i := range out {
+		zero := 0.0
+		out[i] = grading.Outcome{Class: grading.ClassOK, Score: &zero}
+	}
+	return out, nil
+}
+
+// Sandbox: nothing of such a grader runs in a sandbox.
+func (noPython) Sandbox() grading.Sandbox { return grading.Sandbox{UID: -1} }
 
 // extra is a sub-grader graded in a pool of its own besides the first
 // python part.
@@ -137,6 +169,9 @@ func (x runner) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outc
 	partScores := make([]map[string]float64, len(out))
 	for i := range out {
 		out[i], partScores[i] = x.joinParts(out[i], more, i)
+	}
+	if err := x.cosines(ctx, tasks, out, partScores); err != nil {
+		return nil, err
 	}
 	var asked map[string][]grading.Outcome
 	var at []int
@@ -265,7 +300,10 @@ func combine(mg *manifest.MultiGrader, t grading.Task, o grading.Outcome, models
 	if o.Class != grading.ClassOK || o.Score == nil {
 		return o
 	}
-	scores := map[string]float64{mg.Python: *o.Score}
+	scores := map[string]float64{}
+	if mg.Python != "" {
+		scores[mg.Python] = *o.Score
+	}
 	for _, sg := range mg.PythonParts() {
 		if v, ok := parts[sg.Name]; ok {
 			scores[sg.Name] = v
@@ -276,11 +314,11 @@ func combine(mg *manifest.MultiGrader, t grading.Task, o grading.Outcome, models
 		switch {
 		case sg.Type == manifest.SubPython:
 			continue
-		case Meteor(sg):
+		case Meteor(sg) || Cosine(sg):
 			v, ok := parts[sg.Name]
 			if !ok {
 				return grading.Outcome{Class: grading.ClassGraderException, Output: o.Output, DurationMS: o.DurationMS,
-					Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "NotGraded", Message: fmt.Sprintf("sub-grader %s: meteor was not computed", sg.Name)}}
+					Error: &grading.CaseError{Class: grading.ClassGraderException, Type: "NotGraded", Message: fmt.Sprintf("sub-grader %s: %s was not computed", sg.Name, sg.Metric)}}
 			}
 			scores[sg.Name] = v
 			continue
@@ -321,4 +359,37 @@ func combine(mg *manifest.MultiGrader, t grading.Task, o grading.Outcome, models
 	o.Score = &total
 	o.Scores = scores
 	return o
+}
+
+// cosines computes the cosine sub-graders of every task whose other parts
+// gave a score, into parts[i] by name; a case that cannot have one (a
+// template, a refused call) errors with it, and carries its calls.
+func (x runner) cosines(ctx context.Context, tasks []grading.Task, out []grading.Outcome, parts []map[string]float64) error {
+	if len(x.cosine) == 0 {
+		return nil
+	}
+	for i := range out {
+		if out[i].Class != grading.ClassOK || out[i].Score == nil {
+			continue
+		}
+		for _, sg := range x.cosine {
+			v, call, bad, err := cosineScore(ctx, x.broker, sg, tasks[i])
+			if err != nil {
+				return err
+			}
+			if call.Kind != "" {
+				out[i].ModelCalls = append(out[i].ModelCalls, call)
+				out[i].DurationMS += call.DurationMS
+			}
+			if bad != nil {
+				out[i] = grading.Outcome{Class: bad.Class, Output: out[i].Output, DurationMS: out[i].DurationMS, ModelCalls: out[i].ModelCalls, Error: bad}
+				break
+			}
+			if parts[i] == nil {
+				parts[i] = map[string]float64{}
+			}
+			parts[i][sg.Name] = v
+		}
+	}
+	return nil
 }

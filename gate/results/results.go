@@ -352,6 +352,9 @@ type CaseResult struct {
 	// majority's.
 	Repeats         int  `json:"repeats,omitempty"`
 	RepeatsDisagree bool `json:"repeats_disagree,omitempty"`
+	// ModelCalls are the model calls made for the case on the grader's
+	// behalf: a Python grader's through ctx, a cosine text_similarity's.
+	ModelCalls []grading.ModelCall `json:"model_calls,omitempty"`
 	// LabelStatus and RubricVersion are the row's label status and the
 	// rubric version of its label, as the dataset writes them.
 	LabelStatus   string `json:"label_status,omitempty"`

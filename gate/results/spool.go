@@ -102,7 +102,7 @@ func (s *Spool) Write(id string, b []byte) error {
 // finite numbers, no error, no judge, no dropped scores. ok is false for any other row, which
 // the slow path then formats; a test holds the two to the same bytes.
 func appendCaseIndented(b []byte, notFirst bool, c *CaseResult) (_ []byte, ok bool) {
-	if c.Error != nil || c.Judge != nil || c.DroppedScores != nil || c.ExtractedOutput != nil {
+	if c.Error != nil || c.Judge != nil || c.DroppedScores != nil || c.ExtractedOutput != nil || c.ModelCalls != nil {
 		return b, false
 	}
 	const in1, in2 = caseIndent + "  ", caseIndent + "    "

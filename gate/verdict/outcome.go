@@ -28,6 +28,7 @@ func FillCase(row *results.CaseResult, o grading.Outcome, g manifest.Grader) {
 	row.Output = o.Output
 	row.DurationMS = o.DurationMS
 	row.Judge = o.Judge
+	row.ModelCalls = o.ModelCalls
 	row.Repeats, row.RepeatsDisagree = o.Repeats, o.RepeatsDisagree
 	if o.Class != grading.ClassOK {
 		row.Error = grading.ErrorOf(o)

@@ -158,7 +158,7 @@ func inProcessNsPerCase(b *testing.B, py Python, src []byte, tasks []grading.Tas
 	}
 	cmd := exec.Command(py.Executable, "-I", "-B", "-c", inProcessLoop)
 	cmd.Stdin = bytes.NewReader(append(append(append([]byte{}, src...), 0), data...))
-	cmd.Env = environment(b.TempDir(), "")
+	cmd.Env = environment(b.TempDir(), "", "")
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("in-process loop: %v", err)

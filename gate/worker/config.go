@@ -88,6 +88,13 @@ type Config struct {
 	// (grader.platform: mka1): its sample and item shapes, return rules
 	// and batch shape. nil: OpenAI's.
 	MKA1 *MKA1
+	// Broker makes the model calls the grader asks for through ctx
+	// (ctx.responses_create, ctx.embeddings_create); nil: a grader that
+	// calls gets a ModelCallError.
+	Broker grading.ModelBroker
+	// MaxModelCalls bounds the calls of one request (a case, or a batch)
+	// through Broker; past it the grader gets ModelCallBudgetExceeded.
+	MaxModelCalls int
 }
 
 // MKA1 is what MKA1's contract fills in that gradegate's stored samples

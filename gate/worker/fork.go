@@ -108,6 +108,7 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 	if res == gotLine {
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
+			pr.takesCtx = r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, v.cfg.OutputLimit)}

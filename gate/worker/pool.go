@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -92,6 +93,10 @@ type Pool struct {
 	// pristine is the init line of a process that loads no grader, for
 	// Fork to fork variants from.
 	pristine []byte
+
+	// commands is the folder first on the graders' PATH, holding python
+	// (pathbin.go); "" for a forked pool, whose processes are its parent's.
+	commands string
 
 	// tokens counts free slots; a goroutine grading holds one slot.
 	tokens chan struct{}
@@ -171,6 +176,8 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		"set_rlimit_as": !cfg.Sandbox.Status().Rlimits,
 		// Whether a refused internet socket can be the sandbox's doing.
 		"network_denied": cfg.Sandbox.Status().Seccomp,
+		// Whether fd 5 and 6 carry model calls (calls.go).
+		"broker": cfg.Broker != nil,
 	}
 	if cfg.Preprocess != nil {
 		fields["preprocess"] = cfg.Preprocess.initField()
@@ -201,6 +208,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		pristine: append(pristineMsg, '\n'),
 		tokens:   make(chan struct{}, cfg.Workers),
 		live:     map[*proc]bool{},
+	}
+	if p.commands, err = newCommandDir(cfg.Python.Executable); err != nil {
+		return nil, err
 	}
 	if code := cfg.Python.Worker; len(code) > 0 {
 		p.argv[len(p.argv)-1] = workerBoot
@@ -351,6 +361,11 @@ func (p *Pool) Close() error {
 	// Hand the slots back so a late Close or Grade does not block.
 	for _, s := range held {
 		p.release(s)
+	}
+	if p.commands != "" && p.parent == nil {
+		if err := os.RemoveAll(p.commands); err != nil {
+			errs = append(errs, fmt.Errorf("worker: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -527,11 +542,25 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		// asks to be replaced at cpuBudget, checked at least every
 		// second, so the limit sits a few cases' worth above it.
 		CPUSeconds:   p.cfg.cpuBudget() + 4*(p.cfg.TimeoutSeconds+1) + 60,
-		ReadPaths:    p.cfg.Python.readPaths(),
+		ReadPaths:    append(p.cfg.Python.readPaths(), p.commands),
 		ScratchBytes: p.cfg.ScratchBytes,
 	}
-	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir, p.cfg.HashSeed))
-	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup)
+	cmd := p.cfg.Sandbox.Command(spec, p.argv, environment(dir, p.cfg.HashSeed, p.commands))
+	var calls *callPipes
+	if p.cfg.Broker != nil {
+		if calls, err = newCallPipes(); err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("worker: slot %d: %w", box, err), cleanup())
+		}
+	}
+	pr, err := startProc(cmd, p.cfg.OutputLimit, cleanup, calls)
+	if calls != nil {
+		calls.closeChild()
+		if err != nil {
+			calls.closeAll()
+		} else {
+			pr.calls = serveCalls(calls, p.cfg.Broker, p.cfg.MaxModelCalls)
+		}
+	}
 	if err != nil {
 		if cerr := cleanup(); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -555,6 +584,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 	if res == gotLine {
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
+			pr.takesCtx = r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
@@ -637,15 +667,21 @@ func (p *Pool) loadTimeout() time.Duration {
 // environment is the grader's whole environment, built from nothing: no
 // variable of gradegate's own environment (GITHUB_TOKEN, OPENAI_API_KEY,
 // ACTIONS_*, INPUT_*) can reach a grader.
-func environment(scratch, hashSeed string) []string {
+//
+// commands, when set, goes first on PATH: it holds python (pathbin.go).
+func environment(scratch, hashSeed, commands string) []string {
 	if hashSeed == "" {
 		// A seed of its own for each process, as Python would pick, but in
 		// the form a fixed seed takes: a grader cannot tell its process
 		// from one of the determinism check's by its environment.
 		hashSeed = strconv.FormatUint(uint64(1+rand.Uint32N(1<<32-2)), 10)
 	}
+	path := "PATH=/usr/local/bin:/usr/bin:/bin"
+	if commands != "" {
+		path = "PATH=" + commands + ":/usr/local/bin:/usr/bin:/bin"
+	}
 	return []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin",
+		path,
 		"LANG=C.UTF-8",
 		"LC_ALL=C.UTF-8",
 		"HOME=" + scratch,

@@ -49,6 +49,9 @@ type proc struct {
 	out     int // read end of the worker's fd 1 and 2
 	cleanup func() error
 	guard   *sandbox.Guard // the group's total memory and scratch budgets; nil: none
+	calls   *callServer    // serves the grader's model calls; nil: none
+	// takesCtx: the loaded grader takes ctx, so its requests may call.
+	takesCtx bool
 
 	respBuf []byte
 	readBuf []byte // scratch for reads, allocated once per process
@@ -149,7 +152,9 @@ func (p pipes) closeAll() {
 
 // startProc starts cmd with the protocol pipes as fd 3 and 4 and one pipe for
 // both fd 1 and 2 (so their interleaving is kept).
-func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error) (*proc, error) {
+//
+// calls, when set, are the model call pipes, which become fd 5 and 6.
+func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error, calls *callPipes) (*proc, error) {
 	p, err := newPipes()
 	if err != nil {
 		return nil, err
@@ -165,6 +170,9 @@ func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error) (*proc, err
 	cmd.Stdout = childFiles[2]
 	cmd.Stderr = childFiles[2]
 	cmd.ExtraFiles = childFiles[:2]
+	if calls != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, calls.child[0], calls.child[1])
+	}
 	startErr := cmd.Start()
 	for _, f := range childFiles {
 		f.Close()
@@ -263,6 +271,9 @@ func (pr *proc) stop() error {
 	pr.mu.Unlock()
 	pr.drainOutput()
 	pr.awaitGroup()
+	if pr.calls != nil {
+		pr.calls.stop()
+	}
 	if pr.pidfd >= 0 {
 		unix.Close(pr.pidfd)
 		pr.pidfd = -1

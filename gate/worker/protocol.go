@@ -175,6 +175,8 @@ type response struct {
 	// Leftover is set when a child process of the grader was still running
 	// after the case: the process group is then killed with the worker.
 	Leftover bool `json:"leftover"`
+	// Ctx is set in "ready" when the grader takes ctx (model calls).
+	Ctx bool `json:"ctx"`
 	// Died is set with class "died" (isolation case): the forked child ended
 	// without a result, and the worker reports how.
 	Died *struct {

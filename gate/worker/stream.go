@@ -206,6 +206,9 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				return
 			}
 			r.queued = time.Now()
+			if pr.calls != nil && pr.takesCtx {
+				pr.calls.open(r.id)
+			}
 			w.push(r)
 			pending = append(pending, r.line...)
 		}
@@ -299,6 +302,9 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			}
 			pr.takeOutput(head.id)
 			outs := p.outcomes(pr, r, head, elapsed)
+			if err := takeCalls(pr, head.id, outs); err != nil {
+				return nil, closed, errors.Join(err, p.retire(s))
+			}
 			for k, seq := range head.seqs {
 				deliver(seq, outs[k])
 			}
@@ -335,6 +341,11 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		pr.takeOutput(head.id)
 		stopErr := p.retire(s)
 		o := p.deadOutcome(pr, ev, elapsed, report)
+		dead := []grading.Outcome{o}
+		if err := takeCalls(pr, head.id, dead); err != nil {
+			return nil, closed, errors.Join(err, stopErr)
+		}
+		o = dead[0]
 		for _, seq := range head.seqs {
 			deliver(seq, o)
 		}
@@ -347,4 +358,23 @@ func caseNames(ids []string) string {
 		return "case " + strconv.Quote(ids[0])
 	}
 	return fmt.Sprintf("the batch of %d cases from %q", len(ids), ids[0])
+}
+
+// takeCalls gives the outcomes of request id the model calls it made; the
+// error is the gate failing to make one.
+func takeCalls(pr *proc, id int64, outs []grading.Outcome) error {
+	if pr.calls == nil || !pr.takesCtx {
+		return nil
+	}
+	calls, err := pr.calls.take(id)
+	if err != nil {
+		return err
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	for k := range outs {
+		outs[k].ModelCalls = calls
+	}
+	return nil
 }

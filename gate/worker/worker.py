@@ -910,6 +910,131 @@ def dump_stack_on(signum):
     faulthandler.register(signum, file=sys.__stderr__, all_threads=True, chain=False)
 
 
+# Model calls from Python (ctx): the grader asks, the gate calls. The worker
+# writes one call per line to fd 5 and reads its answer from fd 6; the gate
+# holds the key, the cache and the budget, so the grader holds neither a key
+# nor a socket.
+CALL_FD = 5
+ANSWER_FD = 6
+ANSWER_LIMIT = 16 << 20
+
+
+class ModelCallError(Exception):
+    """A model call the gate refused or the API rejected; the grader may catch it."""
+
+
+class ModelCallBudgetExceeded(ModelCallError):
+    """The call would go past grader.max_model_calls for this execution."""
+
+
+class ModelCallNotRecorded(ModelCallError):
+    """A replay (mutation testing) met a call that was never recorded."""
+
+
+class GateFailure(BaseException):
+    """The gate could not make the call (network, key, a corrupt cache): the
+    run fails whatever the grader does with this."""
+
+
+class Record(dict):
+    """A model response: a dict, also read by attribute as the OpenAI SDK's
+    objects are (response.output_text, result.data[0].embedding)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def model_dump(self, *args, **kwargs):
+        return plain(self)
+
+    to_dict = model_dump
+
+    def model_dump_json(self, *args, **kwargs):
+        return json.dumps(plain(self))
+
+
+def as_record(value):
+    if type(value) is dict:
+        return Record((k, as_record(v)) for k, v in value.items())
+    if type(value) is list:
+        return [as_record(v) for v in value]
+    return value
+
+
+def plain(value):
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class Context:
+    """The grader's ctx: ctx.responses_create and ctx.embeddings_create."""
+
+    ModelCallError = ModelCallError
+    ModelCallBudgetExceeded = ModelCallBudgetExceeded
+    ModelCallNotRecorded = ModelCallNotRecorded
+
+    def __init__(self, available):
+        import _thread
+
+        self._available = available
+        self._lock = _thread.allocate_lock()
+        self._buf = b""
+        self.rid = 0
+
+    def responses_create(self, *args, **kwargs):
+        if args:
+            raise TypeError("ctx.responses_create takes keyword arguments only (model=..., input=...)")
+        return self._call("responses", kwargs)
+
+    def embeddings_create(self, *args, **kwargs):
+        if args:
+            raise TypeError("ctx.embeddings_create takes keyword arguments only (model=..., input=...)")
+        return self._call("embeddings", kwargs)
+
+    def _call(self, kind, kwargs):
+        if not self._available:
+            raise ModelCallError("ctx model calls are not available here: they need gradegate's Linux worker pool, and this grader process has no model call pipes")
+        try:
+            line = json.dumps({"id": self.rid, "kind": kind, "args": kwargs}, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            raise TypeError("ctx.%s_create arguments must be JSON: %s" % (kind, exc)) from None
+        with self._lock:
+            write_all(CALL_FD, (line + "\n").encode("utf-8"))
+            answer = self._read()
+        if "ok" in answer:
+            return as_record(answer["ok"])
+        err = answer.get("error") or {}
+        kinds = {"ModelCallBudgetExceeded": ModelCallBudgetExceeded, "ModelCallNotRecorded": ModelCallNotRecorded}
+        if err.get("fatal"):
+            raise GateFailure(err.get("message", "the gate could not make the model call"))
+        raise kinds.get(err.get("type"), ModelCallError)(err.get("message", "the model call failed"))
+
+    def _read(self):
+        while b"\n" not in self._buf:
+            chunk = os.read(ANSWER_FD, 1 << 16)
+            if not chunk:
+                raise GateFailure("the gate closed the model call pipe")
+            self._buf += chunk
+            if len(self._buf) > ANSWER_LIMIT:
+                raise GateFailure("the gate's answer is over %d bytes" % ANSWER_LIMIT)
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+
+def takes_ctx(fn, n):
+    """Whether fn has a positional parameter after its n: ctx."""
+    code = getattr(fn, "__code__", None)
+    if isinstance(fn, types.FunctionType) and code is not None:
+        return code.co_argcount > n
+    return takes_positional(fn, n + 1) and not takes_positional(fn, n)
+
+
 class Worker:
     def __init__(self, init):
         self.name = init["name"]
@@ -936,9 +1061,10 @@ class Worker:
         # grader.platform mka1: the sample, item and return rules of MKA1's
         # contract (mka1_*); None for OpenAI's.
         self.mka1 = init.get("mka1")
-        # Whether this worker can hand grade a ctx (the gate's model
-        # broker); a grade that takes one is refused without it.
-        self.ctx = bool(init.get("ctx"))
+        # ctx: set when grade takes it (load); its calls go to the gate
+        # only when the gate opened the call pipes (init "broker").
+        self.ctx = None
+        self.broker = bool(init.get("broker"))
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -962,47 +1088,47 @@ class Worker:
             return resp
         want = "grade_batch" if self.contract == "batch" else "grade"
         fn = mod.__dict__.get(want)
-        err = self.check_signature(fn, want)
+        fn, err = self.check_signature(fn, want)
         if err is not None:
             return err
         self.fn = fn
         return None
 
     def check_signature(self, fn, want):
-        """None when fn can be called the way this contract calls it, else
-        the load error that says how it cannot.
+        """(the function to call, None) when fn can be called the way this
+        contract calls it, else (None, the load error that says how not).
 
-        grade(sample, item) and grade_batch(samples) always. A grade that
-        also takes ctx (MKA1's model_backed contract) only where this
-        worker hands one over (init "ctx"); otherwise it is refused, never
-        called without it.
+        grade(sample, item) and grade_batch(samples), each optionally with
+        ctx after them (model calls through the gate): such a function is
+        called through with_ctx.
         """
         if not callable(fn):
             usage = "grade_batch(samples)" if want == "grade_batch" else "grade(sample, item)"
-            return {"class": "grader_exception", "type": "", "message": "%s defines no %s function" % (self.name, usage), "line": 0}
+            return None, {"class": "grader_exception", "type": "", "message": "%s defines no %s function" % (self.name, usage), "line": 0}
         n = 1 if want == "grade_batch" else 2
-        line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
+        if not takes_positional(fn, n) and takes_positional(fn, n + 1) or takes_positional(fn, n) and takes_ctx(fn, n):
+            return self.with_ctx(fn, n), None
         if takes_positional(fn, n):
-            return None
-        if self.mka1 is not None and takes_positional(fn, n + 1):
-            if self.ctx:
-                return None
-            return {
-                "class": "grader_exception",
-                "type": "TypeError",
-                "message": "%s%s takes ctx, which needs the gate's model broker; this build of gradegate has none, so the grader cannot run" % (want, signature_text(fn)),
-                "line": line,
-            }
-        count = "one positional parameter (samples)" if n == 1 else "exactly two positional parameters (sample, item)"
-        return {
+            return fn, None
+        count = "one positional parameter (samples), or two with ctx" if n == 1 else "exactly two positional parameters (sample, item), or three with ctx"
+        return None, {
             "class": "grader_exception",
             "type": "TypeError",
             "message": "%s%s must take %s" % (want, signature_text(fn), count),
-            "line": line,
+            "line": getattr(getattr(fn, "__code__", None), "co_firstlineno", 0),
         }
+
+    def with_ctx(self, fn, n):
+        """fn called with the worker's ctx after its n arguments."""
+        self.ctx = ctx = Context(self.broker)
+        if n == 1:
+            return lambda samples: fn(samples, ctx)
+        return lambda sample, item: fn(sample, item, ctx)
 
     def call(self, req, check_children):
         """Runs one request in this process and returns its response."""
+        if self.ctx is not None:
+            self.ctx.rid = req.get("id", 0)
         self.capture.reset()
         self.violation = None
         self.spawned = False
@@ -1433,7 +1559,7 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or self.mka1 is not None or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
+            if not (self.fork or periodic or self.mka1 is not None or self.ctx is not None or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()
@@ -1533,7 +1659,7 @@ class Worker:
                 gc.freeze()
             self.cases = 0
             self.base_rss_kb = rss_kb()
-            write_response({"op": "ready", "pid": os.getpid()})
+            write_response(ready_message(self))
             self.serve(requests)
         finally:
             os._exit(0)
@@ -1554,6 +1680,15 @@ class Worker:
                 "message": "the grader's result is %d bytes of JSON, past gradegate's limit of %d" % (len(data), RESULT_LIMIT),
             }) + "\n").encode("utf-8")
         return data
+
+
+def ready_message(worker):
+    """The answer to init once the grader loaded; "ctx" says its grade
+    takes ctx, so Go serves model calls for its requests."""
+    msg = {"op": "ready", "pid": os.getpid()}
+    if worker.ctx is not None:
+        msg["ctx"] = True
+    return msg
 
 
 def main():
@@ -1602,7 +1737,7 @@ def main():
         # child's garbage collection does not touch (and copy) their pages.
         gc.freeze()
     worker.base_rss_kb = rss_kb()
-    write_response({"op": "ready", "pid": os.getpid()})
+    write_response(ready_message(worker))
     worker.serve(requests)
 
 

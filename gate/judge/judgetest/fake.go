@@ -35,6 +35,7 @@ func New(t testing.TB, answer func(prompt string) string) *Fake {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+prefix+"/chat/completions", f.handle)
 	mux.HandleFunc("POST "+prefix+"/responses", f.handle)
+	mux.HandleFunc("POST "+prefix+"/embeddings", f.handle)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -71,20 +72,29 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request) {
 		Messages []struct {
 			Content string `json:"content"`
 		} `json:"messages"`
-		Input []struct {
-			Content string `json:"content"`
-		} `json:"input"`
+		// Input is the responses API's: a string, or messages.
+		Input json.RawMessage `json:"input"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		f.embeddings(w, body.Model, body.Input)
+		return
+	}
 	msgs := body.Messages
 	responses := strings.HasSuffix(r.URL.Path, "/responses")
-	if responses {
-		msgs = body.Input
-	}
 	var prompt strings.Builder
+	if responses {
+		var text string
+		if json.Unmarshal(body.Input, &text) == nil {
+			prompt.WriteString(text + "\n")
+		} else if json.Unmarshal(body.Input, &msgs) != nil {
+			http.Error(w, `{"error":{"message":"input is neither a string nor messages"}}`, http.StatusBadRequest)
+			return
+		}
+	}
 	for _, m := range msgs {
 		prompt.WriteString(m.Content + "\n")
 	}
@@ -95,4 +105,37 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"refusal":null},"finish_reason":"stop"}],"usage":{"prompt_tokens":40,"completion_tokens":7,"total_tokens":47}}`, body.Model, text)
+}
+
+// Embedding is the fake's embedding of a text: how often each letter a to
+// z occurs, so texts with the same letters are close under cosine.
+func Embedding(text string) []float64 {
+	v := make([]float64, 26)
+	for _, c := range strings.ToLower(text) {
+		if c >= 'a' && c <= 'z' {
+			v[c-'a']++
+		}
+	}
+	return v
+}
+
+// embeddings answers POST /embeddings: input is a string or a list of them.
+func (f *Fake) embeddings(w http.ResponseWriter, model string, input json.RawMessage) {
+	var texts []string
+	var one string
+	if json.Unmarshal(input, &one) == nil {
+		texts = []string{one}
+	} else if json.Unmarshal(input, &texts) != nil {
+		http.Error(w, `{"error":{"message":"input must be a string or a list of strings"}}`, http.StatusBadRequest)
+		return
+	}
+	data := make([]map[string]any, len(texts))
+	tokens := 0
+	for i, t := range texts {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Embedding(t)}
+		tokens += len(strings.Fields(t))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": model,
+		"usage": map[string]any{"prompt_tokens": tokens, "total_tokens": tokens}})
 }
