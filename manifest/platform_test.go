@@ -22,7 +22,7 @@ func TestParsePlatform(t *testing.T) {
 		{
 			name: "openai by default",
 			yaml: minimal,
-			want: Grader{Contract: "sample", Metric: "score", TimeoutSeconds: 120},
+			want: Grader{Contract: "sample", Metric: "score", TimeoutSeconds: 120, MaxModelCalls: 64},
 		},
 		{
 			name: "mka1 defaults",
@@ -91,10 +91,10 @@ func TestParsePlatformErrors(t *testing.T) {
 		},
 		{
 			name: "an MKA1 key under openai",
-			yaml: strings.Replace(minimal, "  type: python\n", "  type: python\n  metric_id: exact\n  max_model_calls: 4\n", 1),
+			yaml: strings.Replace(minimal, "  type: python\n", "  type: python\n  metric_id: exact\n  target_field: answer\n", 1),
 			want: []wantErr{
 				{"grader.metric_id", "metric_id: exact", "set grader.platform: mka1"},
-				{"grader.max_model_calls", "max_model_calls: 4", "set grader.platform: mka1"},
+				{"grader.target_field", "target_field: answer", "set grader.platform: mka1"},
 			},
 		},
 		{

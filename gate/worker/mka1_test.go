@@ -126,22 +126,24 @@ func TestMKA1Shapes(t *testing.T) {
 	}
 }
 
-// TestMKA1Signature: grade(sample, item, ctx) loads only where the worker
-// can hand over a ctx; without one the load error says why.
+// TestMKA1Signature: grade(sample, item, ctx), MKA1's model_backed
+// shape, loads on both platforms (ctx is the gate's model broker); a grade
+// that takes more is refused with the shapes it may have.
 func TestMKA1Signature(t *testing.T) {
-	const src = "def grade(sample, item, ctx):\n    return 1.0\n"
 	py := python(t)
-	cfg := Config{Source: []byte(src), SourceName: "grader.py", Metric: "score", TimeoutSeconds: 5, MemoryMB: 256, Workers: 1,
-		Python: py, Sandbox: newSandbox(t), MKA1: &MKA1{TaskID: "t", RunID: "r"}}
-	_, err := New(context.Background(), cfg)
-	le, ok := err.(*LoadError)
-	if !ok || !strings.Contains(le.Err.Message, "takes ctx, which needs the gate's model broker") || le.Err.Line != 1 {
-		t.Fatalf("New = %v, want a load error about ctx at line 1", err)
-	}
-	cfg.MKA1 = nil
-	_, err = New(context.Background(), cfg)
-	if le, ok := err.(*LoadError); !ok || !strings.Contains(le.Err.Message, "must take exactly two positional parameters") {
-		t.Fatalf("New (openai) = %v, want the two-parameter load error", err)
+	for _, mka1 := range []*MKA1{{TaskID: "t", RunID: "r"}, nil} {
+		cfg := Config{Source: []byte("def grade(sample, item, ctx):\n    return 1.0\n"), SourceName: "grader.py", Metric: "score",
+			TimeoutSeconds: 5, MemoryMB: 256, Workers: 1, Python: py, Sandbox: newSandbox(t), MKA1: mka1}
+		p, err := New(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("New (mka1 %v) = %v, want a grader that takes ctx to load", mka1 != nil, err)
+		}
+		p.Close()
+		cfg.Source = []byte("def grade(sample, item, ctx, extra):\n    return 1.0\n")
+		_, err = New(context.Background(), cfg)
+		if le, ok := err.(*LoadError); !ok || !strings.Contains(le.Err.Message, "or three with ctx") || le.Err.Line != 1 {
+			t.Fatalf("New (mka1 %v) = %v, want the parameter-count load error at line 1", mka1 != nil, err)
+		}
 	}
 }
 
