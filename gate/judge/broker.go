@@ -120,7 +120,13 @@ func NewBroker(cfg BrokerConfig) *Broker {
 	if !cfg.Replay {
 		b.client = cfg.newClient(cfg.Timeout)
 	}
-	b.usage = results.JudgeUsage{Type: "python", Model: cfg.JudgeModel, Endpoint: "ctx", CacheMode: string(b.mode)}
+	// The usage names the model it asks: judge_model, else (a grader that
+	// only embeds, a cosine sub-grader) embedding_model.
+	model := cfg.JudgeModel
+	if model == "" {
+		model = cfg.EmbeddingModel
+	}
+	b.usage = results.JudgeUsage{Type: "python", Model: model, Endpoint: "ctx", CacheMode: string(b.mode)}
 	return b
 }
 
