@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,7 +77,10 @@ func idPrefix(id string) string {
 // field, keys in sorted order, always the first row's slice, the first
 // row's id shape whatever the slice, an id prefix another slice's cases
 // have. The written canaries alone catch each (built-in and derived
-// canaries off); the honest grader passes, over many placements.
+// canaries off); the honest grader passes, over many placements. A tell
+// shaping does not defend (the range of the dataset's id numbers, which a
+// grader can only know by carrying the dataset's ids) is measured and
+// logged.
 func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
 	if err != nil {
@@ -113,18 +117,32 @@ func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 		return ""
 	}
 	// Each tell says "a case" for what it takes to be one.
+	// maxNum is the largest number the dataset's ids end in.
+	maxNum := 0
+	for _, c := range set.Cases {
+		if n, err := strconv.Atoi(strings.TrimPrefix(c.ID, idPrefix(c.ID))); err == nil {
+			maxNum = max(maxNum, n)
+		}
+	}
 	tells := []struct {
 		name string
 		real func(grading.Task) bool
+		// open: a tell shaping does not defend (the grader carries what it
+		// knows of the dataset's ids); measured, not held.
+		open bool
 	}{
-		{"has a dataset-only field (request)", func(t grading.Task) bool { _, ok := item(t)["request"]; return ok }},
-		{"keys not sorted", func(t grading.Task) bool { return !slices.IsSorted(itemKeys(t.Item)) }},
-		{"slice is not the first row's", func(t grading.Task) bool { return sliceOf(t) != first.Slices[0] }},
-		{"id not in the first row's shape", func(t grading.Task) bool { return idPrefix(t.ID) != idPrefix(first.ID) }},
+		{"id number within the dataset's", func(t grading.Task) bool {
+			n, err := strconv.Atoi(strings.TrimPrefix(t.ID, idPrefix(t.ID)))
+			return err == nil && n <= maxNum
+		}, true},
+		{"has a dataset-only field (request)", func(t grading.Task) bool { _, ok := item(t)["request"]; return ok }, false},
+		{"keys not sorted", func(t grading.Task) bool { return !slices.IsSorted(itemKeys(t.Item)) }, false},
+		{"slice is not the first row's", func(t grading.Task) bool { return sliceOf(t) != first.Slices[0] }, false},
+		{"id not in the first row's shape", func(t grading.Task) bool { return idPrefix(t.ID) != idPrefix(first.ID) }, false},
 		{"id prefix is its slice's", func(t grading.Task) bool {
 			return slices.Contains(prefixes[sliceOf(t)], idPrefix(t.ID))
-		}},
-		{"has a family", func(t grading.Task) bool { _, ok := item(t)["family"]; return ok }},
+		}, false},
+		{"has a family", func(t grading.Task) bool { _, ok := item(t)["family"]; return ok }, false},
 	}
 	canaryNames := map[string]bool{}
 	for _, c := range s.Manifest.Canaries {
@@ -166,7 +184,7 @@ func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 				failed := slices.ContainsFunc(res.Reasons, func(r results.Reason) bool {
 					return r.Code == results.ReasonCanaryFailed && len(r.CaseIDs) == 1 && canaryNames[r.CaseIDs[0]]
 				})
-				if res.Verdict != results.VerdictHold || !failed {
+				if !tell.open && (res.Verdict != results.VerdictHold || !failed) {
 					t.Fatalf("seed %d: the cheat passes every written canary: verdict %s, %s", seed, res.Verdict, dump(res.Reasons))
 				}
 				ids := map[string]bool{}

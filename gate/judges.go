@@ -133,7 +133,7 @@ func (a *Host) multiModels(s *Suite, f GraderOptions, canariesOnly bool, shard s
 }
 
 // multiTasks are the tasks a multi grader's run may ask its model
-// sub-graders about: the canaries, then the shard's cases that have a
+// sub-graders about: the canaries (and the built-in negatives), then the shard's cases that have a
 // sample, read in one pass over the dataset.
 func multiTasks(s *Suite, canariesOnly bool, sh shard.Shard) ([]grading.Task, error) {
 	var tasks []grading.Task
@@ -141,6 +141,11 @@ func multiTasks(s *Suite, canariesOnly bool, sh shard.Shard) ([]grading.Task, er
 		tasks = append(tasks, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
 	}
 	if canariesOnly {
+		// The canary command grades the built-in negatives too; a run's
+		// plan has them among the derived ones.
+		for _, c := range blind.BuiltinCanaries(s.Manifest) {
+			tasks = append(tasks, grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item})
+		}
 		return tasks, nil
 	}
 	set, err := dataset.Load(s.FS, s.Manifest)

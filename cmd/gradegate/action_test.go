@@ -442,6 +442,12 @@ func TestActionInputs(t *testing.T) {
 			want: []string{"run", "gradegate.yaml", "--results", "OUT", "--shard", "1/2", "--baseline", "base/results.json"},
 		},
 		{name: "baseline outside run", env: map[string]string{"INPUT_COMMAND": "canary", "INPUT_BASELINE": "b.json"}, wantErr: "input baseline applies to command run, not canary"},
+		{
+			name: "base manifest on run",
+			env:  map[string]string{"INPUT_BASE-MANIFEST": "base/evals/gradegate.yaml"},
+			want: []string{"run", "gradegate.yaml", "--results", "OUT", "--base-manifest", "base/evals/gradegate.yaml"},
+		},
+		{name: "base manifest outside run", env: map[string]string{"INPUT_COMMAND": "canary", "INPUT_BASE-MANIFEST": "b.yaml"}, wantErr: "input base-manifest applies to command run, not canary"},
 		{name: "judge cache mode alone", env: map[string]string{"INPUT_JUDGE-CACHE-MODE": "read"}, wantErr: "input judge-cache-mode needs judge-cache"},
 	}
 	for _, tt := range tests {
