@@ -280,8 +280,13 @@ func (b *Canaries) Task(i int) grading.Task {
 		// A model part's prompt would read the row's fields, which the
 		// plan of calls made before the run cannot know: its built-in
 		// negatives carry the written item.
+		// Under a preprocessor, which may act on a row's own fields (drop
+		// a row marked skip), the written item over the row's shape.
 		if base != nil && len(b.m.Grader.Multi.Models()) == 0 {
 			t.Item = b.shape.withID(base.item, id)
+			if b.m.Preprocess != nil {
+				t.Item = b.shape.item(c.Item, base, id)
+			}
 			if base.sample != nil {
 				t.Sample = answerSample(base.sample, outputText(c.Sample))
 			}
@@ -501,6 +506,10 @@ func JudgeBuiltin(c manifest.Canary, threshold float64, o grading.Outcome) resul
 		cr.Got = o.Score
 	} else {
 		cr.Error = grading.ErrorOf(o)
+	}
+	if o.Omitted != "" {
+		cr.Status, cr.Message = results.StatusFail, "the preprocessor dropped the canary's row ("+o.Omitted+"), so the grader never saw it; a canary must reach the grader"
+		return cr
 	}
 	if !ok {
 		cr.Status, cr.Message = results.StatusFail, "the answer "+strconvQuote(outputText(c.Sample))+" "+why
