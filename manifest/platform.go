@@ -38,10 +38,11 @@ func (d *decoder) platform(s *section, g *Grader) {
 		}
 		// model_backed is MKA1's name for a sample grader that takes ctx,
 		// which the gate serves on every platform.
-		if n := s.node("contract"); n != nil && n.Kind == yaml.ScalarNode && n.Value == ContractModelBacked {
-			g.Contract, g.ModelBacked = "sample", true
-		} else if v, ok := s.enum("contract", "sample", "batch"); ok {
+		if v, ok := s.enum("contract", "sample", "batch", ContractModelBacked); ok {
 			g.Contract = v
+			if v == ContractModelBacked {
+				g.Contract, g.ModelBacked = "sample", true
+			}
 		}
 		return
 	}
