@@ -20,8 +20,9 @@ import (
 
 // answerFields are the sample fields that carry the model's answer: a
 // row's are never kept beside a canary's answer, which would then be
-// another one.
-var answerFields = []string{"output_text", "output_json", "output_tools", "choices"}
+// another one. extracted_output is MKA1's: what its extraction made of
+// output_text.
+var answerFields = []string{"output_text", "output_json", "output_tools", "choices", "extracted_output"}
 
 // poolSize bounds the rows kept as bases, overall and per slice a canary
 // names: the memory of shaping does not grow with the dataset.
