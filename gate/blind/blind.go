@@ -347,6 +347,21 @@ func (b *Canaries) fakeID(shape string) string {
 	return id
 }
 
+// minIDDigits is the fewest random digits a canary's id is drawn with:
+// one in a million that it is any one later row's.
+const minIDDigits = 6
+
+// countOtherDigits counts the digits 1-9 of s.
+func countOtherDigits(s string) int {
+	n := 0
+	for _, ch := range s {
+		if ch >= '1' && ch <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
 // drawID is one draw of fakeID, with extra appended to the shape.
 func (b *Canaries) drawID(shape, extra string) string {
 	if shape == "" {
@@ -356,6 +371,12 @@ func (b *Canaries) drawID(shape, extra string) string {
 		}
 	}
 	shape += extra
+	// A canary's id must not be a row's read later, which the stream
+	// cannot know yet: an id of a few digits ("c3") draws from too few to
+	// miss the rest of a small dataset, so it gets at least minIDDigits.
+	if n := strings.Count(shape, "0") + countOtherDigits(shape); n < minIDDigits {
+		shape += strings.Repeat("0", minIDDigits-n)
+	}
 	out := []byte(shape)
 	digits := strings.ContainsAny(shape, "0123456789")
 	for k, ch := range out {
