@@ -49,7 +49,9 @@ type Reader struct {
 	rows       int
 	noID       int
 	firstNoID  int
-	seen       *idTable
+	seen       *idTable  // nil once Close has judged the join
+	seenHashes *idHashes // the ids' hashes, once seen is nil
+	joinErrs   []error   // the samples lines no case took, once Close has read them
 	dupLines   map[string][]int
 	controls   map[string]*controlCount
 	findings   findingList
@@ -354,8 +356,14 @@ func (r *Reader) attachData(row *caseRow, ref sampleRef, data []byte) {
 	}
 }
 
-// Seen reports whether a row read so far has the case id.
+// Seen reports whether a row read so far has the case id. After Close,
+// which lets the ids' bytes go, it may also say true for an id that only
+// shares a 64-bit hash (seeded at random) with one of them; never false for
+// one of them.
 func (r *Reader) Seen(id string) bool {
+	if r.seen == nil {
+		return r.seenHashes.mayHold(id)
+	}
 	_, _, ok := r.seen.get(id)
 	return ok
 }
@@ -377,7 +385,14 @@ func (r *Reader) Close() (*Summary, error) {
 		}
 		if r.samples != nil {
 			r.samples.finish()
+			r.joinErrs = r.joinErrors()
 		}
+		// The join was judged above: from here on Seen is all the ids
+		// serve, and their hashes answer it. The table goes before the
+		// near-duplicate screen's end phase, whose sort buffers would
+		// otherwise come on top of it.
+		r.seenHashes = r.seen.hashes()
+		r.seen = nil
 	}
 	if r.rows == 0 && !r.caseErrs.any() && r.Unpinned == "" {
 		// Nothing to grade would make every rate vacuous; refuse it rather
@@ -395,7 +410,7 @@ func (r *Reader) Close() (*Summary, error) {
 	// line's error as "not in the dataset", so the join is judged only for
 	// a clean dataset.
 	if !r.caseErrs.any() && r.samples != nil {
-		errs = append(errs, r.joinErrors()...)
+		errs = append(errs, r.joinErrs...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
