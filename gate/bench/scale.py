@@ -13,6 +13,10 @@ so the sampling does not take CPU from the timed one) of:
   run       gradegate run --format json (default isolation, sandbox on)
   validate  gradegate validate --format json
 
+The text14 kind is the templated suite with a 14-word request (12 random
+words and "ref N") under the screen's defaults (on, every text compared);
+text14-noscreen is the same rows with dataset.near_duplicates.enabled: false.
+
 The labeled kinds are the templated suite with every label field on every
 row (human_score, a human_reason of 2 to 9 words, rubric_version with 1%
 stale, label_status with 1.5% disputed or novel, and two reviewer labels on
@@ -59,7 +63,11 @@ WORDS = ("order refund parcel invoice shipped delayed customer account billing "
 def manifest(kind):
     # The templated suite's screen compares the long text; "currency": "USD"
     # is a category, not text.
-    nd = "  near_duplicates:\n    fields: [request]\n" if kind not in ("plain", "text14-noscreen") else ""
+    nd = "  near_duplicates:\n    fields: [request]\n"
+    if kind == "text14":
+        nd = ""  # the screen's defaults: on, every text compared
+    elif kind in ("plain", "text14-noscreen"):
+        nd = "  near_duplicates:\n    enabled: false\n" if kind != "plain" else ""
     rubric = "rubric:\n  version: r3\n" if kind.startswith("labeled") else ""
     cal = ""
     if kind == "labeled-keys":
@@ -102,6 +110,8 @@ def generate(path, n, kind):
     os.makedirs(path, exist_ok=True)
     done = os.path.join(path, ".done")
     if os.path.exists(done):
+        with open(os.path.join(path, "gradegate.yaml"), "w") as f:
+            f.write(manifest(kind))
         return
     rng = random.Random(n)
     texts = []
