@@ -101,27 +101,38 @@ def main():
     ap.add_argument("--promptfoo-version", default="0.123.1")
     ap.add_argument("--sizes", default="100,1000")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--tools", default="loop,gradegate,promptfoo",
+                    help="which of loop, gradegate, promptfoo to time (loop always runs: the ratios are over it)")
+    ap.add_argument("--base-gradegate", default="",
+                    help="another gradegate build, timed in the same rounds as gradegate@base")
     args = ap.parse_args()
+    tools = set(args.tools.split(",")) | {"loop"}
 
-    pf = install_promptfoo(args.npm_dir, args.promptfoo_version)
+    pf = install_promptfoo(args.npm_dir, args.promptfoo_version) if "promptfoo" in tools else None
     env = dict(os.environ, GRADEGATE_PYTHON=args.python, PROMPTFOO_DISABLE_TELEMETRY="1",
                PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_PYTHON=args.python, NO_COLOR="1",
                PROMPTFOO_CONFIG_DIR=os.path.join(args.dir, "promptfoo-home"))
-    print(f"| cases | plain Python loop | gradegate `run` | promptfoo {args.promptfoo_version} (Python assertion, echo provider) | passed (loop / gradegate / promptfoo) |")
-    print("|---:|---:|---:|---:|---|")
+    heads = {"loop": "plain Python loop", "gradegate": "gradegate `run`", "gradegate@base": "gradegate `run` (base)",
+             "promptfoo": f"promptfoo {args.promptfoo_version} (Python assertion, echo provider)"}
+    order = [k for k in ("loop", "gradegate", "gradegate@base", "promptfoo")
+             if k in tools or (k == "gradegate@base" and args.base_gradegate)]
+    print("| cases | " + " | ".join(heads[k] for k in order) + " | passed (" + " / ".join(order) + ") |")
+    print("|---:|" + "---:|" * len(order) + "---|")
     for n in [int(s) for s in args.sizes.split(",")]:
         path = os.path.join(args.dir, f"plain-{n}")
         scale.generate(path, n, "plain")
         man = os.path.join(path, "gradegate.yaml")
         subprocess.run([args.gradegate, "pin", man], check=True, stdout=subprocess.DEVNULL)
-        conf = promptfoo_suite(path)
         out = os.path.join(path, "promptfoo-out.json")
-        cmds = {
-            "loop": ([args.python, "-c", scale.LOOP, path], None),
-            "gradegate": ([args.gradegate, "run", man, "--format", "json"], None),
-            "promptfoo": ([pf, "eval", "-c", conf, "--no-cache", "--no-table", "--no-write",
-                           "--no-progress-bar", "-o", out], path),
-        }
+        cmds = {"loop": ([args.python, "-c", scale.LOOP, path], None)}
+        if "gradegate" in tools:
+            cmds["gradegate"] = ([args.gradegate, "run", man, "--format", "json"], None)
+        if args.base_gradegate:
+            cmds["gradegate@base"] = ([args.base_gradegate, "run", man, "--format", "json"], None)
+        if "promptfoo" in tools:
+            conf = promptfoo_suite(path)
+            cmds["promptfoo"] = ([pf, "eval", "-c", conf, "--no-cache", "--no-table", "--no-write",
+                                  "--no-progress-bar", "-o", out], path)
         walls = {k: [] for k in cmds}
         ratios = {k: [] for k in cmds}
         passed = {}
@@ -133,7 +144,7 @@ def main():
                 walls[what].append(wall)
                 if what == "loop":
                     passed[what] = int(proc.stdout.decode().strip() or -1)
-                elif what == "gradegate":
+                elif what.startswith("gradegate"):
                     if proc.returncode not in (0, 1):
                         sys.exit(f"gradegate run failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
                     passed[what] = json.loads(proc.stdout)["counts"]["passed"]
