@@ -12,7 +12,7 @@ import (
 // garbage behind. Go's default (a collection each time the heap doubles)
 // then spends a third of a million-row validate in the collector. gradegate
 // lets the heap grow to five times what is live (GOGC=400), under a soft
-// memory limit that follows the live heap: a quarter above it, and at least
+// memory limit that follows the live heap: an eighth above it, and at least
 // gcRoom above it, never under gcFloor. A small suite never meets the limit;
 // a large one collects more often rather than let garbage fill hundreds of
 // MB. GOGC or GOMEMLIMIT in the environment leave Go's own settings in
@@ -20,7 +20,7 @@ import (
 const (
 	gcPercent    = 400
 	gcFloor      = 96 << 20
-	gcRoom       = 32 << 20
+	gcRoom       = 24 << 20
 	gcWatchEvery = 100 * time.Millisecond
 )
 
@@ -55,12 +55,12 @@ func TuneGC(ctx context.Context, getenv func(string) string) {
 	}()
 }
 
-// gcLimit is the memory limit for a live heap of live bytes: a quarter
+// gcLimit is the memory limit for a live heap of live bytes: an eighth
 // above it and at least gcRoom above it, never under gcFloor. It stays at
 // limit while the new one is within a sixteenth of it, so the limit is not
 // set again every tick.
 func gcLimit(live, limit int64) int64 {
-	next := max(gcFloor, live+max(live/4, gcRoom))
+	next := max(gcFloor, live+max(live/8, gcRoom))
 	if d := next - limit; d < limit/16 && -d < limit/16 {
 		return limit
 	}

@@ -123,6 +123,9 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		}
 	}
 
+	// The sort buffers (16 bytes a row) go before the candidates are read.
+	keys, tmp, count = nil, nil, nil
+
 	// The candidates' shingle sets, all that the checks below compare,
 	// are read again into one arena; the rest of a row's text (its id,
 	// label, fields) only for the rows the findings name, at the end.
