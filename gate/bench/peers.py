@@ -50,8 +50,12 @@ def get_assert(output, context):
 
 def install_promptfoo(npm_dir, version):
     exe = os.path.join(npm_dir, "node_modules", ".bin", "promptfoo")
-    if os.path.exists(exe):
-        return exe
+    try:
+        with open(os.path.join(npm_dir, "node_modules", "promptfoo", "package.json")) as f:
+            if json.load(f)["version"] == version and os.path.exists(exe):
+                return exe
+    except (OSError, ValueError, KeyError):
+        pass
     os.makedirs(npm_dir, exist_ok=True)
     subprocess.run(["npm", "install", "--prefix", npm_dir, "--no-audit", "--no-fund",
                     f"promptfoo@{version}"], check=True, stdout=subprocess.DEVNULL)
@@ -98,7 +102,8 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--dir", default="/tmp/gradegate-peers")
     ap.add_argument("--npm-dir", default="/tmp/gradegate-peers/npm")
-    ap.add_argument("--promptfoo-version", default="0.123.1")
+    ap.add_argument("--promptfoo-version", default="0.118.17",
+                    help="the last release line that runs on Node.js 20 (0.123 needs 22)")
     ap.add_argument("--sizes", default="100,1000")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--tools", default="loop,gradegate,promptfoo",

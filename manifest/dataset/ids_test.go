@@ -50,7 +50,7 @@ func TestIDTable(t *testing.T) {
 		t.Fatal("an id never added was found under collisions")
 	}
 
-	// An id longer than an arena chunk is kept apart, and found.
+	// An id longer than the arena holds is kept apart, and found.
 	long := string(make([]byte, arenaChunk+1))
 	h, _, _ := tab.get(long)
 	tab.add(h, long, idInfo{line: 9})
@@ -84,5 +84,27 @@ func TestIDHashes(t *testing.T) {
 		if keep == ^uint64(0) && hs.mayHold("case-3000") {
 			t.Fatal("an id never added was found")
 		}
+	}
+}
+
+// TestIDInfoSample: where a sample is comes back as it was kept, up to the
+// largest offset an idInfo holds.
+func TestIDInfoSample(t *testing.T) {
+	for _, ref := range []sampleRef{
+		{line: 3, off: 0, n: 10},
+		{line: 7, off: 1<<32 + 5, n: 1 << 20, unreadable: true},
+		{line: 1, off: maxSampleOff, n: 2},
+	} {
+		var info idInfo
+		if !info.setSample(int(ref.line), ref) {
+			t.Fatalf("%+v not kept", ref)
+		}
+		if got := info.ref(); got.line != ref.line || got.off != ref.off || got.n != ref.n || got.unreadable != ref.unreadable {
+			t.Errorf("kept %+v, got back %+v", ref, got)
+		}
+	}
+	var info idInfo
+	if info.setSample(1, sampleRef{line: 1, off: maxSampleOff + 1}) || info.sampleLine != 0 {
+		t.Error("an offset past what an idInfo holds was kept")
 	}
 }
