@@ -57,8 +57,11 @@ def install_promptfoo(npm_dir, version):
     except (OSError, ValueError, KeyError):
         pass
     os.makedirs(npm_dir, exist_ok=True)
+    # A dependency's install script downloads a browser, which an eval of
+    # the echo provider never starts.
+    env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1", PUPPETEER_SKIP_DOWNLOAD="1")
     subprocess.run(["npm", "install", "--prefix", npm_dir, "--no-audit", "--no-fund",
-                    f"promptfoo@{version}"], check=True, stdout=subprocess.DEVNULL)
+                    f"promptfoo@{version}"], check=True, stdout=subprocess.DEVNULL, env=env)
     return exe
 
 

@@ -515,11 +515,28 @@ func (s *Screen) shownRows(clusters []*cluster) []int32 {
 }
 
 // candidateSets holds the shingle sets of the rows read again, one after
-// the other in one arena: set k, of row rows[k], is sets[ends[k-1]:ends[k]].
+// the other in chunks of setChunk shingles (a set never straddles two; a
+// larger one has a chunk of its own), so that growing never copies what is
+// held: the set of row rows[k] is chunks[at[k]>>32][uint32(at[k]):][:n[k]].
 type candidateSets struct {
-	rows []int32 // ascending
-	ends []uint32
-	sets []uint32
+	rows   []int32 // ascending
+	at     []uint64
+	n      []uint32
+	chunks [][]uint32
+}
+
+const setChunk = 1 << 16
+
+// add appends the next row's set.
+func (c *candidateSets) add(set []uint32) {
+	last := len(c.chunks) - 1
+	if last < 0 || len(c.chunks[last])+len(set) > cap(c.chunks[last]) {
+		c.chunks = append(c.chunks, make([]uint32, 0, max(setChunk, len(set))))
+		last++
+	}
+	c.at = append(c.at, uint64(last)<<32|uint64(len(c.chunks[last])))
+	c.n = append(c.n, uint32(len(set)))
+	c.chunks[last] = append(c.chunks[last], set...)
 }
 
 // of returns row x's set, and whether x was read again.
@@ -528,18 +545,15 @@ func (c *candidateSets) of(x int32) ([]uint32, bool) {
 	if !ok {
 		return nil, false
 	}
-	lo := uint32(0)
-	if k > 0 {
-		lo = c.ends[k-1]
-	}
-	return c.sets[lo:c.ends[k]], true
+	at := c.at[k]
+	return c.chunks[at>>32][uint32(at):][:c.n[k]], true
 }
 
 // rereadSets reads the dataset again for the shingle sets of the wanted
 // rows (ascending indexes into s.rows); a row whose texts no longer hash as
 // they did is an error, as in reread.
 func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
-	out := &candidateSets{rows: wanted, ends: make([]uint32, 0, len(wanted))}
+	out := &candidateSets{rows: wanted, at: make([]uint64, 0, len(wanted)), n: make([]uint32, 0, len(wanted))}
 	var rowSet []uint32
 	var sum uint64
 	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
@@ -555,8 +569,7 @@ func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
 			return s.changed(rec.line, nil)
 		}
 		slices.Sort(rowSet)
-		out.sets = append(out.sets, slices.Compact(rowSet)...)
-		out.ends = append(out.ends, uint32(len(out.sets)))
+		out.add(slices.Compact(rowSet))
 		return nil
 	})
 	if err != nil {
