@@ -91,6 +91,8 @@ type pipeline struct {
 	progress Progress
 	canaries *blind.Canaries
 	observe  func(dataset.Case) // nil for none
+	// observeOutcome sees each case's outcome; nil for none.
+	observeOutcome func(caseID string, o grading.Outcome)
 
 	mu       sync.Mutex
 	drained  *sync.Cond
@@ -232,6 +234,9 @@ func (p *pipeline) emit(seq int, o grading.Outcome) error {
 		return nil
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
+	if p.observeOutcome != nil {
+		p.observeOutcome(pr.row.CaseID, o)
+	}
 	verdict.FillCase(&pr.row, o, p.m.Grader)
 	p.canaries.CaseGraded(ref.row, pr.row, o)
 	pr.ready = true
