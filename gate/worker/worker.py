@@ -1123,6 +1123,10 @@ class Worker:
 
 
 def main():
+    if not getattr(sys.flags, "safe_path", False) and sys.path[:1] == [""]:
+        # Before Python 3.11 there is no -P: the working directory leaves
+        # sys.path here, as -P would have kept it off.
+        del sys.path[0]
     requests = open(REQ_FD, "rb", buffering=1 << 16)
     init = json.loads(requests.readline())
     worker = Worker(init)
