@@ -103,13 +103,13 @@ func forkingGrader(src []byte) []byte {
 // parent's requests, and a zygote whose child died serves the next fork.
 func TestRunForkingGraderExact(t *testing.T) {
 	if testing.Short() {
-		t.Skip("grades every mutant of a forking grader three times with real processes")
+		t.Skip("grades every mutant of a forking grader twice with real processes (the ten-run figure is gate/bench/mutate_fork.py)")
 	}
 	m, cases, src := loadExample(t, "order-summary")
 	src = forkingGrader(src)
 	pools, py := slowPools(t)
 	var first *Report
-	for run := range 3 {
+	for run := range 2 {
 		r, err := Run(context.Background(), src, "grader.py", m, cases, pools, py)
 		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
