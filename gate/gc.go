@@ -11,15 +11,17 @@ import (
 // ids, the near-duplicate signatures), while every row it reads leaves
 // garbage behind. Go's default (a collection each time the heap doubles)
 // then spends a third of a million-row validate in the collector. gradegate
-// lets the heap grow to five times what is live (GOGC=400) but caps it with
-// a soft memory limit, so a large suite stays within a few hundred MB; when
-// the live heap itself nears the limit (millions of cases), the limit moves
-// up with it rather than making the collector run without pause. GOGC or
-// GOMEMLIMIT in the environment leave Go's own settings in force.
+// lets the heap grow to five times what is live (GOGC=400), under a soft
+// memory limit that follows the live heap: an eighth above it, and at least
+// gcRoom above it, never under gcFloor. A small suite never meets the limit;
+// a large one collects more often rather than let garbage fill hundreds of
+// MB. GOGC or GOMEMLIMIT in the environment leave Go's own settings in
+// force.
 const (
 	gcPercent    = 400
-	gcFirstLimit = 224 << 20
-	gcWatchEvery = 250 * time.Millisecond
+	gcFloor      = 96 << 20
+	gcRoom       = 24 << 20
+	gcWatchEvery = 100 * time.Millisecond
 )
 
 // TuneGC applies the policy above to this process until ctx ends; main calls
@@ -29,7 +31,7 @@ func TuneGC(ctx context.Context, getenv func(string) string) {
 		return
 	}
 	debug.SetGCPercent(gcPercent)
-	limit := int64(gcFirstLimit)
+	limit := int64(gcFloor)
 	debug.SetMemoryLimit(limit)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	go func() {
@@ -53,13 +55,14 @@ func TuneGC(ctx context.Context, getenv func(string) string) {
 	}()
 }
 
-// gcLimit is the memory limit for a live heap of live bytes under the
-// current limit: unchanged while the live heap is under four fifths of it,
-// else one and a half times the live heap, so there is always room for
-// garbage between collections.
+// gcLimit is the memory limit for a live heap of live bytes: an eighth
+// above it and at least gcRoom above it, never under gcFloor. It stays at
+// limit while the new one is within a sixteenth of it, so the limit is not
+// set again every tick.
 func gcLimit(live, limit int64) int64 {
-	if live*5 <= limit*4 {
+	next := max(gcFloor, live+max(live/8, gcRoom))
+	if d := next - limit; d < limit/16 && -d < limit/16 {
 		return limit
 	}
-	return live * 3 / 2
+	return next
 }

@@ -8,10 +8,12 @@ func TestGCLimit(t *testing.T) {
 		live, limit int64
 		want        int64
 	}{
-		{"small heap keeps the limit", 10 << 20, 256 << 20, 256 << 20},
-		{"four fifths of the limit keeps it", 200 << 20, 250 << 20, 250 << 20},
-		{"a live heap past four fifths moves it up", 220 << 20, 250 << 20, 330 << 20},
-		{"past the limit leaves room for garbage", 1 << 30, 256 << 20, 3 << 29},
+		{"a small heap has the floor", 10 << 20, 200 << 20, gcFloor},
+		{"the floor stays", 10 << 20, gcFloor, gcFloor},
+		{"room above a middling heap", 80 << 20, gcFloor, 104 << 20},
+		{"an eighth above a large heap", 400 << 20, gcFloor, 450 << 20},
+		{"within a sixteenth keeps the limit", 401 << 20, 450 << 20, 450 << 20},
+		{"the limit comes down with the heap", 100 << 20, 500 << 20, 124 << 20},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

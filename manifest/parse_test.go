@@ -437,7 +437,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "grader contract",
 			yaml: strings.Replace(minimal, "type: python", "type: python\n  contract: stream", 1),
-			want: []wantErr{{"grader.contract", "contract:", `must be one of sample | batch, got "stream"`}},
+			want: []wantErr{{"grader.contract", "contract:", `must be one of sample | batch | model_backed, got "stream"`}},
 		},
 		{
 			name: "grader isolation",

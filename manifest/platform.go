@@ -36,11 +36,13 @@ func (d *decoder) platform(s *section, g *Grader) {
 				d.fail(n.Line, s.key(k), "is a key of MKA1's grader contract; set grader.platform: mka1 to use it")
 			}
 		}
-		if n := s.node("contract"); n != nil && n.Kind == yaml.ScalarNode && n.Value == ContractModelBacked {
-			d.fail(s.node("contract").Line, s.key("contract"),
-				"model_backed is MKA1's contract; set grader.platform: mka1 to use it")
-		} else if v, ok := s.enum("contract", "sample", "batch"); ok {
+		// model_backed is MKA1's name for a sample grader that takes ctx,
+		// which the gate serves on every platform.
+		if v, ok := s.enum("contract", "sample", "batch", ContractModelBacked); ok {
 			g.Contract = v
+			if v == ContractModelBacked {
+				g.Contract, g.ModelBacked = "sample", true
+			}
 		}
 		return
 	}

@@ -5,13 +5,17 @@ Generates suites (plain, and templated: a shared short field such as
 "currency": "USD" plus a long text field with planted near duplicates) of
 the sizes asked for, then measures, for each, the wall time, the CPU time and
 the peak memory of the whole process tree (the sum over gradegate and every
-process it starts, sampled every 20 ms, as RSS and as PSS; in a second run,
+process it starts, sampled every 10 ms, as RSS and as PSS; in a second run,
 so the sampling does not take CPU from the timed one) of:
 
   loop      a plain in-process Python loop that reads the same two files,
             decodes each line and calls grade (no isolation)
   run       gradegate run --format json (default isolation, sandbox on)
   validate  gradegate validate --format json
+
+The text14 kind is the templated suite with a 14-word request (12 random
+words and "ref N") under the screen's defaults (on, every text compared);
+text14-noscreen is the same rows with dataset.near_duplicates.enabled: false.
 
 The labeled kinds are the templated suite with every label field on every
 row (human_score, a human_reason of 2 to 9 words, rubric_version with 1%
@@ -59,7 +63,11 @@ WORDS = ("order refund parcel invoice shipped delayed customer account billing "
 def manifest(kind):
     # The templated suite's screen compares the long text; "currency": "USD"
     # is a category, not text.
-    nd = "  near_duplicates:\n    fields: [request]\n" if kind != "plain" else ""
+    nd = "  near_duplicates:\n    fields: [request]\n"
+    if kind == "text14":
+        nd = ""  # the screen's defaults: on, every text compared
+    elif kind in ("plain", "text14-noscreen"):
+        nd = "  near_duplicates:\n    enabled: false\n" if kind != "plain" else ""
     rubric = "rubric:\n  version: r3\n" if kind.startswith("labeled") else ""
     cal = ""
     if kind == "labeled-keys":
@@ -102,6 +110,8 @@ def generate(path, n, kind):
     os.makedirs(path, exist_ok=True)
     done = os.path.join(path, ".done")
     if os.path.exists(done):
+        with open(os.path.join(path, "gradegate.yaml"), "w") as f:
+            f.write(manifest(kind))
         return
     rng = random.Random(n)
     texts = []
@@ -119,7 +129,8 @@ def generate(path, n, kind):
                     # word (Jaccard similarity of 5-word shingles about 0.97).
                     text = rng.choice(texts) + " please"
                 else:
-                    text = " ".join(rng.choice(WORDS) for _ in range(40)) + f" ref {i}"
+                    words = 12 if kind.startswith("text14") else 40
+                    text = " ".join(rng.choice(WORDS) for _ in range(words)) + f" ref {i}"
                 if len(texts) < 2000:
                     texts.append(text)
                 item["request"] = text
@@ -176,7 +187,9 @@ def tree_memory(root):
     RSS counts a page shared by two processes twice; PSS splits it among
     its sharers. A child that gradegate has cloned to start a worker shares
     gradegate's whole address space until it execs (neither RSS nor PSS can
-    tell): such a child still has gradegate's command line, and is skipped.
+    tell): such a child still has its parent's command line, and is
+    skipped. gradegate's own child (the run under its keeper process) has
+    the root's command line too, and is counted.
     """
     parent = {}
     cmdline = {}
@@ -198,8 +211,8 @@ def tree_memory(root):
             p = parent[p]
         if p != root:
             continue
-        if pid != root and cmdline.get(pid) == cmdline.get(root):
-            continue  # cloned, not yet exec'd: gradegate's own pages
+        if pid != root and parent[pid] != root and cmdline.get(pid) == cmdline.get(parent[pid]):
+            continue  # cloned, not yet exec'd: its parent's own pages
         try:
             with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:
@@ -226,13 +239,13 @@ def timed(cmd, env):
 
 
 def peak_memory(cmd, env):
-    """Peak (RSS, PSS) of the whole tree in MB, sampled every 20 ms."""
+    """Peak (RSS, PSS) of the whole tree in MB, sampled every 10 ms."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     peak_rss = peak_pss = 0
     while proc.poll() is None:
         rss, pss = tree_memory(proc.pid)
         peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-        time.sleep(0.02)
+        time.sleep(0.01)
     return peak_rss / 1024, peak_pss / 1024
 
 
@@ -250,9 +263,6 @@ def main():
                     help="time every command this many times, in turn, and give the lowest and the median")
     ap.add_argument("--workers", default="")
     ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
-    ap.add_argument("--base-gradegate", default="",
-                    help="another build (e.g. of main) whose run is timed in turn with this one's, as run@base, "
-                         "so the two compare within one round")
     args = ap.parse_args()
     print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | exit |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")

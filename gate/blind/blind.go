@@ -280,8 +280,13 @@ func (b *Canaries) Task(i int) grading.Task {
 		// A model part's prompt would read the row's fields, which the
 		// plan of calls made before the run cannot know: its built-in
 		// negatives carry the written item.
+		// Under a preprocessor, which may act on a row's own fields (drop
+		// a row marked skip), the written item over the row's shape.
 		if base != nil && len(b.m.Grader.Multi.Models()) == 0 {
 			t.Item = b.shape.withID(base.item, id)
+			if b.m.Preprocess != nil {
+				t.Item = b.shape.item(c.Item, base, id)
+			}
 			if base.sample != nil {
 				t.Sample = answerSample(base.sample, outputText(c.Sample))
 			}
@@ -342,6 +347,21 @@ func (b *Canaries) fakeID(shape string) string {
 	return id
 }
 
+// minIDDigits is the fewest random digits a canary's id is drawn with:
+// one in a million that it is any one later row's.
+const minIDDigits = 6
+
+// countOtherDigits counts the digits 1-9 of s.
+func countOtherDigits(s string) int {
+	n := 0
+	for _, ch := range s {
+		if ch >= '1' && ch <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
 // drawID is one draw of fakeID, with extra appended to the shape.
 func (b *Canaries) drawID(shape, extra string) string {
 	if shape == "" {
@@ -351,6 +371,12 @@ func (b *Canaries) drawID(shape, extra string) string {
 		}
 	}
 	shape += extra
+	// A canary's id must not be a row's read later, which the stream
+	// cannot know yet: an id of a few digits ("c3") draws from too few to
+	// miss the rest of a small dataset, so it gets at least minIDDigits.
+	if n := strings.Count(shape, "0") + countOtherDigits(shape); n < minIDDigits {
+		shape += strings.Repeat("0", minIDDigits-n)
+	}
 	out := []byte(shape)
 	digits := strings.ContainsAny(shape, "0123456789")
 	for k, ch := range out {
@@ -501,6 +527,10 @@ func JudgeBuiltin(c manifest.Canary, threshold float64, o grading.Outcome) resul
 		cr.Got = o.Score
 	} else {
 		cr.Error = grading.ErrorOf(o)
+	}
+	if o.Omitted != "" {
+		cr.Status, cr.Message = results.StatusFail, "the preprocessor dropped the canary's row ("+o.Omitted+"), so the grader never saw it; a canary must reach the grader"
+		return cr
 	}
 	if !ok {
 		cr.Status, cr.Message = results.StatusFail, "the answer "+strconvQuote(outputText(c.Sample))+" "+why

@@ -20,8 +20,9 @@ import (
 
 // answerFields are the sample fields that carry the model's answer: a
 // row's are never kept beside a canary's answer, which would then be
-// another one.
-var answerFields = []string{"output_text", "output_json", "output_tools", "choices"}
+// another one. extracted_output is MKA1's: what its extraction made of
+// output_text.
+var answerFields = []string{"output_text", "output_json", "output_tools", "choices", "extracted_output"}
 
 // poolSize bounds the rows kept as bases, overall and per slice a canary
 // names: the memory of shaping does not grow with the dataset.
@@ -180,10 +181,15 @@ type shaper struct {
 	// canarySampleKeys are likewise the sample keys canaries write, and the
 	// answer fields.
 	canarySampleKeys []string
+	// rowFields: a base row's dataset-only item fields are carried over.
+	// Not under a preprocessor, which may act on them (drop a row marked
+	// skip, say): the canary would then test the preprocessor's rule on
+	// another row's field, not the grader.
+	rowFields bool
 }
 
 func newShaper(m *manifest.Manifest, f manifest.Fields) *shaper {
-	s := &shaper{fields: f, hidden: m.Dataset.HiddenFields, canarySampleKeys: slices.Clone(answerFields)}
+	s := &shaper{fields: f, hidden: m.Dataset.HiddenFields, canarySampleKeys: slices.Clone(answerFields), rowFields: m.Preprocess == nil}
 	for _, c := range m.Canaries {
 		if fs, ok := objectFields(c.Item); ok {
 			for _, x := range fs {
@@ -255,7 +261,7 @@ func (s *shaper) item(canary json.RawMessage, base *baseRow, id string) json.Raw
 			out = append(out, field{f.key, idVal})
 		case ok:
 			out = append(out, field{f.key, v})
-		case f.key == s.fields.Slice || f.key == s.fields.Family || !slices.Contains(s.canaryItemKeys, f.key):
+		case f.key == s.fields.Slice || f.key == s.fields.Family || s.rowFields && !slices.Contains(s.canaryItemKeys, f.key):
 			out = append(out, f)
 		}
 	}

@@ -123,13 +123,19 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		}
 	}
 
+	// The sort buffers (16 bytes a row) go before the candidates are read.
+	keys, tmp, count = nil, nil, nil
+
+	// The candidates' shingle sets, all that the checks below compare,
+	// are read again into one arena; the rest of a row's text (its id,
+	// label, fields) only for the rows the findings name, at the end.
 	var wanted []int32
 	for i := range n {
-		if cand.has(i) || named.has(i) {
+		if cand.has(i) {
 			wanted = append(wanted, int32(i))
 		}
 	}
-	texts, err := s.reread(wanted)
+	sets, err := s.rereadSets(wanted)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +146,8 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	for _, end := range ends {
 		reps = reps[:0]
 		for _, x := range members[start:end] {
-			tx := texts[x]
-			if tx == nil {
+			tx, ok := sets.of(x)
+			if !ok {
 				continue
 			}
 			joined := false
@@ -153,12 +159,12 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 				if s.rows.at(int(x)).id == s.rows.at(int(y)).id {
 					continue // the same case twice: a duplicate_case_id
 				}
-				ty := texts[y]
-				small, large := float64(min(len(tx.set), len(ty.set))), float64(max(len(tx.set), len(ty.set)))
+				ty, _ := sets.of(y)
+				small, large := float64(min(len(tx), len(ty))), float64(max(len(tx), len(ty)))
 				if small < s.threshold*large {
 					continue
 				}
-				if sim := jaccard(tx.set, ty.set); sim >= s.threshold {
+				if sim := jaccard(tx, ty); sim >= s.threshold {
 					uf.union(x, y)
 					edges = append(edges, edge{y, x, sim})
 					joined = true
@@ -171,7 +177,12 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		start = end
 	}
 
+	sets = nil
 	clusters := s.clusters(uf, edges, groupFirsts)
+	texts, err := s.reread(s.shownRows(clusters))
+	if err != nil {
+		return nil, err
+	}
 	conflicts := s.conflictFindings(clusters, texts)
 	shown := 0
 	left, leftCases := 0, 0
@@ -477,6 +488,134 @@ func (s *Screen) matchedPaths(c *cluster, texts map[int32]*rowText) string {
 	}
 }
 
+// shownRows lists, in row order, the rows the findings name and read the
+// text of: the first rows, root and partner of each cluster listed, among
+// the clusters and among those whose labels conflict.
+func (s *Screen) shownRows(clusters []*cluster) []int32 {
+	var rows []int32
+	add := func(c *cluster) {
+		rows = append(rows, c.members...)
+		rows = append(rows, c.root)
+		if c.partner >= 0 {
+			rows = append(rows, c.partner)
+		}
+	}
+	conflicts := 0
+	for k, c := range clusters {
+		if k < maxClusterFindings {
+			add(c)
+		}
+		if c.conflict() && conflicts < maxClusterFindings {
+			conflicts++
+			add(c)
+		}
+	}
+	slices.Sort(rows)
+	return slices.Compact(rows)
+}
+
+// candidateSets holds the shingle sets of the rows read again, one after
+// the other in chunks of setChunk shingles (a set never straddles two; a
+// larger one has a chunk of its own), so that growing never copies what is
+// held: the set of row rows[k] is chunks[at[k]>>32][uint32(at[k]):][:n[k]].
+type candidateSets struct {
+	rows   []int32 // ascending
+	at     []uint64
+	n      []uint32
+	chunks [][]uint32
+}
+
+const setChunk = 1 << 16
+
+// add appends the next row's set.
+func (c *candidateSets) add(set []uint32) {
+	last := len(c.chunks) - 1
+	if last < 0 || len(c.chunks[last])+len(set) > cap(c.chunks[last]) {
+		c.chunks = append(c.chunks, make([]uint32, 0, max(setChunk, len(set))))
+		last++
+	}
+	c.at = append(c.at, uint64(last)<<32|uint64(len(c.chunks[last])))
+	c.n = append(c.n, uint32(len(set)))
+	c.chunks[last] = append(c.chunks[last], set...)
+}
+
+// of returns row x's set, and whether x was read again.
+func (c *candidateSets) of(x int32) ([]uint32, bool) {
+	k, ok := slices.BinarySearch(c.rows, x)
+	if !ok {
+		return nil, false
+	}
+	at := c.at[k]
+	return c.chunks[at>>32][uint32(at):][:c.n[k]], true
+}
+
+// rereadSets reads the dataset again for the shingle sets of the wanted
+// rows (ascending indexes into s.rows); a row whose texts no longer hash as
+// they did is an error, as in reread.
+func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
+	out := &candidateSets{rows: wanted, at: make([]uint64, 0, len(wanted)), n: make([]uint32, 0, len(wanted))}
+	var rowSet []uint32
+	var sum uint64
+	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
+		sum += l.exact
+		for _, h := range l.shingles {
+			rowSet = append(rowSet, uint32(h^h>>32))
+		}
+	}
+	defer func() { s.ext.onLeaf = s.signLeaf }()
+	err := s.walkRows(wanted, func(_ int32, rec *rowRec, item []byte) error {
+		sum, rowSet = 0, rowSet[:0]
+		if !s.ext.item(item) || sum|1 != rec.exact {
+			return s.changed(rec.line, nil)
+		}
+		slices.Sort(rowSet)
+		out.add(slices.Compact(rowSet))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// walkRows reads the dataset again and calls fn with each wanted row's
+// item, in file order; wanted are indexes into s.rows, in row order.
+func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []byte) error) error {
+	if len(wanted) == 0 {
+		return nil
+	}
+	if s.fsys == nil {
+		return errors.New("near-duplicate screen: no file system to read the dataset again from")
+	}
+	f, err := input.Open(s.fsys, s.file, input.Dataset, s.m.Limits.Of(input.Dataset))
+	if err != nil {
+		return fmt.Errorf("near-duplicate screen: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	lineNo := 1
+	for _, w := range wanted {
+		rec := s.rows.at(int(w))
+		for lineNo < int(rec.line) {
+			if err := skipLine(br); err != nil {
+				return s.changed(rec.line, err)
+			}
+			lineNo++
+		}
+		line, err = readLine(br, line[:0])
+		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+			return s.changed(rec.line, err)
+		}
+		lineNo++
+		data := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
+		if err := fn(w, rec, objectField(data, "item")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // reread reads the dataset again and returns the texts of the wanted rows
 // (indexes into s.rows). A row whose texts no longer hash as they did is
 // an error: the file changed while it was read.
@@ -488,21 +627,10 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	slices.SortFunc(wanted, func(a, b int32) int {
 		return cmp.Compare(s.rows.at(int(a)).line, s.rows.at(int(b)).line)
 	})
-	if s.fsys == nil {
-		return nil, errors.New("near-duplicate screen: no file system to read the dataset again from")
-	}
-	f, err := input.Open(s.fsys, s.file, input.Dataset, s.m.Limits.Of(input.Dataset))
-	if err != nil {
-		return nil, fmt.Errorf("near-duplicate screen: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-
 	interned := map[string]string{}
 	var (
-		cur  *rowText
-		sum  uint64
-		line []byte
+		cur *rowText
+		sum uint64
 	)
 	var (
 		leafSet, rowSet []uint32 // reused row after row
@@ -528,26 +656,10 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 		rowSet = append(rowSet, leafSet...)
 	}
 	defer func() { s.ext.onLeaf = s.signLeaf }()
-
-	lineNo := 1
-	for _, w := range wanted {
-		rec := s.rows.at(int(w))
-		for lineNo < int(rec.line) {
-			if err := skipLine(br); err != nil {
-				return nil, s.changed(rec.line, err)
-			}
-			lineNo++
-		}
-		line, err = readLine(br, line[:0])
-		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
-			return nil, s.changed(rec.line, err)
-		}
-		lineNo++
-		data := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
+	err := s.walkRows(wanted, func(w int32, rec *rowRec, item []byte) error {
 		cur, sum, rowSet = &rowText{}, 0, rowSet[:0]
-		item := objectField(data, "item")
 		if !s.ext.item(item) || sum|1 != rec.exact {
-			return nil, s.changed(rec.line, nil)
+			return s.changed(rec.line, nil)
 		}
 		cur.id = s.caseID(item, rec.line)
 		if rec.lab.label >= 0 {
@@ -560,6 +672,10 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 		slices.Sort(rowSet)
 		cur.set = slices.Clone(slices.Compact(rowSet))
 		texts[w] = cur
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return texts, nil
 }

@@ -49,7 +49,9 @@ type Reader struct {
 	rows       int
 	noID       int
 	firstNoID  int
-	seen       *idTable
+	seen       *idTable  // nil once Close has judged the join
+	seenHashes *idHashes // the ids' hashes, once seen is nil
+	joinErrs   []error   // the samples lines no case took, once Close has read them
 	dupLines   map[string][]int
 	controls   map[string]*controlCount
 	findings   findingList
@@ -66,23 +68,43 @@ type Reader struct {
 	closed   bool
 }
 
-// idInfo is what is kept per case id: 32 bytes and no pointer (idTable),
+// idInfo is what is kept per case id: 24 bytes and no pointer (idTable),
 // so that a million ids cost tens of megabytes, not hundreds, and nothing
 // the garbage collector walks.
 type idInfo struct {
 	line       int32
-	sampleLine int32 // samples-file line of its sample; 0 when none or inline
-	sampleOff  int64 // where that sample is, to give it to a repeated id too
+	sampleLine int32  // samples-file line of its sample; 0 when none or inline
+	sampleOff  uint32 // where that sample is (with offHigh), to give it to a repeated id too
 	sampleLen  int32
 	idOff      uint32 // the id's bytes: idTable's arena[idOff:idOff+idLen]
-	idLen      int32
+	idLen      uint16
+	offHigh    uint8 // sampleOff's bits 32 to 39
 	inline     bool
-	unreadable bool
+}
+
+// maxSampleOff bounds the samples-file offsets an idInfo holds (1 TiB);
+// the bit above it says the sample is unreadable.
+const maxSampleOff = 1<<39 - 1
+
+// setSample records where the id's sample is; false when the offset is
+// past what an idInfo holds (the sample is then not given to a repeated
+// id, as for a sample read the slow way).
+func (i *idInfo) setSample(line int, ref sampleRef) bool {
+	if ref.off < 0 || ref.off > maxSampleOff {
+		return false
+	}
+	i.sampleLine, i.sampleLen = int32(line), ref.n
+	i.sampleOff, i.offHigh = uint32(ref.off), uint8(ref.off>>32)
+	if ref.unreadable {
+		i.offHigh |= 0x80
+	}
+	return true
 }
 
 // ref is where the id's sample is.
 func (i idInfo) ref() sampleRef {
-	return sampleRef{line: i.sampleLine, off: i.sampleOff, n: i.sampleLen, unreadable: i.unreadable}
+	off := int64(i.offHigh&0x7f)<<32 | int64(i.sampleOff)
+	return sampleRef{line: i.sampleLine, off: off, n: i.sampleLen, unreadable: i.offHigh&0x80 != 0}
 }
 
 // controlCount counts a mandatory slice's rows and labels.
@@ -255,8 +277,7 @@ func (r *Reader) fold(row *caseRow) {
 			// A sample held in memory (read the slow way) is not given to
 			// a repeated id: that row is omitted, which holds anyway.
 			if row.Sample != nil && !info.inline && row.ref.data == nil {
-				info.sampleLine = int32(row.SampleLine)
-				info.sampleOff, info.sampleLen, info.unreadable = row.ref.off, row.ref.n, row.ref.unreadable
+				info.setSample(row.SampleLine, row.ref)
 			}
 			r.seen.add(h, row.ID, info)
 		}
@@ -354,8 +375,14 @@ func (r *Reader) attachData(row *caseRow, ref sampleRef, data []byte) {
 	}
 }
 
-// Seen reports whether a row read so far has the case id.
+// Seen reports whether a row read so far has the case id. After Close,
+// which lets the ids' bytes go, it may also say true for an id that only
+// shares a 64-bit hash (seeded at random) with one of them; never false for
+// one of them.
 func (r *Reader) Seen(id string) bool {
+	if r.seen == nil {
+		return r.seenHashes.mayHold(id)
+	}
 	_, _, ok := r.seen.get(id)
 	return ok
 }
@@ -377,7 +404,14 @@ func (r *Reader) Close() (*Summary, error) {
 		}
 		if r.samples != nil {
 			r.samples.finish()
+			r.joinErrs = r.joinErrors()
 		}
+		// The join was judged above: from here on Seen is all the ids
+		// serve, and their hashes answer it. The table goes before the
+		// near-duplicate screen's end phase, whose sort buffers would
+		// otherwise come on top of it.
+		r.seenHashes = r.seen.hashes()
+		r.seen = nil
 	}
 	if r.rows == 0 && !r.caseErrs.any() && r.Unpinned == "" {
 		// Nothing to grade would make every rate vacuous; refuse it rather
@@ -395,7 +429,7 @@ func (r *Reader) Close() (*Summary, error) {
 	// line's error as "not in the dataset", so the join is judged only for
 	// a clean dataset.
 	if !r.caseErrs.any() && r.samples != nil {
-		errs = append(errs, r.joinErrors()...)
+		errs = append(errs, r.joinErrs...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
