@@ -60,6 +60,12 @@ type DeterminismSample struct {
 	d     *results.Determinism
 	keep  []picked
 	seen  int
+
+	// ran holds the main grading's outcome of each case in keep, by id
+	// (Graded), so the check compares its two gradings with the run's too.
+	mu   sync.Mutex
+	kept map[string]bool
+	ran  map[string]grading.Outcome
 }
 
 // picked is a sampled case and its place among the shard's cases.
@@ -99,12 +105,32 @@ func (s *DeterminismSample) Observe(c dataset.Case) {
 		return
 	}
 	t := grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ran == nil {
+		s.kept, s.ran = map[string]bool{}, map[string]grading.Outcome{}
+	}
 	if len(s.keep) < n {
 		s.keep = append(s.keep, picked{s.seen, t})
+		s.kept[t.ID] = true
 	} else if j := s.rng.IntN(s.seen + 1); j < n {
+		delete(s.ran, s.keep[j].task.ID)
+		delete(s.kept, s.keep[j].task.ID)
 		s.keep[j] = picked{s.seen, t}
+		s.kept[t.ID] = true
 	}
 	s.seen++
+}
+
+// Graded sees the main grading's outcome of a case (the run's
+// Options.ObserveOutcome); the check compares the sampled cases' gradings
+// with it. A case Observe did not keep (or no longer keeps) is ignored.
+func (s *DeterminismSample) Graded(id string, o grading.Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kept[id] {
+		s.ran[id] = grading.Outcome{Class: o.Class, Score: o.Score}
+	}
 }
 
 // Check grades every canary and the sampled cases twice, as
@@ -152,10 +178,23 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 		if i >= len(canaries) && statusOf(a, m.Grader) != statusOf(b, m.Grader) {
 			flipped++
 		}
-		if same(a, b) {
+		// A sampled case is compared with the main grading too: a grader
+		// that behaves alike in both check passes and otherwise in the run
+		// differs from the run.
+		var run *results.Graded
+		if i >= len(canaries) {
+			if o, ok := s.ran[t.ID]; ok {
+				d.ComparedWithRun++
+				if !same(o, a) || !same(o, b) {
+					g := gradedAs(o)
+					run = &g
+				}
+			}
+		}
+		if same(a, b) && run == nil {
 			continue
 		}
-		d.Differed = append(d.Differed, results.Difference{ID: t.ID, Canary: i < len(canaries), First: gradedAs(a), Second: gradedAs(b)})
+		d.Differed = append(d.Differed, results.Difference{ID: t.ID, Canary: i < len(canaries), First: gradedAs(a), Second: gradedAs(b), Run: run})
 	}
 	d.FlipRate = results.NewFlipRate(flipped, len(sampled), m.Gate.Confidence.Level)
 	d.Status = results.StatusPass

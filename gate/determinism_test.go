@@ -403,3 +403,64 @@ func TestDeterminismSampleFromRun(t *testing.T) {
 func statusOfGraded(g results.Graded, gr manifest.Grader) string {
 	return statusOf(grading.Outcome{Class: g.Class, Score: g.Score}, gr)
 }
+
+// TestDeterminismComparedWithRun: the check's two gradings are compared
+// with the main grading's outcome of each sampled case: a grader that
+// behaves alike in both check passes and otherwise in the run differs.
+func TestDeterminismComparedWithRun(t *testing.T) {
+	m, cases := detSuite(10, 200, "")
+	tests := []struct {
+		name string
+		// run is the main grading's score of each case (the check's
+		// runners give every task 1).
+		run      func(id string) float64
+		wantDiff []string
+	}{
+		{name: "the run agrees", run: func(string) float64 { return 1 }},
+		{name: "the run gave another score", run: func(id string) float64 {
+			if id == "c004" || id == "c007" {
+				return 0
+			}
+			return 1
+		}, wantDiff: []string{"c004", "c007"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ds, err := NewDeterminismSample(m, shard.Shard{}, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cases {
+				ds.Observe(c)
+				if c.Sample != nil {
+					ds.Graded(c.ID, scored(tc.run(c.ID)))
+				}
+			}
+			s := &seededRunners{}
+			d, err := ds.Check(context.Background(), s.start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.ComparedWithRun != 10 {
+				t.Errorf("compared with the run: %d, want every sampled case (10)", d.ComparedWithRun)
+			}
+			var got []string
+			for _, x := range d.Differed {
+				got = append(got, x.ID)
+				if x.Run == nil || x.Run.Score == nil || *x.Run.Score != 0 {
+					t.Errorf("%s: run %+v, want the run's score 0", x.ID, x.Run)
+				}
+			}
+			if !slices.Equal(got, tc.wantDiff) {
+				t.Errorf("differed %v, want %v", got, tc.wantDiff)
+			}
+			r := verdict.DeterminismReason(d)
+			if (r != nil) != (len(tc.wantDiff) > 0) {
+				t.Fatalf("reason %+v", r)
+			}
+			if r != nil && !strings.Contains(r.Message, "0 in the run, then 1 and 1") {
+				t.Errorf("reason message %q does not say what the run gave", r.Message)
+			}
+		})
+	}
+}

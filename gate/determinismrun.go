@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -40,6 +41,7 @@ func determinismSample(s *Suite, withCases bool, opts *Options) (*DeterminismSam
 	}
 	if withCases && s.Manifest.Gate.Determinism.Sample > 0 {
 		opts.Observe = ds.Observe
+		opts.ObserveOutcome = ds.Graded
 	}
 	return ds, nil
 }
@@ -98,9 +100,7 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
 		e.workers = workers
 		mu.Lock()
-		// Each runner takes the slots of its pools after those of the
-		// run's, whose shared pools (a meteor sub-grader's) stay up.
-		e.firstSlot = env.firstSlot + env.slotsPerRunner() + pools*e.slotsPerRunner()
+		e.firstSlot = determinismSlot(s, env, &e, pools)
 		pools++
 		mu.Unlock()
 		if need := e.firstSlot + e.slotsPerRunner(); need > e.sb.Slots() && !e.sb.Status().Unsandboxed {
@@ -152,6 +152,19 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 	}
 	ev.Determinism = d
 	return nil
+}
+
+// determinismSlot is the first sandbox slot of the determinism check's
+// pools'th runner e. The run's own pools have stopped by then, so the
+// check's pools take their slots, from the run's first: a grader sees the
+// same uids and scratch directory names in both, and cannot tell the check
+// from the run by them. A multi grader's meteor pools are shared and stay
+// up on the run's slots, so with one the check's pools go after the run's.
+func determinismSlot(s *Suite, env, e *graderEnv, pools int) int {
+	if mg := s.Manifest.Grader.Multi; mg != nil && slices.ContainsFunc(mg.Graders, multi.Meteor) {
+		return env.firstSlot + env.slotsPerRunner() + pools*e.slotsPerRunner()
+	}
+	return env.firstSlot + pools*e.slotsPerRunner()
 }
 
 // checkJudgeDeterminism is the determinism check of a model grader: every

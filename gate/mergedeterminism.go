@@ -28,6 +28,7 @@ func mergeDeterminism(parts []*results.Results, level float64) *results.Determin
 			continue
 		}
 		out.Cases += d.Cases
+		out.ComparedWithRun += d.ComparedWithRun
 		out.DurationMS += d.DurationMS
 		for _, x := range d.Differed {
 			if x.Canary && slices.ContainsFunc(out.Differed, func(y results.Difference) bool { return y.Canary && y.ID == x.ID }) {

@@ -97,7 +97,25 @@ func (a *Host) measureMutation(ctx context.Context, s *Suite, env *graderEnv, f 
 	if len(rep.Mutants) == 0 {
 		return nil, []manifest.Finding{NoMutationSite(s.Manifest)}, nil
 	}
-	return rep, nil, nil
+	var findings []manifest.Finding
+	if rep.TimeoutCountsAsKill {
+		findings = append(findings, TimeoutsCountAsKills(s.Manifest, rep.TimeoutKilled+rep.NotGraded))
+	}
+	return rep, findings, nil
+}
+
+// codeTimeoutsCountAsKills: gate.mutation.timeout_counts_as_kill is set, so
+// mutants that hung count as killed. It weakens the mutation test (a hang
+// depends on the machine's load as much as on the defect), so every run
+// that sets it says so.
+const codeTimeoutsCountAsKills = "mutation_timeouts_count_as_kills"
+
+// TimeoutsCountAsKills is the warning of a run whose manifest sets
+// gate.mutation.timeout_counts_as_kill; hung is how many mutants it
+// counted as killed because of it.
+func TimeoutsCountAsKills(m *manifest.Manifest, hung int) manifest.Finding {
+	return manifest.Finding{Code: codeTimeoutsCountAsKills, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("gate.mutation.timeout_counts_as_kill"),
+		Message: fmt.Sprintf("gate.mutation.timeout_counts_as_kill is true: mutants that hung (a check timed out, or the time budget stopped them) count as killed; %d did in this score", hung)}
 }
 
 // codeNoMutationSite: the grader has nothing gradegate can mutate, so no

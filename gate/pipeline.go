@@ -92,6 +92,8 @@ type pipeline struct {
 	progress Progress
 	canaries *blind.Canaries
 	observe  func(dataset.Case) // nil for none
+	// observeOutcome sees each case's outcome; nil for none.
+	observeOutcome func(caseID string, o grading.Outcome)
 
 	mu       sync.Mutex
 	drained  *sync.Cond
@@ -248,6 +250,9 @@ func (p *pipeline) emit(seq int, o grading.Outcome) error {
 		p.batches = append(p.batches, o.Batch)
 	}
 	pr := &p.queue[p.head+ref.row-p.base]
+	if p.observeOutcome != nil {
+		p.observeOutcome(pr.row.CaseID, o)
+	}
 	verdict.FillCase(&pr.row, o, p.m.Grader)
 	p.canaries.CaseGraded(ref.row, pr.row, o)
 	pr.ready = true

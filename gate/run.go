@@ -76,6 +76,9 @@ type Options struct {
 	// needs the rows (the determinism check's sample) takes them from the
 	// run's own pass instead of reading the dataset again.
 	Observe func(dataset.Case)
+	// ObserveOutcome, when set, sees the outcome of every case graded (not
+	// of the canaries), by case id, as soon as it is known.
+	ObserveOutcome func(caseID string, o grading.Outcome)
 	// JudgeUsage, when set, is read once grading is done: a model grader's
 	// calls and budget (judge.Judge's Usage), which the verdict weighs.
 	JudgeUsage func() *results.JudgeUsage
@@ -338,6 +341,7 @@ func gradeStream(ctx context.Context, m *manifest.Manifest, src CaseSource, shar
 	}
 	p := newPipeline(m, shard, src, sink, opts.Progress, blind)
 	p.observe = opts.Observe
+	p.observeOutcome = opts.ObserveOutcome
 	runErr := p.run(ctx, grading.StreamOf(r, cmp.Or(opts.Batch, DefaultBatch)))
 	g.batches = p.batches
 	if opts.Progress != nil {

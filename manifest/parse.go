@@ -339,7 +339,7 @@ func (d *decoder) gate(top *section) Gate {
 	}
 	s, ok := d.mapping(n, "gate", d.lines["gate"],
 		"min_pass_rate", "aggregation", "max_errors", "max_omitted", "slices",
-		"calibration", "require_controls", "min_mutation_score", "determinism", "baseline",
+		"calibration", "require_controls", "min_mutation_score", "mutation", "determinism", "baseline",
 		"confidence", "repeats", "metamorphic", "builtin_canaries", "weakening_reason", "metrics")
 	if !ok {
 		return g
@@ -399,6 +399,11 @@ func (d *decoder) gate(top *section) Gate {
 			if v, ok := c.integer("sample", 0, math.MaxInt); ok {
 				g.Determinism.Sample = v
 			}
+		}
+	}
+	if n := s.node("mutation"); n != nil {
+		if c, ok := d.mapping(n, "gate.mutation", d.lines["gate.mutation"], "timeout_counts_as_kill"); ok {
+			g.Mutation.TimeoutCountsAsKill, _ = c.boolean("timeout_counts_as_kill")
 		}
 	}
 	if n := s.node("baseline"); n != nil {

@@ -158,6 +158,7 @@ gate:
     max_false_pass: 1
   require_controls: true
   min_mutation_score: 0.9
+  mutation: {timeout_counts_as_kill: true}
   determinism: {sample: 50}
   baseline: {max_drop: 0.02}
 `
@@ -237,6 +238,7 @@ func TestParseSpecExample(t *testing.T) {
 			RequireControls:  true,
 			MinMutationScore: f64(0.9),
 			Determinism:      Determinism{Sample: 50},
+			Mutation:         Mutation{TimeoutCountsAsKill: true},
 			Metamorphic:      defaultMetamorphic(),
 			Baseline:         Baseline{MaxDrop: 0.02, Alpha: 0.05},
 			Confidence:       Confidence{Level: 0.95, Rule: "point"},
@@ -534,6 +536,13 @@ func TestParseErrors(t *testing.T) {
 				{"gate.max_omitted", "max_omitted:", `must be an integer, got the string "many"`},
 				{"gate.require_controls", "require_controls:", "must be true or false, got the integer 1"},
 				{"gate.calibration.max_false_pass", "calibration:", "must be at least 0, got -2"},
+			},
+		},
+		{
+			name: "timeout_counts_as_kill is a boolean",
+			yaml: minimal + "gate:\n  mutation: {timeout_counts_as_kill: yes please}\n",
+			want: []wantErr{
+				{"gate.mutation.timeout_counts_as_kill", "mutation:", "must be true or false"},
 			},
 		},
 		{

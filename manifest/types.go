@@ -240,7 +240,10 @@ type Gate struct {
 	RequireControls  bool        `json:"require_controls"`
 	MinMutationScore *float64    `json:"min_mutation_score,omitempty"`
 	Determinism      Determinism `json:"determinism"`
-	Baseline         Baseline    `json:"baseline"`
+	// Mutation is gate.mutation: how mutation testing counts a mutant
+	// that hung.
+	Mutation Mutation `json:"mutation"`
+	Baseline Baseline `json:"baseline"`
 	// Confidence is gate.confidence: the level of every interval and the
 	// rule slices are gated by.
 	Confidence Confidence `json:"confidence"`
@@ -281,6 +284,17 @@ type Baseline struct {
 	// Alpha is the significance level of the McNemar test a drop must
 	// also pass to hold, 0..1; default 0.05. 1 holds on the drop alone.
 	Alpha float64 `json:"alpha"`
+}
+
+// Mutation is gate.mutation.
+type Mutation struct {
+	// TimeoutCountsAsKill makes a mutant that hung (a check timed out
+	// where the unmutated grader's did not, or the time budget stopped
+	// it) count as killed in the mutation score; default false: a hang
+	// depends on the machine as much as on the mutant, so it is reported
+	// (timeout_killed, not_graded) and counted as not killed. Setting it
+	// weakens the test, and every report of the score says so.
+	TimeoutCountsAsKill bool `json:"timeout_counts_as_kill"`
 }
 
 // Determinism is gate.determinism: every canary and a sample of the cases

@@ -296,7 +296,7 @@ func TestBadInput(t *testing.T) {
 				return []string{"validate", "{}/gradegate.yaml"}
 			},
 			code: exitInput,
-			want: "grader.contract: must be one of sample | batch, got \"xxx",
+			want: "grader.contract: must be one of sample | batch | model_backed, got \"xxx",
 			check: func(t *testing.T, stdout, stderr string) {
 				if len(stderr) > 4096 || !strings.Contains(stderr, "(900000 characters)") {
 					t.Errorf("stderr is %d bytes and should say the value's length: %.400s", len(stderr), stderr)

@@ -277,12 +277,13 @@ func (b *Canaries) Task(i int) grading.Task {
 	case i >= len(b.m.Canaries):
 		c := b.cs[i]
 		t = grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
-		// A model part's prompt would read the row's fields, which the
-		// plan of calls made before the run cannot know: its built-in
-		// negatives carry the written item.
-		// Under a preprocessor, which may act on a row's own fields (drop
-		// a row marked skip), the written item over the row's shape.
-		if base != nil && len(b.m.Grader.Multi.Models()) == 0 {
+		// A model part's prompt, or a model-backed grader's calls through
+		// ctx, would read the row's fields, which the plan of calls made
+		// before the run and a recorded judge cache cannot know: their
+		// built-in negatives carry the written item. Under a
+		// preprocessor, which may act on a row's own fields (drop a row
+		// marked skip), the written item over the row's shape.
+		if base != nil && len(b.m.Grader.Multi.Models()) == 0 && !b.m.Grader.ModelBacked {
 			t.Item = b.shape.withID(base.item, id)
 			if b.m.Preprocess != nil {
 				t.Item = b.shape.item(c.Item, base, id)
@@ -371,10 +372,12 @@ func (b *Canaries) drawID(shape, extra string) string {
 		}
 	}
 	shape += extra
-	// A canary's id must not be a row's read later, which the stream
-	// cannot know yet: an id of a few digits ("c3") draws from too few to
+	// Under the batch contract a canary's id must not be a row's read
+	// later, which the stream cannot know yet: grade_batch needs its
+	// case_ids unique. An id of a few digits ("c3") draws from too few to
 	// miss the rest of a small dataset, so it gets at least minIDDigits.
-	if n := strings.Count(shape, "0") + countOtherDigits(shape); n < minIDDigits {
+	// (A sample grader sees one id at a time: the id keeps the row's shape.)
+	if n := strings.Count(shape, "0") + countOtherDigits(shape); b.batch && n < minIDDigits {
 		shape += strings.Repeat("0", minIDDigits-n)
 	}
 	out := []byte(shape)

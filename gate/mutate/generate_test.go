@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/sandbox"
+	"github.com/gradegate/gradegate/gate/sandbox/sandboxtest"
 	"github.com/gradegate/gradegate/manifest"
 )
 
@@ -22,11 +23,12 @@ import (
 // cmd/gradegate/main.go does.
 func TestMain(m *testing.M) {
 	// As main does: be the sandbox launcher when re-executed as one, and
-	// keep this process's environment from graders of the same uid.
+	// keep this process's environment from graders of the same uid; and reap
+	// the orphans graders leave, as gradegate's init does.
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	os.Exit(sandboxtest.ReapingM{M: m}.Run())
 }
 
 const exampleDir = "../../testdata/examples/order-summary"

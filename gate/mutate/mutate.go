@@ -71,6 +71,12 @@ const (
 	// carries: a grader can fail this way on purpose whenever it notices it
 	// was changed. It is not a kill, and the score counts it as not killed.
 	StatusEquivalentSuspect = "equivalent_suspect"
+	// StatusTimeoutKilled: every check the mutant changed timed out (its
+	// process killed at timeout_seconds) where the unmutated grader's
+	// did not; no other check's outcome changed. A hang says as much about
+	// the machine's load as about the defect, so it is not a kill unless
+	// gate.mutation.timeout_counts_as_kill says so.
+	StatusTimeoutKilled = "timeout_killed"
 )
 
 // Why a mutant is equivalent-suspect (Mutant.Suspect).
@@ -116,6 +122,13 @@ type Report struct {
 	// EquivalentSuspect counts the mutants that did not load or raised on
 	// every input; the score counts them as not killed.
 	EquivalentSuspect int `json:"equivalent_suspect"`
+	// TimeoutKilled counts the mutants whose only changed checks timed
+	// out; the score counts them as not killed unless
+	// TimeoutCountsAsKill.
+	TimeoutKilled int `json:"timeout_killed"`
+	// TimeoutCountsAsKill is gate.mutation.timeout_counts_as_kill: the
+	// mutants that hung (TimeoutKilled and NotGraded) count as killed.
+	TimeoutCountsAsKill bool `json:"timeout_counts_as_kill"`
 	// KilledByCanary counts the killed mutants at least one canary
 	// noticed; KilledByCaseOnly those only labeled cases noticed.
 	KilledByCanary   int `json:"killed_by_canary"`
@@ -170,6 +183,9 @@ type Mutant struct {
 	KilledBy []string `json:"killed_by"`
 	// Suspect says why an equivalent-suspect mutant is one.
 	Suspect string `json:"suspect,omitempty"`
+	// TimedOut names the checks that timed out on the mutant and not on
+	// the unmutated grader; they are never among KilledBy.
+	TimedOut []string `json:"timed_out,omitempty"`
 
 	Original string `json:"-"` // the line(s) before, trimmed
 	Mutated  string `json:"-"` // the line(s) after, trimmed
@@ -190,14 +206,19 @@ func (r *Report) Passes(min *float64) bool {
 	return r.Survived == 0 && r.ExcludedWithoutReason == 0
 }
 
-// score is the mutation score: killed over every mutant tested plus every
-// mutant a pragma without a reason hid, rounded to four decimals.
+// score is the mutation score: killed (and, with TimeoutCountsAsKill,
+// hung) over every mutant tested plus every mutant a pragma without a
+// reason hid, rounded to four decimals.
 func (r *Report) score() float64 {
 	n := len(r.Mutants) + r.ExcludedWithoutReason
 	if len(r.Mutants) == 0 || n == 0 {
 		return 0
 	}
-	return math.Round(float64(r.Killed)/float64(n)*10000) / 10000
+	k := r.Killed
+	if r.TimeoutCountsAsKill {
+		k += r.TimeoutKilled + r.NotGraded
+	}
+	return math.Round(float64(k)/float64(n)*10000) / 10000
 }
 
 // unexcused counts the mutants hidden by pragmas without a reason.
@@ -350,6 +371,7 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 		Source:   sourceNames(parts),
 
 		ExcludedWithoutReason: unexcused(gen.Excluded),
+		TimeoutCountsAsKill:   m.Gate.Mutation.TimeoutCountsAsKill,
 		Sites:                 gen.Sites,
 		Canaries:              s.liveCanaries(),
 		Cases:                 s.liveCases(),
@@ -379,7 +401,12 @@ func run(ctx context.Context, parts []Part, m *manifest.Manifest, cases []datase
 			rep.EquivalentSuspect++
 			continue
 		default:
-			mu.KilledBy = s.killers(g.res)
+			mu.KilledBy, mu.TimedOut = s.killers(g.res)
+		}
+		if len(mu.KilledBy) == 0 && len(mu.TimedOut) > 0 {
+			mu.Status = StatusTimeoutKilled
+			rep.TimeoutKilled++
+			continue
 		}
 		if len(mu.KilledBy) > 0 {
 			mu.Status = StatusKilled
@@ -625,20 +652,30 @@ func (s *suite) caseDisagrees(i int, o grading.Outcome) bool {
 	return (score >= s.threshold) != (s.labels[i] == 1)
 }
 
-// killers names the live checks the outcomes fail, canaries first.
-func (s *suite) killers(g *graded) []string {
-	out := []string{}
+// killers names the live checks the outcomes fail, canaries first, and
+// apart from them those that failed by timing out where the unmutated
+// grader did not: how long a case runs depends on the machine too, so a
+// timeout alone never makes a kill.
+func (s *suite) killers(g *graded) (killed, timedOut []string) {
+	killed = []string{}
+	note := func(id string, base, o grading.Outcome) {
+		if o.Class == grading.ClassTimeout && base.Class != grading.ClassTimeout {
+			timedOut = append(timedOut, id)
+		} else {
+			killed = append(killed, id)
+		}
+	}
 	for i, o := range g.canaries {
 		if s.liveCan[i] && s.canaryFails(i, g.canaries) && changed(s.base.canaries[i], o) {
-			out = append(out, s.canaries[i].ID)
+			note(s.canaries[i].ID, s.base.canaries[i], o)
 		}
 	}
 	for i, o := range g.cases {
 		if s.liveCase[i] && s.caseDisagrees(i, o) && changed(s.base.cases[i], o) {
-			out = append(out, s.cases[i].ID)
+			note(s.cases[i].ID, s.base.cases[i], o)
 		}
 	}
-	return append(out, s.metricKillers(g.batch)...)
+	return append(killed, s.metricKillers(g.batch)...), timedOut
 }
 
 // changed says whether a check's outcome differs from the unmutated

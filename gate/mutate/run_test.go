@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -310,6 +311,68 @@ func TestRunSlowMutant(t *testing.T) {
 	}
 }
 
+// TestRunTimeouts: a check that times out on a mutant (and not on the
+// unmutated grader) is never a kill: a mutant whose only changed checks
+// timed out is timeout_killed, counted as not killed unless
+// gate.mutation.timeout_counts_as_kill; a mutant that also fails another
+// check is killed by that one alone.
+func TestRunTimeouts(t *testing.T) {
+	m, cases, src := loadExample(t, "order-summary")
+	m.Gate.Metamorphic.Enabled = false
+	ok := perfect(m, cases)
+	timeout := grading.Outcome{Class: grading.ClassTimeout, Error: &grading.CaseError{Class: grading.ClassTimeout, Message: "the grader ran past timeout_seconds=1"}}
+	const hangs, hangsAndFails = "if not missing:", `if type(candidate["total_cents"]) is int:`
+	judge := func(s []byte, task grading.Task) grading.Outcome {
+		switch {
+		case bytes.Contains(s, []byte(hangs)) && task.ID == "ship-cancel-001":
+			return timeout
+		case bytes.Contains(s, []byte(hangsAndFails)) && task.ID == "ship-cancel-002":
+			return timeout
+		case bytes.Contains(s, []byte(hangsAndFails)) && task.ID == "wrong-currency":
+			return grading.Outcome{Class: grading.ClassOK, Score: fptr(1)}
+		}
+		return ok(s, task)
+	}
+	for _, counts := range []bool{false, true} {
+		t.Run(fmt.Sprintf("timeout_counts_as_kill=%v", counts), func(t *testing.T) {
+			mm := *m
+			mm.Gate.Mutation.TimeoutCountsAsKill = counts
+			r, err := Run(context.Background(), src, "grader.py", &mm, cases, factory(judge), python(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu := find(t, r, "negate-condition", hangs)
+			if mu.Status != StatusTimeoutKilled || len(mu.KilledBy) != 0 || !slices.Equal(mu.TimedOut, []string{"ship-cancel-001"}) {
+				t.Errorf("the mutant that only times out = %+v, want timeout_killed by ship-cancel-001", mu)
+			}
+			mu = find(t, r, "flip-comparison", hangsAndFails)
+			if mu.Status != StatusKilled || !slices.Equal(mu.KilledBy, []string{"wrong-currency"}) || !slices.Equal(mu.TimedOut, []string{"ship-cancel-002"}) {
+				t.Errorf("the mutant that times out and fails = %+v, want killed by wrong-currency alone", mu)
+			}
+			if r.Killed != 1 || r.TimeoutKilled != 1 || r.TimeoutCountsAsKill != counts {
+				t.Errorf("killed %d timeout-killed %d counts %v", r.Killed, r.TimeoutKilled, r.TimeoutCountsAsKill)
+			}
+			want := 1 / float64(len(r.Mutants))
+			if counts {
+				want = 2 / float64(len(r.Mutants))
+			}
+			if math.Abs(r.Score-want) > 0.0001 {
+				t.Errorf("score %v, want %v", r.Score, want)
+			}
+			var text bytes.Buffer
+			if err := r.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(text.String(), "gate.mutation.timeout_counts_as_kill"); got != counts {
+				t.Errorf("the text names the option: %v, want %v:\n%s", got, counts, text.String())
+			}
+			if !strings.Contains(text.String(), "1 timeout-killed") {
+				t.Errorf("the text does not count the timeout-killed mutant:\n%s", text.String())
+			}
+		})
+	}
+}
+
 // hangRunner grades until its context ends, like a pool whose grader loops.
 type hangRunner struct{}
 
@@ -359,7 +422,7 @@ func TestReportJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema":"gradegate.mutate/v1","score":0.5,"killed":1,"survived":1,"not_graded":0,"equivalent_suspect":0,"killed_by_canary":0,"killed_by_case_only":0,"mutants":[` +
+	want := `{"schema":"gradegate.mutate/v1","score":0.5,"killed":1,"survived":1,"not_graded":0,"equivalent_suspect":0,"timeout_killed":0,"timeout_counts_as_kill":false,"killed_by_canary":0,"killed_by_case_only":0,"mutants":[` +
 		`{"id":"m01","line":28,"operator":"type-is-to-isinstance","diff":"- if type(x) is not int: / + if not isinstance(x, int):","status":"survived","killed_by":[]},` +
 		`{"id":"m02","line":30,"operator":"return-constant-flip","diff":"- return 0.0 / + return 1.0","status":"killed","killed_by":["boolean-total-one-cent"]}],` +
 		`"excluded":[{"line":12,"reason":"JSON has no str subclass","mutants":1,"code":"if type(s) is not str:  # gradegate: no-mutate: JSON has no str subclass"},` +

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
@@ -68,6 +70,68 @@ func TestRunForkedNoDeadlock(t *testing.T) {
 		if s != scores[0] {
 			t.Errorf("scores %v, want one score", scores)
 			break
+		}
+	}
+}
+
+// forkingGrader is the example's grader computing a length in a forked
+// child, as graders that run code in a subprocess do: its mutants include
+// children that never exit (`if pid == 1:`), parents that exit in the
+// child's place (`if pid != 0:`) and waits that are dropped.
+func forkingGrader(src []byte) []byte {
+	src = bytes.Replace(src, []byte("import json\n"), []byte("import json\nimport os\n"), 1)
+	return bytes.Replace(src, []byte("def grade(sample, item):\n    status, currency, total = _expectations(item)\n"), []byte(
+		"def _forked_len(text):\n"+
+			"    r, w = os.pipe()\n"+
+			"    pid = os.fork()\n"+
+			"    if pid == 0:\n"+
+			"        os.close(r)\n"+
+			"        os.write(w, str(len(text)).encode())\n"+
+			"        os._exit(0)\n"+
+			"    os.close(w)\n"+
+			"    data = os.read(r, 64)\n"+
+			"    os.close(r)\n"+
+			"    os.waitpid(pid, 0)\n"+
+			"    return int(data)\n\n\n"+
+			"def grade(sample, item):\n    status, currency, total = _expectations(item)\n"+
+			"    if _forked_len(str(sample)) < 0:\n        return 0.0\n"), 1)
+}
+
+// TestRunForkingGraderExact: a grader that forks gets the same report,
+// mutant by mutant, on every run, and no mutant reaches the time budget:
+// a mutant's forked child that goes on into the worker cannot take its
+// parent's requests, and a zygote whose child died serves the next fork.
+func TestRunForkingGraderExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grades every mutant of a forking grader three times with real processes")
+	}
+	m, cases, src := loadExample(t, "order-summary")
+	src = forkingGrader(src)
+	pools, py := slowPools(t)
+	var first *Report
+	for run := range 3 {
+		r, err := Run(context.Background(), src, "grader.py", m, cases, pools, py)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if r.NotGraded != 0 {
+			t.Errorf("run %d: %d mutants stopped by the time budget", run, r.NotGraded)
+		}
+		if first == nil {
+			first = r
+			if !slices.ContainsFunc(r.Mutants, func(mu Mutant) bool { return strings.Contains(mu.Mutated, "if pid != 0:") }) {
+				t.Fatal("no mutant of `if pid == 0:`: the grader is not the one this test is about")
+			}
+			continue
+		}
+		if r.Score != first.Score {
+			t.Errorf("run %d: score %v, run 0: %v", run, r.Score, first.Score)
+		}
+		for i, mu := range r.Mutants {
+			if was := first.Mutants[i]; mu.Status != was.Status || mu.Suspect != was.Suspect || !slices.Equal(mu.KilledBy, was.KilledBy) {
+				t.Errorf("run %d: %s (line %d, %s) %s %s %v; run 0: %s %s %v", run, mu.ID, mu.Line, mu.Operator,
+					mu.Status, mu.Suspect, mu.KilledBy, was.Status, was.Suspect, was.KilledBy)
+			}
 		}
 	}
 }

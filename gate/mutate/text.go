@@ -167,8 +167,18 @@ func (r *Report) counts() string {
 	if r.EquivalentSuspect > 0 {
 		s += fmt.Sprintf(", %d equivalent-suspect (did not load or raised on every input), counted as not killed", r.EquivalentSuspect)
 	}
+	hung := "not killed"
+	if r.TimeoutCountsAsKill {
+		hung = "killed (gate.mutation.timeout_counts_as_kill)"
+	}
+	if r.TimeoutKilled > 0 {
+		s += fmt.Sprintf(", %d timeout-killed (a check timed out, nothing else changed), counted as %s", r.TimeoutKilled, hung)
+	}
 	if r.NotGraded > 0 {
-		s += fmt.Sprintf(", %d not graded (stopped by the time budget), counted as not killed", r.NotGraded)
+		s += fmt.Sprintf(", %d not graded (stopped by the time budget), counted as %s", r.NotGraded, hung)
+	}
+	if r.TimeoutCountsAsKill && r.TimeoutKilled+r.NotGraded == 0 {
+		s += ", mutants that hang would count as killed (gate.mutation.timeout_counts_as_kill)"
 	}
 	if r.ExcludedWithoutReason > 0 {
 		s += fmt.Sprintf(", and %d excluded without a reason, counted as survivors", r.ExcludedWithoutReason)
@@ -179,7 +189,7 @@ func (r *Report) counts() string {
 // notKilledTitle heads the list of mutants not killed: "Survived" unless
 // some were equivalent-suspect or not graded.
 func (r *Report) notKilledTitle() string {
-	if r.EquivalentSuspect+r.NotGraded > 0 {
+	if r.EquivalentSuspect+r.NotGraded+r.TimeoutKilled > 0 {
 		return "Not killed"
 	}
 	return "Survived"
@@ -193,6 +203,8 @@ func (m Mutant) operatorText() string {
 		return m.Operator + " (equivalent-suspect: " + m.Suspect + ")"
 	case StatusNotGraded:
 		return m.Operator + " (not graded: stopped by the time budget)"
+	case StatusTimeoutKilled:
+		return m.Operator + " (timeout-killed: " + list(m.TimedOut, maxKillers) + " timed out)"
 	}
 	return m.Operator
 }

@@ -26,6 +26,10 @@ type Determinism struct {
 	Cases    int `json:"cases"`
 	// Differed lists every canary and case whose score or class differed.
 	Differed []Difference `json:"differed"`
+	// ComparedWithRun counts the sampled cases whose two gradings were
+	// also compared with the main grading's outcome (every sampled case
+	// of a run; none for the canary command, which grades no case).
+	ComparedWithRun int `json:"compared_with_run"`
 	// FlipRate is how many of the Cases graded twice got another status
 	// the second time, with its interval: the figure gate.repeats gives a
 	// model grader, for the grader's own noise.
@@ -53,6 +57,9 @@ type Difference struct {
 	Canary bool   `json:"canary,omitempty"`
 	First  Graded `json:"first"`
 	Second Graded `json:"second"`
+	// Run is the main grading's outcome, set when it differs from either
+	// of the check's.
+	Run *Graded `json:"run,omitempty"`
 }
 
 // Graded is what one grading of a task gave.

@@ -410,3 +410,26 @@ func diskUsage(dir string) int64 {
 	walk(dir, true)
 	return total
 }
+
+// GroupHasOthers reports whether process group pgid holds a process other
+// than its leader pgid, zombies included: processes a grader started and
+// left behind, which still count against the slot uid's RLIMIT_NPROC.
+func GroupHasOthers(pgid int) bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return true // unknown: the caller must not assume a clean group
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	buf := make([]byte, 512)
+	own := strconv.Itoa(pgid)
+	for _, name := range names {
+		if name == own || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		if procGroup(name, buf) == pgid {
+			return true
+		}
+	}
+	return false
+}

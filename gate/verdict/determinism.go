@@ -34,6 +34,9 @@ func DeterminismReason(d *results.Determinism) *results.Reason {
 	case results.DeterminismPythonModel:
 		how = fmt.Sprintf("other processes, PYTHONHASHSEED %d then %d, the model sub-graders asked again with the judge cache off, another order", d.HashSeeds[0], d.HashSeeds[1])
 	}
+	if d.ComparedWithRun > 0 {
+		how += ", the cases compared with the run too"
+	}
 	msg := fmt.Sprintf("%d of %d canaries and cases graded twice (%s) differed: %s",
 		len(d.Differed), d.Canaries+d.Cases, how, strings.Join(names, "; "))
 	if n := len(d.Differed) - len(names); n > 0 {
@@ -46,6 +49,9 @@ func describeDifference(x results.Difference) string {
 	kind := "case"
 	if x.Canary {
 		kind = "canary"
+	}
+	if x.Run != nil {
+		return fmt.Sprintf("%s %s: %s in the run, then %s and %s", kind, x.ID, describeGraded(*x.Run), describeGraded(x.First), describeGraded(x.Second))
 	}
 	return fmt.Sprintf("%s %s: %s then %s", kind, x.ID, describeGraded(x.First), describeGraded(x.Second))
 }

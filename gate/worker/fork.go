@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
 // endWait bounds how long a variant's child may take to finish the request
@@ -103,7 +104,12 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 	pr.resetOutput()
 	pr.exitedAlone = false
 	start := time.Now()
-	line, res := pr.exchange(ctx, v.init, v.loadTimeout())
+	init := v.init
+	if pr.resync {
+		init = append([]byte{'\n'}, init...)
+		pr.resync = false
+	}
+	line, res := pr.exchange(ctx, init, v.loadTimeout())
 	pr.takeOutput(-1)
 	if res == gotLine {
 		var r response
@@ -177,8 +183,15 @@ func (v *Pool) returnZygote(pr *proc) error {
 	v.mu.Unlock()
 	// childGone is the child's, not the zygote's: it is cleared before the
 	// zygote goes back, when another pool may take it at once.
-	if !pr.wasKilled() && !pr.broken && pr.endChild(!pr.childGone) {
+	ended := pr.childEnded
+	pr.childEnded = false
+	if !pr.wasKilled() && (ended || pr.endChild(!pr.childGone)) && groupEmpties(pr.pid) {
+		// Reused only when nothing the child started is left in the
+		// group: a leftover (or a zombie not yet reaped) would count
+		// against the uid's process limit of the next variant, which
+		// would then fail to fork or not depending on timing.
 		pr.childGone = false
+		pr.resync = pr.resync || ended
 		zs.proc = pr
 		p.release(zs)
 		return nil
@@ -188,6 +201,26 @@ func (v *Pool) returnZygote(pr *proc) error {
 	zs.proc = nil
 	p.release(zs)
 	return err
+}
+
+// strayWait bounds how long a zygote waits for what its ended child
+// started (a forked grandchild on its way out) to be gone before it is
+// reused; past it the pair is stopped, which kills and reaps the group.
+const strayWait = 250 * time.Millisecond
+
+// groupEmpties reports whether zygote pid's process group holds nothing
+// but the zygote, waiting up to strayWait for it to. Either way the next
+// variant starts on a uid with no process of an earlier one: only the
+// cost (a reused zygote or a fresh one) depends on timing.
+func groupEmpties(pid int) bool {
+	for end := time.Now().Add(strayWait); ; time.Sleep(2 * time.Millisecond) {
+		if !sandbox.GroupHasOthers(pid) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
 }
 
 // endChild asks the child to stop (unless ask is false: it is exiting by

@@ -83,15 +83,11 @@ func TestFork(t *testing.T) {
 					t.Fatalf("Close: %v", err)
 				}
 			}
-			// One interpreter for the base, one pristine one for every
-			// fork, and one more after the child that died took its zygote
-			// with it (under isolation case a grandchild died, and the child
-			// ended cleanly).
-			want := int64(3)
-			if isolation == IsolationCase {
-				want = 2
-			}
-			if n := base.starts.Load(); n != want {
+			// One interpreter for the base and one pristine one for every
+			// fork: a child that died in the middle of its requests leaves
+			// its zygote as it was, which skips the requests sent to the
+			// child and serves the next fork.
+			if n, want := base.starts.Load(), int64(2); n != want {
 				t.Errorf("%d interpreters started, want %d", n, want)
 			}
 			if _, err := base.Fork(context.Background(), []byte("def grade(sample, item)\n")); !errors.As(err, new(*LoadError)) {
@@ -146,5 +142,82 @@ func TestForkPristine(t *testing.T) {
 		if err := v.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestStrayForkedChild: a grader whose forked child does not exit (a
+// mutant of `if pid == 0:`) comes back into the worker in two processes.
+// The child finds /dev/null where the protocol's pipes were and exits, so
+// it takes no request meant for the worker and answers none: every case
+// gets the parent's score, in the pool's own processes and in a variant
+// forked from a zygote, whose next variant then starts as usual.
+func TestStrayForkedChild(t *testing.T) {
+	const stray = "import os\n" +
+		"def grade(sample, item):\n" +
+		"    pid = os.fork()\n" +
+		"    if pid:\n" +
+		"        os.waitpid(pid, 0)\n" +
+		"        return 1.0\n" +
+		"    return 0.5\n"
+	// The variant's child exits in the middle of its requests, leaving
+	// requests it never read in the pipe.
+	const exits = "import os\n" +
+		"def grade(sample, item):\n" +
+		"    if sample.get('exit'):\n        os._exit(0)\n" +
+		"    return 0.25\n"
+	tasks := func(n int) []grading.Task {
+		var out []grading.Task
+		for i := range n {
+			out = append(out, task(fmt.Sprintf("c%02d", i), map[string]any{"i": i}))
+		}
+		return out
+	}
+	check := func(t *testing.T, what string, got []grading.Outcome, want float64) {
+		t.Helper()
+		for i, o := range got {
+			if o.Class != grading.ClassOK || o.Score == nil || *o.Score != want {
+				t.Errorf("%s: case %d: %s %v %+v, want ok %v", what, i, o.Class, o.Score, o.Error, want)
+			}
+		}
+	}
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		t.Run(isolation, func(t *testing.T) {
+			p := newPool(t, python(t), stray, func(c *Config) { c.Isolation = isolation; c.Workers = 1; c.TimeoutSeconds = 10 })
+			got, err := p.Grade(context.Background(), tasks(40))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "pool", got, 1)
+			for round := range 3 {
+				v, err := p.Fork(context.Background(), []byte(stray))
+				if err != nil {
+					t.Fatalf("Fork: %v", err)
+				}
+				got, err := v.Grade(context.Background(), tasks(40))
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, fmt.Sprintf("variant %d", round), got, 1)
+				if err := v.Close(); err != nil {
+					t.Fatal(err)
+				}
+				v, err = p.Fork(context.Background(), []byte(exits))
+				if err != nil {
+					t.Fatalf("Fork: %v", err)
+				}
+				ts := append(tasks(3), task("exit", map[string]any{"exit": true}))
+				got, err = v.Grade(context.Background(), append(ts, tasks(20)...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o := got[3]; o.Class != grading.ClassWorkerCrash {
+					t.Errorf("the exiting case: %s %+v, want worker_crash", o.Class, o.Error)
+				}
+				check(t, "around the exit", append(got[:3:3], got[4:]...), 0.25)
+				if err := v.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

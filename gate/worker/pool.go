@@ -199,8 +199,8 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	p := &Pool{
 		cfg: cfg,
-		// -I: isolated mode (no PYTHON* variables, no user site, no script or
-		// working directory on sys.path; see isolationFlags for a HashSeed);
+		// isolationFlags: no user site and no working directory on
+		// sys.path, the same for grading and the determinism check;
 		// -B: no .pyc writes; -X utf8: UTF-8 streams and file defaults
 		// whatever the locale.
 		argv:     append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
@@ -699,15 +699,12 @@ func environment(scratch, hashSeed, commands string) []string {
 // directory on sys.path), the same for every pool, so the determinism
 // check's processes (a HashSeed) start exactly like the grading's. The
 // environment is built from nothing, so -I's -E has nothing to ignore.
-// Before Python 3.11 there is no -P: grading keeps -I there, and only a
-// HashSeed pool falls back to -s.
+// Before Python 3.11 there is no -P: every pool starts with -s, and the
+// worker takes the working directory off sys.path itself.
 func isolationFlags(cfg Config) []string {
 	var major, minor int
 	if _, err := fmt.Sscanf(cfg.Python.Version, "%d.%d", &major, &minor); err == nil && (major > 3 || major == 3 && minor >= 11) {
 		return []string{"-s", "-P"}
-	}
-	if cfg.HashSeed == "" {
-		return []string{"-I"}
 	}
 	return []string{"-s"}
 }

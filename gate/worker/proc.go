@@ -69,13 +69,16 @@ type proc struct {
 
 	// forked: the process forked a variant child (Pool.Fork) and from then
 	// on serves only forks. lender is the parent pool's slot it was
-	// borrowed from while a child runs; broken says the child ended in the
-	// middle of its requests, so the pair cannot be reused.
+	// borrowed from while a child runs.
 	forked    bool
 	pristine  bool // started without a grader, to fork variants from
 	lender    *slot
-	broken    bool
 	childGone bool // the child exits by itself (after a load error)
+	// childEnded: the zygote reported that its child ended in the middle
+	// of its requests; resync: the requests sent to it may still be in the
+	// pipe, so the next fork request starts on a line of its own.
+	childEnded bool
+	resync     bool
 
 	mu     sync.Mutex // guards killed and reaped against a concurrent kill
 	killed bool       // gradegate sent SIGKILL (timeout, cancel, close)

@@ -264,11 +264,12 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			}
 			if r.Op == "ended" {
 				// A forked child died (or exited) in the middle of its
-				// requests; its zygote says how.
+				// requests; its zygote says how, and is still the
+				// pristine process it was: it goes back to its pool
+				// (stale requests are skipped before the next fork).
 				report = r
 				ev = died
-				pr.broken = true
-				pr.kill()
+				pr.childEnded = true
 				break
 			}
 			if r.Op == "bad_request" {
@@ -339,8 +340,16 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			pr.drainOutput()
 		}
 		pr.takeOutput(head.id)
+		var o grading.Outcome
+		if report != nil {
+			// The zygote may serve another pool as soon as it is retired:
+			// what its child printed is read first.
+			o = p.deadOutcome(pr, ev, elapsed, report)
+		}
 		stopErr := p.retire(s)
-		o := p.deadOutcome(pr, ev, elapsed, report)
+		if report == nil {
+			o = p.deadOutcome(pr, ev, elapsed, report)
+		}
 		dead := []grading.Outcome{o}
 		if err := takeCalls(pr, head.id, dead); err != nil {
 			return nil, closed, errors.Join(err, stopErr)

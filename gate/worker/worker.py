@@ -1053,6 +1053,11 @@ class Worker:
         self.unix_denied = False  # AF_UNIX sockets refused too (unix_sockets_refused)
         self.exiting = []  # pids of forked children that answered (reap)
         self.next_child = None  # isolation case: the child forked ahead (spawn)
+        # stray is set in the child of a fork the grader made (os.fork,
+        # multiprocessing), own_fork around the worker's own forks.
+        self.stray = False
+        self.own_fork = False
+        self.devnull = -1
         self.grow_kb = int(init.get("grow_mb") or 0) * 1024
         self.cpu_seconds = float(init.get("cpu_seconds") or 0)
         self.base_rss_kb = 0
@@ -1065,6 +1070,42 @@ class Worker:
         # only when the gate opened the call pipes (init "broker").
         self.ctx = None
         self.broker = bool(init.get("broker"))
+
+    def forked(self):
+        """Runs in the child of every fork in this process (os.register_at_fork).
+
+        In the child of a fork the grader made, the protocol's pipes become
+        /dev/null: a child that goes on past the grader's code into the
+        worker's (a grader that forks and does not exit in the child, as a
+        mutant of `if pid == 0:` does) can neither take a request meant for
+        this process nor answer one, and it exits as soon as it is back in
+        the worker (leave_if_stray). How a case ends then never depends on
+        which of the two processes read the next request first.
+        """
+        if self.own_fork:
+            return
+        self.stray = True
+        for fd in (REQ_FD, RESP_FD):
+            try:
+                if self.devnull >= 0:
+                    os.dup2(self.devnull, fd)
+                else:
+                    os.close(fd)
+            except OSError:
+                pass
+
+    def leave_if_stray(self):
+        """Ends a grader's forked child that came back into the worker."""
+        if self.stray:
+            os._exit(0)
+
+    def own(self, fork):
+        """Forks for the worker itself (a case's child, a variant's child)."""
+        self.own_fork = True
+        try:
+            return fork()
+        finally:
+            self.own_fork = False
 
     def load(self, source):
         """Compiles the exact bytes Go sent, under the grader's file name."""
@@ -1437,7 +1478,7 @@ class Worker:
         rq, wq = os.pipe()
         r, w = os.pipe()
         try:
-            pid = os.fork()
+            pid = self.own(os.fork)
         except OSError:
             for fd in (rq, wq, r, w):
                 os.close(fd)
@@ -1468,7 +1509,9 @@ class Worker:
                 if not line:
                     return  # the parent is gone, or needs no more children
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
-                data = _encode_response(self.call(json.loads(line), True)).encode("utf-8")
+                resp = self.call(json.loads(line), True)
+                self.leave_if_stray()
+                data = _encode_response(resp).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
                 # so its end cannot be told by EOF.
                 view = memoryview(struct.pack(">Q", len(data)) + data)
@@ -1568,8 +1611,11 @@ class Worker:
                 try:
                     ret = fn(hosted_sample(req["sample"]), req["item"])
                 except BaseException as exc:
+                    self.leave_if_stray()
                     resp = self.exception(exc)
                 else:
+                    if self.stray:
+                        os._exit(0)
                     if type(ret) is float and ret - ret == 0.0 and not capture.parts and not capture.cut and not self.spawned:
                         took = (clock() - start) * 1000
                         write(2, END_MARKER % rid)
@@ -1582,6 +1628,7 @@ class Worker:
                     resp["leftover"] = True
             else:
                 resp = self.call_forked(req, line) if self.fork else self.call(req, periodic)
+                self.leave_if_stray()
             took = (clock() - start) * 1000
             if periodic and not self.fork:
                 check_at = clock() + 1.0
@@ -1621,7 +1668,7 @@ class Worker:
                 source = binascii.a2b_base64(req["source"])
             except Exception:
                 os._exit(1)
-            pid = os.fork()
+            pid = self.own(os.fork)
             if pid == 0:
                 self.variant(source, requests)
             _, status, usage = os.wait4(pid, 0)
@@ -1631,15 +1678,33 @@ class Worker:
             elif os.WIFEXITED(status):
                 died["status"] = os.WEXITSTATUS(status)
             write_response({"op": "ended", "died": died})
+            req = self.next_fork(requests)
+            if req is None:
+                return
+
+    def next_fork(self, requests):
+        """Reads up to the next fork request, after a child ended.
+
+        Requests Go sent to a child that died before reading them are still
+        in the pipe, maybe the last one cut short: they are skipped (this
+        process never answers a request), and Go starts the fork request
+        that follows them on a line of its own. Anything but a request or a
+        fork ("end" included: the child it was for is gone) ends the
+        process. None: the pipe closed.
+        """
+        while True:
             line = requests.readline()
             if not line:
-                return
+                return None
             try:
                 req = json.loads(line)
-                ok = req.get("op") == "fork"
             except Exception:
-                ok = False
-            if not ok:
+                continue  # a request cut short, and the newline ending it
+            if type(req) is not dict:
+                os._exit(1)
+            if req.get("op") == "fork":
+                return req
+            if "op" in req or "id" not in req:
                 os._exit(1)
 
     def variant(self, source, requests):
@@ -1650,6 +1715,7 @@ class Worker:
                 dump_stack_on(signal.SIGUSR1)
             self.capture.reset()
             err = self.load(source)
+            self.leave_if_stray()
             out, cut = self.capture.take()
             if err is not None:
                 err.update({"op": "load_error", "output": out, "output_cut": cut})
@@ -1692,6 +1758,10 @@ def ready_message(worker):
 
 
 def main():
+    if not getattr(sys.flags, "safe_path", False) and sys.path[:1] == [""]:
+        # Before Python 3.11 there is no -P: the working directory leaves
+        # sys.path here, as -P would have kept it off.
+        del sys.path[0]
     requests = open(REQ_FD, "rb", buffering=1 << 16)
     init = json.loads(requests.readline())
     worker = Worker(init)
@@ -1714,6 +1784,11 @@ def main():
     worker.network_denied = bool(init.get("network_denied"))
     worker.unix_denied = worker.network_denied and unix_sockets_refused()
     sys.addaudithook(worker.audit)
+    try:
+        worker.devnull = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        pass  # forked grader children then get the pipes closed instead
+    os.register_at_fork(after_in_child=worker.forked)
     if init.get("pristine"):
         # A process to fork grader variants from (zygote): it loads none
         # itself, so each variant's child starts from this state.
@@ -1723,6 +1798,7 @@ def main():
         worker.serve(requests)
         return
     err = worker.load(binascii.a2b_base64(init["source"]))
+    worker.leave_if_stray()
     out, cut = worker.capture.take()
     if err is not None:
         err.update({"op": "load_error", "output": out, "output_cut": cut})
