@@ -1,0 +1,6 @@
+def transform(row):
+    if row.get("skip"):
+        return None
+    row["question"] = row["question"].strip()
+    row["answer"] = str(row["answer"]).strip()
+    return row
