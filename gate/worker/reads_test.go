@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
@@ -14,7 +15,8 @@ import (
 // TestRecordReads: a task that asks gets the item keys its grade read, in
 // the order first read, whether the grade returned or raised, under both
 // isolations; a task that does not ask gets none, and its item is a plain
-// dict.
+// dict. A task that asks is answered with the plain dict too: the reads
+// come from a second call, which must agree.
 func TestRecordReads(t *testing.T) {
 	src := "def grade(sample, item):\n" +
 		"    if sample.get('type'):\n" +
@@ -44,6 +46,9 @@ func TestRecordReads(t *testing.T) {
 		{"reads everything", mk(`{"all": 1}`, true), grading.ClassOK, []string{"a", "b", "c", "d"}},
 		{"not asked", mk(`{}`, false), grading.ClassOK, nil},
 		{"a case's item is a plain dict", mk(`{"type": 1}`, false), grading.ClassOK, nil},
+		// The counted answer is the plain dict's; a grader that answers
+		// the recording item otherwise is told it tells them apart.
+		{"a grader that tells a recording item", mk(`{"type": 1}`, true), grading.ClassInvalidReturn, nil},
 	}
 	for _, isolation := range []string{IsolationWorker, IsolationCase} {
 		p := newPool(t, python(t), src, func(c *Config) { c.Isolation = isolation })
@@ -65,6 +70,9 @@ func TestRecordReads(t *testing.T) {
 			}
 			if tt.name == "a case's item is a plain dict" && (o.Score == nil || *o.Score != 1) {
 				t.Errorf("%s: a case's item was not a plain dict", isolation)
+			}
+			if tt.class == grading.ClassInvalidReturn && (o.Error == nil || !strings.Contains(o.Error.Message, "tells such an item from a case's")) {
+				t.Errorf("%s/%s: error %v, want it to say the grader tells the items apart", isolation, tt.name, o.Error)
 			}
 		}
 	}

@@ -392,6 +392,13 @@ def invalid(message):
     return {"class": "invalid_return", "message": clip(message)}
 
 
+def outcome_text(resp):
+    """A response in a few words: its score, or its class and type."""
+    if resp.get("class") == "ok":
+        return short_repr(resp.get("scores"))
+    return "%s%s" % (resp.get("class"), " (%s)" % resp["type"] if resp.get("type") else "")
+
+
 def grader_line(tb, filename):
     # Walks the traceback by hand rather than with the traceback module,
     # which (with its imports) would add to every worker's start-up.
@@ -1181,14 +1188,11 @@ class Worker:
             resp = self.grade_batch_call(req["batch"]) if self.pre is None else self.call_batch_preprocessed(req["batch"])
         elif req.get("trace"):
             resp = self.call_traced(req)
+        elif "reads" in req and self.ctx is None and type(req["item"]) is dict:
+            resp = self.call_recording_reads(req)
         else:
             item = logged_item(req)
-            try:
-                ret = self.fn(*self.arguments(req, item))
-            except BaseException as exc:
-                resp = self.exception(exc)
-            else:
-                resp = self.classify(ret)
+            resp = self.grade_one(req, item)
             if type(item) is ReadLog:
                 resp["reads"] = list(item.reads)
         if self.capture.parts or self.capture.cut:
@@ -1198,6 +1202,40 @@ class Worker:
             # against the slot's process limit): the Go side replaces this
             # process, which kills its whole process group.
             resp["leftover"] = True
+        return resp
+
+    def grade_one(self, req, item):
+        """grade on req's sample and item, classified."""
+        try:
+            ret = self.fn(*self.arguments(req, item))
+        except BaseException as exc:
+            return self.exception(exc)
+        return self.classify(ret)
+
+    def call_recording_reads(self, req):
+        """A canary whose reads the gate needs (its fixture-breaking variants
+        remove each key read in turn). It is graded first with the plain
+        dict every case gets, and that answer counts; then again with a
+        ReadLog, a dict subclass that notes the keys read. A grader that
+        answers the two apart tells a recording item from a case's (or is
+        not deterministic within one process): the canary is then an
+        invalid return that says so, never the answer it gave.
+        """
+        # A copy, as the first call may change the item it was given.
+        second = ReadLog(json.loads(json.dumps(req["item"])))
+        resp = self.grade_one(req, req["item"])
+        # What the counted call printed is the canary's output.
+        printed = self.capture.take() if self.capture.parts or self.capture.cut else None
+        again = self.grade_one(req, second)
+        self.capture.reset()
+        if printed is not None:
+            resp["output"], resp["output_cut"] = printed
+        if (resp.get("class"), resp.get("scores"), resp.get("type")) != (again.get("class"), again.get("scores"), again.get("type")):
+            return invalid("graded twice in one process, the grader answered %s then %s: the second time the item was "
+                           "a dict subclass that notes the keys read (for the canary's fixture-breaking variants), "
+                           "so the grader tells such an item from a case's, or is not deterministic"
+                           % (outcome_text(resp), outcome_text(again)))
+        resp["reads"] = list(second.reads)
         return resp
 
     def call_traced(self, req):
