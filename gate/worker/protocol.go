@@ -128,6 +128,9 @@ func batchRequest(first int, tasks []grading.Task) (*request, error) {
 		b = appendRaw(b, t.Sample)
 		b = append(b, `,"item":`...)
 		b = appendRaw(b, t.Item)
+		if t.RecordReads {
+			b = append(b, `,"reads":1`...)
+		}
 		b = append(b, '}')
 		r.seqs = append(r.seqs, first+i)
 		r.ids = append(r.ids, t.ID)

@@ -77,3 +77,65 @@ func TestRecordReads(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordReadsBatch: under the batch contract a task that asks gets the
+// item keys grade_batch read of its own item, the others none; every item
+// of the counted call is a plain dict. A second call that answers any case
+// otherwise makes the asking tasks invalid returns, and leaves the other
+// cases the counted answer.
+func TestRecordReadsBatch(t *testing.T) {
+	src := "def grade_batch(samples):\n" +
+		"    out = []\n" +
+		"    for s in samples:\n" +
+		"        item = s['item']\n" +
+		"        if s['sample'].get('type'):\n" +
+		"            score = 1.0 if all(type(o['item']) is dict for o in samples) else 0.0\n" +
+		"        else:\n" +
+		"            score = 1.0 if item.get('expected') is None else float(item['b'] == 2)\n" +
+		"        out.append({'case_id': s['case_id'], 'scores': {'score': score}})\n" +
+		"    return {'samples': out}\n"
+	item := json.RawMessage(`{"c": 3, "b": 2, "expected": "x", "d": 4}`)
+	mk := func(id, sample string, record bool) grading.Task {
+		return grading.Task{ID: id, Sample: json.RawMessage(sample), Item: item, RecordReads: record}
+	}
+	type want struct {
+		class grading.Class
+		reads []string
+	}
+	tests := []struct {
+		name  string
+		tasks []grading.Task
+		want  []want
+	}{
+		{"one task asks", []grading.Task{mk("a", `{}`, false), mk("b", `{}`, true), mk("c", `{}`, false)},
+			[]want{{grading.ClassOK, nil}, {grading.ClassOK, []string{"expected", "b"}}, {grading.ClassOK, nil}}},
+		{"a grader that tells a recording item", []grading.Task{mk("a", `{"type": 1}`, false), mk("b", `{"type": 1}`, true)},
+			[]want{{grading.ClassOK, nil}, {grading.ClassInvalidReturn, nil}}},
+	}
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		for _, tt := range tests {
+			p := newPool(t, python(t), src, func(c *Config) {
+				c.Isolation, c.Contract, c.BatchSize = isolation, ContractBatch, len(tt.tasks)
+			})
+			got, err := p.Grade(context.Background(), tt.tasks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range tt.want {
+				o := got[i]
+				if o.Class != w.class {
+					t.Errorf("%s/%s/%d: class %s (%v), want %s", isolation, tt.name, i, o.Class, o.Error, w.class)
+				}
+				if !slices.Equal(o.Reads, w.reads) {
+					t.Errorf("%s/%s/%d: reads %q, want %q", isolation, tt.name, i, o.Reads, w.reads)
+				}
+				if w.class == grading.ClassOK && (o.Score == nil || *o.Score != 1) {
+					t.Errorf("%s/%s/%d: score %v, want 1 (the counted call's items are plain dicts)", isolation, tt.name, i, o.Score)
+				}
+				if w.class == grading.ClassInvalidReturn && (o.Error == nil || !strings.Contains(o.Error.Message, "tells such an item from a case's")) {
+					t.Errorf("%s/%s/%d: error %v, want it to say the grader tells the items apart", isolation, tt.name, i, o.Error)
+				}
+			}
+		}
+	}
+}
