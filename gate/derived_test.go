@@ -264,7 +264,8 @@ func TestDerivedCanariesSwitchedOff(t *testing.T) {
 }
 
 // Under the batch contract every derived canary is graded alone, after the
-// cases: a variant may rightly make grade_batch raise.
+// cases: a variant may rightly make grade_batch raise. The fixture-breaking
+// ones are derived there too.
 func TestDerivedCanariesBatchContract(t *testing.T) {
 	s := metamorphicSuite()
 	s.m.Grader.Contract = "batch"
@@ -272,7 +273,7 @@ func TestDerivedCanariesBatchContract(t *testing.T) {
 	if res.Verdict != results.VerdictPass {
 		t.Fatalf("verdict %s: %s", res.Verdict, dump(res.Reasons))
 	}
-	alone := 0
+	alone, removed := 0, 0
 	for _, c := range res.Canaries {
 		if c.DerivedFrom != "" {
 			if c.Placement == nil || !c.Placement.Alone {
@@ -280,6 +281,13 @@ func TestDerivedCanariesBatchContract(t *testing.T) {
 			}
 			alone++
 		}
+		if c.Transform == manifest.TransformItemFieldRemoved {
+			removed++
+		}
+	}
+	// The positive canary's reads are recorded under this contract too.
+	if removed == 0 {
+		t.Error("no item_field_removed variant under the batch contract")
 	}
 	singles := 0
 	for _, call := range r.calls {

@@ -139,3 +139,35 @@ func TestRecordReadsBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordReadsBatchCtx: grade_batch(samples, ctx) is called once, the
+// asking task's item recording its reads, as a single task with ctx is: a
+// second call would make its model calls again.
+func TestRecordReadsBatchCtx(t *testing.T) {
+	const src = `def grade_batch(samples, ctx):
+    out = []
+    for s in samples:
+        r = ctx.responses_create(model="m", input=s["case_id"])
+        score = 1.0 if r.output_text == s["case_id"] and s["item"].get("expected") == 1 else 0.0
+        out.append({"case_id": s["case_id"], "scores": {"score": score}})
+    return {"samples": out}
+`
+	b := &echoBroker{}
+	p := newPool(t, python(t), src, func(c *Config) {
+		c.Contract, c.Broker, c.MaxModelCalls = ContractBatch, b, 4
+	})
+	tasks := []grading.Task{task("a", map[string]any{}), task("b", map[string]any{})}
+	tasks[1].RecordReads = true
+	got, err := p.Grade(context.Background(), tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, reads := range [][]string{nil, {"expected"}} {
+		if got[i].Class != grading.ClassOK || got[i].Score == nil || *got[i].Score != 1 || !slices.Equal(got[i].Reads, reads) {
+			t.Errorf("case %d: %s %v %+v, reads %q, want 1 and reads %q", i, got[i].Class, got[i].Score, got[i].Error, got[i].Reads, reads)
+		}
+	}
+	if len(b.calls) != 2 {
+		t.Errorf("%d model calls %q, want 2: grade_batch with ctx is called once", len(b.calls), b.calls)
+	}
+}

@@ -1195,7 +1195,7 @@ class Worker:
             resp = pre
         elif "batch" in req and self.pre is not None:
             resp = self.call_batch_preprocessed(req["batch"])
-        elif "batch" in req and self.mka1 is None and self.ctx is None and any("reads" in c and type(c["item"]) is dict for c in req["batch"]):
+        elif "batch" in req and self.mka1 is None and any("reads" in c and type(c["item"]) is dict for c in req["batch"]):
             resp = self.call_batch_recording_reads(req["batch"])
         elif "batch" in req:
             resp = self.grade_batch_call(req["batch"])
@@ -1258,14 +1258,23 @@ class Worker:
         items of the cases that ask for their reads as ReadLogs. When any
         case's result of the second call differs from the first's, the
         cases that asked are invalid returns that say the grader tells the
-        items apart; the other cases keep the counted answer.
+        items apart; the other cases keep the counted answer. A grader that
+        takes ctx is called once, with the ReadLogs, as a single task is:
+        a second call would make its model calls again.
         """
         # Copies, as the first call may change what it was given.
-        second = json.loads(json.dumps(batch))
+        second = json.loads(json.dumps(batch)) if self.ctx is None else list(batch)
         logs = {}
         for k, c in enumerate(second):
             if "reads" in c and type(c["item"]) is dict:
-                c["item"] = logs[k] = ReadLog(c["item"])
+                second[k] = dict(c, item=ReadLog(c["item"]))
+                logs[k] = second[k]["item"]
+        if self.ctx is not None:
+            resp = self.call_batch(second)
+            if resp.get("class") == "ok":
+                for k, log in logs.items():
+                    resp["results"][k]["reads"] = list(log.reads)
+            return resp
         resp = self.call_batch(batch)
         printed = self.capture.take() if self.capture.parts or self.capture.cut else None
         again = self.call_batch(second)
