@@ -171,3 +171,43 @@ func TestRecordReadsBatchCtx(t *testing.T) {
 		t.Errorf("%d model calls %q, want 2: grade_batch with ctx is called once", len(b.calls), b.calls)
 	}
 }
+
+// TestRecordReadsMKA1Batch: under MKA1's batch contract a task that asks
+// gets the row fields its grade_batch read, through dataset_row and
+// through the target filled from the row; the counted call gets plain
+// dicts, and a grader that tells the recording sample apart is told so.
+func TestRecordReadsMKA1Batch(t *testing.T) {
+	src := "def grade_batch(samples):\n" +
+		"    out = []\n" +
+		"    for s in samples:\n" +
+		"        if s['output_text'] == 'tell':\n" +
+		"            score = 1.0 if type(s) is dict and type(s['dataset_row']) is dict else 0.0\n" +
+		"        else:\n" +
+		"            score = float(s['target'] == 'pos' and len(s['dataset_row']['text']) > 0)\n" +
+		"        out.append({'sample_id': s['sample_id'], 'scores': {'correct': score}})\n" +
+		"    return {'samples': out, 'metrics': {'accuracy': 1.0}}\n"
+	item := json.RawMessage(`{"case_id": "c", "text": "good", "label": "pos", "note": "n"}`)
+	tests := []struct {
+		name   string
+		sample string
+		class  grading.Class
+		reads  []string
+	}{
+		{"reads through target and dataset_row", `{"output_text": "x"}`, grading.ClassOK, []string{"label", "text"}},
+		{"a grader that tells a recording sample", `{"output_text": "tell"}`, grading.ClassInvalidReturn, nil},
+	}
+	for _, isolation := range []string{IsolationWorker, IsolationCase} {
+		for _, tt := range tests {
+			p := newPool(t, python(t), src, mka1Config("correct", func(c *Config) {
+				c.Isolation, c.Contract, c.BatchSize = isolation, ContractBatch, 1
+			}))
+			got, err := p.Grade(context.Background(), []grading.Task{{ID: "c", Sample: json.RawMessage(tt.sample), Item: item, RecordReads: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := got[0]; o.Class != tt.class || !slices.Equal(o.Reads, tt.reads) {
+				t.Errorf("%s/%s: class %s (%v), reads %q; want %s, %q", isolation, tt.name, o.Class, o.Error, o.Reads, tt.class, tt.reads)
+			}
+		}
+	}
+}

@@ -817,7 +817,8 @@ def mka1_sample(sample, item, case_id, conf):
     out.setdefault("output_text", None)
     out.setdefault("extracted_output", out["output_text"])
     out.setdefault("model", conf.get("model") or None)
-    prompt = item.get("prompt") if isinstance(item, dict) else None
+    # dict.get: filling the sample is no read of the grader's.
+    prompt = dict.get(item, "prompt") if isinstance(item, dict) else None
     out.setdefault("prompt", prompt)
     out.setdefault("task_id", conf.get("task_id"))
     out.setdefault("run_id", conf.get("run_id"))
@@ -881,8 +882,38 @@ def mka1_classify(ret, metric):
     return {"class": "ok", "scores": {metric: f}}
 
 
+class FlatReads(dict):
+    """An MKA1 flat sample of a canary whose reads are recorded: its
+    dataset_row is the row's ReadLog, and a read of its target (or
+    reference answer) is a read of the row field that fed it."""
+
+    __slots__ = ("row", "source")
+
+    def __getitem__(self, key):
+        self._note(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        self._note(key)
+        return dict.get(self, key, default)
+
+    def _note(self, key):
+        if key in ("target", "reference_answer") and self.source is not None:
+            self.row._note(self.source)
+
+
 def mka1_flat(case, conf):
     """One of the samples grade_batch(samples) gets under MKA1's contract."""
+    item = case["item"]
+    flat = mka1_flat_fields(case, conf)
+    if type(item) is ReadLog:
+        flat = FlatReads(flat)
+        flat.row, flat.source = item, mka1_target_field(item, conf)
+    return flat
+
+
+def mka1_flat_fields(case, conf):
+    """mka1_flat's fields, as a plain dict."""
     item = case["item"]
     sample = mka1_sample(case["sample"], item, case["case_id"], conf)
     stored = case["sample"] if isinstance(case["sample"], dict) else {}
@@ -895,7 +926,7 @@ def mka1_flat(case, conf):
         "target": mka1_target(item, conf),
         "output_text": sample["output_text"],
         "extracted_output": sample["extracted_output"],
-        "dataset_row": dict(item) if isinstance(item, dict) else item,
+        "dataset_row": item if type(item) is ReadLog else dict(item) if isinstance(item, dict) else item,
         "response_id": stored.get("response_id"),
         "scores": dict(scores) if isinstance(scores, dict) else {},
         "judge": stored.get("judge"),
@@ -1195,7 +1226,7 @@ class Worker:
             resp = pre
         elif "batch" in req and self.pre is not None:
             resp = self.call_batch_preprocessed(req["batch"])
-        elif "batch" in req and self.mka1 is None and any("reads" in c and type(c["item"]) is dict for c in req["batch"]):
+        elif "batch" in req and any("reads" in c and type(c["item"]) is dict for c in req["batch"]):
             resp = self.call_batch_recording_reads(req["batch"])
         elif "batch" in req:
             resp = self.grade_batch_call(req["batch"])
@@ -1270,14 +1301,14 @@ class Worker:
                 second[k] = dict(c, item=ReadLog(c["item"]))
                 logs[k] = second[k]["item"]
         if self.ctx is not None:
-            resp = self.call_batch(second)
+            resp = self.grade_batch_call(second)
             if resp.get("class") == "ok":
                 for k, log in logs.items():
                     resp["results"][k]["reads"] = list(log.reads)
             return resp
-        resp = self.call_batch(batch)
+        resp = self.grade_batch_call(batch)
         printed = self.capture.take() if self.capture.parts or self.capture.cut else None
-        again = self.call_batch(second)
+        again = self.grade_batch_call(second)
         self.capture.reset()
         if printed is not None:
             resp["output"], resp["output_cut"] = printed
