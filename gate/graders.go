@@ -319,7 +319,7 @@ func (e *graderEnv) startPool(ctx context.Context, p part, i int) (graderPool, e
 	cfg := worker.Config{
 		Source:         p.src,
 		SourceName:     filepath.Base(p.g.Source),
-		Contract:       p.g.WorkerContract(),
+		Contract:       p.g.Contract,
 		Metric:         p.g.Metric,
 		TimeoutSeconds: p.g.TimeoutSeconds,
 		MemoryMB:       p.g.MemoryMB,

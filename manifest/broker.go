@@ -38,12 +38,3 @@ func (d *decoder) brokerModels(top *section) (judgeModel, embeddingModel string)
 	}
 	return judgeModel, embeddingModel
 }
-
-// WorkerContract is the contract the grader's process serves: a
-// model_backed grader is a sample grader that takes ctx.
-func (g Grader) WorkerContract() string {
-	if g.Contract == ContractModelBacked {
-		return DefaultContract
-	}
-	return g.Contract
-}

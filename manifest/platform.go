@@ -30,27 +30,21 @@ func (d *decoder) platform(s *section, g *Grader) {
 	if v, ok := s.enum("platform", PlatformOpenAI, PlatformMKA1); ok && v == PlatformMKA1 {
 		g.Platform = v
 	}
+	// model_backed is MKA1's name for a sample grader that takes ctx,
+	// which the gate serves on every platform.
+	if v, ok := s.enum("contract", "sample", "batch", ContractModelBacked); ok {
+		g.Contract = v
+		if v == ContractModelBacked {
+			g.Contract, g.ModelBacked = "sample", true
+		}
+	}
 	if g.Platform != PlatformMKA1 {
 		for _, k := range mka1Keys() {
 			if n := s.node(k); n != nil {
 				d.fail(n.Line, s.key(k), "is a key of MKA1's grader contract; set grader.platform: mka1 to use it")
 			}
 		}
-		// model_backed is MKA1's name for a sample grader that takes ctx,
-		// which the gate serves on every platform.
-		if v, ok := s.enum("contract", "sample", "batch", ContractModelBacked); ok {
-			g.Contract = v
-			if v == ContractModelBacked {
-				g.Contract, g.ModelBacked = "sample", true
-			}
-		}
 		return
-	}
-	if v, ok := s.enum("contract", "sample", "batch", ContractModelBacked); ok {
-		g.Contract = v
-		if v == ContractModelBacked {
-			g.Contract, g.ModelBacked = "sample", true
-		}
 	}
 	if m, id := s.node("metric"), s.node("metric_id"); m != nil && id != nil {
 		d.fail(id.Line, s.key("metric_id"), "grader.metric (line %d) names the same score; under platform mka1 write metric_id only", m.Line)

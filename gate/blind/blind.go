@@ -352,11 +352,11 @@ func (b *Canaries) fakeID(shape string) string {
 // one in a million that it is any one later row's.
 const minIDDigits = 6
 
-// countOtherDigits counts the digits 1-9 of s.
-func countOtherDigits(s string) int {
+// countDigits counts the digits of s.
+func countDigits(s string) int {
 	n := 0
 	for _, ch := range s {
-		if ch >= '1' && ch <= '9' {
+		if ch >= '0' && ch <= '9' {
 			n++
 		}
 	}
@@ -377,7 +377,7 @@ func (b *Canaries) drawID(shape, extra string) string {
 	// case_ids unique. An id of a few digits ("c3") draws from too few to
 	// miss the rest of a small dataset, so it gets at least minIDDigits.
 	// (A sample grader sees one id at a time: the id keeps the row's shape.)
-	if n := strings.Count(shape, "0") + countOtherDigits(shape); b.batch && n < minIDDigits {
+	if n := countDigits(shape); b.batch && n < minIDDigits {
 		shape += strings.Repeat("0", minIDDigits-n)
 	}
 	out := []byte(shape)

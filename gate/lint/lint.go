@@ -127,8 +127,6 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 	case "":
 		contract = "sample"
 	case "sample", "batch":
-	case manifest.ContractModelBacked:
-		contract = "sample"
 	default:
 		return nil, fmt.Errorf("%w: lint %s: grader.contract %q: want sample or batch", manifest.ErrInput, file, g.Contract)
 	}

@@ -392,6 +392,12 @@ def invalid(message):
     return {"class": "invalid_return", "message": clip(message)}
 
 
+def same_answer(a, b):
+    """Whether two responses to one task give the same outcome: class,
+    scores and exception type."""
+    return (a.get("class"), a.get("scores"), a.get("type")) == (b.get("class"), b.get("scores"), b.get("type"))
+
+
 def outcome_text(resp):
     """A response in a few words: its score, or its class and type."""
     if resp.get("class") == "ok":
@@ -1274,7 +1280,7 @@ class Worker:
         self.capture.reset()
         if printed is not None:
             resp["output"], resp["output_cut"] = printed
-        if (resp.get("class"), resp.get("scores"), resp.get("type")) != (again.get("class"), again.get("scores"), again.get("type")):
+        if not same_answer(resp, again):
             return invalid("graded twice in one process, the grader answered %s then %s: the second time the item was "
                            "a dict subclass that notes the keys read (for the canary's fixture-breaking variants), "
                            "so the grader tells such an item from a case's, or is not deterministic"
@@ -1315,7 +1321,7 @@ class Worker:
         firsts, agains = per_case(resp, len(batch)), per_case(again, len(batch))
         for k, case in enumerate(batch):
             a, b = firsts[k], agains[k]
-            if (a.get("class"), a.get("scores"), a.get("type")) != (b.get("class"), b.get("scores"), b.get("type")):
+            if not same_answer(a, b):
                 told = invalid("graded twice in one process, grade_batch answered case_id %s %s then %s: the second time "
                                "the items of the cases whose reads are recorded (for their fixture-breaking variants) were "
                                "a dict subclass that notes the keys read, so the grader tells such an item from a case's, "
