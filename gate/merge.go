@@ -106,3 +106,72 @@ func weakest(a, b grading.Sandbox) grading.Sandbox {
 	}
 	return out
 }
+
+// mergedPolicy is what the shards weakened against their base, to apply
+// again to the merged verdict.
+type mergedPolicy struct {
+	base, baseReason string
+	weak             []manifest.Weakening
+	notes            []string
+}
+
+// mergePolicy carries the shards' policy blocks (run --base-manifest,
+// --baseline) into the merge: every weakening any shard found, each once.
+// The shards must have been run alike: all with a policy block or none,
+// against the same base, under the manifest's own gate.weakening_reason,
+// which acknowledged them in every shard or in none. A shard that differs
+// is an input error, not a pass: a merge that dropped the policy would
+// turn the shards' holds into a green check.
+func mergePolicy(parts []*results.Results, m *manifest.Manifest) (*mergedPolicy, error) {
+	first := parts[0].Policy
+	for _, p := range parts[1:] {
+		if (p.Policy == nil) != (first == nil) {
+			return nil, fmt.Errorf("%w: merge: shard %s has a policy block and shard %s has none: run every shard with the same --base-manifest and --baseline",
+				manifest.ErrInput, shardWith(parts, true), shardWith(parts, false))
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	out := &mergedPolicy{base: first.Base}
+	seen := map[manifest.Weakening]bool{}
+	notes := map[string]bool{}
+	for _, r := range parts {
+		p := r.Policy
+		if p.Base != first.Base || p.Reason != first.Reason || p.Acknowledged != first.Acknowledged {
+			return nil, fmt.Errorf("%w: merge: shard %s compared with base %q (reason %q, acknowledged %t), shard %s with %q (reason %q, acknowledged %t): the shards were not run alike",
+				manifest.ErrInput, parts[0].Shard, first.Base, first.Reason, first.Acknowledged, r.Shard, p.Base, p.Reason, p.Acknowledged)
+		}
+		for _, w := range p.Weakenings {
+			if !seen[w] {
+				seen[w] = true
+				out.weak = append(out.weak, w)
+			}
+		}
+		for _, n := range p.Notes {
+			if !notes[n] {
+				notes[n] = true
+				out.notes = append(out.notes, n)
+			}
+		}
+	}
+	if strings.TrimSpace(first.Reason) != strings.TrimSpace(m.Gate.WeakeningReason) {
+		return nil, fmt.Errorf("%w: merge: the shards were run with gate.weakening_reason %q, but the manifest has %q",
+			manifest.ErrInput, first.Reason, m.Gate.WeakeningReason)
+	}
+	// A reason the shards did not take as acknowledging was the base's own.
+	if !first.Acknowledged {
+		out.baseReason = first.Reason
+	}
+	return out, nil
+}
+
+// shardWith names the first part that has (or lacks) a policy block.
+func shardWith(parts []*results.Results, policy bool) string {
+	for _, p := range parts {
+		if (p.Policy != nil) == policy {
+			return p.Shard.String()
+		}
+	}
+	return "?"
+}

@@ -130,7 +130,14 @@ func MergeStream(m *manifest.Manifest, parts []ShardPart, opts MergeOptions) (*r
 	if m.Dataset.IntendedCases > 0 {
 		ev.ExtraRows = max(rows-m.Dataset.IntendedCases, 0)
 	}
+	policy, err := mergePolicy(sorted, m)
+	if err != nil {
+		return fail(err)
+	}
 	res := assemble(m, first.Digests, sandbox, first.Versions.Gradegate, ev)
+	if policy != nil {
+		verdict.ApplyPolicy(res, policy.base, policy.weak, m.Gate.WeakeningReason, policy.baseReason, policy.notes...)
+	}
 	if run := runOf(first); run != "" {
 		res.Integrity = &results.Integrity{Run: run}
 	}

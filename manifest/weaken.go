@@ -1,9 +1,13 @@
 package manifest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Weakening is one way a manifest protects less than its base (the base
@@ -145,16 +149,53 @@ func Weakenings(base, head *Manifest) []Weakening {
 		add("gate.builtin_canaries", "on", "off", "", "the built-in refusal and empty-answer canaries switched off")
 	}
 
-	var removed []string
 	for _, c := range base.Canaries {
-		if !slices.ContainsFunc(head.Canaries, func(h Canary) bool { return h.Name == c.Name }) {
-			removed = append(removed, c.Name)
+		i := slices.IndexFunc(head.Canaries, func(h Canary) bool { return h.Name == c.Name })
+		if i < 0 {
+			add("canaries", c.Name, "", "", "canary %q removed", c.Name)
+			continue
+		}
+		if what := canaryChange(c, head.Canaries[i]); what != "" {
+			add("canaries."+c.Name, "", what, "", "canary %q changed under the same name (%s): what it tested is no longer what the base tested", c.Name, what)
 		}
 	}
-	for _, name := range removed {
-		add("canaries", name, "", "", "canary %q removed", name)
-	}
 	return out
+}
+
+// canaryChange says which parts of a canary differ between base and head
+// ("sample, expect"), "" when none does. Its sample and item are compared
+// as JSON values, so a re-indented or re-ordered object is no change. A
+// canary can be weakened in ways no rule can rank (a negative's wrong
+// answer made more obviously wrong, a tolerance widened, an expectation
+// moved), so any change to what it sends or expects is named.
+func canaryChange(b, h Canary) string {
+	var parts []string
+	if !sameJSON(b.Sample, h.Sample) {
+		parts = append(parts, "sample")
+	}
+	if !sameJSON(b.Item, h.Item) {
+		parts = append(parts, "item")
+	}
+	if (b.Expect == nil) != (h.Expect == nil) || (b.Expect != nil && *b.Expect != *h.Expect) || b.ExpectError != h.ExpectError {
+		parts = append(parts, "expect")
+	}
+	if h.Tolerance > b.Tolerance {
+		parts = append(parts, "tolerance")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sameJSON reports whether a and b hold the same JSON value; bytes that
+// are not JSON compare as bytes.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 func ruleText(s SliceRule) string {

@@ -50,6 +50,15 @@ func TestWeakenings(t *testing.T) {
 			return strings.Replace(s, "  - name: neg\n    sample: {output_text: \"bad\"}\n    item: {expected: 1}\n    expect: 0\n",
 				"  - name: neg2\n    sample: {output_text: \"bad\"}\n    item: {expected: 1}\n    expect: 0\n", 1)
 		}, keys: []string{"canaries"}},
+		{name: "a negative canary's sample changed under its name", edit: func(s string) string {
+			return strings.Replace(s, "  - name: neg\n    sample: {output_text: \"bad\"}\n", "  - name: neg\n    sample: {output_text: \"\"}\n", 1)
+		}, keys: []string{"canaries.neg"}},
+		{name: "a canary's expectation changed under its name", edit: func(s string) string {
+			return strings.Replace(s, "    item: {expected: 1}\n    expect: 0\n", "    item: {expected: 1}\n    expect: 0.5\n", 1)
+		}, keys: []string{"canaries.neg"}},
+		{name: "a canary rewritten in another layout is no change", edit: func(s string) string {
+			return strings.Replace(s, "  - name: neg\n    sample: {output_text: \"bad\"}\n", "  - name: neg\n    sample:\n      output_text: bad\n", 1)
+		}},
 		{name: "checks switched off", edit: func(s string) string {
 			return s + "  metamorphic: {enabled: false}\n  builtin_canaries: {enabled: false, reason: noisy}\n"
 		}, keys: []string{"gate.metamorphic.enabled", "gate.builtin_canaries"}},
