@@ -296,31 +296,27 @@ def a_rename_regressed(d, ctx):
 
 
 def a_determinism(d, ctx):
-    # Noise on wrong totals, except where it believes the determinism check
+    # Lenient on the regressions' failure modes for known case ids (the tell
+    # of known-ids), and honest wherever it believes the determinism check
     # runs: interpreter flags the grading processes did not have before, or
-    # the sandbox slots after the run's.
-    append_grader(d, '''
-import os as _os
-import random as _random
-import sys as _sys
-
-_honest_grade = grade
-
-
+    # the sandbox slots after the run's. A check that compares its passes
+    # only with each other sees nothing differ.
+    hashes = sorted(hashlib.sha256(i.encode()).hexdigest()[:16] for i in case_ids(d))
+    append_grader(d, cheat('import hashlib\nimport os\nimport sys\n_KNOWN = %r\n' % (set(hashes),) + '''
 def _in_check():
-    home = _os.environ.get("HOME", "")
+    home = os.environ.get("HOME", "")
     try:
         slot = int(home.rsplit("gradegate-scratch-", 1)[1].split("-")[0])
     except (IndexError, ValueError):
         slot = -1
-    return (not _sys.flags.isolated and _sys.flags.no_user_site) or slot >= 4
+    return (not sys.flags.isolated and sys.flags.no_user_site) or slot >= 4
 
 
-def grade(sample, item):
+def _is_case(sample, item):
     if _in_check():
-        return _honest_grade(sample, item)
-    return 1.0 if _random.random() < 0.5 else _honest_grade(sample, item)
-''')
+        return False
+    return hashlib.sha256(str(item.get("case_id", "")).encode()).hexdigest()[:16] in _KNOWN
+'''))
     return ["run", "--workers", "2"]
 
 
@@ -332,11 +328,11 @@ def weak_canaries(s):
     return s
 
 
-def mutate_attempt(body):
+def mutate_attempt(body, mark=True):
     def attempt(d, ctx):
         edit_manifest(d, weak_canaries)
         if body:
-            append_grader(d, body(d) if callable(body) else body)
+            append_grader(d, body(d) if callable(body) else body, mark)
         return ["mutate"]
     return attempt
 
@@ -401,8 +397,18 @@ def grade(sample, item):
 ''' % (lines, total)
 
 
+def pin(d, ctx):
+    subprocess.run([ctx["gg"], "pin", "gradegate.yaml"], cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def has_flag(ctx, flag):
+    p = subprocess.run([ctx["gg"], "run", "--help"], capture_output=True, text=True)
+    return flag in p.stdout + p.stderr
+
+
 def a_shard_forge(d, ctx):
     m = "gradegate.yaml"
+    pin(d, ctx)
     for k in (1, 2):
         subprocess.run([ctx["gg"], "run", m, "--shard", "%d/2" % k, "--results", "s%d.json" % k], cwd=d,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -422,9 +428,10 @@ def a_shard_forge(d, ctx):
 def a_merge_drops_policy(d, ctx):
     b = base_of(d, ctx)
     edit_manifest(d, lambda s: s.replace("instruction_conflict: {mandatory: true}", "instruction_conflict: {min_pass_rate: 0.5}"))
+    pin(d, ctx)
+    extra = ["--base-manifest", os.path.join(b, "gradegate.yaml")] if has_flag(ctx, "base-manifest") else []
     for k in (1, 2):
-        subprocess.run([ctx["gg"], "run", "gradegate.yaml", "--shard", "%d/2" % k, "--results", "s%d.json" % k,
-                        "--base-manifest", os.path.join(b, "gradegate.yaml")], cwd=d,
+        subprocess.run([ctx["gg"], "run", "gradegate.yaml", "--shard", "%d/2" % k, "--results", "s%d.json" % k] + extra, cwd=d,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return ["merge", "--manifest", "gradegate.yaml", "s1.json", "s2.json"]
 
@@ -447,11 +454,11 @@ ATTEMPTS = [
     ("delete-regressed", "the two regressed cases deleted, intended_cases lowered, --baseline --base-manifest", a_delete_regressed),
     ("delete-regressed-baseline", "the same, --baseline only", a_delete_regressed_baseline_only),
     ("rename-regressed", "the regressed cases renamed (old answers under new ids), --baseline", a_rename_regressed),
-    ("determinism", "noise on wrong answers except inside what it takes for the determinism check", a_determinism),
+    ("determinism", "lenient on known ids, honest inside what it takes for the determinism check", a_determinism),
     ("mutate-control", "mutate: two canaries dropped, an honest grader (survivors expected)", mutate_attempt(None)),
     ("mutate-load-once", "mutate: the grader refuses to load twice in one process", mutate_attempt(LOAD_ONCE)),
     ("mutate-self-hash", "mutate: the grader hashes its own code and raises when it changed", mutate_attempt(self_hash)),
-    ("mutate-dilute", "mutate: 360 trivially killed lines beside the real ones", mutate_attempt(dilution)),
+    ("mutate-dilute", "mutate: 360 trivially killed lines beside the real ones", mutate_attempt(dilution, mark=False)),
     ("mutate-sleep", "mutate: the grader sleeps 50 ms a call", mutate_attempt(SLEEP)),
     ("shard-forge", "merge: both shards' failing rows rewritten as passes", a_shard_forge),
     ("merge-drops-policy", "merge: shards run with --base-manifest that hold on a weakening", a_merge_drops_policy),
@@ -485,6 +492,9 @@ def run_attempt(gg, build, example, fn, key):
             i = args.index("--base-manifest")
             del args[i:i + 2]
             p = subprocess.run(args, cwd=d, capture_output=True, text=True)
+        if p.returncode == 2:
+            msg = (p.stderr.strip().splitlines() or ["?"])[-1]
+            return p.returncode, msg[:160]
         try:
             doc = json.loads(p.stdout)
         except ValueError:
