@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/blind"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
@@ -254,8 +255,9 @@ func TestBuiltinNegativesCatchFullCreditForNonJSON(t *testing.T) {
 			held = append(held, r.CaseIDs...)
 		}
 	}
-	if res.Verdict != results.VerdictHold || !slices.Equal(held, []string{"builtin-refusal", "builtin-empty-answer"}) {
-		t.Fatalf("verdict %s, canaries failed %v; want the two built-in negatives: %s", res.Verdict, held, dump(res.Reasons))
+	want := []string{blind.BuiltinRefusal, blind.BuiltinEmpty, blind.KnownIDRefusal, blind.KnownIDEmpty}
+	if res.Verdict != results.VerdictHold || !slices.Equal(held, want) {
+		t.Fatalf("verdict %s, canaries failed %v; want the built-in refusals and empty answers: %s", res.Verdict, held, dump(res.Reasons))
 	}
 	m.Gate.BuiltinCanaries = manifest.Switch{Off: true, Reason: "a classifier", Line: 90}
 	res, err = Run(context.Background(), Inputs{Manifest: &m, FS: s.FS, Dataset: set}, &itemRunner{grade: lenient}, Options{CanarySeed: 9})
