@@ -200,10 +200,14 @@ func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
 
 // Ahead returns the known-id canary to send just before row c, the
 // rows-th read, when one is due: built on c's id and item, with an answer
-// the gate knows must fail. The caller sends it, then c's own task (when c
+// the gate knows must fail. (A row whose human label fails defers it to
+// the next.) The caller sends it, then c's own task (when c
 // is graded here). One per row; a row that cannot be read carries none.
 func (b *Canaries) Ahead(rows int, c dataset.Case) (grading.Task, int, bool) {
-	if b == nil || b.nextAhead >= len(b.ahead) || c.Unreadable || c.ID == "" {
+	// Not on a row a human label fails: a grader that carries the
+	// dataset's labels and answers a known id with its label would pass
+	// the canary there.
+	if b == nil || b.nextAhead >= len(b.ahead) || c.Unreadable || c.ID == "" || c.Label != nil && *c.Label == 0 {
 		return grading.Task{}, 0, false
 	}
 	i := b.ahead[b.nextAhead]
@@ -332,7 +336,7 @@ func (b *Canaries) Task(i int) grading.Task {
 	if i >= b.known && i < len(b.cs) {
 		var base *baseRow
 		if b.pool != nil {
-			if row, ok := b.pool.pick(""); ok {
+			if row, ok := b.pool.pickPassing(); ok {
 				base = &row
 			}
 		}
