@@ -39,9 +39,10 @@ type Canaries struct {
 	after []int // per canary: the row it is sent after; -1 alone
 	order []int // blind canaries by position
 	next  int
-	// ahead are the known-id canaries sent in the stream, by position:
-	// each just before the first row at or past its position, on that
-	// row's id and item (Ahead).
+	// ahead are the known-id canaries sent before their case, by
+	// position: each just before the first row at or past its position,
+	// on that row's id and item (Ahead). The others are in order, built
+	// when due on a row read before.
 	ahead     []int
 	nextAhead int
 	template  *dataset.Case
@@ -124,8 +125,15 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 			continue
 		}
 		if i >= known {
+			// Before its case or after it, at random: a grader cannot be
+			// lenient on the first sight of an id it knows, nor on the
+			// second.
 			b.after[i] = 1 + aheadRNG.IntN(max(rows, 1))
-			b.ahead = append(b.ahead, i)
+			if aheadRNG.IntN(2) == 0 {
+				b.ahead = append(b.ahead, i)
+			} else {
+				b.order = append(b.order, i)
+			}
 			continue
 		}
 		// After row 1 at the earliest: the first row gives the id its shape.
