@@ -341,6 +341,21 @@ func (b *Canaries) Task(i int) grading.Task {
 	if t := b.tasks[i]; t != nil {
 		return *t
 	}
+	if i >= len(b.cs) && b.shape != nil && !b.batch {
+		// A derived canary is its base as the grader received it (a
+		// case, or a canary) with one thing changed: under the sample
+		// contract it keeps the base's id too. A fresh id would have to
+		// be found for every variant, many more than a dataset's ids
+		// leave free in their range, and past it they would stand out;
+		// the item it shares with its base is there either way.
+		dc := b.derived[i-len(b.cs)]
+		if id, ok := itemID(dc.v.Item, b.fields.ID); ok {
+			b.ids[i] = id
+			t := grading.Task{ID: id, Sample: dc.v.Sample, Item: dc.v.Item}
+			b.tasks[i] = &t
+			return t
+		}
+	}
 	if i >= b.known && i < len(b.cs) {
 		var base *baseRow
 		if b.pool != nil {

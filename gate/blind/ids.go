@@ -1,6 +1,7 @@
 package blind
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -122,4 +123,22 @@ func (b *Canaries) rangeID(shape string, taken func(string) bool) (string, bool)
 		}
 	}
 	return "", false
+}
+
+// itemID is the id an item carries in its id field; false when it has
+// none, or not a non-empty string.
+func itemID(item json.RawMessage, field string) (string, bool) {
+	fs, ok := objectFields(item)
+	if !ok {
+		return "", false
+	}
+	v, ok := lookup(fs, field)
+	if !ok {
+		return "", false
+	}
+	var id string
+	if json.Unmarshal(v, &id) != nil || id == "" {
+		return "", false
+	}
+	return id, true
 }
