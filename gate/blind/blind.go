@@ -53,6 +53,9 @@ type Canaries struct {
 	// is nil for a model grader, whose judge sees only its prompt.
 	pool  *rowPool
 	shape *shaper
+	// last is the last readable row read: a canary sent in the stream is
+	// built on it.
+	last *baseRow
 	// seen says whether the dataset has a row with this id among those
 	// read so far; nil when the source cannot tell.
 	Seen     func(string) bool
@@ -172,6 +175,9 @@ func (b *Canaries) Observe(c dataset.Case) {
 	}
 	if b.pool != nil {
 		b.pool.add(c)
+		if !c.Unreadable && c.ID != "" {
+			b.last = &baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample, failing: c.Label != nil && *c.Label == 0}
+		}
 	}
 	if b.template == nil {
 		t := c
@@ -202,8 +208,9 @@ func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
 	b.next++
 	if end {
 		b.after[i] = rows // fewer rows than expected: after the last one
+		return b.Task(i), i, true
 	}
-	return b.Task(i), i, true
+	return b.task(i, b.last), i, true
 }
 
 // Ahead returns the known-id canary to send just before row c, the
@@ -338,6 +345,15 @@ func (b *Canaries) Unsent() []int {
 // row drawn at the time (from the canary's own slice when its item names
 // one), so a replay sends the same.
 func (b *Canaries) Task(i int) grading.Task {
+	return b.task(i, nil)
+}
+
+// task is Task, built on current when it is set and the canary names no
+// slice: the row just read, when the canary is sent in the stream. Every
+// row is then as likely a base as any other, as every row is as likely
+// the row a canary follows; a base drawn from the rows read so far would
+// favour the first ones, and their slices, families and ids.
+func (b *Canaries) task(i int, current *baseRow) grading.Task {
 	if t := b.tasks[i]; t != nil {
 		return *t
 	}
@@ -357,8 +373,9 @@ func (b *Canaries) Task(i int) grading.Task {
 		}
 	}
 	if i >= b.known && i < len(b.cs) {
-		var base *baseRow
-		if b.pool != nil {
+		base := current
+		if (base == nil || base.failing) && b.pool != nil {
+			base = nil
 			if row, ok := b.pool.pickPassing(); ok {
 				base = &row
 			}
@@ -373,7 +390,9 @@ func (b *Canaries) Task(i int) grading.Task {
 		if i < len(b.m.Canaries) {
 			slice = canarySlice(b.m.Canaries[i].Item, b.fields)
 		}
-		if row, ok := b.pool.pick(slice); ok {
+		if slice == "" && current != nil {
+			base = current
+		} else if row, ok := b.pool.pick(slice); ok {
 			base = &row
 		}
 	}

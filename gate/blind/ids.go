@@ -28,6 +28,10 @@ type numRange struct {
 	min, max uint64
 	n        int
 	canaries int
+	// rising: each id of the shape read so far had a larger number than
+	// the one before (a dataset in id order).
+	rising bool
+	last   uint64
 }
 
 // splitID cuts id around its number; false when it has none, or one too
@@ -76,9 +80,11 @@ func (r idRanges) add(id string) {
 		if len(r) >= maxIDShapes {
 			return
 		}
-		r[s] = &numRange{min: n, max: n, n: 1}
+		r[s] = &numRange{min: n, max: n, n: 1, rising: true, last: n}
 		return
 	}
+	nr.rising = nr.rising && n > nr.last
+	nr.last = n
 	nr.min, nr.max = min(nr.min, n), max(nr.max, n)
 	nr.n++
 }
@@ -88,7 +94,8 @@ func (r idRanges) add(id string) {
 // prefix, width and suffix), not taken by a row read so far or another
 // canary; when the range has no free number left (or a free one is not
 // found in a few draws), the first free number past its largest, as the
-// next rows of a growing dataset would have. false when the shape's range
+// next rows of a growing dataset would have. When the rows came in id
+// order, past the largest by a gap like theirs. false when the shape's range
 // is not known (no number, more shapes than are kept) or the width is
 // full: the caller draws digits instead.
 //
@@ -104,7 +111,15 @@ func (b *Canaries) rangeID(shape string, taken func(string) bool) (string, bool)
 		return "", false
 	}
 	span := nr.max - nr.min + 1
-	if b.Seen != nil && span > uint64(nr.n+nr.canaries) {
+	start := nr.max + 1
+	if nr.rising && nr.n >= 2 {
+		// In a dataset in id order every row's number is past the ones
+		// before: a number inside the range would be the one that is
+		// not. The canary's is the next row's might be: past the
+		// largest by a gap like the rows' (up to twice their mean).
+		mean := float64(nr.max-nr.min) / float64(nr.n-1)
+		start = nr.max + 1 + b.rng.Uint64N(max(uint64(2*mean), 1))
+	} else if b.Seen != nil && span > uint64(nr.n+nr.canaries) {
 		for range 64 {
 			id, _ := s.format(nr.min + b.rng.Uint64N(span))
 			if !taken(id) {
@@ -113,7 +128,7 @@ func (b *Canaries) rangeID(shape string, taken func(string) bool) (string, bool)
 			}
 		}
 	}
-	for n := nr.max + 1; n <= nr.max+64; n++ {
+	for n := start; n <= start+64; n++ {
 		id, ok := s.format(n)
 		if !ok {
 			return "", false

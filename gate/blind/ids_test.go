@@ -2,6 +2,7 @@ package blind
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/gradegate/gradegate/manifest"
@@ -39,7 +40,8 @@ func TestSplitID(t *testing.T) {
 
 // A canary's id under the sample contract: a free number of the range the
 // rows read so far have in its base row's shape, or the first free one past
-// it once the range is full; never a row's read so far, nor another
+// it once the range is full, or past it by a gap like the rows' when they
+// came in id order; never a row's read so far, nor another
 // canary's; digits over the whole width when the source cannot tell which
 // ids it read (past the range only) or under the batch contract.
 func TestRangeID(t *testing.T) {
@@ -51,10 +53,15 @@ func TestRangeID(t *testing.T) {
 		draws    int
 		inside   bool // every draw within [min, max] of rows
 		pastFrom int  // else: draws are pastFrom, pastFrom+1, … (0: not checked)
+		// gap: draws are past the largest row by at most this
+		gap int
 	}{
-		{name: "gaps are filled", rows: []int{10, 14, 20, 30, 31, 40}, seen: true, draws: 20, inside: true},
-		{name: "a full range grows", rows: []int{1, 2, 3, 4}, seen: true, draws: 3, pastFrom: 5},
-		{name: "without seen, past the range", rows: []int{10, 20}, draws: 2, pastFrom: 21},
+		{name: "gaps are filled", rows: []int{30, 10, 40, 14, 31, 20}, seen: true, draws: 20, inside: true},
+		{name: "a full range grows", rows: []int{3, 1, 4, 2}, seen: true, draws: 3, pastFrom: 5},
+		{name: "without seen, past the range", rows: []int{20, 10}, draws: 2, pastFrom: 21},
+		// Rows in id order (a mean gap of 6): a canary's is the next
+		// row's number might be, within twice the gap past the last.
+		{name: "in id order, past the last by a gap", rows: []int{10, 14, 20, 30, 31, 40}, seen: true, draws: 1, gap: 12},
 		{name: "batch: whole-width digits", rows: []int{10, 20}, seen: true, batch: true, draws: 5},
 	}
 	for _, tt := range tests {
@@ -93,10 +100,12 @@ func TestRangeID(t *testing.T) {
 						if len(id) != len("ord-000010") {
 							t.Fatalf("batch id %q: want at least six digits drawn", id)
 						}
-					case tt.inside && (n < uint64(tt.rows[0]) || n > uint64(tt.rows[len(tt.rows)-1])):
+					case tt.inside && (n < uint64(slices.Min(tt.rows)) || n > uint64(slices.Max(tt.rows))):
 						t.Fatalf("seed %d: id %q outside the rows' range", seed, id)
 					case tt.pastFrom > 0 && n != uint64(tt.pastFrom+k):
 						t.Fatalf("seed %d: draw %d is %q, want number %d", seed, k, id, tt.pastFrom+k)
+					case tt.gap > 0 && (n <= 40 || n > uint64(40+tt.gap)):
+						t.Fatalf("seed %d: id %q is not past 40 by at most %d", seed, id, tt.gap)
 					}
 				}
 			}
