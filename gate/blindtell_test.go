@@ -77,11 +77,10 @@ func idPrefix(id string) string {
 // real rows. Each tell is one that canaries used to have: no dataset-only
 // field, keys in sorted order, always the first row's slice, the first
 // row's id shape whatever the slice, an id prefix another slice's cases
-// have. The written canaries alone catch each (built-in and derived
-// canaries off); the honest grader passes, over many placements. A tell
-// shaping does not defend (the range of the dataset's id numbers, which a
-// grader can only know by carrying the dataset's ids) is measured and
-// logged.
+// have, an id number past the dataset's largest. The written canaries
+// alone catch each (built-in and derived canaries off); the honest grader
+// passes, over many placements. A tell marked open would be measured and
+// logged, not held.
 func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
 	if err != nil {
@@ -135,7 +134,7 @@ func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 		{"id number within the dataset's", func(t grading.Task) bool {
 			n, err := strconv.Atoi(strings.TrimPrefix(t.ID, idPrefix(t.ID)))
 			return err == nil && n <= maxNum
-		}, true},
+		}, false},
 		{"has a dataset-only field (request)", func(t grading.Task) bool { _, ok := item(t)["request"]; return ok }, false},
 		{"keys not sorted", func(t grading.Task) bool { return !slices.IsSorted(itemKeys(t.Item)) }, false},
 		{"slice is not the first row's", func(t grading.Task) bool { return sliceOf(t) != first.Slices[0] }, false},
