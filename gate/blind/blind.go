@@ -53,9 +53,10 @@ type Canaries struct {
 	// is nil for a model grader, whose judge sees only its prompt.
 	pool  *rowPool
 	shape *shaper
-	// last is the last readable row read: a canary sent in the stream is
-	// built on it.
-	last *baseRow
+	// last is the last readable row read (when hasLast): a canary sent in
+	// the stream is built on it.
+	last    baseRow
+	hasLast bool
 	// seen says whether the dataset has a row with this id among those
 	// read so far; nil when the source cannot tell.
 	Seen     func(string) bool
@@ -176,7 +177,8 @@ func (b *Canaries) Observe(c dataset.Case) {
 	if b.pool != nil {
 		b.pool.add(c)
 		if !c.Unreadable && c.ID != "" {
-			b.last = &baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample, failing: c.Label != nil && *c.Label == 0}
+			b.last = baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample, failing: c.Label != nil && *c.Label == 0}
+			b.hasLast = true
 		}
 	}
 	if b.template == nil {
@@ -210,7 +212,11 @@ func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
 		b.after[i] = rows // fewer rows than expected: after the last one
 		return b.Task(i), i, true
 	}
-	return b.task(i, b.last), i, true
+	if !b.hasLast {
+		return b.Task(i), i, true
+	}
+	last := b.last
+	return b.task(i, &last), i, true
 }
 
 // Ahead returns the known-id canary to send just before row c, the
