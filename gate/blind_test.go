@@ -146,8 +146,19 @@ func TestBlindCanariesBatchContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.calls) != 4 || len(r.calls[1]) != 1 || taskName(r.calls[1][0]) != "corrupt-fixture" {
-		t.Fatalf("calls = %d, want the stream then the expect_error canary and the built-in negatives alone", len(r.calls))
+	if len(r.calls) != 6 || len(r.calls[1]) != 1 || taskName(r.calls[1][0]) != "corrupt-fixture" {
+		t.Fatalf("calls = %d, want the stream then the expect_error canary and the four built-in negatives alone", len(r.calls))
+	}
+	// The two on real cases' ids carry a case's id, which its batch has
+	// had already: a batch of their own.
+	caseIDs := map[string]bool{}
+	for _, c := range s.set.Cases {
+		caseIDs[c.ID] = true
+	}
+	for _, call := range r.calls[4:] {
+		if len(call) != 1 || !caseIDs[call[0].ID] {
+			t.Errorf("a known-id negative travels as %v, not alone on a case's id", call)
+		}
 	}
 	if taskName(r.calls[1][0]) == r.calls[1][0].ID || !strings.HasPrefix(r.calls[1][0].ID, "case-") {
 		t.Errorf("the lone canary travels as %q, not as a case", r.calls[1][0].ID)

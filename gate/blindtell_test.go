@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gradegate/gradegate/gate/blind"
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/manifest"
@@ -76,11 +77,10 @@ func idPrefix(id string) string {
 // real rows. Each tell is one that canaries used to have: no dataset-only
 // field, keys in sorted order, always the first row's slice, the first
 // row's id shape whatever the slice, an id prefix another slice's cases
-// have. The written canaries alone catch each (built-in and derived
-// canaries off); the honest grader passes, over many placements. A tell
-// shaping does not defend (the range of the dataset's id numbers, which a
-// grader can only know by carrying the dataset's ids) is measured and
-// logged.
+// have, an id number past the dataset's largest. The written canaries
+// alone catch each (built-in and derived canaries off); the honest grader
+// passes, over many placements. A tell marked open would be measured and
+// logged, not held.
 func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
 	if err != nil {
@@ -134,7 +134,7 @@ func TestBlindCanariesCannotBeToldApart(t *testing.T) {
 		{"id number within the dataset's", func(t grading.Task) bool {
 			n, err := strconv.Atoi(strings.TrimPrefix(t.ID, idPrefix(t.ID)))
 			return err == nil && n <= maxNum
-		}, true},
+		}, false},
 		{"has a dataset-only field (request)", func(t grading.Task) bool { _, ok := item(t)["request"]; return ok }, false},
 		{"keys not sorted", func(t grading.Task) bool { return !slices.IsSorted(itemKeys(t.Item)) }, false},
 		{"slice is not the first row's", func(t grading.Task) bool { return sliceOf(t) != first.Slices[0] }, false},
@@ -254,8 +254,9 @@ func TestBuiltinNegativesCatchFullCreditForNonJSON(t *testing.T) {
 			held = append(held, r.CaseIDs...)
 		}
 	}
-	if res.Verdict != results.VerdictHold || !slices.Equal(held, []string{"builtin-refusal", "builtin-empty-answer"}) {
-		t.Fatalf("verdict %s, canaries failed %v; want the two built-in negatives: %s", res.Verdict, held, dump(res.Reasons))
+	want := []string{blind.BuiltinRefusal, blind.BuiltinEmpty, blind.KnownIDRefusal, blind.KnownIDEmpty}
+	if res.Verdict != results.VerdictHold || !slices.Equal(held, want) {
+		t.Fatalf("verdict %s, canaries failed %v; want the built-in refusals and empty answers: %s", res.Verdict, held, dump(res.Reasons))
 	}
 	m.Gate.BuiltinCanaries = manifest.Switch{Off: true, Reason: "a classifier", Line: 90}
 	res, err = Run(context.Background(), Inputs{Manifest: &m, FS: s.FS, Dataset: set}, &itemRunner{grade: lenient}, Options{CanarySeed: 9})

@@ -75,6 +75,12 @@ type taskRef struct {
 	canary int // index into the canaries, when row is -1
 }
 
+// heldTask is a row's task waiting one call of next.
+type heldTask struct {
+	task grading.Task
+	row  int
+}
+
 // pending is a row waiting in the reorder buffer.
 type pending struct {
 	row   results.CaseResult
@@ -105,7 +111,10 @@ type pipeline struct {
 	inFlight int
 	refs     map[int]taskRef
 	readRows int // dataset rows read, in any shard
-	sinkErr  error
+	// held is a row's task sent right after the known-id canary built on
+	// it; nil when none waits.
+	held    *heldTask
+	sinkErr error
 	// maxInFlight is the bound on unanswered tasks: inFlightBound, or
 	// none for an aggregate grader, whose one batch is every case.
 	maxInFlight int
@@ -163,6 +172,13 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 	if p.sinkErr != nil {
 		return grading.Task{}, false, p.sinkErr
 	}
+	if h := p.held; h != nil {
+		p.held = nil
+		p.refs[p.tasks] = taskRef{row: h.row}
+		p.tasks++
+		p.inFlight++
+		return h.task, true, nil
+	}
 	for {
 		if t, i, ok := p.canaries.Due(p.readRows, false); ok {
 			p.refs[p.tasks] = taskRef{row: -1, canary: i}
@@ -189,7 +205,19 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		if p.observe != nil {
 			p.observe(c)
 		}
+		// A known-id canary goes just before the row it is built on, so a
+		// grader meets the id first on the canary.
+		ahead, ai, isAhead := p.canaries.Ahead(p.readRows, c)
+		sendAhead := func() (grading.Task, bool, error) {
+			p.refs[p.tasks] = taskRef{row: -1, canary: ai}
+			p.tasks++
+			p.inFlight++
+			return ahead, true, nil
+		}
 		if shard.ShardOf(c.ID, p.shard.Count) != p.shard.Index {
+			if isAhead {
+				return sendAhead()
+			}
 			continue
 		}
 		row := results.CaseResult{
@@ -215,12 +243,20 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 			p.queue = append(p.queue, pending{row: row, ready: true})
 			p.rows++
 			p.flush()
+			if isAhead {
+				return sendAhead()
+			}
 			continue
 		}
 		p.queue = append(p.queue, pending{row: row})
-		p.refs[p.tasks] = taskRef{row: p.rows}
 		t := grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}
 		p.canaries.CaseBase(p.rows, c, t)
+		if isAhead {
+			p.held = &heldTask{task: t, row: p.rows}
+			p.rows++
+			return sendAhead()
+		}
+		p.refs[p.tasks] = taskRef{row: p.rows}
 		p.rows++
 		p.tasks++
 		p.inFlight++

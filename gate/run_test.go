@@ -203,12 +203,12 @@ func TestRun(t *testing.T) {
 	}
 
 	// The canaries travel among the cases: one stream, here one call,
-	// holding the 11 cases with a sample, the 3 canaries and the 2
-	// built-in negatives.
+	// holding the 11 cases with a sample, the 3 canaries and the 4
+	// built-in negatives (two of them on real cases' ids).
 	if len(r.calls) != 1 {
 		t.Fatalf("Grade calls = %v, want 1", r.calls)
 	}
-	if len(r.calls[0]) != 16 || slices.Contains(r.calls[0], "case-12") {
+	if len(r.calls[0]) != 18 || slices.Contains(r.calls[0], "case-12") {
 		t.Errorf("call = %v, want the 11 cases with a sample and the canaries", r.calls[0])
 	}
 	for _, name := range []string{"equivalent-serialization", "boolean-total-one-cent", "corrupt-fixture", blind.BuiltinRefusal, blind.BuiltinEmpty} {
@@ -433,12 +433,12 @@ func TestRunToolFailures(t *testing.T) {
 		{
 			name:    "runner error",
 			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.err = errors.New("pool died") },
-			message: "grading cases: grading tasks 0 to 15: pool died",
+			message: "grading cases: grading tasks 0 to 17: pool died",
 		},
 		{
 			name:    "runner returns too few outcomes",
 			change:  func(_ *suite, r *fakeRunner, _ *Options) { r.short = true },
-			message: "returned 15 outcomes for 16 tasks",
+			message: "returned 17 outcomes for 18 tasks",
 		},
 		{
 			name: "runner says ok without a score",

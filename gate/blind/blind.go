@@ -31,20 +31,32 @@ type Canaries struct {
 	fields manifest.Fields
 	seed   uint64
 	rng    *rand.Rand
-	// cs are the written canaries, then the built-in ones (BuiltinCanaries);
-	// canary index i < len(cs) is cs[i].
-	cs       []manifest.Canary
-	after    []int // per canary: the row it is sent after; -1 alone
-	order    []int // blind canaries by position
-	next     int
-	template *dataset.Case
-	ids      []string
+	// cs are the written canaries, then the built-in ones (BuiltinCanaries),
+	// then from index known the built-in ones on a real case's id
+	// (KnownIDCanaries); canary index i < len(cs) is cs[i].
+	cs    []manifest.Canary
+	known int
+	after []int // per canary: the row it is sent after; -1 alone
+	order []int // blind canaries by position
+	next  int
+	// ahead are the known-id canaries sent before their case, by
+	// position: each just before the first row at or past its position,
+	// on that row's id and item (Ahead). The others are in order, built
+	// when due on a row read before.
+	ahead     []int
+	nextAhead int
+	template  *dataset.Case
+	ids       []string
 	// tasks are the canaries as sent, built once (a replay sends the same).
 	tasks []*grading.Task
 	// pool holds the rows canaries are built on; shape builds them. shape
 	// is nil for a model grader, whose judge sees only its prompt.
 	pool  *rowPool
 	shape *shaper
+	// last is the last readable row read (when hasLast): a canary sent in
+	// the stream is built on it.
+	last    baseRow
+	hasLast bool
 	// seen says whether the dataset has a row with this id among those
 	// read so far; nil when the source cannot tell.
 	Seen     func(string) bool
@@ -55,9 +67,12 @@ type Canaries struct {
 	// len(m.Canaries)+k being derived[k]. nil when switched off.
 	der     *deriver
 	derived []derivedCanary
-	rows    int // dataset rows expected
-	read    int // dataset rows read so far
-	batch   bool
+	// idRanges are the number ranges of the ids read so far, which a
+	// canary's id is drawn from under the sample contract.
+	idRanges idRanges
+	rows     int // dataset rows expected
+	read     int // dataset rows read so far
+	batch    bool
 }
 
 // New places the canaries of m among a dataset of about rows rows, drawing
@@ -66,9 +81,19 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 	if len(m.Canaries) == 0 {
 		return nil
 	}
-	cs := append(slices.Clip(m.Canaries), BuiltinCanaries(m)...)
+	builtin := BuiltinCanaries(m)
+	cs := append(slices.Clip(m.Canaries), builtin...)
+	known := len(cs)
+	// A model part's prompt, a model-backed grader's calls and a
+	// preprocessor's rules act on the row's own fields: there the built-in
+	// negatives carry the written item (see Task), and a negative on a
+	// real row's item would not be one the gate knows must fail.
+	if len(builtin) > 0 && len(m.Grader.Multi.Models()) == 0 && !m.Grader.ModelBacked && m.Preprocess == nil {
+		cs = append(cs, KnownIDCanaries(m)...)
+	}
 	b := &Canaries{
-		m: m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		known: known,
+		m:     m, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		fields:   fieldsOf(m),
 		cs:       cs,
 		after:    make([]int, len(cs)),
@@ -78,6 +103,7 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 		got:      make([]bool, len(cs)),
 		rows:     rows,
 		batch:    m.Grader.Contract == "batch",
+		idRanges: idRanges{},
 	}
 	b.der = newDeriver(m, rows, b.fields)
 	if m.Grader.Judge == nil {
@@ -90,6 +116,9 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 		}
 		b.pool = newRowPool(seed, named)
 	}
+	// The known-id canaries' positions come from a stream of their own, so
+	// the other canaries' placements under a seed are what they were.
+	aheadRNG := rand.New(rand.NewPCG(seed^0x2545f4914f6cdd1d, seed))
 	for i, c := range cs {
 		// A built-in negative may rightly make the grader raise, which
 		// would fail a whole batch; and an aggregate grader's batch is the
@@ -99,11 +128,24 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 			b.after[i] = -1
 			continue
 		}
+		if i >= known {
+			// Before its case or after it, at random: a grader cannot be
+			// lenient on the first sight of an id it knows, nor on the
+			// second.
+			b.after[i] = 1 + aheadRNG.IntN(max(rows, 1))
+			if aheadRNG.IntN(2) == 0 {
+				b.ahead = append(b.ahead, i)
+			} else {
+				b.order = append(b.order, i)
+			}
+			continue
+		}
 		// After row 1 at the earliest: the first row gives the id its shape.
 		b.after[i] = 1 + b.rng.IntN(max(rows, 1))
 		b.order = append(b.order, i)
 	}
 	slices.SortStableFunc(b.order, func(x, y int) int { return b.after[x] - b.after[y] })
+	slices.SortStableFunc(b.ahead, func(x, y int) int { return b.after[x] - b.after[y] })
 	return b
 }
 
@@ -129,8 +171,15 @@ func (b *Canaries) Observe(c dataset.Case) {
 		return
 	}
 	b.read++
+	if !c.Unreadable && c.ID != "" {
+		b.idRanges.add(c.ID)
+	}
 	if b.pool != nil {
 		b.pool.add(c)
+		if !c.Unreadable && c.ID != "" {
+			b.last = baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample, failing: c.Label != nil && *c.Label == 0}
+			b.hasLast = true
+		}
 	}
 	if b.template == nil {
 		t := c
@@ -141,7 +190,17 @@ func (b *Canaries) Observe(c dataset.Case) {
 // due returns the next canary to send once rows dataset rows are read, or,
 // at the end of the dataset, any blind canary still unsent.
 func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
-	if b == nil || b.next >= len(b.order) {
+	if b == nil {
+		return grading.Task{}, 0, false
+	}
+	if b.next >= len(b.order) {
+		if end && b.nextAhead < len(b.ahead) {
+			// Fewer rows than expected: on a row read, after the last one.
+			i := b.ahead[b.nextAhead]
+			b.nextAhead++
+			b.after[i] = rows
+			return b.Task(i), i, true
+		}
 		return grading.Task{}, 0, false
 	}
 	i := b.order[b.next]
@@ -151,8 +210,51 @@ func (b *Canaries) Due(rows int, end bool) (grading.Task, int, bool) {
 	b.next++
 	if end {
 		b.after[i] = rows // fewer rows than expected: after the last one
+		return b.Task(i), i, true
 	}
-	return b.Task(i), i, true
+	if !b.hasLast {
+		return b.Task(i), i, true
+	}
+	last := b.last
+	return b.task(i, &last), i, true
+}
+
+// Ahead returns the known-id canary to send just before row c, the
+// rows-th read, when one is due: built on c's id and item, with an answer
+// the gate knows must fail. (A row whose human label fails defers it to
+// the next.) The caller sends it, then c's own task (when c
+// is graded here). One per row; a row that cannot be read carries none.
+func (b *Canaries) Ahead(rows int, c dataset.Case) (grading.Task, int, bool) {
+	// Not on a row a human label fails: a grader that carries the
+	// dataset's labels and answers a known id with its label would pass
+	// the canary there.
+	if b == nil || b.nextAhead >= len(b.ahead) || c.Unreadable || c.ID == "" || c.Label != nil && *c.Label == 0 {
+		return grading.Task{}, 0, false
+	}
+	i := b.ahead[b.nextAhead]
+	if b.after[i] > rows {
+		return grading.Task{}, 0, false
+	}
+	b.nextAhead++
+	b.after[i] = rows - 1
+	t := b.knownTask(i, &baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample})
+	b.tasks[i] = &t
+	return t, i, true
+}
+
+// knownTask is known-id canary i on base: base's id and item as the case
+// carries them, base's sample with the canary's answer in place of the
+// row's. Without a base (no row was read) it is built like the other
+// built-in negatives, on an id of its own.
+func (b *Canaries) knownTask(i int, base *baseRow) grading.Task {
+	c := b.cs[i]
+	if base == nil {
+		id := b.fakeID("")
+		b.ids[i] = id
+		return grading.Task{ID: id, Sample: c.Sample, Item: b.item(c.Item, id)}
+	}
+	b.ids[i] = base.id
+	return grading.Task{ID: base.id, Sample: answerSample(base.sample, outputText(c.Sample)), Item: base.item}
 }
 
 // Alone lists the canaries graded as batches of one that have no outcome
@@ -237,6 +339,8 @@ func (b *Canaries) Unsent() []int {
 	}
 	out := slices.Clone(b.order[b.next:])
 	b.next = len(b.order)
+	out = append(out, b.ahead[b.nextAhead:]...)
+	b.nextAhead = len(b.ahead)
 	for _, i := range out {
 		b.after[i] = b.read
 	}
@@ -247,8 +351,44 @@ func (b *Canaries) Unsent() []int {
 // row drawn at the time (from the canary's own slice when its item names
 // one), so a replay sends the same.
 func (b *Canaries) Task(i int) grading.Task {
+	return b.task(i, nil)
+}
+
+// task is Task, built on current when it is set and the canary names no
+// slice: the row just read, when the canary is sent in the stream. Every
+// row is then as likely a base as any other, as every row is as likely
+// the row a canary follows; a base drawn from the rows read so far would
+// favour the first ones, and their slices, families and ids.
+func (b *Canaries) task(i int, current *baseRow) grading.Task {
 	if t := b.tasks[i]; t != nil {
 		return *t
+	}
+	if i >= len(b.cs) && b.shape != nil && !b.batch {
+		// A derived canary is its base as the grader received it (a
+		// case, or a canary) with one thing changed: under the sample
+		// contract it keeps the base's id too. A fresh id would have to
+		// be found for every variant, many more than a dataset's ids
+		// leave free in their range, and past it they would stand out;
+		// the item it shares with its base is there either way.
+		dc := b.derived[i-len(b.cs)]
+		if id, ok := itemID(dc.v.Item, b.fields.ID); ok {
+			b.ids[i] = id
+			t := grading.Task{ID: id, Sample: dc.v.Sample, Item: dc.v.Item}
+			b.tasks[i] = &t
+			return t
+		}
+	}
+	if i >= b.known && i < len(b.cs) {
+		base := current
+		if (base == nil || base.failing) && b.pool != nil {
+			base = nil
+			if row, ok := b.pool.pickPassing(); ok {
+				base = &row
+			}
+		}
+		t := b.knownTask(i, base)
+		b.tasks[i] = &t
+		return t
 	}
 	var base *baseRow
 	if b.pool != nil {
@@ -256,7 +396,9 @@ func (b *Canaries) Task(i int) grading.Task {
 		if i < len(b.m.Canaries) {
 			slice = canarySlice(b.m.Canaries[i].Item, b.fields)
 		}
-		if row, ok := b.pool.pick(slice); ok {
+		if slice == "" && current != nil {
+			base = current
+		} else if row, ok := b.pool.pick(slice); ok {
 			base = &row
 		}
 	}
@@ -325,7 +467,11 @@ func (b *Canaries) Name(i int) string {
 }
 
 // fakeID is an id shaped like shape (a row's id; the first row's when
-// ""): its digits replaced by
+// ""). Under the sample contract its number is drawn from the range the
+// rows read so far have in that shape, or just past it (rangeID): a grader
+// that knows how far the dataset's id numbers go cannot tell a canary by
+// its number. Otherwise (under the batch contract, or for an id whose
+// range is not known) its digits are replaced by
 // random ones (ids are mostly a fixed prefix and a number), or, in an id
 // without digits, its letters; everything else kept. An id a row read so
 // far has, or another canary has, is drawn again: a canary that shared a
@@ -336,6 +482,14 @@ func (b *Canaries) Name(i int) string {
 func (b *Canaries) fakeID(shape string) string {
 	taken := func(id string) bool {
 		return slices.Contains(b.ids, id) || (b.Seen != nil && b.Seen(id))
+	}
+	if !b.batch {
+		if shape == "" && b.template != nil {
+			shape = b.template.ID
+		}
+		if id, ok := b.rangeID(shape, taken); ok {
+			return id
+		}
 	}
 	id := b.drawID(shape, "")
 	for tries := 0; taken(id); tries++ {
@@ -443,9 +597,13 @@ func (b *Canaries) Results() []results.CanaryResult {
 	out := make([]results.CanaryResult, 0, len(b.cs)+len(b.derived))
 	for i, c := range b.cs {
 		var cr results.CanaryResult
-		if i < len(b.m.Canaries) {
+		switch {
+		case i < len(b.m.Canaries):
 			cr = JudgeCanary(c, b.m.Grader.PassThreshold, b.outcomes[i])
-		} else {
+		case i >= b.known:
+			cr = JudgeBuiltin(c, b.m.Grader.PassThreshold, b.outcomes[i])
+			cr.Message = knownIDMessage(cr, b.ids[i])
+		default:
 			cr = JudgeBuiltin(c, b.m.Grader.PassThreshold, b.outcomes[i])
 		}
 		p := results.CanaryPlacement{Seed: b.seed, AfterRow: b.after[i]}

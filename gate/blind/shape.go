@@ -36,6 +36,8 @@ type baseRow struct {
 	id     string
 	item   json.RawMessage // the item the grader receives
 	sample json.RawMessage // nil when the row has none
+	// failing: a human label says the row's answer fails.
+	failing bool
 }
 
 // rowPool is a uniform sample (reservoir) of the rows read so far, overall
@@ -84,7 +86,7 @@ func (p *rowPool) add(c dataset.Case) {
 	if c.Unreadable || c.ID == "" {
 		return
 	}
-	row := baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample}
+	row := baseRow{id: c.ID, item: c.ItemForGrader(), sample: c.Sample, failing: c.Label != nil && *c.Label == 0}
 	p.all.add(p.rng, row)
 	for _, s := range c.Slices {
 		if r := p.bySlice[s]; r != nil {
@@ -99,6 +101,16 @@ func (p *rowPool) pick(slice string) (baseRow, bool) {
 		return row, true
 	}
 	return p.all.pick(p.rng)
+}
+
+// pickPassing draws a base among all rows, one no human label fails when
+// a few draws find one.
+func (p *rowPool) pickPassing() (baseRow, bool) {
+	row, ok := p.all.pick(p.rng)
+	for tries := 0; ok && row.failing && tries < 16; tries++ {
+		row, _ = p.all.pick(p.rng)
+	}
+	return row, ok
 }
 
 // field is one key of a JSON object and its value as written.
