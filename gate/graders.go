@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -120,14 +121,34 @@ func (e *graderEnv) close() {
 func (a *Host) graders(ctx context.Context, s *Suite, f GraderOptions) (*graderEnv, error) {
 	// The interpreter is asked for its version while the sandbox probes its
 	// layers: two process starts at once instead of one after the other.
+	// An interpreter the graders' uids will not reach is not asked: the
+	// default one then falls back to a system interpreter, and that is the
+	// one to ask (reachablePython).
 	var resolved worker.Python
 	var resolveErr error
+	var skipped bool
 	var resolving sync.WaitGroup
-	resolving.Go(func() { resolved, resolveErr = worker.ResolvePythonWorker(ctx, f.Python) })
+	opts := a.resolveOptions(true)
+	resolving.Go(func() {
+		path, err := worker.LocatePython(f.Python, opts)
+		if err != nil {
+			resolveErr = err
+			return
+		}
+		if a.mayFallBack(f.Python) && !f.Unsandboxed && os.Geteuid() == 0 && sandbox.OthersCanRun(path) != nil {
+			resolved, skipped = worker.Python{Executable: path}, true
+			return
+		}
+		resolved, resolveErr = worker.ProbePython(ctx, path, opts)
+	})
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.Unsandboxed))
 	resolving.Wait()
 	if err != nil {
 		return nil, SandboxRefusal(err)
+	}
+	if skipped && sb.CheckInterpreter(resolved.Executable) == nil {
+		// This sandbox keeps gradegate's uid after all.
+		resolved, resolveErr = worker.ProbePython(ctx, resolved.Executable, opts)
 	}
 	py, err := a.reachablePython(ctx, sb, f.Python, resolved, resolveErr)
 	if err != nil {
@@ -417,8 +438,21 @@ func (l loadFailed) Sandbox() grading.Sandbox { return l.sandbox }
 // python3 falls back to a system interpreter the graders can execute, and
 // says so.
 func (a *Host) Python(ctx context.Context, sb *sandbox.Sandbox, name string) (worker.Python, error) {
-	py, err := worker.ResolvePython(ctx, name)
+	py, err := worker.Resolve(ctx, name, a.resolveOptions(false))
 	return a.reachablePython(ctx, sb, name, py, err)
+}
+
+// resolveOptions are how the host finds and asks interpreters: a shim
+// reads the host's environment, and the answers are kept in the user's
+// cache folder.
+func (a *Host) resolveOptions(withWorker bool) worker.ResolveOptions {
+	return worker.ResolveOptions{Getenv: a.getenv, CacheDir: worker.ProbeCacheDir(a.getenv), Worker: withWorker}
+}
+
+// mayFallBack reports whether the interpreter name is the default one,
+// which falls back to a system interpreter the graders can reach.
+func (a *Host) mayFallBack(name string) bool {
+	return name == "python3" && a.getenv("GRADEGATE_PYTHON") == ""
 }
 
 // GradingPython is the interpreter a grading command would grade with,
@@ -447,7 +481,7 @@ func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name st
 	if reach == nil {
 		return py, nil
 	}
-	if name != "python3" || a.getenv("GRADEGATE_PYTHON") != "" {
+	if !a.mayFallBack(name) {
 		return worker.Python{}, fmt.Errorf("the Python interpreter: %w", reach)
 	}
 	// A version manager under /root (mode 0700) is common on CI machines where
@@ -456,7 +490,7 @@ func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name st
 		if sb.CheckInterpreter(cand) != nil {
 			continue
 		}
-		alt, err := worker.ResolvePythonWorker(ctx, cand)
+		alt, err := worker.ProbePython(ctx, cand, a.resolveOptions(true))
 		if err != nil {
 			continue
 		}
