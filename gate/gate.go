@@ -258,7 +258,7 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 		g.stopPool = func() {}
 		return nil
 	}
-	var lintOpts []lint.Option
+	lintOpts := []lint.Option{g.h.lintCache()}
 	if o.Hosted != "" {
 		lintOpts = append(lintOpts, lint.ForHosted())
 	}

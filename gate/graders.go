@@ -12,6 +12,7 @@ import (
 
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/shard"
@@ -446,7 +447,12 @@ func (a *Host) Python(ctx context.Context, sb *sandbox.Sandbox, name string) (wo
 // reads the host's environment, and the answers are kept in the user's
 // cache folder.
 func (a *Host) resolveOptions(withWorker bool) worker.ResolveOptions {
-	return worker.ResolveOptions{Getenv: a.getenv, CacheDir: worker.ProbeCacheDir(a.getenv), Worker: withWorker}
+	return worker.ResolveOptions{Getenv: a.getenv, CacheDir: worker.CacheDir(a.getenv, "python"), Worker: withWorker}
+}
+
+// lintCache keeps the grader lint's answers in the user's cache folder.
+func (a *Host) lintCache() lint.Option {
+	return lint.CacheIn(worker.CacheDir(a.getenv, "scripts"))
 }
 
 // mayFallBack reports whether the interpreter name is the default one,

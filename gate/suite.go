@@ -217,7 +217,7 @@ func (s *Suite) PythonChecks(ctx context.Context, h *Host, python, image string)
 		checking.Go(func() { missing, pkgErr = lint.MissingImagePackages(ctx, py.Executable, s.Manifest.Grader.ImageTag) })
 	}
 	var imported []string
-	findings, err := s.lint(ctx, image, lint.ImportsInto(&imported))
+	findings, err := s.lint(ctx, image, lint.ImportsInto(&imported), h.lintCache())
 	checking.Wait()
 	if err != nil {
 		return nil, err

@@ -29,15 +29,17 @@ import (
 // twice that in hex.
 const probeCacheMax = 4 << 20
 
-// ProbeCacheDir is the folder where gradegate keeps probe answers, from
-// the environment getenv reads ($XDG_CACHE_HOME, else $HOME/.cache), or ""
-// when neither is an absolute path.
-func ProbeCacheDir(getenv func(string) string) string {
+// CacheDir is the folder where gradegate keeps what it learnt from an
+// interpreter, from the environment getenv reads ($XDG_CACHE_HOME, else
+// $HOME/.cache), or "" when neither is an absolute path: kind "python"
+// holds probe answers (ResolveOptions.CacheDir), "scripts" script answers
+// (ScriptCache).
+func CacheDir(getenv func(string) string, kind string) string {
 	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "gradegate", "python")
+		return filepath.Join(d, "gradegate", kind)
 	}
 	if h := getenv("HOME"); filepath.IsAbs(h) {
-		return filepath.Join(h, ".cache", "gradegate", "python")
+		return filepath.Join(h, ".cache", "gradegate", kind)
 	}
 	return ""
 }

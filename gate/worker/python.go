@@ -89,7 +89,7 @@ type ResolveOptions struct {
 	// Dir is the directory a shim would run in (pyenv looks for
 	// .python-version from there up); "" is the working directory.
 	Dir string
-	// CacheDir keeps the probe's answers (ProbeCacheDir); "" asks the
+	// CacheDir keeps the probe's answers (CacheDir); "" asks the
 	// interpreter every time.
 	CacheDir string
 	// Worker compiles the worker too (Python.Worker).
