@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -48,12 +49,13 @@ type probeCache struct {
 	dir string // "" for no cache
 }
 
-// probeEntry is one cache file.
+// probeEntry is one cache file: this as a JSON line, then the compiled
+// worker as the probe printed it (hex), so that reading it back is one
+// decode of the hex and no JSON scan of it.
 type probeEntry struct {
-	Path     string          `json:"path"`
-	Stamps   []fileStamp     `json:"stamps"`
-	Answer   json.RawMessage `json:"answer"`
-	Compiled string          `json:"compiled,omitempty"`
+	Path   string          `json:"path"`
+	Stamps []fileStamp     `json:"stamps"`
+	Answer json.RawMessage `json:"answer"`
 }
 
 // fileStamp is what a file's answer was kept with: its identity and times
@@ -95,8 +97,9 @@ func (c probeCache) load(path string, withWorker bool) (Python, bool) {
 	if !ok {
 		return Python{}, false
 	}
+	head, compiled, _ := bytes.Cut(b, []byte("\n"))
 	var e probeEntry
-	if err := json.Unmarshal(b, &e); err != nil || e.Path != path || len(e.Stamps) == 0 {
+	if err := json.Unmarshal(head, &e); err != nil || e.Path != path || len(e.Stamps) == 0 {
 		return Python{}, false
 	}
 	for _, s := range e.Stamps {
@@ -104,7 +107,7 @@ func (c probeCache) load(path string, withWorker bool) (Python, bool) {
 			return Python{}, false
 		}
 	}
-	py, err := parseProbe(path, e.Answer, []byte(e.Compiled), withWorker)
+	py, err := parseProbe(path, e.Answer, compiled, withWorker)
 	if err != nil {
 		return Python{}, false
 	}
@@ -122,12 +125,16 @@ func (c probeCache) store(path string, withWorker bool, py Python, answer, compi
 	if c.dir == "" || isScript(path) {
 		return
 	}
-	e := probeEntry{Path: path, Answer: json.RawMessage(answer), Compiled: string(compiled)}
+	e := probeEntry{Path: path, Answer: json.RawMessage(answer)}
 	for _, p := range stampPaths(path, py) {
 		e.Stamps = append(e.Stamps, stampOf(p.path, p.link))
 	}
 	b, err := json.Marshal(e)
-	if err != nil || len(b) > probeCacheMax {
+	if err != nil || bytes.IndexByte(compiled, '\n') >= 0 {
+		return
+	}
+	b = append(append(b, '\n'), compiled...)
+	if len(b) > probeCacheMax {
 		return
 	}
 	writeOwnFile(c.dir, c.file(path, withWorker), b)

@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -43,26 +44,40 @@ func cachedInterpreter(t *testing.T) (link, cacheDir string, opts ResolveOptions
 // interpreter has: a command that returns it read the cache.
 func rewriteEntry(t *testing.T, file string) {
 	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var e probeEntry
-	if err := json.Unmarshal(b, &e); err != nil {
-		t.Fatal(err)
-	}
+	e, compiled := readEntry(t, file)
 	var answer map[string]any
 	if err := json.Unmarshal(e.Answer, &answer); err != nil {
 		t.Fatal(err)
 	}
 	answer["version"] = "0.0.1"
+	var err error
 	if e.Answer, err = json.Marshal(answer); err != nil {
 		t.Fatal(err)
 	}
-	if b, err = json.Marshal(e); err != nil {
+	writeEntry(t, file, e, compiled)
+}
+
+func readEntry(t *testing.T, file string) (probeEntry, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(file, b, 0o600); err != nil {
+	head, compiled, _ := bytes.Cut(b, []byte("\n"))
+	var e probeEntry
+	if err := json.Unmarshal(head, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e, compiled
+}
+
+func writeEntry(t *testing.T, file string, e probeEntry, compiled []byte) {
+	t.Helper()
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, append(append(b, '\n'), compiled...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -114,24 +129,12 @@ func TestProbeCache(t *testing.T) {
 			}
 		}},
 		{name: "a search path folder changed", change: func(t *testing.T, link, file string) {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var e probeEntry
-			if err := json.Unmarshal(b, &e); err != nil {
-				t.Fatal(err)
-			}
+			e, compiled := readEntry(t, file)
 			// As if a package had been installed since: the folder's
 			// time is not the one kept.
 			last := &e.Stamps[len(e.Stamps)-1]
 			last.Mtime -= int64(time.Second)
-			if b, err = json.Marshal(e); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(file, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			writeEntry(t, file, e, compiled)
 		}},
 	}
 	for _, tt := range tests {
