@@ -262,8 +262,22 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	if o.Hosted != "" {
 		lintOpts = append(lintOpts, lint.ForHosted())
 	}
+	// The lint needs only the interpreter's file: it starts at once with
+	// the one the run will grade with when that is known without starting
+	// a process (likelyPython), beside the sandbox's probe, and runs again
+	// only when the interpreter settled on is another.
 	var lintErr error
-	var linting sync.WaitGroup
+	var early, linting sync.WaitGroup // the lint with linted, the lint
+	lintCtx, cancelLint := context.WithCancel(ctx)
+	// Whatever returns early, the lint's goroutine ends first.
+	defer func() {
+		cancelLint()
+		early.Wait()
+	}()
+	linted := g.h.likelyPython(o.GraderOptions)
+	if linted != "" {
+		early.Go(func() { g.findings, lintErr = s.lintWith(lintCtx, linted, o.Image, lintOpts...) })
+	}
 	env, err := g.h.graders(ctx, s, o.GraderOptions)
 	if err != nil {
 		return err
@@ -285,11 +299,18 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	}
 	g.sample = sample
 	r, stopPool, err := g.h.runner(ctx, s, &runEnv, func() {
-		linting.Go(func() { g.findings, lintErr = s.lint(ctx, o.Image, lintOpts...) })
+		if linted != s.python.Executable {
+			cancelLint()
+			linting.Go(func() {
+				early.Wait()
+				g.findings, lintErr = s.lint(ctx, o.Image, lintOpts...)
+			})
+		}
 		g.early = g.h.startEarlyDeterminism(ctx, s, env, o.GraderOptions, sample)
 		g.cleanup = append(g.cleanup, g.early.close)
 	})
 	linting.Wait()
+	early.Wait()
 	if err != nil {
 		return err
 	}
