@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
 	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
@@ -72,5 +73,31 @@ func TestEarlyDeterminism(t *testing.T) {
 				t.Fatal("a pool for a seed that is not the check's")
 			}
 		})
+	}
+}
+
+// TestGradeEarlyDeterminism runs the pipeline in process on the example
+// suite without its mutation score, so that the determinism check's pools
+// start with the run's: the check grades every canary and the sample and
+// compares each sampled case with the run.
+func TestGradeEarlyDeterminism(t *testing.T) {
+	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Manifest.Gate.MinMutationScore = nil
+	var notes bytes.Buffer
+	h := NewHost(func(string) string { return "" }, &notes)
+	res, err := h.Grade(context.Background(), s, GradeOptions{
+		GraderOptions: GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true},
+		Version:       "test",
+	})
+	if err != nil {
+		t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
+	}
+	defer res.Close()
+	d := res.Determinism
+	if d == nil || d.Status != results.StatusPass || d.Canaries != len(s.Manifest.Canaries) || d.Cases == 0 || d.ComparedWithRun != d.Cases {
+		t.Fatalf("determinism %+v, want a passing check of every canary and the sample, each case compared with the run", d)
 	}
 }
