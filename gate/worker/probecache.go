@@ -16,9 +16,10 @@ import (
 // its packages do. probeCache keeps it in the user's cache folder, one
 // file per interpreter path, with stamps of what the answer depends on:
 // the interpreter file (through its links and not), a pyvenv.cfg beside it
-// or one folder up, and every folder of its search path (a package, or a
-// .pth file that adds to the path, adds an entry to one of them, which
-// changes its modification time). An answer whose stamps differ from the
+// or one folder up, every folder of its search path (a package, or a .pth
+// file that adds to the path, adds an entry to one of them, which changes
+// its modification time), and the site module's package folders, those
+// that do not exist yet too (a first install creates one). An answer whose stamps differ from the
 // files' is asked again.
 //
 // The cache is gradegate's own writing in the user's own folder: a file
@@ -165,7 +166,7 @@ func stampPaths(path string, py Python) []stampPath {
 	}
 	add(py.Prefix, false)
 	add(py.BasePrefix, false)
-	for _, p := range py.Paths {
+	for _, p := range append(slices.Clone(py.Paths), py.siteDirs...) {
 		add(p, false)
 	}
 	return out

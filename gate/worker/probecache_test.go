@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -190,5 +192,47 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(path, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProbeCacheNewSiteFolder asks the interpreter again when a package
+// folder the site module looks in, missing when the answer was kept, has
+// been created since (a first install): the new answer's search path has
+// it, and the sandbox then lets graders read it.
+func TestProbeCacheNewSiteFolder(t *testing.T) {
+	py, err := ResolvePython(context.Background(), "python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(py.Executable, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("no venv: %v: %s", err, out)
+	}
+	site, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if err != nil || len(site) != 1 {
+		t.Fatalf("site-packages of the venv: %v (%v)", site, err)
+	}
+	if err := os.Remove(site[0]); err != nil {
+		t.Fatal(err)
+	}
+	python := filepath.Join(venv, "bin", "python3")
+	opts := ResolveOptions{CacheDir: filepath.Join(t.TempDir(), "cache"), Worker: true}
+	first, err := ProbePython(context.Background(), python, opts)
+	if err != nil {
+		t.Fatalf("ProbePython: %v", err)
+	}
+	if slices.Contains(first.Paths, site[0]) {
+		t.Fatalf("the search path has %s, which does not exist", site[0])
+	}
+	rewriteEntry(t, probeCache{dir: opts.CacheDir}.file(python, true))
+	if err := os.Mkdir(site[0], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ProbePython(context.Background(), python, opts)
+	if err != nil {
+		t.Fatalf("ProbePython: %v", err)
+	}
+	if got.Version != first.Version || !slices.Contains(got.Paths, site[0]) {
+		t.Fatalf("version %s, search path %v: the kept answer was used, not a new one with %s", got.Version, got.Paths, site[0])
 	}
 }

@@ -26,6 +26,9 @@ type Python struct {
 	// (ResolvePython). A pool's processes load it instead of compiling
 	// the source again: a quarter of a process's start.
 	Worker []byte
+	// siteDirs are the folders the site module looks in for packages,
+	// existing or not (the probe cache's stamps).
+	siteDirs []string
 }
 
 //go:embed worker.py
@@ -50,8 +53,17 @@ const probeQuote = `def q(s):
 
 // probe prints what ResolvePython needs. It runs under the same -I flag as
 // the worker, so Paths is the search path graders really get.
-const probe = "import sys\n" + probeQuote + `print('{"executable": %s, "prefix": %s, "base_prefix": %s, "path": [%s], "version": "%d.%d.%d"}' % (
-    q(sys.executable), q(sys.prefix), q(sys.base_prefix), ", ".join(q(p) for p in sys.path if p), *sys.version_info[:3]))
+//
+// site lists the folders the site module looks for packages in, those that
+// do not exist too: the probe cache stamps them, so a folder created by a
+// first install is seen.
+const probe = "import sys\n" + probeQuote + `try:
+    import site
+    sd = [p for p in site.getsitepackages() if isinstance(p, str)]
+except Exception:
+    sd = []
+print('{"executable": %s, "prefix": %s, "base_prefix": %s, "path": [%s], "version": "%d.%d.%d", "site": [%s]}' % (
+    q(sys.executable), q(sys.prefix), q(sys.base_prefix), ", ".join(q(p) for p in sys.path if p), *sys.version_info[:3], ", ".join(q(p) for p in sd)))
 if sys.argv[1:] == ["worker"]:
     # The worker's source comes on stdin; an interpreter that cannot
     # compile it leaves the line empty, and its processes get the source.
@@ -193,6 +205,7 @@ func parseProbe(path string, answer, compiled []byte, withWorker bool) (Python, 
 		BasePrefix string   `json:"base_prefix"`
 		Path       []string `json:"path"`
 		Version    string   `json:"version"`
+		Site       []string `json:"site"`
 	}
 	if err := json.Unmarshal(answer, &got); err != nil {
 		return Python{}, fmt.Errorf("python interpreter %s: reading its answer: %w", path, err)
@@ -207,6 +220,7 @@ func parseProbe(path string, answer, compiled []byte, withWorker bool) (Python, 
 		Paths:      got.Path,
 		Version:    got.Version,
 		Worker:     worker,
+		siteDirs:   got.Site,
 	}, nil
 }
 
