@@ -27,23 +27,24 @@ import (
 const CodeDeterminismSkipped = "determinism_skipped"
 
 // determinismSample starts the determinism check of a run: its seed, from
-// the system's random source (recorded in the results), and the sample of
-// cases it draws from the run's own pass over the dataset (opts.Observe),
-// so the dataset is read once. The canary command passes no cases.
-func determinismSample(s *Suite, withCases bool, opts *Options) (*DeterminismSample, error) {
+// the system's random source (recorded in the results), which also draws
+// the two hash seeds.
+func determinismSample(s *Suite, shard shard.Shard) (*DeterminismSample, error) {
 	seed, err := determinismSeed()
 	if err != nil {
 		return nil, err
 	}
-	ds, err := NewDeterminismSample(s.Manifest, opts.Shard, seed)
-	if err != nil {
-		return nil, err
-	}
+	return NewDeterminismSample(s.Manifest, shard, seed)
+}
+
+// observeRun makes the sample draw its cases from the run's own pass over
+// the dataset (opts.Observe), so the dataset is read once. The canary
+// command passes no cases.
+func (ds *DeterminismSample) observeRun(s *Suite, withCases bool, opts *Options) {
 	if withCases && s.Manifest.Gate.Determinism.Sample > 0 {
 		opts.Observe = ds.Observe
 		opts.ObserveOutcome = ds.Graded
 	}
-	return ds, nil
 }
 
 // determinismWorkers bounds each determinism pool: it grades the canaries
@@ -53,8 +54,8 @@ const determinismWorkers = 4
 // checkDeterminism grades every canary and the sample of the cases twice,
 // each time in a fresh pool with its own PYTHONHASHSEED and the second time
 // in another order, and records the check in ev: a difference holds with
-// nondeterministic_grader. It runs after the main grading, so the pools it
-// starts share no process with it.
+// nondeterministic_grader. It grades after the main grading, with pools
+// that share no process with it.
 //
 // A multi grader's model sub-graders are asked again, with the judge cache
 // off, only when the manifest writes gate.determinism (each ask costs
@@ -67,7 +68,13 @@ const determinismWorkers = 4
 // The two gradings run at once on the run's sandbox and interpreter, each
 // pool with half the run's workers (at most determinismWorkers) on sandbox
 // slots of its own.
-func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, sample *DeterminismSample, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence) error {
+//
+// early, when not nil, holds the two pools started with the run's
+// (startEarlyDeterminism) on the slots after the run's; the check grades
+// with them. Whichever slots a grader sees, each sampled case is compared
+// with the run's grading too, so behaving otherwise where it believes the
+// check runs is a difference either way.
+func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, sample *DeterminismSample, early *earlyPools, withCases bool, f GraderOptions, shard shard.Shard, ev *verdict.Evidence) error {
 	src, err := s.graderSource()
 	if err != nil {
 		return err
@@ -86,16 +93,16 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 	// A ctx grader's calls: asked again with the cache off under the
 	// same rule as model sub-graders, otherwise replayed from the run.
 	var brokers []*judge.Broker
-	brokerMode := brokerReplay
-	if s.broker != nil && s.broker.HasKey() && s.Manifest.Line("gate.determinism") > 0 {
-		brokerMode = brokerCacheOff
-	}
+	brokerMode := determinismBrokerMode(s)
 	var asked []*multi.Models
 	var mu sync.Mutex
 	pools := 0
 	workers := max(1, min(env.workerCount()/2, determinismWorkers))
 	start := time.Now()
 	d, err := sample.Check(ctx, func(ctx context.Context, hashSeed uint32) (grading.Runner, func(), error) {
+		if r, stop, err, ok := early.take(hashSeed); ok {
+			return r, stop, err
+		}
 		e := *env
 		e.hashSeed = strconv.FormatUint(uint64(hashSeed), 10)
 		e.workers = workers
@@ -152,6 +159,16 @@ func (a *Host) checkDeterminism(ctx context.Context, s *Suite, env *graderEnv, s
 	}
 	ev.Determinism = d
 	return nil
+}
+
+// determinismBrokerMode is how the determinism check's pools make a ctx
+// grader's calls: asked again with the cache off when the manifest writes
+// gate.determinism and a key is set, otherwise replayed from the run.
+func determinismBrokerMode(s *Suite) brokerMode {
+	if s.broker != nil && s.broker.HasKey() && s.Manifest.Line("gate.determinism") > 0 {
+		return brokerCacheOff
+	}
+	return brokerReplay
 }
 
 // determinismSlot is the first sandbox slot of the determinism check's
@@ -320,4 +337,110 @@ func multiSampleSize(s *Suite, withCases bool, shard shard.Shard) (int, error) {
 		return 0, err
 	}
 	return len(s.Manifest.Canaries) + min(s.Manifest.Gate.Determinism.Sample, len(tasks)-len(s.Manifest.Canaries)), nil
+}
+
+// earlyPools are the determinism check's two pools of a small suite,
+// started while the run grades instead of after it: each is a fresh pool
+// with its own PYTHONHASHSEED, started by the same startPool as the run's,
+// on the sandbox slots after the run's, so their processes load beside the
+// run's grading rather than after it. The check takes them by hash seed.
+type earlyPools struct {
+	seeds [2]uint32
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	pools [2]earlyPool
+}
+
+type earlyPool struct {
+	r     grading.Runner
+	stop  func()
+	err   error
+	taken bool
+}
+
+// startEarlyDeterminism starts the determinism check's pools ahead, or
+// returns nil when they must start after the run: a suite that starts all
+// its processes at once (a large dataset: memory), a grader whose check
+// sends its ctx calls again (with the cache off), a multi grader (whose
+// model sub-graders' asking depends on the run's calls), a mutation score (its pools take the slots
+// after the run's), or a sandbox without room for them beside the run's
+// slots. A grader that does not load fails to in them too, and the check
+// is skipped as it is then.
+func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, sample *DeterminismSample) *earlyPools {
+	if env == nil || sample == nil || s.Manifest.Grader.Multi != nil || determinismBrokerMode(s) != brokerReplay || s.largeDataset() || s.Manifest.Gate.MinMutationScore != nil {
+		return nil
+	}
+	src, err := s.graderSource()
+	if err != nil {
+		return nil
+	}
+	e := *env
+	e.workers = max(1, min(env.workerCount()/2, determinismWorkers))
+	first := env.firstSlot + env.slotsPerRunner()
+	if need := first + 2*e.slotsPerRunner(); need > e.sb.Slots() && !e.sb.Status().Unsandboxed {
+		return nil
+	}
+	p := &earlyPools{seeds: sample.d.HashSeeds}
+	for i := range p.pools {
+		pe := e
+		pe.hashSeed = strconv.FormatUint(uint64(p.seeds[i]), 10)
+		pe.firstSlot = first + i*e.slotsPerRunner()
+		if e.broker != nil {
+			// Replays the run's calls, which it makes before the check.
+			b, err := a.newBroker(s, f.Judge, brokerReplay)
+			if err != nil {
+				return nil
+			}
+			pe.broker = b
+		}
+		p.wg.Go(func() {
+			r, stop, err := pe.newRunner(ctx, src)
+			p.mu.Lock()
+			p.pools[i] = earlyPool{r: r, stop: stop, err: err}
+			p.mu.Unlock()
+		})
+	}
+	return p
+}
+
+// take is the early pool of hashSeed, once it has started; ok is false when
+// there is none (p is nil, or the seed is not one of its own).
+func (p *earlyPools) take(hashSeed uint32) (r grading.Runner, stop func(), err error, ok bool) {
+	if p == nil {
+		return nil, nil, nil, false
+	}
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, seed := range p.seeds {
+		if seed != hashSeed || p.pools[i].taken {
+			continue
+		}
+		p.pools[i].taken = true
+		pool := p.pools[i]
+		if pool.err != nil {
+			return nil, nil, pool.err, true
+		}
+		return pool.r, pool.stop, nil, true
+	}
+	return nil, nil, nil, false
+}
+
+// close stops the pools the check did not take (a run that failed before
+// it).
+func (p *earlyPools) close() {
+	if p == nil {
+		return
+	}
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.pools {
+		if pool := &p.pools[i]; !pool.taken {
+			pool.taken = true
+			if pool.err == nil && pool.stop != nil {
+				pool.stop()
+			}
+		}
+	}
 }

@@ -133,6 +133,7 @@ type gateRun struct {
 	stopPool func()
 	findings []manifest.Finding
 	sample   *DeterminismSample
+	early    *earlyPools // the determinism check's pools, started ahead
 
 	mutation          *float64
 	mutationExcluded  []results.MutationExclusion
@@ -257,12 +258,26 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 		g.stopPool = func() {}
 		return nil
 	}
-	var lintOpts []lint.Option
+	lintOpts := []lint.Option{g.h.lintCache()}
 	if o.Hosted != "" {
 		lintOpts = append(lintOpts, lint.ForHosted())
 	}
+	// The lint needs only the interpreter's file: it starts at once with
+	// the one the run will grade with when that is known without starting
+	// a process (likelyPython), beside the sandbox's probe, and runs again
+	// only when the interpreter settled on is another.
 	var lintErr error
-	var linting sync.WaitGroup
+	var early, linting sync.WaitGroup // the lint with linted, the lint
+	lintCtx, cancelLint := context.WithCancel(ctx)
+	// Whatever returns early, the lint's goroutine ends first.
+	defer func() {
+		cancelLint()
+		early.Wait()
+	}()
+	linted := g.h.likelyPython(o.GraderOptions)
+	if linted != "" {
+		early.Go(func() { g.findings, lintErr = s.lintWith(lintCtx, linted, o.Image, lintOpts...) })
+	}
 	env, err := g.h.graders(ctx, s, o.GraderOptions)
 	if err != nil {
 		return err
@@ -275,10 +290,27 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	// while the lint and the canaries run, instead of when grading begins.
 	runEnv := *env
 	runEnv.startAll = !o.CanariesOnly && s.largeDataset()
+	// The determinism check's pools of a small suite start with the run's
+	// (startEarlyDeterminism), so that their processes load while the run's
+	// grade.
+	sample, err := determinismSample(s, o.Shard)
+	if err != nil {
+		return err
+	}
+	g.sample = sample
 	r, stopPool, err := g.h.runner(ctx, s, &runEnv, func() {
-		linting.Go(func() { g.findings, lintErr = s.lint(ctx, o.Image, lintOpts...) })
+		if linted != s.python.Executable {
+			cancelLint()
+			linting.Go(func() {
+				early.Wait()
+				g.findings, lintErr = s.lint(ctx, o.Image, lintOpts...)
+			})
+		}
+		g.early = g.h.startEarlyDeterminism(ctx, s, env, o.GraderOptions, sample)
+		g.cleanup = append(g.cleanup, g.early.close)
 	})
 	linting.Wait()
+	early.Wait()
 	if err != nil {
 		return err
 	}
@@ -326,11 +358,14 @@ func (g *gateRun) grade(ctx context.Context) error {
 		g.ev = ev
 		return nil
 	}
-	sample, err := determinismSample(s, !o.CanariesOnly, &opts)
-	if err != nil {
-		return err
+	if g.sample == nil {
+		sample, err := determinismSample(s, o.Shard)
+		if err != nil {
+			return err
+		}
+		g.sample = sample
 	}
-	g.sample = sample
+	g.sample.observeRun(s, !o.CanariesOnly, &opts)
 	if !o.CanariesOnly {
 		opts.MutationScore = g.mutation
 		opts.MutationSurvivors = g.mutationSurvivors
@@ -368,7 +403,7 @@ func (g *gateRun) determinism(ctx context.Context) error {
 	if g.s.noPython() {
 		return g.h.checkManifestDeterminism(ctx, g.s, g.sample, g.o.GraderOptions, &g.ev.ev)
 	}
-	return g.h.checkDeterminism(ctx, g.s, g.env, g.sample, !g.o.CanariesOnly, g.o.GraderOptions, g.o.Shard, &g.ev.ev)
+	return g.h.checkDeterminism(ctx, g.s, g.env, g.sample, g.early, !g.o.CanariesOnly, g.o.GraderOptions, g.o.Shard, &g.ev.ev)
 }
 
 // hostedParity runs the canaries on OpenAI's hosted grader (canary

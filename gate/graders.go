@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/judge"
+	"github.com/gradegate/gradegate/gate/lint"
 	"github.com/gradegate/gradegate/gate/multi"
 	"github.com/gradegate/gradegate/gate/sandbox"
 	"github.com/gradegate/gradegate/gate/shard"
@@ -120,16 +122,44 @@ func (e *graderEnv) close() {
 func (a *Host) graders(ctx context.Context, s *Suite, f GraderOptions) (*graderEnv, error) {
 	// The interpreter is asked for its version while the sandbox probes its
 	// layers: two process starts at once instead of one after the other.
+	// An interpreter the graders' uids will not reach is not asked: the
+	// default one then falls back to a system interpreter, and that is the
+	// one to ask (reachablePython), here already.
 	var resolved worker.Python
 	var resolveErr error
+	var skipped bool
+	var pre probed
 	var resolving sync.WaitGroup
-	resolving.Go(func() { resolved, resolveErr = worker.ResolvePythonWorker(ctx, f.Python) })
+	opts := a.resolveOptions(true)
+	resolving.Go(func() {
+		path, err := worker.LocatePython(f.Python, opts)
+		if err != nil {
+			resolveErr = err
+			return
+		}
+		if a.mayFallBack(f.Python) && !f.Unsandboxed && os.Geteuid() == 0 && sandbox.OthersCanRun(path) != nil {
+			resolved, skipped = worker.Python{Executable: path}, true
+			for _, cand := range fallbackPythons() {
+				if sandbox.OthersCanRun(cand) == nil {
+					pre.path = cand
+					pre.py, pre.err = worker.ProbePython(ctx, cand, opts)
+					break
+				}
+			}
+			return
+		}
+		resolved, resolveErr = worker.ProbePython(ctx, path, opts)
+	})
 	sb, err := sandbox.New(sandbox.WithUnsandboxed(f.Unsandboxed))
 	resolving.Wait()
 	if err != nil {
 		return nil, SandboxRefusal(err)
 	}
-	py, err := a.reachablePython(ctx, sb, f.Python, resolved, resolveErr)
+	if skipped && sb.CheckInterpreter(resolved.Executable) == nil {
+		// This sandbox keeps gradegate's uid after all.
+		resolved, resolveErr = worker.ProbePython(ctx, resolved.Executable, opts)
+	}
+	py, err := a.reachablePython(ctx, sb, f.Python, resolved, resolveErr, pre)
 	if err != nil {
 		return nil, err
 	}
@@ -417,8 +447,50 @@ func (l loadFailed) Sandbox() grading.Sandbox { return l.sandbox }
 // python3 falls back to a system interpreter the graders can execute, and
 // says so.
 func (a *Host) Python(ctx context.Context, sb *sandbox.Sandbox, name string) (worker.Python, error) {
-	py, err := worker.ResolvePython(ctx, name)
-	return a.reachablePython(ctx, sb, name, py, err)
+	py, err := worker.Resolve(ctx, name, a.resolveOptions(false))
+	return a.reachablePython(ctx, sb, name, py, err, probed{})
+}
+
+// resolveOptions are how the host finds and asks interpreters: a shim
+// reads the host's environment, and the answers are kept in the user's
+// cache folder.
+func (a *Host) resolveOptions(withWorker bool) worker.ResolveOptions {
+	return worker.ResolveOptions{Getenv: a.getenv, CacheDir: worker.CacheDir(a.getenv, "python"), Worker: withWorker}
+}
+
+// fallbackPythons are the system interpreters the default python3 falls
+// back to, in order.
+func fallbackPythons() []string { return []string{"/usr/local/bin/python3", "/usr/bin/python3"} }
+
+// likelyPython is the interpreter file graders() will most likely settle on,
+// known without starting a process, or "" when it cannot be told: the
+// located interpreter, or when the grader uids will not reach it, the
+// system interpreter the default falls back to.
+func (a *Host) likelyPython(f GraderOptions) string {
+	path, err := worker.LocatePython(f.Python, a.resolveOptions(false))
+	if err != nil {
+		return ""
+	}
+	if !a.mayFallBack(f.Python) || f.Unsandboxed || os.Geteuid() != 0 || sandbox.OthersCanRun(path) == nil {
+		return path
+	}
+	for _, cand := range fallbackPythons() {
+		if sandbox.OthersCanRun(cand) == nil {
+			return cand
+		}
+	}
+	return ""
+}
+
+// lintCache keeps the grader lint's answers in the user's cache folder.
+func (a *Host) lintCache() lint.Option {
+	return lint.CacheIn(worker.CacheDir(a.getenv, "scripts"))
+}
+
+// mayFallBack reports whether the interpreter name is the default one,
+// which falls back to a system interpreter the graders can reach.
+func (a *Host) mayFallBack(name string) bool {
+	return name == "python3" && a.getenv("GRADEGATE_PYTHON") == ""
 }
 
 // GradingPython is the interpreter a grading command would grade with,
@@ -437,9 +509,16 @@ func (a *Host) GradingPython(ctx context.Context, name string) (worker.Python, e
 	return a.Python(ctx, sb, name)
 }
 
+// probed is a fallback interpreter already asked (path "" for none).
+type probed struct {
+	path string
+	py   worker.Python
+	err  error
+}
+
 // reachablePython is python for an interpreter already resolved (py, or
-// the error resolving it).
-func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name string, py worker.Python, err error) (worker.Python, error) {
+// the error resolving it); pre is a fallback already asked.
+func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name string, py worker.Python, err error, pre probed) (worker.Python, error) {
 	if err != nil {
 		return worker.Python{}, fmt.Errorf("resolving the Python interpreter (--python, GRADEGATE_PYTHON): %w", err)
 	}
@@ -447,16 +526,19 @@ func (a *Host) reachablePython(ctx context.Context, sb *sandbox.Sandbox, name st
 	if reach == nil {
 		return py, nil
 	}
-	if name != "python3" || a.getenv("GRADEGATE_PYTHON") != "" {
+	if !a.mayFallBack(name) {
 		return worker.Python{}, fmt.Errorf("the Python interpreter: %w", reach)
 	}
 	// A version manager under /root (mode 0700) is common on CI machines where
 	// gradegate runs as root, and the grader uids cannot search /root.
-	for _, cand := range []string{"/usr/local/bin/python3", "/usr/bin/python3"} {
+	for _, cand := range fallbackPythons() {
 		if sb.CheckInterpreter(cand) != nil {
 			continue
 		}
-		alt, err := worker.ResolvePythonWorker(ctx, cand)
+		alt, err := pre.py, pre.err
+		if cand != pre.path {
+			alt, err = worker.ProbePython(ctx, cand, a.resolveOptions(true))
+		}
 		if err != nil {
 			continue
 		}

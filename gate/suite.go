@@ -180,6 +180,11 @@ func (s *Suite) parts() ([]part, error) {
 // credit, …). image is the Action image gradegate runs in
 // (GRADEGATE_IMAGE).
 func (s *Suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]manifest.Finding, error) {
+	return s.lintWith(ctx, s.python.Executable, image, opts...)
+}
+
+// lintWith is lint with the interpreter python, before s.python is settled.
+func (s *Suite) lintWith(ctx context.Context, python, image string, opts ...lint.Option) ([]manifest.Finding, error) {
 	parts, err := s.parts()
 	if err != nil {
 		return nil, err
@@ -187,13 +192,13 @@ func (s *Suite) lint(ctx context.Context, image string, opts ...lint.Option) ([]
 	opts = append(opts, lint.InImage(lint.ActionImage(image)))
 	var all []manifest.Finding
 	for _, p := range parts {
-		fs, err := lint.Grader(ctx, s.python.Executable, p.src, p.path, p.g, opts...)
+		fs, err := lint.Grader(ctx, python, p.src, p.path, p.g, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("linting the grader %s: %w", p.path, err)
 		}
 		all = append(all, fs...)
 	}
-	pf, err := s.lintPreprocess(ctx)
+	pf, err := s.lintPreprocess(ctx, python)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +222,7 @@ func (s *Suite) PythonChecks(ctx context.Context, h *Host, python, image string)
 		checking.Go(func() { missing, pkgErr = lint.MissingImagePackages(ctx, py.Executable, s.Manifest.Grader.ImageTag) })
 	}
 	var imported []string
-	findings, err := s.lint(ctx, image, lint.ImportsInto(&imported))
+	findings, err := s.lint(ctx, image, lint.ImportsInto(&imported), h.lintCache())
 	checking.Wait()
 	if err != nil {
 		return nil, err
@@ -263,10 +268,10 @@ func (s *Suite) preprocessor() (*worker.Preprocess, error) {
 
 // lintPreprocess reads the preprocessor without running it: it parses and
 // defines the function its contract calls.
-func (s *Suite) lintPreprocess(ctx context.Context) ([]manifest.Finding, error) {
+func (s *Suite) lintPreprocess(ctx context.Context, python string) ([]manifest.Finding, error) {
 	pre, err := s.preprocessor()
 	if pre == nil || err != nil {
 		return nil, err
 	}
-	return lint.Preprocess(ctx, s.python.Executable, pre.Source, s.Manifest.Path(s.Manifest.Preprocess.Source), s.Manifest.Preprocess)
+	return lint.Preprocess(ctx, python, pre.Source, s.Manifest.Path(s.Manifest.Preprocess.Source), s.Manifest.Preprocess)
 }

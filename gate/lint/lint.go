@@ -54,6 +54,7 @@ const (
 type Option func(*options)
 
 type options struct {
+	scripts worker.ScriptCache
 	hosted  bool
 	image   ActionImage
 	imports *[]string // ImportsInto
@@ -63,6 +64,12 @@ type options struct {
 // the hosted grader (canary --hosted): a grade that returns an int or a dict,
 // where the hosted grader wants a float.
 func ForHosted() Option { return func(o *options) { o.hosted = true } }
+
+// CacheIn keeps lint.py's answers in dir (worker.ScriptCache): the answer
+// depends only on the interpreter, the source and the contract, and the
+// next command that lints the same source with the same interpreter reads
+// it instead of starting Python. "" keeps none.
+func CacheIn(dir string) Option { return func(o *options) { o.scripts = worker.ScriptCache{Dir: dir} } }
 
 // MaxSourceBytes is the largest grader source the hosted Python grader
 // accepts: OpenAI's graders guide says uploaded code must be under 256 kB.
@@ -160,7 +167,7 @@ func Grader(ctx context.Context, python string, source []byte, file string, g ma
 		return found, nil
 	}
 
-	out, err := runScript(ctx, python, source, contract, o.hosted)
+	out, err := runScript(ctx, o.scripts, python, source, contract, o.hosted)
 	if err != nil {
 		return nil, fmt.Errorf("lint %s: %w", file, err)
 	}
@@ -239,13 +246,13 @@ func hostedLimits(size int, contract string, g manifest.Grader) []string {
 }
 
 // runScript runs lint.py on source with the interpreter python.
-func runScript(ctx context.Context, python string, source []byte, contract string, hosted bool) (*scriptOutput, error) {
+func runScript(ctx context.Context, scripts worker.ScriptCache, python string, source []byte, contract string, hosted bool) (*scriptOutput, error) {
 	config, err := json.Marshal(map[string]any{"contract": contract, "hosted": hosted})
 	if err != nil {
 		return nil, fmt.Errorf("encoding lint config: %w", err)
 	}
 	var out scriptOutput
-	if err := worker.RunScript(ctx, python, script, source, &out, string(config)); err != nil {
+	if err := scripts.Run(ctx, python, script, source, &out, string(config)); err != nil {
 		return nil, err
 	}
 	return &out, nil

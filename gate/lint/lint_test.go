@@ -701,3 +701,34 @@ func TestPragmaWithoutReason(t *testing.T) {
 		})
 	}
 }
+
+// TestGraderCached lints through the script cache: the kept answer gives
+// the same findings as a fresh lint, for a grader with findings and for a
+// clean one, and a grader changed since is linted afresh.
+func TestGraderCached(t *testing.T) {
+	py := needPython(t)
+	dir := t.TempDir()
+	g := manifest.Grader{Contract: "sample", PassThreshold: 1, ImageTag: "2025-05-08"}
+	bad := "import os\nimport requests\n\ndef grade(sample, item):\n    try:\n        return float(os.environ['X'])\n    except Exception:\n        return 1.0\n"
+	for _, src := range []string{bad, clean, bad + "\n# changed\n"} {
+		want, err := Grader(context.Background(), py, []byte(src), "grader.py", g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (src == clean) != (len(want) == 0) {
+			t.Fatalf("findings of %q: %+v", src, want)
+		}
+		for range 2 {
+			got, err := Grader(context.Background(), py, []byte(src), "grader.py", g, CacheIn(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("through the cache (-fresh +cached):\n%s", diff)
+			}
+		}
+	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(kept) != 3 {
+		t.Fatalf("%d answers kept, want 3 (one per source)", len(kept))
+	}
+}

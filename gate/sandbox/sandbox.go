@@ -566,6 +566,27 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 	if s.SlotUID(0) < 0 {
 		return nil
 	}
+	return othersCanRun(path, real, s.SlotUID(0))
+}
+
+// OthersCanRun is CheckInterpreter for a sandbox that gives graders uids of
+// their own, which a sandbox started as root does unless the machine
+// forbids it: it needs no sandbox, so an interpreter can be known out of
+// reach before the sandbox is up.
+func OthersCanRun(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("sandbox: interpreter %q: not an absolute path", path)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("sandbox: interpreter: %w", err)
+	}
+	return othersCanRun(path, real, BaseUID)
+}
+
+// othersCanRun checks that uid, neither owner nor group, can search every
+// directory above path and real and read and execute real.
+func othersCanRun(path, real string, uid int) error {
 	for _, p := range []string{path, real} {
 		for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
 			fi, err := os.Stat(dir)
@@ -573,7 +594,7 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 				return fmt.Errorf("sandbox: interpreter: %w", err)
 			}
 			if fi.Mode().Perm()&0o001 == 0 {
-				return fmt.Errorf("sandbox: interpreter %s: directory %s (mode %v) is not searchable by the grader uids %d+; install the interpreter elsewhere or chmod o+x %s", path, dir, fi.Mode().Perm(), s.SlotUID(0), dir)
+				return fmt.Errorf("sandbox: interpreter %s: directory %s (mode %v) is not searchable by the grader uids %d+; install the interpreter elsewhere or chmod o+x %s", path, dir, fi.Mode().Perm(), uid, dir)
 			}
 			if dir == "/" {
 				break

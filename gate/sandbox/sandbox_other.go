@@ -143,6 +143,9 @@ func (s *Sandbox) CheckInterpreter(path string) error {
 	return nil
 }
 
+// OthersCanRun has nothing to check here: graders keep gradegate's uid.
+func OthersCanRun(path string) error { return nil }
+
 // ProtectSelf does nothing here: it is prctl(PR_SET_DUMPABLE), which only
 // Linux has, and there are no sandboxed graders to protect gradegate from.
 func ProtectSelf() error { return nil }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,9 @@ type Python struct {
 	// (ResolvePython). A pool's processes load it instead of compiling
 	// the source again: a quarter of a process's start.
 	Worker []byte
+	// siteDirs are the folders the site module looks in for packages,
+	// existing or not (the probe cache's stamps).
+	siteDirs []string
 }
 
 //go:embed worker.py
@@ -49,8 +53,17 @@ const probeQuote = `def q(s):
 
 // probe prints what ResolvePython needs. It runs under the same -I flag as
 // the worker, so Paths is the search path graders really get.
-const probe = "import sys\n" + probeQuote + `print('{"executable": %s, "prefix": %s, "base_prefix": %s, "path": [%s], "version": "%d.%d.%d"}' % (
-    q(sys.executable), q(sys.prefix), q(sys.base_prefix), ", ".join(q(p) for p in sys.path if p), *sys.version_info[:3]))
+//
+// site lists the folders the site module looks for packages in, those that
+// do not exist too: the probe cache stamps them, so a folder created by a
+// first install is seen.
+const probe = "import sys\n" + probeQuote + `try:
+    import site
+    sd = [p for p in site.getsitepackages() if isinstance(p, str)]
+except Exception:
+    sd = []
+print('{"executable": %s, "prefix": %s, "base_prefix": %s, "path": [%s], "version": "%d.%d.%d", "site": [%s]}' % (
+    q(sys.executable), q(sys.prefix), q(sys.base_prefix), ", ".join(q(p) for p in sys.path if p), *sys.version_info[:3], ", ".join(q(p) for p in sd)))
 if sys.argv[1:] == ["worker"]:
     # The worker's source comes on stdin; an interpreter that cannot
     # compile it leaves the line empty, and its processes get the source.
@@ -70,21 +83,92 @@ if sys.argv[1:] == ["worker"]:
 // The probe inherits gradegate's own environment on purpose: it runs only
 // gradegate's code, and a shim needs that environment to pick the interpreter.
 func ResolvePython(ctx context.Context, name string) (Python, error) {
-	return resolvePython(ctx, name, false)
+	return Resolve(ctx, name, ResolveOptions{})
 }
 
 // ResolvePythonWorker is ResolvePython that also compiles the worker with
 // the interpreter, in the same process: the pools that grade with it then
 // start their processes from the compiled code (Python.Worker).
 func ResolvePythonWorker(ctx context.Context, name string) (Python, error) {
-	return resolvePython(ctx, name, true)
+	return Resolve(ctx, name, ResolveOptions{Worker: true})
 }
 
-func resolvePython(ctx context.Context, name string, withWorker bool) (Python, error) {
+// ResolveOptions say how Resolve finds and asks an interpreter.
+type ResolveOptions struct {
+	// Getenv is the environment a version manager's shim would read
+	// (PYENV_VERSION, PYENV_DIR); nil reads the process's.
+	Getenv func(string) string
+	// Dir is the directory a shim would run in (pyenv looks for
+	// .python-version from there up); "" is the working directory.
+	Dir string
+	// CacheDir keeps the probe's answers (CacheDir); "" asks the
+	// interpreter every time.
+	CacheDir string
+	// Worker compiles the worker too (Python.Worker).
+	Worker bool
+}
+
+func (o ResolveOptions) getenv(key string) string {
+	if o.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return o.Getenv(key)
+}
+
+// Resolve is ResolvePython with options: LocatePython, then ProbePython.
+func Resolve(ctx context.Context, name string, o ResolveOptions) (Python, error) {
+	path, err := LocatePython(name, o)
+	if err != nil {
+		return Python{}, err
+	}
+	return ProbePython(ctx, path, o)
+}
+
+// LocatePython is the file an interpreter name starts: its path on PATH
+// or, for a pyenv shim whose choice can be read from the version files
+// without running it, the interpreter the shim would run. It starts no
+// process.
+func LocatePython(name string, o ResolveOptions) (string, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return Python{}, fmt.Errorf("python interpreter %q: %w", name, err)
+		return "", fmt.Errorf("python interpreter %q: %w", name, err)
 	}
+	if !filepath.IsAbs(path) {
+		if path, err = filepath.Abs(path); err != nil {
+			return "", fmt.Errorf("python interpreter %q: %w", name, err)
+		}
+	}
+	dir := o.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return path, nil
+		}
+	}
+	if target, ok := pyenvShimTarget(path, o.getenv, dir); ok {
+		return target, nil
+	}
+	return path, nil
+}
+
+// ProbePython asks the interpreter at path (LocatePython) what ResolvePython
+// returns, or takes the answer from o.CacheDir when one was kept for this
+// very file and the folders it reads have not changed since (probeCache).
+func ProbePython(ctx context.Context, path string, o ResolveOptions) (Python, error) {
+	cache := probeCache{dir: o.CacheDir}
+	if py, ok := cache.load(path, o.Worker); ok {
+		return py, nil
+	}
+	py, answer, compiled, err := runProbe(ctx, path, o.Worker)
+	if err != nil {
+		return Python{}, err
+	}
+	cache.store(path, o.Worker, py, answer, compiled)
+	return py, nil
+}
+
+// runProbe runs the probe with the interpreter at path and returns what it
+// learnt, with its answer line and compiled worker as it printed them.
+func runProbe(ctx context.Context, path string, withWorker bool) (py Python, answer, compiled []byte, err error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe)
 	if withWorker {
@@ -94,13 +178,25 @@ func resolvePython(ctx context.Context, name string, withWorker bool) (Python, e
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return Python{}, fmt.Errorf("python interpreter %s: %w: %s", path, err, bytes.TrimSpace(cut(stderr.Bytes(), 2000)))
+		return Python{}, nil, nil, fmt.Errorf("python interpreter %s: %w: %s", path, err, bytes.TrimSpace(cut(stderr.Bytes(), 2000)))
 	}
-	answer, compiled, _ := bytes.Cut(stdout.Bytes(), []byte("\n"))
+	answer, compiled, _ = bytes.Cut(stdout.Bytes(), []byte("\n"))
+	compiled = bytes.TrimSpace(compiled)
+	py, err = parseProbe(path, answer, compiled, withWorker)
+	return py, answer, compiled, err
+}
+
+// parseProbe reads the probe's answer line and, withWorker, its compiled
+// worker in hex.
+func parseProbe(path string, answer, compiled []byte, withWorker bool) (Python, error) {
 	var worker []byte
 	if withWorker {
-		if worker, err = hex.DecodeString(string(bytes.TrimSpace(compiled))); err != nil {
+		var err error
+		if worker, err = hex.DecodeString(string(compiled)); err != nil {
 			return Python{}, fmt.Errorf("python interpreter %s: reading the compiled worker: %w", path, err)
+		}
+		if len(worker) == 0 {
+			worker = nil
 		}
 	}
 	var got struct {
@@ -109,6 +205,7 @@ func resolvePython(ctx context.Context, name string, withWorker bool) (Python, e
 		BasePrefix string   `json:"base_prefix"`
 		Path       []string `json:"path"`
 		Version    string   `json:"version"`
+		Site       []string `json:"site"`
 	}
 	if err := json.Unmarshal(answer, &got); err != nil {
 		return Python{}, fmt.Errorf("python interpreter %s: reading its answer: %w", path, err)
@@ -123,6 +220,7 @@ func resolvePython(ctx context.Context, name string, withWorker bool) (Python, e
 		Paths:      got.Path,
 		Version:    got.Version,
 		Worker:     worker,
+		siteDirs:   got.Site,
 	}, nil
 }
 

@@ -1,0 +1,103 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
+	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/input"
+)
+
+// TestEarlyDeterminism starts the determinism check's pools with the
+// run's only where the check's pools need nothing the run decides: pools
+// that grade, one per hash seed, each taken once, on slots after the
+// run's; and none under a mutation score, a multi grader or a ctx
+// grader whose calls the check asks again.
+func TestEarlyDeterminism(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(s *Suite)
+		early  bool
+	}{
+		{name: "python grader", change: func(*Suite) {}, early: true},
+		{name: "mutation score", change: func(s *Suite) { v := 0.5; s.Manifest.Gate.MinMutationScore = &v }},
+		{name: "multi grader", change: func(s *Suite) { s.Manifest.Grader.Multi = &manifest.MultiGrader{} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Manifest.Gate.MinMutationScore = nil
+			tt.change(s)
+			var notes bytes.Buffer
+			h := NewHost(func(string) string { return "" }, &notes)
+			env, err := h.graders(context.Background(), s, GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true})
+			if err != nil {
+				t.Skipf("no grader environment: %v", err)
+			}
+			defer env.close()
+			sample, err := determinismSample(s, shard.Shard{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample)
+			defer early.close()
+			if (early != nil) != tt.early {
+				t.Fatalf("early pools %v, want %v", early != nil, tt.early)
+			}
+			if early == nil {
+				return
+			}
+			c := s.Manifest.Canaries[0]
+			for _, seed := range sample.d.HashSeeds {
+				r, stop, err, ok := early.take(seed)
+				if !ok || err != nil {
+					t.Fatalf("take(%d) = %v, %v", seed, ok, err)
+				}
+				out, err := grading.GradeTasks(context.Background(), r, []grading.Task{{ID: c.Name, Sample: c.Sample, Item: c.Item}})
+				stop()
+				if err != nil || len(out) != 1 || out[0].Class != grading.ClassOK {
+					t.Fatalf("grading with the early pool of seed %d: %+v, %v", seed, out, err)
+				}
+				if _, _, _, again := early.take(seed); again {
+					t.Fatalf("the pool of seed %d was taken twice", seed)
+				}
+			}
+			if _, _, _, ok := early.take(0); ok { // the check's seeds are never 0
+				t.Fatal("a pool for a seed that is not the check's")
+			}
+		})
+	}
+}
+
+// TestGradeEarlyDeterminism runs the pipeline in process on the example
+// suite without its mutation score, so that the determinism check's pools
+// start with the run's: the check grades every canary and the sample and
+// compares each sampled case with the run.
+func TestGradeEarlyDeterminism(t *testing.T) {
+	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Manifest.Gate.MinMutationScore = nil
+	var notes bytes.Buffer
+	h := NewHost(func(string) string { return "" }, &notes)
+	res, err := h.Grade(context.Background(), s, GradeOptions{
+		GraderOptions: GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true},
+		Version:       "test",
+	})
+	if err != nil {
+		t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
+	}
+	defer res.Close()
+	d := res.Determinism
+	if d == nil || d.Status != results.StatusPass || d.Canaries != len(s.Manifest.Canaries) || d.Cases == 0 || d.ComparedWithRun != d.Cases {
+		t.Fatalf("determinism %+v, want a passing check of every canary and the sample, each case compared with the run", d)
+	}
+}
