@@ -66,6 +66,22 @@ type DeterminismSample struct {
 	mu   sync.Mutex
 	kept map[string]bool
 	ran  map[string]grading.Outcome
+	// sent are the written canaries as the run sent them, and sentRan
+	// their outcomes there (SentCanaries); nil: graded as written.
+	sent    []grading.Task
+	sentRan []grading.Outcome
+}
+
+// SentCanaries keeps the written canaries as the run sent them (built on
+// a dataset row, with an id like the rows') and their outcomes: the check
+// grades those same bytes, so a canary looks in its processes as it did in
+// the run's, and compares each with its outcome in the run.
+func (s *DeterminismSample) SentCanaries(sent []grading.Task, outcomes []grading.Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(sent) == len(s.m.Canaries) && len(outcomes) == len(sent) {
+		s.sent, s.sentRan = sent, outcomes
+	}
 }
 
 // picked is a sampled case and its place among the shard's cases.
@@ -143,6 +159,9 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 	canaries := make([]grading.Task, len(m.Canaries))
 	for i, c := range m.Canaries {
 		canaries[i] = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
+		if s.sent != nil {
+			canaries[i] = s.sent[i]
+		}
 	}
 	slices.SortFunc(s.keep, func(a, b picked) int { return a.seq - b.seq })
 	sampled := make([]grading.Task, len(s.keep))
@@ -182,7 +201,16 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 		// that behaves alike in both check passes and otherwise in the run
 		// differs from the run.
 		var run *results.Graded
-		if i >= len(canaries) {
+		id := t.ID
+		if i < len(canaries) {
+			id = m.Canaries[i].Name
+			if s.sentRan != nil {
+				if o := s.sentRan[i]; !same(o, a) || !same(o, b) {
+					g := gradedAs(o)
+					run = &g
+				}
+			}
+		} else {
 			if o, ok := s.ran[t.ID]; ok {
 				d.ComparedWithRun++
 				if !same(o, a) || !same(o, b) {
@@ -194,7 +222,7 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 		if same(a, b) && run == nil {
 			continue
 		}
-		d.Differed = append(d.Differed, results.Difference{ID: t.ID, Canary: i < len(canaries), First: gradedAs(a), Second: gradedAs(b), Run: run})
+		d.Differed = append(d.Differed, results.Difference{ID: id, Canary: i < len(canaries), First: gradedAs(a), Second: gradedAs(b), Run: run})
 	}
 	d.FlipRate = results.NewFlipRate(flipped, len(sampled), m.Gate.Confidence.Level)
 	d.Status = results.StatusPass

@@ -464,3 +464,72 @@ func TestDeterminismComparedWithRun(t *testing.T) {
 		})
 	}
 }
+
+// capturingRunner grades every task 1 and keeps the tasks it was sent.
+type capturingRunner struct {
+	mu    sync.Mutex
+	tasks []grading.Task
+}
+
+func (c *capturingRunner) Grade(_ context.Context, tasks []grading.Task) ([]grading.Outcome, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tasks = append(c.tasks, tasks...)
+	out := make([]grading.Outcome, len(tasks))
+	for i := range out {
+		out[i] = scored(1)
+	}
+	return out, nil
+}
+
+func (c *capturingRunner) Sandbox() grading.Sandbox { return grading.Sandbox{} }
+
+// The check grades the written canaries as the run sent them (built on a
+// row, with a row's id) and compares each with its outcome in the run, so
+// a canary cannot tell the check's processes from the run's by its shape.
+func TestDeterminismSendsCanariesAsTheRunDid(t *testing.T) {
+	m, cases := detSuite(4, 20, "")
+	sent := make([]grading.Task, len(m.Canaries))
+	ran := make([]grading.Outcome, len(m.Canaries))
+	for i, c := range m.Canaries {
+		sent[i] = grading.Task{ID: fmt.Sprintf("c%03d", 900+i), Sample: c.Sample,
+			Item: json.RawMessage(fmt.Sprintf(`{"case_id":"c%03d","request":"a row's text"}`, 900+i))}
+		ran[i] = scored(1)
+	}
+	ran[1] = scored(0) // the run gave this canary another score than the check will
+	ds, err := NewDeterminismSample(m, shard.Shard{}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		ds.Observe(c)
+		if c.Sample != nil {
+			ds.Graded(c.ID, scored(1))
+		}
+	}
+	ds.SentCanaries(sent, ran)
+	var runners []*capturingRunner
+	var mu sync.Mutex
+	d, err := ds.Check(context.Background(), func(context.Context, uint32) (grading.Runner, func(), error) {
+		r := &capturingRunner{}
+		mu.Lock()
+		runners = append(runners, r)
+		mu.Unlock()
+		return r, func() {}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runners {
+		for _, want := range sent {
+			if !slices.ContainsFunc(r.tasks, func(got grading.Task) bool {
+				return got.ID == want.ID && string(got.Item) == string(want.Item) && string(got.Sample) == string(want.Sample)
+			}) {
+				t.Errorf("the check did not send canary %s as the run did; it sent %v", want.ID, r.tasks)
+			}
+		}
+	}
+	if len(d.Differed) != 1 || d.Differed[0].ID != m.Canaries[1].Name || !d.Differed[0].Canary || d.Differed[0].Run == nil {
+		t.Fatalf("differed %+v, want canary %s, named, with its run outcome", d.Differed, m.Canaries[1].Name)
+	}
+}

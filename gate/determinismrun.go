@@ -45,6 +45,7 @@ func (ds *DeterminismSample) observeRun(s *Suite, withCases bool, opts *Options)
 		opts.Observe = ds.Observe
 		opts.ObserveOutcome = ds.Graded
 	}
+	opts.ObserveCanaries = ds.SentCanaries
 }
 
 // determinismWorkers bounds each determinism pool: it grades the canaries

@@ -79,6 +79,11 @@ type Options struct {
 	// ObserveOutcome, when set, sees the outcome of every case graded (not
 	// of the canaries), by case id, as soon as it is known.
 	ObserveOutcome func(caseID string, o grading.Outcome)
+	// ObserveCanaries, when set, sees the written canaries as the grader
+	// received them (built on a dataset row, with its id) and their
+	// outcomes, once every canary is graded: the determinism check sends
+	// the same bytes and compares with them.
+	ObserveCanaries func(sent []grading.Task, outcomes []grading.Outcome)
 	// JudgeUsage, when set, is read once grading is done: a model grader's
 	// calls and budget (judge.Judge's Usage), which the verdict weighs.
 	JudgeUsage func() *results.JudgeUsage
@@ -266,6 +271,14 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 			}
 		}
 		ev.Canaries = placed.Results()
+		if opts.ObserveCanaries != nil {
+			n := len(m.Canaries)
+			sent, outcomes := make([]grading.Task, n), make([]grading.Outcome, n)
+			for i := range n {
+				sent[i], outcomes[i] = placed.Task(i), placed.Outcome(i)
+			}
+			opts.ObserveCanaries(sent, outcomes)
+		}
 		if err := traceCanaries(ctx, m, r, ev.Canaries, in.Findings, placed.DerivedTask); err != nil {
 			return nil, err
 		}

@@ -347,6 +347,9 @@ func (b *Canaries) Unsent() []int {
 	return out
 }
 
+// Outcome is canary i's outcome, once Record has kept it.
+func (b *Canaries) Outcome(i int) grading.Outcome { return b.outcomes[i] }
+
 // Task is canary i as the grader receives it: built once, on a dataset
 // row drawn at the time (from the canary's own slice when its item names
 // one), so a replay sends the same.
