@@ -55,8 +55,15 @@ type ScreenConfig struct {
 }
 
 // Screen finds near-duplicate and duplicate rows of a dataset in one pass,
-// in memory linear in the rows with a small constant (72 bytes a row):
-// rows are fed one at a time with Add, and Findings reports clusters.
+// in memory linear in the rows with a small constant (24 bytes a row
+// during the pass): rows are fed one at a time with Add, and Findings
+// reports clusters.
+//
+// The pass keeps, for each row with compared text, its line, the hash of
+// its case id, its label and the hash of its normalised texts; the end
+// phase reads the rows again, on every core, to sign them (their band
+// hashes, 48 bytes a row, are held only then, once the reader's case-id
+// table is gone).
 //
 // Each row's compared texts are cut into 5-word shingles (a text under
 // five words is one shingle) tagged with their field's path, so words
@@ -91,10 +98,9 @@ type Screen struct {
 	head     []headRow
 	headSize int
 
-	// per-row scratch
-	sig      [sigBins]uint32
-	rowExact uint64
-	rowAny   bool
+	// sg is the pass's per-row scratch: only the exact hash and whether
+	// the row has compared text.
+	sg signer
 }
 
 type headRow struct {
@@ -151,6 +157,7 @@ func NewScreen(cfg ScreenConfig) *Screen {
 		s.head = []headRow{}
 	}
 	s.ext.onLeaf = s.signLeaf
+	s.ext.exactOnly = true
 	return s
 }
 
@@ -187,7 +194,7 @@ func (s *Screen) endHead() {
 	rowsWith := map[key]map[uint64]int{}
 	var inRow []key
 	var whole uint64
-	s.ext.all = true
+	s.ext.all, s.ext.exactOnly = true, true
 	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
 		whole += l.exact
 		if l.words >= minTextWords {
@@ -225,35 +232,24 @@ func (s *Screen) endHead() {
 	}
 }
 
-// add signs one row and stores what the end of the screen needs.
+// add hashes one row's compared texts and stores what the end of the
+// screen needs.
 func (s *Screen) add(line int, caseID string, item []byte, lab rowLabel) {
-	for k := range s.sig {
-		s.sig[k] = emptyBin
-	}
-	s.rowExact, s.rowAny = 0, false
-	if !s.ext.item(item) || !s.rowAny {
+	s.sg.exact, s.sg.any = 0, false
+	if !s.ext.item(item) || !s.sg.any {
 		return // nothing to compare
 	}
 	r := s.rows.push()
 	r.line = uint32(line)
-	r.exact = s.rowExact | 1 // never 0
+	r.exact = s.sg.exact | 1 // never 0
 	r.id = uint32(maphash.String(s.idSeed, caseID))
 	r.lab = lab
-	densify(&s.sig)
-	r.bands = bandsOf(&s.sig)
 }
 
-// signLeaf folds one compared text into the row's signature and exact
-// hash.
+// signLeaf folds one compared text into the row's exact hash.
 func (s *Screen) signLeaf(l *leaf, _ []pathStep) {
-	s.rowAny = true
-	s.rowExact += l.exact
-	for _, h := range l.shingles {
-		bin, v := binOf(h)
-		if v < s.sig[bin] {
-			s.sig[bin] = v
-		}
-	}
+	s.sg.any = true
+	s.sg.exact += l.exact
 }
 
 // unknownFields warns about near_duplicates.fields entries that no item

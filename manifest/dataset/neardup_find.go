@@ -79,6 +79,8 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	if s.head != nil {
 		s.endHead()
 	}
+	// From here on the rows are read again for their shingles.
+	s.ext.exactOnly = false
 	out := s.unknownFields()
 	n := s.rows.len()
 	if n < 2 {
@@ -95,6 +97,11 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, tmp, count, uf, dup, named)
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
+	// The rows are signed now, read again, all but the repeats of a text.
+	bands, err := s.signRows(dup)
+	if err != nil {
+		return nil, err
+	}
 	cand := newBitset(n)
 	var members, ends []int32
 	{
@@ -102,7 +109,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 			keys = keys[:0]
 			for i := range n {
 				if !dup.has(i) {
-					keys = append(keys, uint64(s.rows.at(i).bands[b])<<32|uint64(i))
+					keys = append(keys, uint64(bands[i][b])<<32|uint64(i))
 				}
 			}
 			sortFrom(keys, tmp[:len(keys)], count, 32)
@@ -123,8 +130,9 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		}
 	}
 
-	// The sort buffers (16 bytes a row) go before the candidates are read.
-	keys, tmp, count = nil, nil, nil
+	// The band hashes and the sort buffers (64 bytes a row) go before the
+	// candidates are read.
+	bands, keys, tmp, count = nil, nil, nil, nil
 
 	// The candidates' shingle sets, all that the checks below compare,
 	// are read again into one arena; the rest of a row's text (its id,
@@ -512,70 +520,6 @@ func (s *Screen) shownRows(clusters []*cluster) []int32 {
 	}
 	slices.Sort(rows)
 	return slices.Compact(rows)
-}
-
-// candidateSets holds the shingle sets of the rows read again, one after
-// the other in chunks of setChunk shingles (a set never straddles two; a
-// larger one has a chunk of its own), so that growing never copies what is
-// held: the set of row rows[k] is chunks[at[k]>>32][uint32(at[k]):][:n[k]].
-type candidateSets struct {
-	rows   []int32 // ascending
-	at     []uint64
-	n      []uint32
-	chunks [][]uint32
-}
-
-const setChunk = 1 << 16
-
-// add appends the next row's set.
-func (c *candidateSets) add(set []uint32) {
-	last := len(c.chunks) - 1
-	if last < 0 || len(c.chunks[last])+len(set) > cap(c.chunks[last]) {
-		c.chunks = append(c.chunks, make([]uint32, 0, max(setChunk, len(set))))
-		last++
-	}
-	c.at = append(c.at, uint64(last)<<32|uint64(len(c.chunks[last])))
-	c.n = append(c.n, uint32(len(set)))
-	c.chunks[last] = append(c.chunks[last], set...)
-}
-
-// of returns row x's set, and whether x was read again.
-func (c *candidateSets) of(x int32) ([]uint32, bool) {
-	k, ok := slices.BinarySearch(c.rows, x)
-	if !ok {
-		return nil, false
-	}
-	at := c.at[k]
-	return c.chunks[at>>32][uint32(at):][:c.n[k]], true
-}
-
-// rereadSets reads the dataset again for the shingle sets of the wanted
-// rows (ascending indexes into s.rows); a row whose texts no longer hash as
-// they did is an error, as in reread.
-func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
-	out := &candidateSets{rows: wanted, at: make([]uint64, 0, len(wanted)), n: make([]uint32, 0, len(wanted))}
-	var rowSet []uint32
-	var sum uint64
-	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
-		sum += l.exact
-		for _, h := range l.shingles {
-			rowSet = append(rowSet, uint32(h^h>>32))
-		}
-	}
-	defer func() { s.ext.onLeaf = s.signLeaf }()
-	err := s.walkRows(wanted, func(_ int32, rec *rowRec, item []byte) error {
-		sum, rowSet = 0, rowSet[:0]
-		if !s.ext.item(item) || sum|1 != rec.exact {
-			return s.changed(rec.line, nil)
-		}
-		slices.Sort(rowSet)
-		out.add(slices.Compact(rowSet))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // walkRows reads the dataset again and calls fn with each wanted row's

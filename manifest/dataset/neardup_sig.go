@@ -68,14 +68,48 @@ func bandsOf(sig *[sigBins]uint32) [numBands]uint32 {
 	return out
 }
 
-// rowRec is what the screen keeps of a compared row until the end: 64
-// bytes.
+// rowRec is what the screen keeps of a compared row until the end: 24
+// bytes. Its band hashes are not kept: the end phase reads the rows again
+// and signs them then, when the case-id table is gone.
 type rowRec struct {
 	exact uint64 // sum of the leaves' exact hashes; never 0
 	line  uint32
 	id    uint32 // hash of the case id
-	bands [numBands]uint32
 	lab   rowLabel
+}
+
+// signer folds a row's compared texts into its MinHash signature and its
+// exact hash; one serves one goroutine.
+type signer struct {
+	sig   [sigBins]uint32
+	exact uint64
+	any   bool
+}
+
+// reset starts a row.
+func (g *signer) reset() {
+	for k := range g.sig {
+		g.sig[k] = emptyBin
+	}
+	g.exact, g.any = 0, false
+}
+
+// leaf folds one compared text.
+func (g *signer) leaf(l *leaf, _ []pathStep) {
+	g.any = true
+	g.exact += l.exact
+	for _, h := range l.shingles {
+		bin, v := binOf(h)
+		if v < g.sig[bin] {
+			g.sig[bin] = v
+		}
+	}
+}
+
+// bands densifies the signature and hashes its bands.
+func (g *signer) bands() [numBands]uint32 {
+	densify(&g.sig)
+	return bandsOf(&g.sig)
 }
 
 // rowStore holds rowRecs in fixed blocks, so growing never copies (nor

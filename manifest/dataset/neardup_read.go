@@ -1,0 +1,202 @@
+package dataset
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// readBatch is rows read again, in file order, on their way to a worker:
+// their indexes into s.rows and their items, end to end in data.
+type readBatch struct {
+	rows []int32
+	ends []int
+	data []byte
+}
+
+// readBatchRows is how many rows a readBatch carries.
+const readBatchRows = 256
+
+// rowFunc is what a worker does with one row read again.
+type rowFunc func(w int32, rec *rowRec, item []byte) error
+
+// readWorkers is how many goroutines sign or hash the rows read again: one
+// a core.
+func readWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// walkRowsParallel reads the wanted rows again as walkRows does, in file
+// order on this goroutine, and hands them in batches to workers
+// goroutines; worker k calls newFn(k)'s function on each of its rows, in
+// file order. A worker stops at its first error; the error returned is the
+// one of the earliest row.
+func (s *Screen) walkRowsParallel(wanted []int32, workers int, newFn func(k int) rowFunc) error {
+	batches := make(chan *readBatch, 2*workers)
+	free := make(chan *readBatch, 3*workers)
+	for range 3 * workers {
+		free <- &readBatch{}
+	}
+	type rowErr struct {
+		w   int32
+		err error
+	}
+	errs := make([]rowErr, workers)
+	var wg sync.WaitGroup
+	for k := range workers {
+		fn := newFn(k)
+		errs[k].w = -1
+		wg.Go(func() {
+			for b := range batches {
+				start := 0
+				for j, w := range b.rows {
+					item := b.data[start:b.ends[j]]
+					start = b.ends[j]
+					if errs[k].w >= 0 {
+						continue
+					}
+					if err := fn(w, s.rows.at(int(w)), item); err != nil {
+						errs[k] = rowErr{w, err}
+					}
+				}
+				b.rows, b.ends, b.data = b.rows[:0], b.ends[:0], b.data[:0]
+				free <- b
+			}
+		})
+	}
+	cur := <-free
+	readErr := s.walkRows(wanted, func(w int32, _ *rowRec, item []byte) error {
+		cur.rows = append(cur.rows, w)
+		cur.data = append(cur.data, item...)
+		cur.ends = append(cur.ends, len(cur.data))
+		if len(cur.rows) == readBatchRows {
+			batches <- cur
+			cur = <-free
+		}
+		return nil
+	})
+	if len(cur.rows) > 0 {
+		batches <- cur
+	}
+	close(batches)
+	wg.Wait()
+	// Every row a worker saw comes before the one the read failed at.
+	first := rowErr{w: -1}
+	for _, e := range errs {
+		if e.w >= 0 && (first.w < 0 || e.w < first.w) {
+			first = e
+		}
+	}
+	if first.w >= 0 {
+		return first.err
+	}
+	return readErr
+}
+
+// signRows reads the dataset again and signs every row not in skip, on
+// every core: out[i] is row i's band hashes (zero for a skipped row). A
+// row whose texts no longer hash as they did is an error, as in reread.
+func (s *Screen) signRows(skip bitset) ([][numBands]uint32, error) {
+	n := s.rows.len()
+	wanted := make([]int32, 0, n)
+	for i := range n {
+		if !skip.has(i) {
+			wanted = append(wanted, int32(i))
+		}
+	}
+	out := make([][numBands]uint32, n)
+	err := s.walkRowsParallel(wanted, readWorkers(), func(int) rowFunc {
+		ext := s.ext.clone()
+		g := &signer{}
+		ext.onLeaf = g.leaf
+		return func(w int32, rec *rowRec, item []byte) error {
+			g.reset()
+			if !ext.item(item) || !g.any || g.exact|1 != rec.exact {
+				return s.changed(rec.line, nil)
+			}
+			out[w] = g.bands()
+			return nil
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// candidateSets holds the shingle sets of the rows read again, one part a
+// worker, and where each row's set is.
+type candidateSets struct {
+	parts []setArena
+	// where is, for each row, its part and its place there plus one
+	// (part<<32 | k+1); 0 for a row not read again.
+	where []uint64
+}
+
+// setArena holds shingle sets one after the other in chunks of setChunk
+// shingles (a set never straddles two; a larger one has a chunk of its
+// own), so that growing never copies what is held: set k is
+// chunks[at[k]>>32][uint32(at[k]):][:n[k]].
+type setArena struct {
+	at     []uint64
+	n      []uint32
+	chunks [][]uint32
+}
+
+const setChunk = 1 << 16
+
+// add appends a set and returns its place.
+func (c *setArena) add(set []uint32) int {
+	last := len(c.chunks) - 1
+	if last < 0 || len(c.chunks[last])+len(set) > cap(c.chunks[last]) {
+		c.chunks = append(c.chunks, make([]uint32, 0, max(setChunk, len(set))))
+		last++
+	}
+	c.at = append(c.at, uint64(last)<<32|uint64(len(c.chunks[last])))
+	c.n = append(c.n, uint32(len(set)))
+	c.chunks[last] = append(c.chunks[last], set...)
+	return len(c.at) - 1
+}
+
+// of returns row x's set, and whether x was read again.
+func (c *candidateSets) of(x int32) ([]uint32, bool) {
+	v := c.where[x]
+	if v == 0 {
+		return nil, false
+	}
+	p := &c.parts[v>>32]
+	k := uint32(v) - 1
+	at := p.at[k]
+	return p.chunks[at>>32][uint32(at):][:p.n[k]], true
+}
+
+// rereadSets reads the dataset again for the shingle sets of the wanted
+// rows (ascending indexes into s.rows), on every core; a row whose texts
+// no longer hash as they did is an error, as in reread.
+func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
+	workers := readWorkers()
+	out := &candidateSets{parts: make([]setArena, workers), where: make([]uint64, s.rows.len())}
+	err := s.walkRowsParallel(wanted, workers, func(k int) rowFunc {
+		ext := s.ext.clone()
+		var rowSet []uint32
+		var sum uint64
+		ext.onLeaf = func(l *leaf, _ []pathStep) {
+			sum += l.exact
+			for _, h := range l.shingles {
+				rowSet = append(rowSet, uint32(h^h>>32))
+			}
+		}
+		part := &out.parts[k]
+		return func(w int32, rec *rowRec, item []byte) error {
+			sum, rowSet = 0, rowSet[:0]
+			if !ext.item(item) || sum|1 != rec.exact {
+				return s.changed(rec.line, nil)
+			}
+			slices.Sort(rowSet)
+			out.where[w] = uint64(k)<<32 | uint64(part.add(slices.Compact(rowSet))+1)
+			return nil
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
