@@ -40,8 +40,14 @@ type Reader struct {
 
 	cases     *lineReader
 	casesFile *input.File
-	samples   *sampleJoin
-	schema    *itemSchema
+	// Lines read ahead and being parsed (parse.go): ahead in file order,
+	// cur the batch Next is folding, free the batches to reuse.
+	ahead, free []*lineBatch
+	cur         *lineBatch
+	curAt       int
+	linesDone   bool
+	samples     *sampleJoin
+	schema      *itemSchema
 
 	caseErrs  problems
 	schemaErr error
@@ -55,7 +61,6 @@ type Reader struct {
 	dupLines   map[string][]int
 	controls   map[string]*controlCount
 	findings   findingList
-	keys       keyTable
 	screen     *nearScreen
 	labels     *labelFold
 	unknown    *unknownFields // nil without a schema that declares fields
@@ -211,7 +216,7 @@ func (r *Reader) Failed() bool {
 // once the file is read.
 func (r *Reader) Next() (c Case, ok bool) {
 	for !r.done {
-		line, n, _, ok := r.cases.next()
+		bl, p, ok := r.nextParsed()
 		if !ok {
 			r.done = true
 			if r.cases.err != nil {
@@ -220,18 +225,19 @@ func (r *Reader) Next() (c Case, ok bool) {
 			}
 			break
 		}
-		if r.cases.over > 0 {
-			r.caseErrs.add(lineTooLong(r.file, n, r.cases))
+		if bl.over > 0 {
+			r.caseErrs.add(r.tooLong(bl))
 			continue
 		}
-		row, err := r.parseCase(line, n)
-		if err != nil {
-			r.caseErrs.add(err)
+		if p.err != nil {
+			r.caseErrs.add(p.err)
 			continue
 		}
 		r.rows++
-		r.fold(&row)
-		return row.Case, true
+		r.fold(&p.row)
+		c := p.row.Case
+		p.row = caseRow{}
+		return c, true
 	}
 	return Case{}, false
 }
