@@ -79,8 +79,15 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	if s.head != nil {
 		s.endHead()
 	}
-	// From here on the rows are read again for their shingles.
-	s.ext.exactOnly = false
+	if s.rows.len() == 0 {
+		return s.unknownFields(), nil
+	}
+	// Every row is read again and signed; only the rows with compared
+	// text stay.
+	exact, bands, err := s.signRows()
+	if err != nil {
+		return nil, err
+	}
 	out := s.unknownFields()
 	n := s.rows.len()
 	if n < 2 {
@@ -94,14 +101,10 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	named := newBitset(n) // rows a finding may name, read again for their ids
 	// Sort buffers, for the exact hashes then each band.
 	keys, tmp, count := make([]uint64, n), make([]uint64, n), make([]int, 1<<16)
-	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, tmp, count, uf, dup, named)
+	groupFirsts := exactGroups(n, func(i int) uint64 { return exact[i] }, keys, tmp, count, uf, dup, named)
+	exact = nil
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
-	// The rows are signed now, read again, all but the repeats of a text.
-	bands, err := s.signRows(dup)
-	if err != nil {
-		return nil, err
-	}
 	cand := newBitset(n)
 	var members, ends []int32
 	{
@@ -525,7 +528,16 @@ func (s *Screen) shownRows(clusters []*cluster) []int32 {
 // walkRows reads the dataset again and calls fn with each wanted row's
 // item, in file order; wanted are indexes into s.rows, in row order.
 func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []byte) error) error {
-	if len(wanted) == 0 {
+	return s.walkLines(len(wanted), func(k int) int32 { return wanted[k] }, func(w int32, rec *rowRec, line []byte) error {
+		return fn(w, rec, objectField(line, "item"))
+	})
+}
+
+// walkLines reads the dataset again and calls fn with each wanted row's
+// line, trimmed, in file order: the wanted rows are at(0) to at(n-1),
+// indexes into s.rows in row order.
+func (s *Screen) walkLines(n int, at func(k int) int32, fn func(w int32, rec *rowRec, line []byte) error) error {
+	if n == 0 {
 		return nil
 	}
 	if s.fsys == nil {
@@ -539,7 +551,8 @@ func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []b
 	br := bufio.NewReaderSize(f, 64<<10)
 	var line []byte
 	lineNo := 1
-	for _, w := range wanted {
+	for k := range n {
+		w := at(k)
 		rec := s.rows.at(int(w))
 		for lineNo < int(rec.line) {
 			if err := skipLine(br); err != nil {
@@ -553,7 +566,7 @@ func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []b
 		}
 		lineNo++
 		data := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
-		if err := fn(w, rec, objectField(data, "item")); err != nil {
+		if err := fn(w, rec, data); err != nil {
 			return err
 		}
 	}
@@ -561,8 +574,9 @@ func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []b
 }
 
 // reread reads the dataset again and returns the texts of the wanted rows
-// (indexes into s.rows). A row whose texts no longer hash as they did is
-// an error: the file changed while it was read.
+// (indexes into s.rows). A row whose item is not the one the pass saw, or
+// has no compared text now, is an error: the file changed while it was
+// read.
 func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	texts := make(map[int32]*rowText, len(wanted))
 	if len(wanted) == 0 {
@@ -573,15 +587,15 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	})
 	interned := map[string]string{}
 	var (
-		cur *rowText
-		sum uint64
+		cur      *rowText
+		compared bool
 	)
 	var (
 		leafSet, rowSet []uint32 // reused row after row
 		pathBuf         []byte
 	)
 	s.ext.onLeaf = func(l *leaf, path []pathStep) {
-		sum += l.exact
+		compared = true
 		leafSet = leafSet[:0]
 		for _, h := range l.shingles {
 			leafSet = append(leafSet, uint32(h^h>>32))
@@ -599,10 +613,9 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 		cur.leaves = append(cur.leaves, lt)
 		rowSet = append(rowSet, leafSet...)
 	}
-	defer func() { s.ext.onLeaf = s.signLeaf }()
 	err := s.walkRows(wanted, func(w int32, rec *rowRec, item []byte) error {
-		cur, sum, rowSet = &rowText{}, 0, rowSet[:0]
-		if !s.ext.item(item) || sum|1 != rec.exact {
+		cur, compared, rowSet = &rowText{}, false, rowSet[:0]
+		if !s.ext.item(item) || !compared || !s.same(rec, item) {
 			return s.changed(rec.line, nil)
 		}
 		cur.id = s.caseID(item, rec.line)
@@ -632,6 +645,12 @@ func (s *Screen) caseID(item []byte, line uint32) string {
 		return string(unquote(raw, esc, nil))
 	}
 	return fmt.Sprintf("%s:%d", s.file, line)
+}
+
+// same reports whether item is the item the pass saw in rec's row, as
+// far as it can tell.
+func (s *Screen) same(rec *rowRec, item []byte) bool {
+	return rec.item == 0 || s.itemHash(item) == rec.item
 }
 
 func (s *Screen) changed(line uint32, err error) error {

@@ -7,7 +7,7 @@ import (
 )
 
 // readBatch is rows read again, in file order, on their way to a worker:
-// their indexes into s.rows and their items, end to end in data.
+// their indexes into s.rows and their lines, end to end in data.
 type readBatch struct {
 	rows []int32
 	ends []int
@@ -24,12 +24,12 @@ type rowFunc func(w int32, rec *rowRec, item []byte) error
 // a core.
 func readWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 
-// walkRowsParallel reads the wanted rows again as walkRows does, in file
-// order on this goroutine, and hands them in batches to workers
-// goroutines; worker k calls newFn(k)'s function on each of its rows, in
-// file order. A worker stops at its first error; the error returned is the
+// walkRowsParallel reads the wanted rows again as walkLines does, in file
+// order on this goroutine, and hands their lines in batches to workers
+// goroutines; worker k calls newFn(k)'s function on the item of each of
+// its rows, in file order. A worker stops at its first error; the error returned is the
 // one of the earliest row.
-func (s *Screen) walkRowsParallel(wanted []int32, workers int, newFn func(k int) rowFunc) error {
+func (s *Screen) walkRowsParallel(n int, at func(k int) int32, workers int, newFn func(k int) rowFunc) error {
 	batches := make(chan *readBatch, 2*workers)
 	free := make(chan *readBatch, 3*workers)
 	for range 3 * workers {
@@ -53,7 +53,7 @@ func (s *Screen) walkRowsParallel(wanted []int32, workers int, newFn func(k int)
 					if errs[k].w >= 0 {
 						continue
 					}
-					if err := fn(w, s.rows.at(int(w)), item); err != nil {
+					if err := fn(w, s.rows.at(int(w)), objectField(item, "item")); err != nil {
 						errs[k] = rowErr{w, err}
 					}
 				}
@@ -63,9 +63,9 @@ func (s *Screen) walkRowsParallel(wanted []int32, workers int, newFn func(k int)
 		})
 	}
 	cur := <-free
-	readErr := s.walkRows(wanted, func(w int32, _ *rowRec, item []byte) error {
+	readErr := s.walkLines(n, at, func(w int32, _ *rowRec, line []byte) error {
 		cur.rows = append(cur.rows, w)
-		cur.data = append(cur.data, item...)
+		cur.data = append(cur.data, line...)
 		cur.ends = append(cur.ends, len(cur.data))
 		if len(cur.rows) == readBatchRows {
 			batches <- cur
@@ -91,35 +91,57 @@ func (s *Screen) walkRowsParallel(wanted []int32, workers int, newFn func(k int)
 	return readErr
 }
 
-// signRows reads the dataset again and signs every row not in skip, on
-// every core: out[i] is row i's band hashes (zero for a skipped row). A
-// row whose texts no longer hash as they did is an error, as in reread.
-func (s *Screen) signRows(skip bitset) ([][numBands]uint32, error) {
-	n := s.rows.len()
-	wanted := make([]int32, 0, n)
-	for i := range n {
-		if !skip.has(i) {
-			wanted = append(wanted, int32(i))
-		}
-	}
-	out := make([][numBands]uint32, n)
-	err := s.walkRowsParallel(wanted, readWorkers(), func(int) rowFunc {
+// signRows reads every row again, on every core, hashes and signs its
+// compared texts, learns which near_duplicates.fields some item has, and
+// keeps only the rows with compared text in s.rows, in row order; it
+// returns their exact hashes (the sum of their leaves', never 0) and their
+// band hashes, one entry a row kept. A row whose item is not the one the
+// pass saw is an error: the file changed while it was read.
+func (s *Screen) signRows() ([]uint64, [][numBands]uint32, error) {
+	total := s.rows.len()
+	exact := make([]uint64, total)
+	bands := make([][numBands]uint32, total)
+	workers := readWorkers()
+	exts := make([]*extractor, workers)
+	err := s.walkRowsParallel(total, func(k int) int32 { return int32(k) }, workers, func(k int) rowFunc {
 		ext := s.ext.clone()
+		exts[k] = ext
 		g := &signer{}
 		ext.onLeaf = g.leaf
 		return func(w int32, rec *rowRec, item []byte) error {
-			g.reset()
-			if !ext.item(item) || !g.any || g.exact|1 != rec.exact {
+			if !s.same(rec, item) {
 				return s.changed(rec.line, nil)
 			}
-			out[w] = g.bands()
+			g.reset()
+			if !ext.item(item) || !g.any {
+				return nil // nothing to compare
+			}
+			exact[w] = g.exact | 1 // never 0
+			bands[w] = g.bands()
 			return nil
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	for _, e := range exts {
+		for k, seen := range e.seen {
+			s.ext.seen[k] = s.ext.seen[k] || seen
+		}
+	}
+	n := 0
+	for i := range total {
+		if exact[i] == 0 {
+			continue
+		}
+		if n != i {
+			*s.rows.at(n) = *s.rows.at(i)
+			exact[n], bands[n] = exact[i], bands[i]
+		}
+		n++
+	}
+	s.rows.truncate(n)
+	return exact[:n], bands[:n], nil
 }
 
 // candidateSets holds the shingle sets of the rows read again, one part a
@@ -169,25 +191,25 @@ func (c *candidateSets) of(x int32) ([]uint32, bool) {
 }
 
 // rereadSets reads the dataset again for the shingle sets of the wanted
-// rows (ascending indexes into s.rows), on every core; a row whose texts
-// no longer hash as they did is an error, as in reread.
+// rows (ascending indexes into s.rows), on every core; a row that is not
+// what it was is an error, as in reread.
 func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
 	workers := readWorkers()
 	out := &candidateSets{parts: make([]setArena, workers), where: make([]uint64, s.rows.len())}
-	err := s.walkRowsParallel(wanted, workers, func(k int) rowFunc {
+	err := s.walkRowsParallel(len(wanted), func(k int) int32 { return wanted[k] }, workers, func(k int) rowFunc {
 		ext := s.ext.clone()
 		var rowSet []uint32
-		var sum uint64
+		var compared bool
 		ext.onLeaf = func(l *leaf, _ []pathStep) {
-			sum += l.exact
+			compared = true
 			for _, h := range l.shingles {
 				rowSet = append(rowSet, uint32(h^h>>32))
 			}
 		}
 		part := &out.parts[k]
 		return func(w int32, rec *rowRec, item []byte) error {
-			sum, rowSet = 0, rowSet[:0]
-			if !ext.item(item) || sum|1 != rec.exact {
+			compared, rowSet = false, rowSet[:0]
+			if !ext.item(item) || !compared || !s.same(rec, item) {
 				return s.changed(rec.line, nil)
 			}
 			slices.Sort(rowSet)

@@ -68,14 +68,15 @@ func bandsOf(sig *[sigBins]uint32) [numBands]uint32 {
 	return out
 }
 
-// rowRec is what the screen keeps of a compared row until the end: 24
-// bytes. Its band hashes are not kept: the end phase reads the rows again
-// and signs them then, when the case-id table is gone.
+// rowRec is what the screen keeps of a row during the pass: 20 bytes.
+// What its texts are (their exact hash, their band hashes) is learnt in
+// the end phase, which reads the rows again once the case-id table is
+// gone; item tells whether the row is still the one the pass saw.
 type rowRec struct {
-	exact uint64 // sum of the leaves' exact hashes; never 0
-	line  uint32
-	id    uint32 // hash of the case id
-	lab   rowLabel
+	line uint32
+	id   uint32 // hash of the case id
+	item uint32 // hash of the item's bytes (itemHash); 0: not told again
+	lab  rowLabel
 }
 
 // signer folds a row's compared texts into its MinHash signature and its
@@ -124,6 +125,14 @@ const blockRows = 4096
 func (s *rowStore) len() int { return s.n }
 
 func (s *rowStore) at(i int) *rowRec { return &s.blocks[i/blockRows][i%blockRows] }
+
+// truncate keeps the first n records.
+func (s *rowStore) truncate(n int) {
+	keep := (n + blockRows - 1) / blockRows
+	clear(s.blocks[keep:])
+	s.blocks = s.blocks[:keep]
+	s.n = n
+}
 
 func (s *rowStore) push() *rowRec {
 	if s.n%blockRows == 0 {

@@ -530,3 +530,48 @@ func TestSplitWords(t *testing.T) {
 		t.Error(`"teapot" hashes differently at the end of a text`)
 	}
 }
+
+// The end phase reads every row again: a row is found again however its
+// line is written (spaces, the sample first, a repeated item key, CRLF
+// endings, a byte order mark, blank lines), and the row the reader took
+// is the one compared.
+func TestScreenRereadsRowsAsRead(t *testing.T) {
+	const text = "please cancel the order for the blue teapot today"
+	for _, tt := range []struct {
+		name  string
+		lines []string
+		want  int // cases in the one cluster
+	}{
+		{"plain", []string{
+			`{"item": {"case_id": "a", "request": "` + text + `"}}`,
+			`{"item": {"case_id": "b", "request": "` + text + `"}}`,
+		}, 2},
+		{"spaces and the sample first", []string{
+			"\ufeff" + `{ "sample" : {"output_text": "x"} , "item" : { "case_id" : "a" , "request" : "` + text + `" } }`,
+			``,
+			`   {"item":{"case_id":"b","request":"` + text + `"},"sample":{"output_text":"y"}}` + "\r",
+		}, 2},
+		{"a repeated item key: the last counts", []string{
+			`{"item": {"case_id": "a", "request": "` + text + `"}}`,
+			`{"item": {"case_id": "b", "request": "something else entirely, nothing like the first row"}, "item": {"case_id": "b", "request": "` + text + `"}}`,
+			`{"item": {"case_id": "c", "request": "` + text + `"}, "item": {"case_id": "c", "request": "a text of its own that no other row has written"}}`,
+		}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n") + "\n")}}
+			set, err := Load(files, testManifest("."))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []manifest.Finding
+			for _, f := range set.Findings {
+				if f.Code == CodeNearDuplicate {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0].Message, fmt.Sprintf("%d cases have the same text", tt.want)) {
+				t.Errorf("near-duplicate findings %+v, want one cluster of %d", got, tt.want)
+			}
+		})
+	}
+}

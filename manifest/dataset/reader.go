@@ -406,7 +406,6 @@ func (r *Reader) Close() (*Summary, error) {
 	}
 	if !r.closed {
 		r.closed = true
-		r.screen.finish()
 		if r.casesFile != nil {
 			r.casesFile.Close()
 		}
