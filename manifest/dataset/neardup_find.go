@@ -101,7 +101,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	named := newBitset(n) // rows a finding may name, read again for their ids
 	// Sort buffers, for the exact hashes then each band.
 	keys, tmp, count := make([]uint64, n), make([]uint64, n), make([]int, 1<<16)
-	groupFirsts := exactGroups(n, func(i int) uint64 { return exact[i] }, keys, tmp, count, uf, dup, named)
+	groupFirsts := exactGroups(n, func(i int) uint64 { return *exact.at(i) }, keys, tmp, count, uf, dup, named)
 	exact = nil
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
@@ -112,7 +112,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 			keys = keys[:0]
 			for i := range n {
 				if !dup.has(i) {
-					keys = append(keys, uint64(bands[i][b])<<32|uint64(i))
+					keys = append(keys, uint64(bands.at(i)[b])<<32|uint64(i))
 				}
 			}
 			sortFrom(keys, tmp[:len(keys)], count, 32)

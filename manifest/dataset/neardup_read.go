@@ -91,16 +91,34 @@ func (s *Screen) walkRowsParallel(n int, at func(k int) int32, workers int, newF
 	return readErr
 }
 
+// blocks holds one T a row in blocks of blockRows, so that a large table
+// is allocated a block at a time (the collector can give back what the
+// pass left, the case-id table, while it is) and let go as a whole.
+type blocks[T any] [][]T
+
+func newBlocks[T any](n int) blocks[T] {
+	b := make(blocks[T], (n+blockRows-1)/blockRows)
+	for k := range b {
+		b[k] = make([]T, min(blockRows, n-k*blockRows))
+	}
+	return b
+}
+
+func (b blocks[T]) at(i int) *T { return &b[i/blockRows][i%blockRows] }
+
+// truncate keeps the blocks of the first n rows.
+func (b blocks[T]) truncate(n int) blocks[T] { return b[:(n+blockRows-1)/blockRows] }
+
 // signRows reads every row again, on every core, hashes and signs its
 // compared texts, learns which near_duplicates.fields some item has, and
 // keeps only the rows with compared text in s.rows, in row order; it
 // returns their exact hashes (the sum of their leaves', never 0) and their
-// band hashes, one entry a row kept. A row whose item is not the one the
-// pass saw is an error: the file changed while it was read.
-func (s *Screen) signRows() ([]uint64, [][numBands]uint32, error) {
+// band hashes (56 bytes a row), one entry a row kept. A row whose item is
+// not the one the pass saw is an error: the file changed while it was
+// read.
+func (s *Screen) signRows() (blocks[uint64], blocks[[numBands]uint32], error) {
 	total := s.rows.len()
-	exact := make([]uint64, total)
-	bands := make([][numBands]uint32, total)
+	exact, bands := newBlocks[uint64](total), newBlocks[[numBands]uint32](total)
 	workers := readWorkers()
 	exts := make([]*extractor, workers)
 	err := s.walkRowsParallel(total, func(k int) int32 { return int32(k) }, workers, func(k int) rowFunc {
@@ -116,8 +134,8 @@ func (s *Screen) signRows() ([]uint64, [][numBands]uint32, error) {
 			if !ext.item(item) || !g.any {
 				return nil // nothing to compare
 			}
-			exact[w] = g.exact | 1 // never 0
-			bands[w] = g.bands()
+			*exact.at(int(w)) = g.exact | 1 // never 0; 0: no compared text
+			*bands.at(int(w)) = g.bands()
 			return nil
 		}
 	})
@@ -131,17 +149,17 @@ func (s *Screen) signRows() ([]uint64, [][numBands]uint32, error) {
 	}
 	n := 0
 	for i := range total {
-		if exact[i] == 0 {
+		if *exact.at(i) == 0 {
 			continue
 		}
 		if n != i {
 			*s.rows.at(n) = *s.rows.at(i)
-			exact[n], bands[n] = exact[i], bands[i]
+			*exact.at(n), *bands.at(n) = *exact.at(i), *bands.at(i)
 		}
 		n++
 	}
 	s.rows.truncate(n)
-	return exact[:n], bands[:n], nil
+	return exact.truncate(n), bands.truncate(n), nil
 }
 
 // candidateSets holds the shingle sets of the rows read again, one part a
