@@ -339,8 +339,8 @@ func TestScreenFileChanged(t *testing.T) {
 }
 
 // TestExactGroups checks the grouping of equal exact hashes, including
-// hashes that agree in every bit the sort looks at first but differ in the
-// low bits that the row index replaces.
+// hashes that agree in the top bits the sort buckets rows by but differ
+// below them.
 func TestExactGroups(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -361,8 +361,8 @@ func TestExactGroups(t *testing.T) {
 			wantNamed:  []int{0, 2, 3},
 		},
 		{
-			// With 4 rows the low 3 bits hold the index: 0x101 and 0x102
-			// agree above them, yet differ.
+			// 0x101 and 0x102 agree in their top 16 bits (one bucket of
+			// the counting sort), yet differ.
 			name:       "same high bits, different hashes",
 			exact:      []uint64{0x101, 0x102, 0x101, 0x102},
 			wantFirsts: []int32{0, 1},
@@ -381,7 +381,7 @@ func TestExactGroups(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := len(tt.exact)
 			uf, dup, named := newUnionFind(n), newBitset(n), newBitset(n)
-			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), make([]uint64, n), make([]int, 1<<16), uf, dup, named)
+			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, newRowSorter(n), uf, dup, named)
 			slices.Sort(firsts)
 			if !slices.Equal(firsts, tt.wantFirsts) {
 				t.Errorf("firsts = %v, want %v", firsts, tt.wantFirsts)
@@ -407,23 +407,42 @@ func TestExactGroups(t *testing.T) {
 	}
 }
 
-// TestSortFrom checks the radix sort against the standard one: by the bits
-// from low up, and stable.
-func TestSortFrom(t *testing.T) {
+// TestRowSorter checks the row sort against the standard one: by the key,
+// then the row, over the rows kept, with many ties and keys that agree in
+// their top 16 bits.
+func TestRowSorter(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	for _, low := range []uint{0, 7, 20, 32} {
-		keys := make([]uint64, 5000)
-		for i := range keys {
-			// Few distinct parts above low, spread over two passes, so
-			// that ties are many; the row below low shows the order kept.
-			keys[i] = uint64(r.IntN(4))<<(low+30) | uint64(r.IntN(8))<<low | uint64(i)&(1<<low-1)
-		}
-		want := slices.Clone(keys)
-		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>low, b>>low) })
-		sortFrom(keys, make([]uint64, len(keys)), make([]int, 1<<16), low)
-		if !slices.Equal(keys, want) {
-			t.Errorf("low %d: radix order differs from a stable sort", low)
-		}
+	for _, tt := range []struct {
+		name string
+		top  uint
+		key  func() uint64
+	}{
+		{"32-bit keys, few distinct", 16, func() uint64 { return uint64(r.IntN(4))<<30 | uint64(r.IntN(8)) }},
+		{"64-bit keys, same top bits", 48, func() uint64 { return 7<<48 | uint64(r.IntN(50)) }},
+		{"64-bit keys, spread", 48, func() uint64 { return r.Uint64() >> uint(r.IntN(3)) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			const n = 5000
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = tt.key()
+			}
+			keep := func(i int) bool { return i%7 != 3 }
+			var want []int32
+			for i := range int32(n) {
+				if keep(int(i)) {
+					want = append(want, i)
+				}
+			}
+			slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) })
+			s := newRowSorter(n)
+			for round := range 2 { // the sorter is reused
+				got := s.sort(n, keep, func(i int) uint64 { return keys[i] }, tt.top)
+				if !slices.Equal(got, want) {
+					t.Errorf("round %d: order differs from a stable sort", round)
+				}
+			}
+		})
 	}
 }
 
