@@ -14,7 +14,8 @@ type readBatch struct {
 	data []byte
 }
 
-// readBatchRows is how many rows a readBatch carries.
+// readBatchRows is how many rows a readBatch carries at most; it carries
+// at most batchBytes of lines too (a longer line goes alone).
 const readBatchRows = 256
 
 // rowFunc is what a worker does with one row read again.
@@ -58,6 +59,9 @@ func (s *Screen) walkRowsParallel(n int, at func(k int) int32, workers int, newF
 					}
 				}
 				b.rows, b.ends, b.data = b.rows[:0], b.ends[:0], b.data[:0]
+				if cap(b.data) > 4*batchBytes {
+					b.data = nil // it held a long line: not kept for the next batch
+				}
 				free <- b
 			}
 		})
@@ -67,7 +71,7 @@ func (s *Screen) walkRowsParallel(n int, at func(k int) int32, workers int, newF
 		cur.rows = append(cur.rows, w)
 		cur.data = append(cur.data, line...)
 		cur.ends = append(cur.ends, len(cur.data))
-		if len(cur.rows) == readBatchRows {
+		if len(cur.rows) == readBatchRows || len(cur.data) >= batchBytes {
 			batches <- cur
 			cur = <-free
 		}

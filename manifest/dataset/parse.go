@@ -61,6 +61,9 @@ func (r *Reader) nextParsed() (bl batchLine, p *parsedLine, ok bool) {
 			return b.lines[k], &b.rows[k], true
 		}
 		if r.cur != nil {
+			if cap(r.cur.data) > 4*batchBytes {
+				r.cur.data = nil // it held a long line: not kept for the next batch
+			}
 			r.free = append(r.free, r.cur)
 			r.cur = nil
 		}
