@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -98,29 +99,28 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// them goes on to the bands.
 	dup := newBitset(n)
 	named := newBitset(n) // rows a finding may name, read again for their ids
-	// The sort, for the exact hashes then each band: 4 bytes a row.
-	sorter := newRowSorter(n)
-	groupFirsts := exactGroups(n, func(i int) uint64 { return *exact.at(i) }, sorter, uf, dup, named)
+	// The sort buffer, for the exact hashes then each band: 8 bytes a row.
+	keys, count := make([]uint64, n), make([]int, 1<<16)
+	groupFirsts := exactGroups(n, func(i int) uint64 { return *exact.at(i) }, keys, count, uf, dup, named)
 	exact = nil
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
 	cand := newBitset(n)
 	var members, ends []int32
 	{
-		notDup := func(i int) bool { return !dup.has(i) }
 		for b := range numBands {
-			band := func(i int) uint64 { return uint64(bands.at(i)[b]) }
-			idx := sorter.sort(n, notDup, band, 16)
-			for lo := 0; lo < len(idx); {
-				h := band(int(idx[lo]))
+			keys = sortKeys(keys[:n], count, n, func(i int) (uint64, bool) {
+				return uint64(bands.at(i)[b])<<32 | uint64(i), !dup.has(i)
+			})
+			for lo := 0; lo < len(keys); {
 				hi := lo + 1
-				for hi < len(idx) && band(int(idx[hi])) == h {
+				for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
 					hi++
 				}
 				if hi-lo > 1 {
-					for _, i := range idx[lo:hi] {
-						members = append(members, i)
-						cand.set(int(i))
+					for _, k := range keys[lo:hi] {
+						members = append(members, int32(uint32(k)))
+						cand.set(int(uint32(k)))
 					}
 					ends = append(ends, int32(len(members)))
 				}
@@ -129,9 +129,9 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		}
 	}
 
-	// The band hashes and the sort (52 bytes a row) go before the
+	// The band hashes and the sort buffer (56 bytes a row) go before the
 	// candidates are read.
-	bands, sorter = nil, nil
+	bands, keys, count = nil, nil, nil
 
 	// The candidates' shingle sets, all that the checks below compare,
 	// are read again into one arena; the rest of a row's text (its id,
@@ -268,35 +268,18 @@ func (s *Screen) conflictFindings(clusters []*cluster, texts map[int32]*rowText)
 	return out
 }
 
-// rowSorter lists rows sorted by a key and then by row, in 4 bytes a row
-// (and a bucket's worth of scratch): a counting sort on the key's top 16
-// bits puts the rows in buckets, in row order, and each bucket is then
-// sorted on the whole key.
-type rowSorter struct {
-	idx     []int32
-	count   []int
-	scratch []keyRow
-}
-
-type keyRow struct {
-	key uint64
-	row int32
-}
-
-func newRowSorter(n int) *rowSorter {
-	return &rowSorter{idx: make([]int32, 0, n), count: make([]int, 1<<16)}
-}
-
-// sort returns the rows 0..n-1 for which keep holds (every row when keep
-// is nil), by key(row) and then row; top is the shift that brings the
-// key's top 16 bits down. The result is valid until the next call.
-func (s *rowSorter) sort(n int, keep func(int) bool, key func(int) uint64, top uint) []int32 {
-	count := s.count
+// sortKeys sorts the keys key(i) of the rows i in 0..n-1 for which it
+// reports true into keys (as long as n), ascending, and returns them. The
+// keys are made twice, so that the sort needs no second buffer: once to
+// count them by their top 16 bits (count, 1<<16, is scratch), once to put
+// each in its bucket; each bucket is then sorted in place. The screen puts
+// the row in a key's low bits, so they come out sorted by hash, then row.
+func sortKeys(keys []uint64, count []int, n int, key func(i int) (uint64, bool)) []uint64 {
 	clear(count)
 	m := 0
 	for i := range n {
-		if keep == nil || keep(i) {
-			count[key(i)>>top&0xffff]++
+		if k, ok := key(i); ok {
+			count[k>>48]++
 			m++
 		}
 	}
@@ -305,56 +288,82 @@ func (s *rowSorter) sort(n int, keep func(int) bool, key func(int) uint64, top u
 		count[d] = sum
 		sum += c
 	}
-	idx := s.idx[:m]
+	keys = keys[:m]
 	for i := range n {
-		if keep == nil || keep(i) {
-			d := key(i) >> top & 0xffff
-			idx[count[d]] = int32(i)
-			count[d]++
+		if k, ok := key(i); ok {
+			keys[count[k>>48]] = k
+			count[k>>48]++
 		}
 	}
 	// count[d] is now where bucket d ends.
 	lo := 0
 	for _, hi := range count {
-		if hi-lo > 1 {
-			sc := s.scratch[:0]
-			for _, i := range idx[lo:hi] {
-				sc = append(sc, keyRow{key(int(i)), i})
-			}
-			slices.SortFunc(sc, func(a, b keyRow) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.row, b.row)) })
-			for k, kr := range sc {
-				idx[lo+k] = kr.row
-			}
-			s.scratch = sc
+		switch {
+		case hi-lo > 32:
+			slices.Sort(keys[lo:hi])
+		case hi-lo > 1:
+			insertionSort(keys[lo:hi])
 		}
 		lo = hi
 	}
-	return idx
+	return keys
+}
+
+// insertionSort sorts a short run of keys; a bucket holds about n/65536.
+func insertionSort(keys []uint64) {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for j > 0 && keys[j-1] > k {
+			keys[j] = keys[j-1]
+			j--
+		}
+		keys[j] = k
+	}
 }
 
 // exactGroups joins the rows (0..n-1) whose exact hashes are equal, marks
 // every row but the first of each group in dup and the first
-// clusterCasesShown in named, and returns the first rows.
-func exactGroups(n int, exact func(int) uint64, sorter *rowSorter, uf unionFind, dup, named bitset) []int32 {
-	idx := sorter.sort(n, nil, exact, 48)
-	var groupFirsts []int32
-	for lo := 0; lo < len(idx); {
-		h := exact(int(idx[lo]))
+// clusterCasesShown in named, and returns the first rows. keys (as long
+// as n) and count are sortKeys' buffers.
+//
+// The hashes are sorted with the row index in their low bits (8 bytes a
+// row, not 16); rows whose high bits agree are then told apart on the
+// whole hash.
+func exactGroups(n int, exact func(int) uint64, keys []uint64, count []int, uf unionFind, dup, named bitset) []int32 {
+	shift := uint(bits.Len(uint(n)))
+	mask := uint64(1)<<shift - 1
+	keys = sortKeys(keys, count, n, func(i int) (uint64, bool) { return exact(i)>>shift<<shift | uint64(i), true })
+	var (
+		groupFirsts []int32
+		firsts      []int32 // one row per distinct hash in the run
+		counts      []int   // rows of each
+	)
+	grouped := newBitset(n)
+	for lo := 0; lo < n; {
 		hi := lo + 1
-		for hi < len(idx) && exact(int(idx[hi])) == h {
+		for hi < n && keys[hi]>>shift == keys[lo]>>shift {
 			hi++
 		}
-		if hi-lo > 1 {
-			first := idx[lo]
-			groupFirsts = append(groupFirsts, first)
-			named.set(int(first))
-			for k, i := range idx[lo+1 : hi] {
-				if k+2 <= clusterCasesShown {
-					named.set(int(i))
-				}
-				uf.union(first, i)
-				dup.set(int(i))
+		firsts, counts = firsts[:0], counts[:0]
+		for _, k := range keys[lo:hi] {
+			i := int32(k & mask)
+			h := exact(int(i))
+			f := slices.IndexFunc(firsts, func(f int32) bool { return exact(int(f)) == h })
+			if f < 0 {
+				firsts, counts = append(firsts, i), append(counts, 1)
+				continue
 			}
+			if counts[f]++; counts[f] <= clusterCasesShown {
+				named.set(int(i))
+			}
+			if !grouped.has(int(firsts[f])) {
+				grouped.set(int(firsts[f]))
+				named.set(int(firsts[f]))
+				groupFirsts = append(groupFirsts, firsts[f])
+			}
+			uf.union(firsts[f], i)
+			dup.set(int(i))
 		}
 		lo = hi
 	}

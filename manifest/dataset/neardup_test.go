@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -339,8 +338,8 @@ func TestScreenFileChanged(t *testing.T) {
 }
 
 // TestExactGroups checks the grouping of equal exact hashes, including
-// hashes that agree in the top bits the sort buckets rows by but differ
-// below them.
+// hashes that agree in every bit the sort looks at but differ in the low
+// bits that the row index replaces.
 func TestExactGroups(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -361,8 +360,8 @@ func TestExactGroups(t *testing.T) {
 			wantNamed:  []int{0, 2, 3},
 		},
 		{
-			// 0x101 and 0x102 agree in their top 16 bits (one bucket of
-			// the counting sort), yet differ.
+			// With 4 rows the low 3 bits hold the index: 0x101 and 0x102
+			// agree above them, yet differ.
 			name:       "same high bits, different hashes",
 			exact:      []uint64{0x101, 0x102, 0x101, 0x102},
 			wantFirsts: []int32{0, 1},
@@ -381,7 +380,7 @@ func TestExactGroups(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := len(tt.exact)
 			uf, dup, named := newUnionFind(n), newBitset(n), newBitset(n)
-			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, newRowSorter(n), uf, dup, named)
+			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), make([]int, 1<<16), uf, dup, named)
 			slices.Sort(firsts)
 			if !slices.Equal(firsts, tt.wantFirsts) {
 				t.Errorf("firsts = %v, want %v", firsts, tt.wantFirsts)
@@ -407,39 +406,37 @@ func TestExactGroups(t *testing.T) {
 	}
 }
 
-// TestRowSorter checks the row sort against the standard one: by the key,
-// then the row, over the rows kept, with many ties and keys that agree in
-// their top 16 bits.
-func TestRowSorter(t *testing.T) {
+// TestSortKeys checks the bucket sort against the standard one, over the
+// rows kept, with many keys that agree in their top 16 bits.
+func TestSortKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	for _, tt := range []struct {
 		name string
-		top  uint
-		key  func() uint64
+		key  func(i int) uint64
 	}{
-		{"32-bit keys, few distinct", 16, func() uint64 { return uint64(r.IntN(4))<<30 | uint64(r.IntN(8)) }},
-		{"64-bit keys, same top bits", 48, func() uint64 { return 7<<48 | uint64(r.IntN(50)) }},
-		{"64-bit keys, spread", 48, func() uint64 { return r.Uint64() >> uint(r.IntN(3)) }},
+		{"band hash and row", func(i int) uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(8))<<32 | uint64(i) }},
+		{"same top bits", func(i int) uint64 { return 7<<48 | uint64(r.IntN(50))<<13 | uint64(i) }},
+		{"spread", func(int) uint64 { return r.Uint64() >> uint(r.IntN(3)) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			const n = 5000
 			keys := make([]uint64, n)
 			for i := range keys {
-				keys[i] = tt.key()
+				keys[i] = tt.key(i)
 			}
 			keep := func(i int) bool { return i%7 != 3 }
-			var want []int32
-			for i := range int32(n) {
-				if keep(int(i)) {
-					want = append(want, i)
+			var want []uint64
+			for i, k := range keys {
+				if keep(i) {
+					want = append(want, k)
 				}
 			}
-			slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) })
-			s := newRowSorter(n)
-			for round := range 2 { // the sorter is reused
-				got := s.sort(n, keep, func(i int) uint64 { return keys[i] }, tt.top)
+			slices.Sort(want)
+			buf, count := make([]uint64, n), make([]int, 1<<16)
+			for round := range 2 { // the buffers are reused
+				got := sortKeys(buf, count, n, func(i int) (uint64, bool) { return keys[i], keep(i) })
 				if !slices.Equal(got, want) {
-					t.Errorf("round %d: order differs from a stable sort", round)
+					t.Errorf("round %d: order differs from slices.Sort", round)
 				}
 			}
 		})
