@@ -87,11 +87,11 @@ func isNull(v []byte) bool {
 
 // parseCase reads one dataset line: `{"item": {...}, "sample": {...}?}`,
 // scanning it once.
-func (r *Reader) parseCase(line []byte, n int) (caseRow, error) {
+func (r *Reader) parseCase(st *parseState, line []byte, n int) (caseRow, error) {
 	lineErr := func(key, msg string) error {
 		return &manifest.Error{File: r.file, Line: n, Key: key, Msg: msg}
 	}
-	sc := scanLineKeys(line, "item", &r.keys)
+	sc := scanLineKeys(line, "item", &st.keys)
 	if sc.syntax {
 		top, msg := object(line)
 		if msg != "" {
@@ -157,7 +157,7 @@ func (r *Reader) parseCase(line []byte, n int) (caseRow, error) {
 		rw.Sample = append(json.RawMessage(nil), sample...)
 		rw.SampleFile, rw.SampleLine = r.file, n
 	}
-	r.readFields(&rw)
+	r.readFields(st, &rw)
 	if rw.Unreadable && len(rw.findings) > 0 {
 		rw.findings[0].CaseID = rw.ID
 	}
@@ -213,7 +213,7 @@ func (r *Reader) graderItem(item []byte, fields []member) json.RawMessage {
 // identity); a slice or family of the wrong type is schema_violation (the
 // field is present but has the wrong shape); a label other than 0 or 1 is
 // label_domain. A null slice, family or label counts as absent.
-func (r *Reader) readFields(rw *caseRow) {
+func (r *Reader) readFields(st *parseState, rw *caseRow) {
 	add := func(code, msg string) {
 		rw.findings = append(rw.findings, manifest.Finding{
 			Code: code, Severity: manifest.SeverityHold,
@@ -262,7 +262,7 @@ func (r *Reader) readFields(rw *caseRow) {
 			add(CodeLabelDomain, fmt.Sprintf("item.%s must be 0 or 1, not %s; the label is ignored", f.Label, cutValue(string(bytes.TrimSpace(raw)))))
 		}
 	}
-	r.readLabels(rw, add)
+	r.readLabels(st, rw, add)
 }
 
 // sliceNames reads a slice field: a string, or a list of strings. Empty

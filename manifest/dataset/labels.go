@@ -124,7 +124,6 @@ type labelFold struct {
 	rubric string // rubric.version; "" when the manifest has none
 	cal    manifest.Calibration
 	seed   maphash.Seed
-	names  map[string]string // interned rubric versions and label statuses
 }
 
 func newLabelFold(m *manifest.Manifest, file string) *labelFold {
@@ -142,17 +141,17 @@ func newLabelFold(m *manifest.Manifest, file string) *labelFold {
 // readLabels fills the row's rubric version, label status and reviewer
 // labels, takes the reviewers' score as the label when they agree and no
 // adjudicated label is given, and records the row's label findings.
-func (r *Reader) readLabels(rw *caseRow, add func(code, msg string)) {
+func (r *Reader) readLabels(st *parseState, rw *caseRow, add func(code, msg string)) {
 	f := r.fields
 	if raw, ok := rw.field(f.RubricVersion); ok && !isNull(raw) {
-		if v, isStr := r.labels.intern(raw); isStr {
+		if v, isStr := st.names.intern(raw); isStr {
 			rw.RubricVersion = v
 		} else {
 			add(CodeSchemaViolation, fmt.Sprintf("item.%s must be a string, not %s", f.RubricVersion, jsonKind(raw)))
 		}
 	}
 	if raw, ok := rw.field(f.LabelStatus); ok && !isNull(raw) {
-		if v, isStr := r.labels.intern(raw); isStr {
+		if v, isStr := st.names.intern(raw); isStr {
 			rw.LabelStatus = v
 		} else {
 			add(CodeSchemaViolation, fmt.Sprintf("item.%s must be a string, not %s", f.LabelStatus, jsonKind(raw)))
@@ -374,23 +373,26 @@ func (f *labelFold) reasonHash(raw []byte) uint32 {
 // as one string each; further ones are read row by row.
 const maxInterned = 256
 
+// internTable holds those strings, one table a parsing goroutine.
+type internTable struct{ names map[string]string }
+
 // intern reads a JSON string that many rows repeat (a rubric version, a
 // label status) as one string for all of them: a million rows cost no
 // million strings.
-func (f *labelFold) intern(raw []byte) (string, bool) {
+func (t *internTable) intern(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
 		return stringValue(raw)
 	}
 	text := raw[1 : len(raw)-1]
-	if s, ok := f.names[string(text)]; ok {
+	if s, ok := t.names[string(text)]; ok {
 		return s, true
 	}
 	s := string(text)
-	if f.names == nil {
-		f.names = map[string]string{}
+	if t.names == nil {
+		t.names = map[string]string{}
 	}
-	if len(f.names) < maxInterned {
-		f.names[s] = s
+	if len(t.names) < maxInterned {
+		t.names[s] = s
 	}
 	return s, true
 }

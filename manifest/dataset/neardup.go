@@ -55,8 +55,16 @@ type ScreenConfig struct {
 }
 
 // Screen finds near-duplicate and duplicate rows of a dataset in one pass,
-// in memory linear in the rows with a small constant (72 bytes a row):
-// rows are fed one at a time with Add, and Findings reports clusters.
+// in memory linear in the rows with a small constant (20 bytes a row
+// during the pass): rows are fed one at a time with Add, and Findings
+// reports clusters.
+//
+// The pass keeps, for each row, its line, the hashes of its case id and of
+// its item's bytes, and its label, and reads nothing of its texts; the end
+// phase reads the rows again, on every core, to hash and sign their texts
+// (the exact hash and the band hashes, 56 bytes a row, are held only then,
+// once the reader's case-id table is gone) and keeps the rows that have
+// compared text.
 //
 // Each row's compared texts are cut into 5-word shingles (a text under
 // five words is one shingle) tagged with their field's path, so words
@@ -90,18 +98,14 @@ type Screen struct {
 	// once they are (or when near_duplicates.fields is set).
 	head     []headRow
 	headSize int
-
-	// per-row scratch
-	sig      [sigBins]uint32
-	rowExact uint64
-	rowAny   bool
 }
 
 type headRow struct {
-	line int
-	id   string
-	item []byte
-	lab  rowLabel
+	line   int
+	id     string
+	item   []byte
+	lab    rowLabel
+	verify bool
 }
 
 // rowLabel is a row's label as the screen keeps it: label -1 for none, and
@@ -150,7 +154,6 @@ func NewScreen(cfg ScreenConfig) *Screen {
 	if s.ext.patterns == nil {
 		s.head = []headRow{}
 	}
-	s.ext.onLeaf = s.signLeaf
 	return s
 }
 
@@ -158,24 +161,26 @@ func NewScreen(cfg ScreenConfig) *Screen {
 // blank lines counted), its case id and its item object as read. item is
 // not kept after Add returns.
 func (s *Screen) Add(line int, caseID string, item json.RawMessage) {
-	s.addLabeled(line, caseID, item, rowLabel{label: -1})
+	s.addLabeled(line, caseID, item, rowLabel{label: -1}, true)
 }
 
 // addLabeled is Add with the row's label, so that a cluster whose rows
-// carry different labels can be told.
-func (s *Screen) addLabeled(line int, caseID string, item json.RawMessage, lab rowLabel) {
+// carry different labels can be told. verify says item is the line's own
+// item as written, to be told again when the line is read again (not so
+// for a row the reader could not read, whose item may stand in for it).
+func (s *Screen) addLabeled(line int, caseID string, item json.RawMessage, lab rowLabel, verify bool) {
 	if !s.on {
 		return
 	}
 	if s.head != nil {
-		s.head = append(s.head, headRow{line: line, id: caseID, item: append([]byte(nil), item...), lab: lab})
+		s.head = append(s.head, headRow{line: line, id: caseID, item: append([]byte(nil), item...), lab: lab, verify: verify})
 		s.headSize += len(item)
 		if len(s.head) >= headRows || s.headSize >= headBytes {
 			s.endHead()
 		}
 		return
 	}
-	s.add(line, caseID, item, lab)
+	s.add(line, caseID, item, lab, verify)
 }
 
 // endHead learns the context texts from the rows held so far, then adds
@@ -187,7 +192,7 @@ func (s *Screen) endHead() {
 	rowsWith := map[key]map[uint64]int{}
 	var inRow []key
 	var whole uint64
-	s.ext.all = true
+	s.ext.all, s.ext.exactOnly = true, true
 	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
 		whole += l.exact
 		if l.words >= minTextWords {
@@ -218,42 +223,28 @@ func (s *Screen) endHead() {
 			s.ext.boiler[k] = true
 		}
 	}
-	s.ext.all = false
-	s.ext.onLeaf = s.signLeaf
+	s.ext.all, s.ext.exactOnly = false, false
+	s.ext.onLeaf = nil
 	for _, r := range head {
-		s.add(r.line, r.id, r.item, r.lab)
+		s.add(r.line, r.id, r.item, r.lab, r.verify)
 	}
 }
 
-// add signs one row and stores what the end of the screen needs.
-func (s *Screen) add(line int, caseID string, item []byte, lab rowLabel) {
-	for k := range s.sig {
-		s.sig[k] = emptyBin
-	}
-	s.rowExact, s.rowAny = 0, false
-	if !s.ext.item(item) || !s.rowAny {
-		return // nothing to compare
-	}
+// add stores what the end of the screen needs of one row.
+func (s *Screen) add(line int, caseID string, item []byte, lab rowLabel, verify bool) {
 	r := s.rows.push()
 	r.line = uint32(line)
-	r.exact = s.rowExact | 1 // never 0
 	r.id = uint32(maphash.String(s.idSeed, caseID))
+	if verify {
+		r.item = s.itemHash(item)
+	}
 	r.lab = lab
-	densify(&s.sig)
-	r.bands = bandsOf(&s.sig)
 }
 
-// signLeaf folds one compared text into the row's signature and exact
-// hash.
-func (s *Screen) signLeaf(l *leaf, _ []pathStep) {
-	s.rowAny = true
-	s.rowExact += l.exact
-	for _, h := range l.shingles {
-		bin, v := binOf(h)
-		if v < s.sig[bin] {
-			s.sig[bin] = v
-		}
-	}
+// itemHash is the identity of an item's bytes: never 0, which stands for
+// a row whose item is not told again.
+func (s *Screen) itemHash(item []byte) uint32 {
+	return uint32(maphash.Bytes(s.idSeed, item)) | 1
 }
 
 // unknownFields warns about near_duplicates.fields entries that no item

@@ -316,3 +316,18 @@ func BenchmarkScreen(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSortKeys sorts a million band keys, as the screen's end phase
+// does twelve times.
+func BenchmarkSortKeys(b *testing.B) {
+	const n = 1 << 20
+	r := rand.New(rand.NewPCG(1, 2))
+	band := make([]uint32, n)
+	for i := range band {
+		band[i] = r.Uint32()
+	}
+	keys, count := make([]uint64, n), make([]int, 1<<16)
+	for b.Loop() {
+		sortKeys(keys, count, n, func(i int) (uint64, bool) { return uint64(band[i])<<32 | uint64(i), true })
+	}
+}

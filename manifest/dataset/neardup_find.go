@@ -79,6 +79,15 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	if s.head != nil {
 		s.endHead()
 	}
+	if s.rows.len() == 0 {
+		return s.unknownFields(), nil
+	}
+	// Every row is read again and signed; only the rows with compared
+	// text stay.
+	exact, bands, err := s.signRows()
+	if err != nil {
+		return nil, err
+	}
 	out := s.unknownFields()
 	n := s.rows.len()
 	if n < 2 {
@@ -90,22 +99,19 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// them goes on to the bands.
 	dup := newBitset(n)
 	named := newBitset(n) // rows a finding may name, read again for their ids
-	// Sort buffers, for the exact hashes then each band.
-	keys, tmp, count := make([]uint64, n), make([]uint64, n), make([]int, 1<<16)
-	groupFirsts := exactGroups(n, func(i int) uint64 { return s.rows.at(i).exact }, keys, tmp, count, uf, dup, named)
+	// The sort buffer, for the exact hashes then each band: 8 bytes a row.
+	keys, count := make([]uint64, n), make([]int, 1<<16)
+	groupFirsts := exactGroups(n, func(i int) uint64 { return *exact.at(i) }, keys, count, uf, dup, named)
+	exact = nil
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
 	cand := newBitset(n)
 	var members, ends []int32
 	{
 		for b := range numBands {
-			keys = keys[:0]
-			for i := range n {
-				if !dup.has(i) {
-					keys = append(keys, uint64(s.rows.at(i).bands[b])<<32|uint64(i))
-				}
-			}
-			sortFrom(keys, tmp[:len(keys)], count, 32)
+			keys = sortKeys(keys[:n], count, n, func(i int) (uint64, bool) {
+				return uint64(bands.at(i)[b])<<32 | uint64(i), !dup.has(i)
+			})
 			for lo := 0; lo < len(keys); {
 				hi := lo + 1
 				for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
@@ -123,8 +129,9 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		}
 	}
 
-	// The sort buffers (16 bytes a row) go before the candidates are read.
-	keys, tmp, count = nil, nil, nil
+	// The band hashes and the sort buffer (56 bytes a row) go before the
+	// candidates are read.
+	bands, keys, count = nil, nil, nil
 
 	// The candidates' shingle sets, all that the checks below compare,
 	// are read again into one arena; the rest of a row's text (its id,
@@ -261,52 +268,72 @@ func (s *Screen) conflictFindings(clusters []*cluster, texts map[int32]*rowText)
 	return out
 }
 
-// sortFrom sorts keys by their bits from bit low up, keeping the order of
-// keys that agree in those: a radix sort in passes of 16 bits, with tmp (as
-// long as keys) and count (1<<16) as scratch. The screen builds its keys in
-// row order with the row in the low bits, so they come out sorted by hash,
-// then row, in linear time.
-func sortFrom(keys, tmp []uint64, count []int, low uint) {
-	src, dst := keys, tmp
-	passes := 0
-	for shift := low; shift < 64; shift += 16 {
-		clear(count)
-		for _, k := range src {
-			count[k>>shift&0xffff]++
+// sortKeys sorts the keys key(i) of the rows i in 0..n-1 for which it
+// reports true into keys (as long as n), ascending, and returns them. The
+// keys are made twice, so that the sort needs no second buffer: once to
+// count them by their top 16 bits (count, 1<<16, is scratch), once to put
+// each in its bucket; each bucket is then sorted in place. The screen puts
+// the row in a key's low bits, so they come out sorted by hash, then row.
+func sortKeys(keys []uint64, count []int, n int, key func(i int) (uint64, bool)) []uint64 {
+	clear(count)
+	m := 0
+	for i := range n {
+		if k, ok := key(i); ok {
+			count[k>>48]++
+			m++
 		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
-		}
-		for _, k := range src {
-			d := k >> shift & 0xffff
-			dst[count[d]] = k
-			count[d]++
-		}
-		src, dst = dst, src
-		passes++
 	}
-	if passes%2 == 1 {
-		copy(keys, tmp)
+	sum := 0
+	for d, c := range count {
+		count[d] = sum
+		sum += c
+	}
+	keys = keys[:m]
+	for i := range n {
+		if k, ok := key(i); ok {
+			keys[count[k>>48]] = k
+			count[k>>48]++
+		}
+	}
+	// count[d] is now where bucket d ends.
+	lo := 0
+	for _, hi := range count {
+		switch {
+		case hi-lo > 32:
+			slices.Sort(keys[lo:hi])
+		case hi-lo > 1:
+			insertionSort(keys[lo:hi])
+		}
+		lo = hi
+	}
+	return keys
+}
+
+// insertionSort sorts a short run of keys; a bucket holds about n/65536.
+func insertionSort(keys []uint64) {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for j > 0 && keys[j-1] > k {
+			keys[j] = keys[j-1]
+			j--
+		}
+		keys[j] = k
 	}
 }
 
 // exactGroups joins the rows (0..n-1) whose exact hashes are equal, marks
 // every row but the first of each group in dup and the first
-// clusterCasesShown in named, and returns the first rows. keys is a sort
-// buffer of n.
+// clusterCasesShown in named, and returns the first rows. keys (as long
+// as n) and count are sortKeys' buffers.
 //
 // The hashes are sorted with the row index in their low bits (8 bytes a
 // row, not 16); rows whose high bits agree are then told apart on the
 // whole hash.
-func exactGroups(n int, exact func(int) uint64, keys, tmp []uint64, count []int, uf unionFind, dup, named bitset) []int32 {
+func exactGroups(n int, exact func(int) uint64, keys []uint64, count []int, uf unionFind, dup, named bitset) []int32 {
 	shift := uint(bits.Len(uint(n)))
 	mask := uint64(1)<<shift - 1
-	for i := range n {
-		keys[i] = exact(i)>>shift<<shift | uint64(i)
-	}
-	sortFrom(keys, tmp, count, shift)
+	keys = sortKeys(keys, count, n, func(i int) (uint64, bool) { return exact(i)>>shift<<shift | uint64(i), true })
 	var (
 		groupFirsts []int32
 		firsts      []int32 // one row per distinct hash in the run
@@ -514,74 +541,19 @@ func (s *Screen) shownRows(clusters []*cluster) []int32 {
 	return slices.Compact(rows)
 }
 
-// candidateSets holds the shingle sets of the rows read again, one after
-// the other in chunks of setChunk shingles (a set never straddles two; a
-// larger one has a chunk of its own), so that growing never copies what is
-// held: the set of row rows[k] is chunks[at[k]>>32][uint32(at[k]):][:n[k]].
-type candidateSets struct {
-	rows   []int32 // ascending
-	at     []uint64
-	n      []uint32
-	chunks [][]uint32
-}
-
-const setChunk = 1 << 16
-
-// add appends the next row's set.
-func (c *candidateSets) add(set []uint32) {
-	last := len(c.chunks) - 1
-	if last < 0 || len(c.chunks[last])+len(set) > cap(c.chunks[last]) {
-		c.chunks = append(c.chunks, make([]uint32, 0, max(setChunk, len(set))))
-		last++
-	}
-	c.at = append(c.at, uint64(last)<<32|uint64(len(c.chunks[last])))
-	c.n = append(c.n, uint32(len(set)))
-	c.chunks[last] = append(c.chunks[last], set...)
-}
-
-// of returns row x's set, and whether x was read again.
-func (c *candidateSets) of(x int32) ([]uint32, bool) {
-	k, ok := slices.BinarySearch(c.rows, x)
-	if !ok {
-		return nil, false
-	}
-	at := c.at[k]
-	return c.chunks[at>>32][uint32(at):][:c.n[k]], true
-}
-
-// rereadSets reads the dataset again for the shingle sets of the wanted
-// rows (ascending indexes into s.rows); a row whose texts no longer hash as
-// they did is an error, as in reread.
-func (s *Screen) rereadSets(wanted []int32) (*candidateSets, error) {
-	out := &candidateSets{rows: wanted, at: make([]uint64, 0, len(wanted)), n: make([]uint32, 0, len(wanted))}
-	var rowSet []uint32
-	var sum uint64
-	s.ext.onLeaf = func(l *leaf, _ []pathStep) {
-		sum += l.exact
-		for _, h := range l.shingles {
-			rowSet = append(rowSet, uint32(h^h>>32))
-		}
-	}
-	defer func() { s.ext.onLeaf = s.signLeaf }()
-	err := s.walkRows(wanted, func(_ int32, rec *rowRec, item []byte) error {
-		sum, rowSet = 0, rowSet[:0]
-		if !s.ext.item(item) || sum|1 != rec.exact {
-			return s.changed(rec.line, nil)
-		}
-		slices.Sort(rowSet)
-		out.add(slices.Compact(rowSet))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // walkRows reads the dataset again and calls fn with each wanted row's
 // item, in file order; wanted are indexes into s.rows, in row order.
 func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []byte) error) error {
-	if len(wanted) == 0 {
+	return s.walkLines(len(wanted), func(k int) int32 { return wanted[k] }, func(w int32, rec *rowRec, line []byte) error {
+		return fn(w, rec, objectField(line, "item"))
+	})
+}
+
+// walkLines reads the dataset again and calls fn with each wanted row's
+// line, trimmed, in file order: the wanted rows are at(0) to at(n-1),
+// indexes into s.rows in row order.
+func (s *Screen) walkLines(n int, at func(k int) int32, fn func(w int32, rec *rowRec, line []byte) error) error {
+	if n == 0 {
 		return nil
 	}
 	if s.fsys == nil {
@@ -595,7 +567,8 @@ func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []b
 	br := bufio.NewReaderSize(f, 64<<10)
 	var line []byte
 	lineNo := 1
-	for _, w := range wanted {
+	for k := range n {
+		w := at(k)
 		rec := s.rows.at(int(w))
 		for lineNo < int(rec.line) {
 			if err := skipLine(br); err != nil {
@@ -609,7 +582,7 @@ func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []b
 		}
 		lineNo++
 		data := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
-		if err := fn(w, rec, objectField(data, "item")); err != nil {
+		if err := fn(w, rec, data); err != nil {
 			return err
 		}
 	}
@@ -617,8 +590,9 @@ func (s *Screen) walkRows(wanted []int32, fn func(w int32, rec *rowRec, item []b
 }
 
 // reread reads the dataset again and returns the texts of the wanted rows
-// (indexes into s.rows). A row whose texts no longer hash as they did is
-// an error: the file changed while it was read.
+// (indexes into s.rows). A row whose item is not the one the pass saw, or
+// has no compared text now, is an error: the file changed while it was
+// read.
 func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	texts := make(map[int32]*rowText, len(wanted))
 	if len(wanted) == 0 {
@@ -629,15 +603,15 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 	})
 	interned := map[string]string{}
 	var (
-		cur *rowText
-		sum uint64
+		cur      *rowText
+		compared bool
 	)
 	var (
 		leafSet, rowSet []uint32 // reused row after row
 		pathBuf         []byte
 	)
 	s.ext.onLeaf = func(l *leaf, path []pathStep) {
-		sum += l.exact
+		compared = true
 		leafSet = leafSet[:0]
 		for _, h := range l.shingles {
 			leafSet = append(leafSet, uint32(h^h>>32))
@@ -655,10 +629,9 @@ func (s *Screen) reread(wanted []int32) (map[int32]*rowText, error) {
 		cur.leaves = append(cur.leaves, lt)
 		rowSet = append(rowSet, leafSet...)
 	}
-	defer func() { s.ext.onLeaf = s.signLeaf }()
 	err := s.walkRows(wanted, func(w int32, rec *rowRec, item []byte) error {
-		cur, sum, rowSet = &rowText{}, 0, rowSet[:0]
-		if !s.ext.item(item) || sum|1 != rec.exact {
+		cur, compared, rowSet = &rowText{}, false, rowSet[:0]
+		if !s.ext.item(item) || !compared || !s.same(rec, item) {
 			return s.changed(rec.line, nil)
 		}
 		cur.id = s.caseID(item, rec.line)
@@ -688,6 +661,12 @@ func (s *Screen) caseID(item []byte, line uint32) string {
 		return string(unquote(raw, esc, nil))
 	}
 	return fmt.Sprintf("%s:%d", s.file, line)
+}
+
+// same reports whether item is the item the pass saw in rec's row, as
+// far as it can tell.
+func (s *Screen) same(rec *rowRec, item []byte) bool {
+	return rec.item == 0 || s.itemHash(item) == rec.item
 }
 
 func (s *Screen) changed(line uint32, err error) error {

@@ -159,14 +159,15 @@ func hex4(s []byte) (rune, int) {
 	return r, 4
 }
 
-// objectField returns the value of key in the JSON object data, or nil.
+// objectField returns the value of key in the JSON object data (the last
+// of a repeated key, as the reader and Python take it), or nil.
 func objectField(data []byte, key string) []byte {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil
 	}
 	i = skipSpace(data, i+1)
-	var buf []byte
+	var buf, found []byte
 	for i < len(data) && data[i] == '"' {
 		end, esc := scanString(data, i)
 		if end < 0 {
@@ -183,12 +184,12 @@ func objectField(data []byte, key string) []byte {
 			return nil
 		}
 		if string(k) == key {
-			return data[i:vend]
+			found = data[i:vend] // the last of a repeated key, as the reader takes it
 		}
 		i = skipSpace(data, vend)
 		if i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
 		}
 	}
-	return nil
+	return found
 }

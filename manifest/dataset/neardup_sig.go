@@ -68,14 +68,49 @@ func bandsOf(sig *[sigBins]uint32) [numBands]uint32 {
 	return out
 }
 
-// rowRec is what the screen keeps of a compared row until the end: 64
-// bytes.
+// rowRec is what the screen keeps of a row during the pass: 20 bytes.
+// What its texts are (their exact hash, their band hashes) is learnt in
+// the end phase, which reads the rows again once the case-id table is
+// gone; item tells whether the row is still the one the pass saw.
 type rowRec struct {
-	exact uint64 // sum of the leaves' exact hashes; never 0
-	line  uint32
-	id    uint32 // hash of the case id
-	bands [numBands]uint32
-	lab   rowLabel
+	line uint32
+	id   uint32 // hash of the case id
+	item uint32 // hash of the item's bytes (itemHash); 0: not told again
+	lab  rowLabel
+}
+
+// signer folds a row's compared texts into its MinHash signature and its
+// exact hash; one serves one goroutine.
+type signer struct {
+	sig   [sigBins]uint32
+	exact uint64
+	any   bool
+}
+
+// reset starts a row.
+func (g *signer) reset() {
+	for k := range g.sig {
+		g.sig[k] = emptyBin
+	}
+	g.exact, g.any = 0, false
+}
+
+// leaf folds one compared text.
+func (g *signer) leaf(l *leaf, _ []pathStep) {
+	g.any = true
+	g.exact += l.exact
+	for _, h := range l.shingles {
+		bin, v := binOf(h)
+		if v < g.sig[bin] {
+			g.sig[bin] = v
+		}
+	}
+}
+
+// bands densifies the signature and hashes its bands.
+func (g *signer) bands() [numBands]uint32 {
+	densify(&g.sig)
+	return bandsOf(&g.sig)
 }
 
 // rowStore holds rowRecs in fixed blocks, so growing never copies (nor
@@ -90,6 +125,14 @@ const blockRows = 4096
 func (s *rowStore) len() int { return s.n }
 
 func (s *rowStore) at(i int) *rowRec { return &s.blocks[i/blockRows][i%blockRows] }
+
+// truncate keeps the first n records.
+func (s *rowStore) truncate(n int) {
+	keep := (n + blockRows - 1) / blockRows
+	clear(s.blocks[keep:])
+	s.blocks = s.blocks[:keep]
+	s.n = n
+}
 
 func (s *rowStore) push() *rowRec {
 	if s.n%blockRows == 0 {

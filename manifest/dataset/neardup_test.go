@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -339,8 +338,8 @@ func TestScreenFileChanged(t *testing.T) {
 }
 
 // TestExactGroups checks the grouping of equal exact hashes, including
-// hashes that agree in every bit the sort looks at first but differ in the
-// low bits that the row index replaces.
+// hashes that agree in every bit the sort looks at but differ in the low
+// bits that the row index replaces.
 func TestExactGroups(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -381,7 +380,7 @@ func TestExactGroups(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := len(tt.exact)
 			uf, dup, named := newUnionFind(n), newBitset(n), newBitset(n)
-			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), make([]uint64, n), make([]int, 1<<16), uf, dup, named)
+			firsts := exactGroups(n, func(i int) uint64 { return tt.exact[i] }, make([]uint64, n), make([]int, 1<<16), uf, dup, named)
 			slices.Sort(firsts)
 			if !slices.Equal(firsts, tt.wantFirsts) {
 				t.Errorf("firsts = %v, want %v", firsts, tt.wantFirsts)
@@ -407,23 +406,40 @@ func TestExactGroups(t *testing.T) {
 	}
 }
 
-// TestSortFrom checks the radix sort against the standard one: by the bits
-// from low up, and stable.
-func TestSortFrom(t *testing.T) {
+// TestSortKeys checks the bucket sort against the standard one, over the
+// rows kept, with many keys that agree in their top 16 bits.
+func TestSortKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	for _, low := range []uint{0, 7, 20, 32} {
-		keys := make([]uint64, 5000)
-		for i := range keys {
-			// Few distinct parts above low, spread over two passes, so
-			// that ties are many; the row below low shows the order kept.
-			keys[i] = uint64(r.IntN(4))<<(low+30) | uint64(r.IntN(8))<<low | uint64(i)&(1<<low-1)
-		}
-		want := slices.Clone(keys)
-		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>low, b>>low) })
-		sortFrom(keys, make([]uint64, len(keys)), make([]int, 1<<16), low)
-		if !slices.Equal(keys, want) {
-			t.Errorf("low %d: radix order differs from a stable sort", low)
-		}
+	for _, tt := range []struct {
+		name string
+		key  func(i int) uint64
+	}{
+		{"band hash and row", func(i int) uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(8))<<32 | uint64(i) }},
+		{"same top bits", func(i int) uint64 { return 7<<48 | uint64(r.IntN(50))<<13 | uint64(i) }},
+		{"spread", func(int) uint64 { return r.Uint64() >> uint(r.IntN(3)) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			const n = 5000
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = tt.key(i)
+			}
+			keep := func(i int) bool { return i%7 != 3 }
+			var want []uint64
+			for i, k := range keys {
+				if keep(i) {
+					want = append(want, k)
+				}
+			}
+			slices.Sort(want)
+			buf, count := make([]uint64, n), make([]int, 1<<16)
+			for round := range 2 { // the buffers are reused
+				got := sortKeys(buf, count, n, func(i int) (uint64, bool) { return keys[i], keep(i) })
+				if !slices.Equal(got, want) {
+					t.Errorf("round %d: order differs from slices.Sort", round)
+				}
+			}
+		})
 	}
 }
 
@@ -528,5 +544,50 @@ func TestSplitWords(t *testing.T) {
 	long, _ := e.splitWords([]byte("teapot and a long tail of words"))
 	if short[0] != long[0] {
 		t.Error(`"teapot" hashes differently at the end of a text`)
+	}
+}
+
+// The end phase reads every row again: a row is found again however its
+// line is written (spaces, the sample first, a repeated item key, CRLF
+// endings, a byte order mark, blank lines), and the row the reader took
+// is the one compared.
+func TestScreenRereadsRowsAsRead(t *testing.T) {
+	const text = "please cancel the order for the blue teapot today"
+	for _, tt := range []struct {
+		name  string
+		lines []string
+		want  int // cases in the one cluster
+	}{
+		{"plain", []string{
+			`{"item": {"case_id": "a", "request": "` + text + `"}}`,
+			`{"item": {"case_id": "b", "request": "` + text + `"}}`,
+		}, 2},
+		{"spaces and the sample first", []string{
+			"\ufeff" + `{ "sample" : {"output_text": "x"} , "item" : { "case_id" : "a" , "request" : "` + text + `" } }`,
+			``,
+			`   {"item":{"case_id":"b","request":"` + text + `"},"sample":{"output_text":"y"}}` + "\r",
+		}, 2},
+		{"a repeated item key: the last counts", []string{
+			`{"item": {"case_id": "a", "request": "` + text + `"}}`,
+			`{"item": {"case_id": "b", "request": "something else entirely, nothing like the first row"}, "item": {"case_id": "b", "request": "` + text + `"}}`,
+			`{"item": {"case_id": "c", "request": "` + text + `"}, "item": {"case_id": "c", "request": "a text of its own that no other row has written"}}`,
+		}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n") + "\n")}}
+			set, err := Load(files, testManifest("."))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []manifest.Finding
+			for _, f := range set.Findings {
+				if f.Code == CodeNearDuplicate {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0].Message, fmt.Sprintf("%d cases have the same text", tt.want)) {
+				t.Errorf("near-duplicate findings %+v, want one cluster of %d", got, tt.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package dataset
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"maps"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -50,6 +51,9 @@ type extractor struct {
 	// all passes on every string outside the skipped fields, short or
 	// context, to learn the context texts.
 	all bool
+	// exactOnly leaves a leaf's shingles out, for a pass that needs only
+	// its hashes.
+	exactOnly bool
 
 	path   []pathStep
 	words  []uint64
@@ -59,6 +63,17 @@ type extractor struct {
 	// onLeaf receives each compared string; path is valid during the call.
 	onLeaf func(l *leaf, path []pathStep)
 	cur    leaf
+}
+
+// clone returns an extractor with the same rules and context texts, and
+// buffers of its own, for another goroutine; it passes on shingles.
+func (e *extractor) clone() *extractor {
+	c := &extractor{skip: e.skip, patterns: e.patterns, seen: make([]bool, len(e.seen)),
+		boiler: e.boiler, rawSeed: e.rawSeed, all: e.all}
+	if e.boilerRaw != nil {
+		c.boilerRaw = maps.Clone(e.boilerRaw)
+	}
+	return c
 }
 
 // item walks one item object and calls onLeaf for each compared string.
@@ -228,6 +243,9 @@ func (e *extractor) text(s []byte) {
 	l.exact = mix64(concretePathHash(e.path) ^ mix64(exact))
 	l.shingles = l.shingles[:0]
 	n := max(1, len(words)-shingleWords+1)
+	if e.exactOnly {
+		n = 0
+	}
 	for i := range n {
 		h := tag
 		for k, w := range words[i:min(i+shingleWords, len(words))] {

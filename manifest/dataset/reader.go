@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
@@ -40,8 +41,14 @@ type Reader struct {
 
 	cases     *lineReader
 	casesFile *input.File
-	samples   *sampleJoin
-	schema    *itemSchema
+	// Lines read ahead and being parsed (parse.go): ahead in file order,
+	// cur the batch Next is folding, free the batches to reuse.
+	ahead, free []*lineBatch
+	cur         *lineBatch
+	curAt       int
+	linesDone   bool
+	samples     *sampleJoin
+	schema      *itemSchema
 
 	caseErrs  problems
 	schemaErr error
@@ -55,13 +62,13 @@ type Reader struct {
 	dupLines   map[string][]int
 	controls   map[string]*controlCount
 	findings   findingList
-	keys       keyTable
 	screen     *nearScreen
 	labels     *labelFold
 	unknown    *unknownFields // nil without a schema that declares fields
 	sliceNames sliceTally
 	labeled    bool // a row has the label field
 	done       bool
+	pinSums    []pinSum
 	// Unpinned, when set, names the pinned file (dataset.sha256,
 	// samples.sha256) whose bytes differ from its pin: nothing was read.
 	Unpinned string
@@ -211,7 +218,7 @@ func (r *Reader) Failed() bool {
 // once the file is read.
 func (r *Reader) Next() (c Case, ok bool) {
 	for !r.done {
-		line, n, _, ok := r.cases.next()
+		bl, p, ok := r.nextParsed()
 		if !ok {
 			r.done = true
 			if r.cases.err != nil {
@@ -220,18 +227,19 @@ func (r *Reader) Next() (c Case, ok bool) {
 			}
 			break
 		}
-		if r.cases.over > 0 {
-			r.caseErrs.add(lineTooLong(r.file, n, r.cases))
+		if bl.over > 0 {
+			r.caseErrs.add(r.tooLong(bl))
 			continue
 		}
-		row, err := r.parseCase(line, n)
-		if err != nil {
-			r.caseErrs.add(err)
+		if p.err != nil {
+			r.caseErrs.add(p.err)
 			continue
 		}
 		r.rows++
-		r.fold(&row)
-		return row.Case, true
+		r.fold(&p.row)
+		c := p.row.Case
+		p.row = caseRow{}
+		return c, true
 	}
 	return Case{}, false
 }
@@ -398,7 +406,6 @@ func (r *Reader) Close() (*Summary, error) {
 	}
 	if !r.closed {
 		r.closed = true
-		r.screen.finish()
 		if r.casesFile != nil {
 			r.casesFile.Close()
 		}
@@ -565,34 +572,71 @@ func compactValid(dst, src []byte) []byte {
 // checkPins hashes the dataset and the samples file, each when it is
 // pinned (the manifest requires dataset.sha256), before a line of either is
 // parsed, and sets Unpinned to the key of the first whose bytes differ from
-// its pin.
+// its pin. The two files are hashed at the same time, each on a goroutine
+// of its own; what they showed is judged in that order.
 func (r *Reader) checkPins(fsys fs.FS) error {
-	var files []struct{ key, file, pin string }
+	type pinned struct {
+		key, file, pin string
+		sum            string
+		err            error
+	}
+	var files []*pinned
 	if r.m.Dataset.SHA256 != "" {
-		files = append(files, struct{ key, file, pin string }{"dataset.sha256", r.file, r.m.Dataset.SHA256})
+		files = append(files, &pinned{key: "dataset.sha256", file: r.file, pin: r.m.Dataset.SHA256})
 	}
 	if s := r.m.Samples; s != nil && s.SHA256 != "" {
-		files = append(files, struct{ key, file, pin string }{"samples.sha256", path.Join(r.m.Dir, s.Path), s.SHA256})
+		files = append(files, &pinned{key: "samples.sha256", file: path.Join(r.m.Dir, s.Path), pin: s.SHA256})
 	}
+	var wg sync.WaitGroup
 	for _, f := range files {
-		key := strings.TrimSuffix(f.key, ".sha256") + ".path"
-		kind := input.ForKey(key)
-		file, err := input.Open(fsys, f.file, kind, r.m.Limits.Of(kind))
-		if err != nil {
-			_, err = openFile(fsys, f.file, r.m, key)
-			return err
+		wg.Go(func() {
+			key := strings.TrimSuffix(f.key, ".sha256") + ".path"
+			kind := input.ForKey(key)
+			file, err := input.Open(fsys, f.file, kind, r.m.Limits.Of(kind))
+			if err != nil {
+				_, f.err = openFile(fsys, f.file, r.m, key)
+				return
+			}
+			defer file.Close()
+			sum, err := manifest.Digest(file)
+			if err != nil {
+				f.err = &manifest.Error{File: f.file, Msg: "cannot read: " + err.Error(), Err: err}
+				return
+			}
+			f.sum = sum
+		})
+	}
+	wg.Wait()
+	for _, f := range files {
+		if f.err != nil {
+			return f.err
 		}
-		sum, err := manifest.Digest(file)
-		file.Close()
-		if err != nil {
-			return &manifest.Error{File: f.file, Msg: "cannot read: " + err.Error(), Err: err}
-		}
-		if sum != strings.ToLower(manifest.NormalizeDigest(strings.TrimSpace(f.pin))) {
+		r.pinSums = append(r.pinSums, pinSum{strings.TrimSuffix(f.key, ".sha256"), "sha256:" + f.sum})
+		if f.sum != strings.ToLower(manifest.NormalizeDigest(strings.TrimSpace(f.pin))) {
 			r.Unpinned = f.key
 			return nil
 		}
 	}
 	return nil
+}
+
+// pinSum is the digest of a pinned file's bytes as checkPins read them.
+type pinSum struct{ name, sum string }
+
+// PinnedDigests returns the digests ("sha256:<hex>") of the dataset and
+// the samples file as Open hashed them against their pins, each "" when
+// it was not hashed (not pinned, unreadable, or after a file whose bytes
+// differ from its pin).
+func (r *Reader) PinnedDigests() (dataset, samples string) {
+	for _, p := range r.pinSums {
+		switch p.name {
+		case "dataset":
+			dataset = p.sum
+		case "samples":
+			samples = p.sum
+		}
+	}
+	return dataset, samples
 }
 
 // lineTooLong is the input error of a line the reader skipped as too long.
