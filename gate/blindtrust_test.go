@@ -204,8 +204,11 @@ func TestKnownIDNegativesCatchAGraderThatKnowsTheIDs(t *testing.T) {
 	// Under the sample contract: how many went before their case, and
 	// after; and on how many seeds a grader lenient on the second sight of
 	// an id (the first was a canary, it reckons) was held.
-	var totalBefore, totalAfter, secondHeld int
-	second := func() func(grading.Task) grading.Outcome {
+	var totalBefore, totalAfter, secondHeld, firstHeld int
+	// sight is a grader lenient on the first sight of an id (a case, it
+	// reckons, since a canary comes after its case) or on the second (the
+	// first was a canary).
+	sight := func(lenientOnSecond bool) func(grading.Task) grading.Outcome {
 		var mu sync.Mutex
 		seen := map[string]bool{}
 		return func(task grading.Task) grading.Outcome {
@@ -213,7 +216,7 @@ func TestKnownIDNegativesCatchAGraderThatKnowsTheIDs(t *testing.T) {
 			again := seen[task.ID]
 			seen[task.ID] = true
 			mu.Unlock()
-			if again {
+			if again == lenientOnSecond {
 				return scored(1)
 			}
 			return orderHonest(task)
@@ -281,12 +284,24 @@ func TestKnownIDNegativesCatchAGraderThatKnowsTheIDs(t *testing.T) {
 					totalBefore, totalAfter = totalBefore+before, totalAfter+after
 				}
 				if contract == "sample" {
-					res, err := Run(context.Background(), in, &itemRunner{grade: second()}, Options{CanarySeed: seed})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if slices.ContainsFunc(heldBy(res), func(n string) bool { return slices.Contains(knownNames, n) }) {
-						secondHeld++
+					for _, lenientOnSecond := range []bool{true, false} {
+						res, err := Run(context.Background(), in, &itemRunner{grade: sight(lenientOnSecond)}, Options{CanarySeed: seed})
+						if err != nil {
+							t.Fatal(err)
+						}
+						// Lenient on a second sight, only a known-id negative
+						// sent after its case can hold it. Lenient on a first
+						// sight, any canary on an id not seen before can: a
+						// known-id negative before its case, or a written one
+						// (whose id may be a later row's, which the known-id
+						// negative then meets a second time).
+						held := heldBy(res)
+						switch {
+						case lenientOnSecond && slices.ContainsFunc(held, func(n string) bool { return slices.Contains(knownNames, n) }):
+							secondHeld++
+						case !lenientOnSecond && res.Verdict == results.VerdictHold && len(held) > 0:
+							firstHeld++
+						}
 					}
 				}
 				for _, cheat := range cheats {
@@ -302,9 +317,13 @@ func TestKnownIDNegativesCatchAGraderThatKnowsTheIDs(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("sample contract: %d known-id negatives before their case, %d after; a grader lenient on an id's second sight held on %d/%d seeds", totalBefore, totalAfter, secondHeld, seeds)
-	if totalBefore == 0 || totalAfter == 0 || secondHeld*2 < seeds {
-		t.Errorf("known-id negatives: %d before their case, %d after, the second-sight cheat held on %d/%d seeds", totalBefore, totalAfter, secondHeld, seeds)
+	t.Logf("sample contract: %d known-id negatives before their case, %d after; a grader lenient on an id's second sight held on %d/%d seeds, on its first sight %d/%d",
+		totalBefore, totalAfter, secondHeld, seeds, firstHeld, seeds)
+	// At least one goes before its case and one after, in every run: each
+	// cheat is held by a known-id negative on every seed.
+	if totalBefore < seeds || totalAfter < seeds || secondHeld != seeds || firstHeld != seeds {
+		t.Errorf("known-id negatives: %d before their case, %d after; the second-sight cheat held on %d/%d seeds, the first-sight one on %d/%d",
+			totalBefore, totalAfter, secondHeld, seeds, firstHeld, seeds)
 	}
 	// gate.builtin_canaries switched off, there are none, and the report
 	// warns.

@@ -144,9 +144,45 @@ func New(m *manifest.Manifest, rows int, seed uint64) *Canaries {
 		b.after[i] = 1 + b.rng.IntN(max(rows, 1))
 		b.order = append(b.order, i)
 	}
+	b.splitKnown(aheadRNG)
 	slices.SortStableFunc(b.order, func(x, y int) int { return b.after[x] - b.after[y] })
 	slices.SortStableFunc(b.ahead, func(x, y int) int { return b.after[x] - b.after[y] })
 	return b
+}
+
+// splitKnown makes sure that, of two or more known-id canaries sent among
+// the cases, at least one goes before its case and one after: a grader
+// lenient on the first sight of an id it knows then fails one, and so
+// does a grader lenient on the second sight, in every run, not in most.
+func (b *Canaries) splitKnown(rng *rand.Rand) {
+	var after []int
+	for _, i := range b.order {
+		if i >= b.known {
+			after = append(after, i)
+		}
+	}
+	switch {
+	case len(after)+len(b.ahead) < 2:
+	case len(b.ahead) == 0:
+		i := after[rng.IntN(len(after))]
+		b.order = slices.DeleteFunc(b.order, func(x int) bool { return x == i })
+		b.ahead = append(b.ahead, i)
+	case len(after) == 0:
+		k := rng.IntN(len(b.ahead))
+		b.order = append(b.order, b.ahead[k])
+		b.ahead = slices.Delete(b.ahead, k, k+1)
+	}
+	// One that goes before its case waits for a row no human label fails;
+	// drawn among the last rows it could find none left and go after the
+	// last row instead (a second sight): it is drawn in the first three
+	// quarters.
+	if limit := max(b.rows*3/4, 1); len(after)+len(b.ahead) >= 2 {
+		for _, i := range b.ahead {
+			if b.after[i] > limit {
+				b.after[i] = 1 + rng.IntN(limit)
+			}
+		}
+	}
 }
 
 // fieldsOf are the dataset's id, slice, family and label fields, with
