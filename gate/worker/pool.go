@@ -93,6 +93,10 @@ type Pool struct {
 	// pristine is the init line of a process that loads no grader, for
 	// Fork to fork variants from.
 	pristine []byte
+	// coalesce: the processes send their common answers together (see
+	// worker.py's serve), so a process that dies may take answers of cases
+	// it finished with it (session grades those again).
+	coalesce bool
 
 	// commands is the folder first on the graders' PATH, holding python
 	// (pathbin.go); "" for a forked pool, whose processes are its parent's.
@@ -185,6 +189,13 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.MKA1 != nil {
 		fields["mka1"] = cfg.MKA1
 	}
+	// Answers go out together unless a case's answer must never be
+	// graded twice (model calls are made and paid for), or cases run in
+	// forked children.
+	coalesce := cfg.Isolation == IsolationWorker && cfg.Broker == nil
+	if coalesce {
+		fields["coalesce"] = true
+	}
 	initMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
@@ -193,6 +204,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	// grader: a variant's child begins where the grader's own process
 	// began, not from what loading (and grading) did to it.
 	fields["source"], fields["pristine"] = []byte{}, true
+	delete(fields, "coalesce")
 	pristineMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
@@ -206,6 +218,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		argv:     append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
 		init:     append(initMsg, '\n'),
 		pristine: append(pristineMsg, '\n'),
+		coalesce: coalesce,
 		tokens:   make(chan struct{}, cfg.Workers),
 		live:     map[*proc]bool{},
 	}

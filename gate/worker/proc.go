@@ -30,6 +30,7 @@ var endMarker = []byte("\x00gradegate-end:")
 type segment struct {
 	id  int64
 	out bounded
+	at  time.Time // when its end marker was read
 }
 
 // proc is one running worker process and the parent's ends of its pipes.
@@ -335,6 +336,7 @@ func (pr *proc) scanOutput(data []byte) {
 		data = append(pr.carry, data...)
 		pr.carry = nil
 	}
+	var now time.Time
 	for len(data) > 0 {
 		i := bytes.Index(data, endMarker)
 		if i < 0 {
@@ -370,7 +372,10 @@ func (pr *proc) scanOutput(data []byte) {
 			data = data[i+1:]
 			continue
 		}
-		pr.segs = append(pr.segs, segment{id: id, out: pr.cur})
+		if now.IsZero() {
+			now = time.Now()
+		}
+		pr.segs = append(pr.segs, segment{id: id, out: pr.cur, at: now})
 		pr.cur = bounded{limit: pr.limit}
 		data = rest[nl+1:]
 	}
@@ -391,6 +396,23 @@ func (pr *proc) takeOutput(id int64) {
 	pr.segs = pr.segs[:0]
 	pr.output.merge(pr.cur)
 	pr.cur.reset()
+}
+
+// finished counts the requests at the head of reqs that ended in the
+// process (their end marker came) without their answer, stopping at one
+// marked exact, whose answer is never held back. at is when the last of
+// their markers was read.
+func (pr *proc) finished(reqs []*request) (n int, at time.Time) {
+	for _, sg := range pr.segs {
+		if n == len(reqs) || reqs[n].exact {
+			break
+		}
+		if sg.id == reqs[n].id {
+			n++
+			at = sg.at
+		}
+	}
+	return n, at
 }
 
 // resetOutput forgets fd 1/2 output not yet claimed.

@@ -42,9 +42,22 @@ type request struct {
 	ids   []string // their task ids, for messages
 	line  []byte
 	batch bool
+	// exact: the worker answers it at once, never held back with others
+	// (asExact).
+	exact bool
 	// queued is when the request was handed to the process; with the time
 	// of the previous answer it gives the moment its case started.
 	queued time.Time
+}
+
+// asExact marks r to be answered as soon as it ends, after the answers
+// held back before it: a case graded again because its process died with
+// its answer unsent is then either answered or the one that died.
+func (r *request) asExact() {
+	if !r.exact {
+		r.line = append([]byte(`{"exact":1,`), r.line[1:]...)
+		r.exact = true
+	}
 }
 
 // limit is the longest response line the request may get.

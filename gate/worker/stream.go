@@ -66,6 +66,10 @@ type window struct {
 	reqs     []*request
 	bytes    int
 	answered time.Time // the last answer, or the process becoming ready
+	// floor is when the end marker of the last case known to have ended
+	// without its answer came (see finished): the case after it started
+	// no earlier.
+	floor time.Time
 }
 
 func (w *window) push(r *request) {
@@ -84,11 +88,14 @@ func (w *window) pop() *request {
 // started is when the oldest request's case started: not before the
 // previous answer, nor before it was handed over.
 func (w *window) started() time.Time {
-	h := w.reqs[0]
-	if h.queued.After(w.answered) {
-		return h.queued
+	t := w.reqs[0].queued
+	if w.answered.After(t) {
+		t = w.answered
 	}
-	return w.answered
+	if w.floor.After(t) {
+		t = w.floor
+	}
+	return t
 }
 
 // serve grades requests on slot s until reqs closes or ctx ends, starting
@@ -244,6 +251,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		}
 
 		var report *response // a zygote's account of its child's end
+		diskFull := false
 		deadline := w.started().Add(p.timeout())
 		ev := pr.pump(&pending, deadline, w.reqs[0].limit(p.cfg.OutputLimit))
 		// Answers first: whatever the process managed to write counts.
@@ -287,6 +295,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				// and answered before the guard's own measure: the guard
 				// killed the group, and the case is the one that did it.
 				ev = died
+				diskFull = true
 				break
 			}
 			w.pop()
@@ -319,6 +328,15 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		if ev == alive {
 			continue
 		}
+		if ev == timedOut && p.coalesce {
+			if k, at := pr.finished(w.reqs); k > 0 && time.Until(at.Add(p.timeout())) > 0 {
+				// The head ended and its answer waits in the process
+				// with others: the case running is a later one, started
+				// when the last of those ended.
+				w.floor = at
+				continue
+			}
+		}
 		if ev == died && len(w.reqs) == 0 {
 			// It died between cases, having answered everything it was
 			// sent: nothing to blame it on.
@@ -339,6 +357,15 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			pr.kill()
 			pr.drainOutput()
 		}
+		var again []*request // cases that ended with their answers unsent
+		if p.coalesce && report == nil && !diskFull && ev != garbled {
+			again, head, elapsed = p.unsent(pr, &w, head, elapsed)
+			if head == nil {
+				// Every case sent ended: the process died before sending
+				// their answers, and none of them is known to be the cause.
+				return append(again, retry...), closed, p.retire(s)
+			}
+		}
 		pr.takeOutput(head.id)
 		var o grading.Outcome
 		if report != nil {
@@ -358,8 +385,34 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		for _, seq := range head.seqs {
 			deliver(seq, o)
 		}
-		return giveBack(), closed, stopErr
+		return append(again, giveBack()...), closed, stopErr
 	}
+}
+
+// unsent sorts out the window of a process that died or timed out under
+// coalesce, head first: the cases at its head whose end markers came ended
+// in the process, and their answers were lost with it; they are graded
+// again, each answered as soon as it ends (asExact). The case after them is
+// the one the process was running: it is returned as the new head (nil
+// when every case ended), with the time since it started, and the output of
+// the cases before it is dropped. The rest stay in w.
+func (p *Pool) unsent(pr *proc, w *window, head *request, elapsed time.Duration) (again []*request, running *request, d time.Duration) {
+	reqs := append([]*request{head}, w.reqs...)
+	k, at := pr.finished(reqs)
+	if k == 0 {
+		return nil, head, elapsed
+	}
+	again = reqs[:k:k]
+	for _, r := range again {
+		r.asExact()
+	}
+	pr.takeOutput(again[k-1].id)
+	if k == len(reqs) {
+		w.reqs = w.reqs[:0]
+		return again, nil, 0
+	}
+	w.reqs = reqs[k+1:]
+	return again, reqs[k], time.Since(at)
 }
 
 func caseNames(ids []string) string {
