@@ -116,10 +116,14 @@ type Pool struct {
 	// is then the fork request.
 	parent *Pool
 
-	// Counters for tests and benchmarks: processes started, and the most
-	// bytes of response pipe any process made the pool buffer.
+	// Counters for tests and benchmarks: processes started, the most
+	// bytes of response pipe any process made the pool buffer, and cases
+	// graded again.
 	starts       atomic.Int64
 	peakBuffered atomic.Int64
+	// gradedAgain counts cases graded again because their process died
+	// with their answers unsent (unsent).
+	gradedAgain atomic.Int64
 }
 
 // slot is one concurrency unit: the process currently serving it and, near

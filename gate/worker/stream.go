@@ -290,7 +290,14 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			}
 			now := time.Now()
 			elapsed := now.Sub(w.started())
-			if pr.guard.CheckDisk(elapsed >= diskCheckAfter) != nil {
+			long := elapsed >= diskCheckAfter
+			if p.coalesce && r.T > 0 {
+				// Answers come together: the gate's clock gives the
+				// first of them the time of all, the worker's gives each
+				// its own.
+				long = time.Duration(r.T*float64(time.Millisecond)) >= diskCheckAfter
+			}
+			if pr.guard.CheckDisk(long) != nil {
 				// The case filled its scratch directory past the budget
 				// and answered before the guard's own measure: the guard
 				// killed the group, and the case is the one that did it.
@@ -357,6 +364,18 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			pr.kill()
 			pr.drainOutput()
 		}
+		if p.coalesce && ev == garbled && !head.exact {
+			// A line out of protocol in front of answers held back: any
+			// case still unanswered may have written it. They are graded
+			// again, each answered as soon as it ends, which puts such a
+			// line in front of its own case's answer.
+			again := append([]*request{head}, w.reqs...)
+			for _, r := range again {
+				r.asExact()
+			}
+			p.gradedAgain.Add(int64(len(again)))
+			return append(again, retry...), closed, p.retire(s)
+		}
 		var again []*request // cases that ended with their answers unsent
 		if p.coalesce && report == nil && !diskFull && ev != garbled {
 			again, head, elapsed = p.unsent(pr, &w, head, elapsed)
@@ -403,6 +422,7 @@ func (p *Pool) unsent(pr *proc, w *window, head *request, elapsed time.Duration)
 		return nil, head, elapsed
 	}
 	again = reqs[:k:k]
+	p.gradedAgain.Add(int64(k))
 	for _, r := range again {
 		r.asExact()
 	}
