@@ -93,9 +93,8 @@ type Pool struct {
 	// pristine is the init line of a process that loads no grader, for
 	// Fork to fork variants from.
 	pristine []byte
-	// coalesce: the processes send their common answers together (see
-	// worker.py's serve), so a process that dies may take answers of cases
-	// it finished with it (session grades those again).
+	// coalesce: the processes send their common answers together unless
+	// the grader takes ctx (see proc.coalesce).
 	coalesce bool
 
 	// commands is the folder first on the graders' PATH, holding python
@@ -193,10 +192,10 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.MKA1 != nil {
 		fields["mka1"] = cfg.MKA1
 	}
-	// Answers go out together unless a case's answer must never be
-	// graded twice (model calls are made and paid for), or cases run in
-	// forked children.
-	coalesce := cfg.Isolation == IsolationWorker && cfg.Broker == nil
+	// Answers go out together unless cases run in forked children, or
+	// (the worker knows once the grader loaded) a case must never be
+	// graded twice: a grade that takes ctx makes model calls.
+	coalesce := cfg.Isolation == IsolationWorker
 	if coalesce {
 		fields["coalesce"] = true
 	}
@@ -602,6 +601,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
 			pr.takesCtx = r.Ctx
+			pr.coalesce = p.coalesce && !r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}

@@ -53,6 +53,10 @@ type proc struct {
 	calls   *callServer    // serves the grader's model calls; nil: none
 	// takesCtx: the loaded grader takes ctx, so its requests may call.
 	takesCtx bool
+	// coalesce: the process sends its common answers together (see
+	// worker.py's serve), so when it dies it may take answers of cases it
+	// finished with it (session grades those again).
+	coalesce bool
 
 	respBuf []byte
 	readBuf []byte // scratch for reads, allocated once per process
@@ -386,13 +390,21 @@ func (pr *proc) scanOutput(data []byte) {
 // died or was stopped in the middle of it).
 func (pr *proc) takeOutput(id int64) {
 	pr.output.reset()
-	for k, sg := range pr.segs {
+	for k := range pr.segs {
+		sg := &pr.segs[k]
 		pr.output.merge(sg.out)
 		if sg.id == id {
-			pr.segs = append(pr.segs[:0], pr.segs[k+1:]...)
+			// From the front: answers held back come many at a time,
+			// and their segments with them.
+			clear(pr.segs[:k+1])
+			pr.segs = pr.segs[k+1:]
+			if len(pr.segs) == 0 {
+				pr.segs = pr.segs[:0:0]
+			}
 			return
 		}
 	}
+	clear(pr.segs)
 	pr.segs = pr.segs[:0]
 	pr.output.merge(pr.cur)
 	pr.cur.reset()

@@ -187,6 +187,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 
 	var w window
 	w.answered = time.Now()
+	var answer response // each answer in turn, read into one place
 	var pending []byte // request bytes not yet written
 
 	// fill tops the window up, first from retry, then from reqs without
@@ -261,10 +262,10 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				break
 			}
 			head := w.reqs[0]
-			var r *response
+			r := &answer
 			var err error
 			if !tooLong {
-				r, err = parseResponse(line, head.id)
+				err = parseResponseInto(line, head.id, r)
 			}
 			if tooLong || err != nil {
 				ev = garbled
@@ -291,7 +292,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			now := time.Now()
 			elapsed := now.Sub(w.started())
 			long := elapsed >= diskCheckAfter
-			if p.coalesce && r.T > 0 {
+			if pr.coalesce && r.T > 0 {
 				// Answers come together: the gate's clock gives the
 				// first of them the time of all, the worker's gives each
 				// its own.
@@ -335,7 +336,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		if ev == alive {
 			continue
 		}
-		if ev == timedOut && p.coalesce {
+		if ev == timedOut && pr.coalesce {
 			if k, at := pr.finished(w.reqs); k > 0 && time.Until(at.Add(p.timeout())) > 0 {
 				// The head ended and its answer waits in the process
 				// with others: the case running is a later one, started
@@ -364,7 +365,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			pr.kill()
 			pr.drainOutput()
 		}
-		if p.coalesce && ev == garbled && !head.exact {
+		if pr.coalesce && ev == garbled && !head.exact {
 			// A line out of protocol in front of answers held back: any
 			// case still unanswered may have written it. They are graded
 			// again, each answered as soon as it ends, which puts such a
@@ -377,7 +378,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			return append(again, retry...), closed, p.retire(s)
 		}
 		var again []*request // cases that ended with their answers unsent
-		if p.coalesce && report == nil && !diskFull && ev != garbled {
+		if pr.coalesce && report == nil && !diskFull && ev != garbled {
 			again, head, elapsed = p.unsent(pr, &w, head, elapsed)
 			if head == nil {
 				// Every case sent ended: the process died before sending

@@ -1128,7 +1128,8 @@ class Worker:
         self.ctx = None
         self.broker = bool(init.get("broker"))
         # coalesce: common answers wait in pending and go to fd 4 together
-        # (serve); never in a process that forks per case or for variants.
+        # (serve); never in a process that forks per case or for variants,
+        # nor for a grade that takes ctx.
         self.coalesce = bool(init.get("coalesce")) and not self.fork and not init.get("pristine")
         self.pending = []
 
@@ -1735,7 +1736,8 @@ class Worker:
         check_at = clock() + 1.0
         fn = self.fn
         capture = self.capture
-        coalesce = self.coalesce
+        # A grade that takes ctx makes model calls: never graded twice.
+        coalesce = self.coalesce and self.ctx is None
         pending = self.pending
         flush = self.flush
         since = 0.0  # when the oldest pending answer was made
