@@ -188,7 +188,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 	var w window
 	w.answered = time.Now()
 	var answer response // each answer in turn, read into one place
-	var pending []byte // request bytes not yet written
+	var pending []byte  // request bytes not yet written
 
 	// fill tops the window up, first from retry, then from reqs without
 	// blocking.
