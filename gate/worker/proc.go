@@ -397,9 +397,10 @@ func (pr *proc) takeOutput(id int64) {
 			// From the front: answers held back come many at a time,
 			// and their segments with them.
 			clear(pr.segs[:k+1])
-			pr.segs = pr.segs[k+1:]
-			if len(pr.segs) == 0 {
-				pr.segs = pr.segs[:0:0]
+			if k+1 == len(pr.segs) {
+				pr.segs = pr.segs[:0]
+			} else {
+				pr.segs = pr.segs[k+1:]
 			}
 			return
 		}

@@ -336,12 +336,15 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		if ev == alive {
 			continue
 		}
+		ended, endedAt := -1, time.Time{} // see unsent
 		if ev == timedOut && pr.coalesce {
-			if k, at := pr.finished(w.reqs); k > 0 && time.Until(at.Add(p.timeout())) > 0 {
+			// Which case ran past its time is decided now: it may end
+			// while its stack is dumped.
+			if ended, endedAt = pr.finished(w.reqs); ended > 0 && time.Until(endedAt.Add(p.timeout())) > 0 {
 				// The head ended and its answer waits in the process
 				// with others: the case running is a later one, started
 				// when the last of those ended.
-				w.floor = at
+				w.floor = endedAt
 				continue
 			}
 		}
@@ -379,7 +382,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		}
 		var again []*request // cases that ended with their answers unsent
 		if pr.coalesce && report == nil && !diskFull && ev != garbled {
-			again, head, elapsed = p.unsent(pr, &w, head, elapsed)
+			again, head, elapsed = p.unsent(pr, &w, head, elapsed, ended, endedAt)
 			if head == nil {
 				// Every case sent ended: the process died before sending
 				// their answers, and none of them is known to be the cause.
@@ -415,10 +418,13 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 // again, each answered as soon as it ends (asExact). The case after them is
 // the one the process was running: it is returned as the new head (nil
 // when every case ended), with the time since it started, and the output of
-// the cases before it is dropped. The rest stay in w.
-func (p *Pool) unsent(pr *proc, w *window, head *request, elapsed time.Duration) (again []*request, running *request, d time.Duration) {
+// the cases before it is dropped. The rest stay in w. k and at are what
+// finished said when the timer fired, or k is -1 to ask it now.
+func (p *Pool) unsent(pr *proc, w *window, head *request, elapsed time.Duration, k int, at time.Time) (again []*request, running *request, d time.Duration) {
 	reqs := append([]*request{head}, w.reqs...)
-	k, at := pr.finished(reqs)
+	if k < 0 {
+		k, at = pr.finished(reqs)
+	}
 	if k == 0 {
 		return nil, head, elapsed
 	}
