@@ -12,16 +12,19 @@
 //
 // Requests are pipelined: each process has a window of cases queued ahead
 // (sized by count and bytes, refilled as answers come back), so it never
-// waits for the gate, and answers each case as soon as it has graded it.
-// Sample and item bytes go through as they were read.
+// waits for the gate. It sends its common answers (one score, nothing
+// printed) many at a time, unless the grade takes ctx, and every other
+// answer as soon as it has it; each case's end marker goes to fd 2 as the
+// case ends. Sample and item bytes go through as they were read.
 //
 // Go owns every judgement a misbehaving process cannot make about itself: a
-// watchdog, restarted at every answer, kills the process group from outside
-// when the case at the head of the window runs past its time (timeout), and a
-// process that dies without answering is a worker_crash for that case, or
-// memory_exceeded when the evidence points at memory (see crashError); the
-// rest of its window goes to a fresh process, so no other case loses its
-// grade. A grader that fails after the sandbox refused it an internet socket
+// watchdog, restarted at every answer or end marker, kills the process group
+// from outside when the case running runs past its time (timeout), and a
+// process that dies in a case is a worker_crash for that case (the first of
+// its window without an end marker), or memory_exceeded when the evidence
+// points at memory (see crashError); the rest of its window goes to a fresh
+// process, the cases that had ended with their answers unsent among them,
+// so no other case loses its grade. A grader that fails after the sandbox refused it an internet socket
 // is a sandbox_violation. Every line read from a process is held to a size
 // limit before it is buffered further.
 //
