@@ -223,3 +223,47 @@ func TestModelCallsBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestModelCallsNeverRepeated: a grade that takes ctx has each answer sent
+// as soon as its case ends, so a crash in the middle of a window costs no
+// case a second grading: every call is made once, and the crash is its own
+// case's.
+func TestModelCallsNeverRepeated(t *testing.T) {
+	const src = `import ctypes
+
+def grade(sample, item, ctx):
+    r = ctx.responses_create(model="auto", input=sample["tag"])
+    if sample.get("crash"):
+        ctypes.string_at(0)
+    return 1.0 if r["output_text"] == sample["tag"] else 0.0
+`
+	b := &echoBroker{}
+	p := newPool(t, python(t), src, func(c *Config) { c.Broker = b; c.MaxModelCalls = 3; c.TimeoutSeconds = 10 })
+	var tasks []grading.Task
+	for i := range 120 {
+		tasks = append(tasks, task(fmt.Sprint(i), map[string]any{"tag": fmt.Sprint("t", i), "crash": i == 70}))
+	}
+	got, err := p.Grade(context.Background(), tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range got {
+		want := grading.ClassOK
+		if i == 70 {
+			want = grading.ClassWorkerCrash
+		}
+		if o.Class != want || want == grading.ClassOK && (*o.Score != 1 || len(o.ModelCalls) != 1) {
+			t.Errorf("task %d: %s %v %+v, %d calls; want %s", i, o.Class, o.Score, o.Error, len(o.ModelCalls), want)
+		}
+	}
+	seen := map[string]int{}
+	for _, c := range b.calls {
+		seen[c]++
+	}
+	if len(b.calls) != len(tasks) || len(seen) != len(tasks) {
+		t.Errorf("%d calls for %d cases (%d distinct): a case was graded twice", len(b.calls), len(tasks), len(seen))
+	}
+	if n := p.gradedAgain.Load(); n != 0 {
+		t.Errorf("%d cases graded again", n)
+	}
+}

@@ -142,6 +142,76 @@ func TestStreamExactOutcomes(t *testing.T) {
 	}
 }
 
+// TestBlameInCoalescedWindow: a crash, an exit and a busy loop each follow
+// a run of plain scores whose answers the worker holds back to send
+// together, so the process dies (or is killed) with answers of cases it
+// finished unsent. Those cases are graded again and keep their scores; the
+// failure is the case that caused it, with its own output.
+func TestBlameInCoalescedWindow(t *testing.T) {
+	type want struct {
+		class grading.Class
+		score float64
+		line  string
+	}
+	var tasks []grading.Task
+	var wants []want
+	add := func(sample map[string]any, w want) {
+		tasks = append(tasks, task(fmt.Sprint(len(tasks)), sample))
+		wants = append(wants, w)
+	}
+	fails := map[int]struct {
+		kind string
+		w    want
+	}{
+		90:  {"crash", want{class: grading.ClassWorkerCrash, line: "# LINE segv"}},
+		180: {"exit", want{class: grading.ClassWorkerCrash}},
+		250: {"crash", want{class: grading.ClassWorkerCrash, line: "# LINE segv"}},
+		330: {"loop", want{class: grading.ClassTimeout, line: "# LINE loop"}},
+		400: {"exit", want{class: grading.ClassWorkerCrash}},
+	}
+	for i := range 460 {
+		if f, ok := fails[i]; ok {
+			add(map[string]any{"kind": f.kind}, f.w)
+			continue
+		}
+		v := float64(i%97) / 100
+		add(map[string]any{"kind": "plain", "v": v}, want{class: grading.ClassOK, score: v})
+	}
+	// A broker, as a run always has: a grade that does not take ctx
+	// makes no calls, and its answers are held back all the same.
+	p := newPool(t, python(t), pipelined, func(c *Config) { c.Broker = &echoBroker{} })
+	got, err := streamAll(t, p, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range got {
+		w := wants[i]
+		if o.Class != w.class {
+			t.Errorf("task %d: Class = %s, want %s (error %+v, output %.200q)", i, o.Class, w.class, o.Error, o.Output)
+			continue
+		}
+		if w.class == grading.ClassOK && *o.Score != w.score {
+			t.Errorf("task %d: Score = %v, want %v", i, *o.Score, w.score)
+		}
+		if w.line != "" && (o.Error == nil || o.Error.Line != lineOf(pipelined, w.line)) {
+			t.Errorf("task %d: Error = %+v, want line %d", i, o.Error, lineOf(pipelined, w.line))
+		}
+		crashed := strings.Contains(o.Output, "below python before the crash")
+		if crashed != (w.line == "# LINE segv") {
+			t.Errorf("task %d: Output = %.300q: the crash's output is on the wrong case", i, o.Output)
+		}
+	}
+	// Five failures, five processes after the first; and answers were
+	// held back when they struck (else this tested nothing).
+	if n := p.starts.Load(); n != 6 {
+		t.Errorf("%d processes started, want 6", n)
+	}
+	if p.gradedAgain.Load() == 0 {
+		t.Error("no failure struck with answers held back")
+	}
+	t.Logf("%d cases graded again", p.gradedAgain.Load())
+}
+
 // TestRestartsOnlyWhenNeeded counts process starts: a result the grader
 // returned (valid or not), an exception, or a child process that exits on
 // its own never costs a restart; a crash costs exactly one.
