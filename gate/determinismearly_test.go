@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
@@ -46,7 +47,7 @@ func TestEarlyDeterminism(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample)
+			early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample, -1)
 			defer early.close()
 			if (early != nil) != tt.early {
 				t.Fatalf("early pools %v, want %v", early != nil, tt.early)
@@ -99,5 +100,56 @@ func TestGradeEarlyDeterminism(t *testing.T) {
 	d := res.Determinism
 	if d == nil || d.Status != results.StatusPass || d.Canaries != len(s.Manifest.Canaries) || d.Cases == 0 || d.ComparedWithRun != d.Cases {
 		t.Fatalf("determinism %+v, want a passing check of every canary and the sample, each case compared with the run", d)
+	}
+}
+
+// The run's pools take one of three blocks of sandbox slots at random and
+// the check's early pools the other two, so a grader's uid and scratch
+// folder name say nothing of which it is in.
+func TestEarlyDeterminismSlotsDrawn(t *testing.T) {
+	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Manifest.Gate.MinMutationScore = nil
+	var notes bytes.Buffer
+	h := NewHost(func(string) string { return "" }, &notes)
+	env, err := h.graders(context.Background(), s, GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true})
+	if err != nil {
+		t.Skipf("no grader environment: %v", err)
+	}
+	defer env.close()
+	sample, err := determinismSample(s, shard.Shard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := env.slotsPerRunner()
+	for k := range 3 {
+		first, block := earlySlots(s, env, sample, func(n int) int {
+			if n != 3 {
+				t.Fatalf("drew among %d blocks, want 3", n)
+			}
+			return k
+		})
+		if block != k || first != env.firstSlot+k*size {
+			t.Fatalf("block %d: the run's pools start at slot %d (block %d), want %d", k, first, block, env.firstSlot+k*size)
+		}
+		early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample, block)
+		if early == nil {
+			t.Fatal("no early pools")
+		}
+		got := []int{first, early.slots[0], early.slots[1]}
+		early.close()
+		slices.Sort(got)
+		if want := []int{env.firstSlot, env.firstSlot + size, env.firstSlot + 2*size}; !slices.Equal(got, want) {
+			t.Errorf("block %d: the run's and the check's pools start at %v, want the three blocks %v", k, got, want)
+		}
+	}
+	// A mutation score keeps the run on its slots (its mutants' pools take
+	// the ones after).
+	v := 0.5
+	s.Manifest.Gate.MinMutationScore = &v
+	if first, block := earlySlots(s, env, sample, func(int) int { return 2 }); block != -1 || first != env.firstSlot {
+		t.Errorf("with a mutation score the run's pools start at %d (block %d), want %d (-1)", first, block, env.firstSlot)
 	}
 }

@@ -347,6 +347,7 @@ func multiSampleSize(s *Suite, withCases bool, shard shard.Shard) (int, error) {
 // run's grading rather than after it. The check takes them by hash seed.
 type earlyPools struct {
 	seeds [2]uint32
+	slots [2]int // each pool's first sandbox slot
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	pools [2]earlyPool
@@ -367,8 +368,13 @@ type earlyPool struct {
 // after the run's), or a sandbox without room for them beside the run's
 // slots. A grader that does not load fails to in them too, and the check
 // is skipped as it is then.
-func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, sample *DeterminismSample) *earlyPools {
-	if env == nil || sample == nil || s.Manifest.Grader.Multi != nil || determinismBrokerMode(s) != brokerReplay || s.largeDataset() || s.Manifest.Gate.MinMutationScore != nil {
+//
+// runBlock is where the run's pools are (earlySlots): the check's take the
+// other two blocks of slots, so a grader cannot tell from its uid or its
+// scratch folder's name which of the three it is in; -1 puts them after the
+// run's.
+func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, sample *DeterminismSample, runBlock int) *earlyPools {
+	if !earlyDeterminism(s, env, sample) {
 		return nil
 	}
 	src, err := s.graderSource()
@@ -381,11 +387,21 @@ func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderE
 	if need := first + 2*e.slotsPerRunner(); need > e.sb.Slots() && !e.sb.Status().Unsandboxed {
 		return nil
 	}
+	blocks := []int{first, first + e.slotsPerRunner()}
+	if runBlock >= 0 {
+		blocks = blocks[:0]
+		for k := range 3 {
+			if k != runBlock {
+				blocks = append(blocks, env.firstSlot+k*env.slotsPerRunner())
+			}
+		}
+	}
 	p := &earlyPools{seeds: sample.d.HashSeeds}
 	for i := range p.pools {
 		pe := e
 		pe.hashSeed = strconv.FormatUint(uint64(p.seeds[i]), 10)
-		pe.firstSlot = first + i*e.slotsPerRunner()
+		pe.firstSlot = blocks[i]
+		p.slots[i] = blocks[i]
 		if e.broker != nil {
 			// Replays the run's calls, which it makes before the check.
 			b, err := a.newBroker(s, f.Judge, brokerReplay)
@@ -402,6 +418,26 @@ func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderE
 		})
 	}
 	return p
+}
+
+// earlyDeterminism reports whether the check's pools of s start with the
+// run's (startEarlyDeterminism says when).
+func earlyDeterminism(s *Suite, env *graderEnv, sample *DeterminismSample) bool {
+	return env != nil && sample != nil && s.Manifest.Grader.Multi == nil && determinismBrokerMode(s) == brokerReplay &&
+		!s.largeDataset() && s.Manifest.Gate.MinMutationScore == nil
+}
+
+// earlySlots draws, for a run whose check's pools start with its own,
+// which of three blocks of sandbox slots the run's pools take (the check's
+// take the other two): the run's first slot, and its block (0 to 2). When
+// three blocks of the run's size do not fit, the run keeps its slots and
+// the check's go after them (block -1).
+func earlySlots(s *Suite, env *graderEnv, sample *DeterminismSample, draw func(n int) int) (first, block int) {
+	if !earlyDeterminism(s, env, sample) || (env.firstSlot+3*env.slotsPerRunner() > env.sb.Slots() && !env.sb.Status().Unsandboxed) {
+		return env.firstSlot, -1
+	}
+	block = draw(3)
+	return env.firstSlot + block*env.slotsPerRunner(), block
 }
 
 // take is the early pool of hashSeed, once it has started; ok is false when

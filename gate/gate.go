@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/gradegate/gradegate/canary/hosted"
@@ -298,6 +299,8 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 		return err
 	}
 	g.sample = sample
+	var runBlock int
+	runEnv.firstSlot, runBlock = earlySlots(s, env, sample, rand.IntN)
 	r, stopPool, err := g.h.runner(ctx, s, &runEnv, func() {
 		if linted != s.python.Executable {
 			cancelLint()
@@ -306,7 +309,7 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 				g.findings, lintErr = s.lint(ctx, o.Image, lintOpts...)
 			})
 		}
-		g.early = g.h.startEarlyDeterminism(ctx, s, env, o.GraderOptions, sample)
+		g.early = g.h.startEarlyDeterminism(ctx, s, env, o.GraderOptions, sample, runBlock)
 		g.cleanup = append(g.cleanup, g.early.close)
 	})
 	linting.Wait()
