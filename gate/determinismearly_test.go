@@ -30,23 +30,7 @@ func TestEarlyDeterminism(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Manifest.Gate.MinMutationScore = nil
-			tt.change(s)
-			var notes bytes.Buffer
-			h := NewHost(func(string) string { return "" }, &notes)
-			env, err := h.graders(context.Background(), s, GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true})
-			if err != nil {
-				t.Skipf("no grader environment: %v", err)
-			}
-			defer env.close()
-			sample, err := determinismSample(s, shard.Shard{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, h, env, sample := exampleEarly(t, tt.change)
 			early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample, -1)
 			defer early.close()
 			if (early != nil) != tt.early {
@@ -107,22 +91,7 @@ func TestGradeEarlyDeterminism(t *testing.T) {
 // the check's early pools the other two, so a grader's uid and scratch
 // folder name say nothing of which it is in.
 func TestEarlyDeterminismSlotsDrawn(t *testing.T) {
-	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Manifest.Gate.MinMutationScore = nil
-	var notes bytes.Buffer
-	h := NewHost(func(string) string { return "" }, &notes)
-	env, err := h.graders(context.Background(), s, GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true})
-	if err != nil {
-		t.Skipf("no grader environment: %v", err)
-	}
-	defer env.close()
-	sample, err := determinismSample(s, shard.Shard{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, h, env, sample := exampleEarly(t, func(*Suite) {})
 	size := env.slotsPerRunner()
 	for k := range 3 {
 		first, block := earlySlots(s, env, sample, func(n int) int {
@@ -152,4 +121,29 @@ func TestEarlyDeterminismSlotsDrawn(t *testing.T) {
 	if first, block := earlySlots(s, env, sample, func(int) int { return 2 }); block != -1 || first != env.firstSlot {
 		t.Errorf("with a mutation score the run's pools start at %d (block %d), want %d (-1)", first, block, env.firstSlot)
 	}
+}
+
+// exampleEarly loads the example suite without its mutation score, changed
+// by change, with a grader environment of two unsandboxed workers (closed
+// when t ends) and its determinism sample.
+func exampleEarly(t *testing.T, change func(*Suite)) (*Suite, *Host, *graderEnv, *DeterminismSample) {
+	t.Helper()
+	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Manifest.Gate.MinMutationScore = nil
+	change(s)
+	var notes bytes.Buffer
+	h := NewHost(func(string) string { return "" }, &notes)
+	env, err := h.graders(context.Background(), s, GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true})
+	if err != nil {
+		t.Skipf("no grader environment: %v", err)
+	}
+	t.Cleanup(env.close)
+	sample, err := determinismSample(s, shard.Shard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, h, env, sample
 }
