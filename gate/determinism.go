@@ -156,11 +156,14 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 		return nil, errors.New("determinism: no runner")
 	}
 	m, d, rng := s.m, s.d, s.rng
+	s.mu.Lock()
+	sent, sentRan := s.sent, s.sentRan
+	s.mu.Unlock()
 	canaries := make([]grading.Task, len(m.Canaries))
 	for i, c := range m.Canaries {
 		canaries[i] = grading.Task{ID: c.Name, Sample: c.Sample, Item: c.Item}
-		if s.sent != nil {
-			canaries[i] = s.sent[i]
+		if sent != nil {
+			canaries[i] = sent[i]
 		}
 	}
 	slices.SortFunc(s.keep, func(a, b picked) int { return a.seq - b.seq })
@@ -204,8 +207,8 @@ func (s *DeterminismSample) Check(ctx context.Context, newRunner HashSeedRunner)
 		id := t.ID
 		if i < len(canaries) {
 			id = m.Canaries[i].Name
-			if s.sentRan != nil {
-				if o := s.sentRan[i]; !same(o, a) || !same(o, b) {
+			if sentRan != nil {
+				if o := sentRan[i]; !same(o, a) || !same(o, b) {
 					g := gradedAs(o)
 					run = &g
 				}
