@@ -36,7 +36,18 @@ const probeCacheMax = 4 << 20
 // $HOME/.cache), or "" when neither is an absolute path: kind "python"
 // holds probe answers (ResolveOptions.CacheDir), "scripts" script answers
 // (ScriptCache).
+//
+// In CI ($CI or $GITHUB_ACTIONS set) nothing is kept: "" always. There an
+// earlier step of the same job may run a pull request's code as the same
+// user (a `pip install`, a test), which could write a kept answer (a
+// compiled worker that reports every case passed, a lint with no
+// finding) for the gate to read; and a CI machine starts with an empty
+// cache anyway. Outside CI the folder is the user's own, as their shell
+// is.
 func CacheDir(getenv func(string) string, kind string) string {
+	if getenv("CI") != "" || getenv("GITHUB_ACTIONS") != "" {
+		return ""
+	}
 	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "gradegate", kind)
 	}

@@ -236,3 +236,27 @@ func TestProbeCacheNewSiteFolder(t *testing.T) {
 		t.Fatalf("version %s, search path %v: the kept answer was used, not a new one with %s", got.Version, got.Paths, site[0])
 	}
 }
+
+// In CI nothing is kept: an earlier step of the job may run a pull
+// request's code as the same user, which could write an answer for the
+// gate to read.
+func TestCacheDir(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{name: "XDG_CACHE_HOME", env: map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, want: "/x/gradegate/python"},
+		{name: "HOME", env: map[string]string{"HOME": "/h"}, want: "/h/.cache/gradegate/python"},
+		{name: "relative folders", env: map[string]string{"XDG_CACHE_HOME": "x", "HOME": "h"}},
+		{name: "CI", env: map[string]string{"CI": "true", "HOME": "/h"}},
+		{name: "GitHub Actions", env: map[string]string{"GITHUB_ACTIONS": "true", "XDG_CACHE_HOME": "/x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CacheDir(func(k string) string { return tt.env[k] }, "python"); got != tt.want {
+				t.Errorf("CacheDir = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
