@@ -102,14 +102,7 @@ func TestBlindCanaryIDsInTheDatasetsRange(t *testing.T) {
 	var within, canaries, held int
 	for k := range uint64(seeds) {
 		seed := k + 1
-		r := &itemRunner{grade: orderHonest}
-		res, err := Run(context.Background(), in, r, Options{CanarySeed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Verdict != results.VerdictPass {
-			t.Fatalf("seed %d: the honest grader holds: %s", seed, dump(res.Reasons))
-		}
+		r, res := honestRun(t, in, seed)
 		sent := map[string]bool{} // ids sent so far
 		canaryIDs := map[string]bool{}
 		for _, call := range r.calls {
@@ -133,7 +126,7 @@ func TestBlindCanaryIDsInTheDatasetsRange(t *testing.T) {
 				}
 			}
 		}
-		res, err = Run(context.Background(), in, &itemRunner{grade: cheat}, Options{CanarySeed: seed})
+		res, err := Run(context.Background(), in, &itemRunner{grade: cheat}, Options{CanarySeed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,14 +225,7 @@ func TestKnownIDNegativesCatchAGraderThatKnowsTheIDs(t *testing.T) {
 			keys := caseKeys(set)
 			for k := range uint64(seeds) {
 				seed := k + 1
-				r := &itemRunner{grade: orderHonest}
-				res, err := Run(context.Background(), in, r, Options{CanarySeed: seed})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Verdict != results.VerdictPass {
-					t.Fatalf("seed %d: the honest grader holds: %s", seed, dump(res.Reasons))
-				}
+				r, res := honestRun(t, in, seed)
 				var onKnown int
 				for _, c := range res.Canaries {
 					if slices.Contains(knownNames, c.Name) && c.BuiltIn && c.Status == results.StatusPass {
@@ -337,4 +323,19 @@ func TestKnownIDNegativesCatchAGraderThatKnowsTheIDs(t *testing.T) {
 		!slices.ContainsFunc(res.Warnings, func(w results.Warning) bool { return w.Code == "builtin_canaries_off" }) {
 		t.Errorf("switched off: canaries %s, warnings %+v", dump(res.Canaries), res.Warnings)
 	}
+}
+
+// honestRun runs in with the order-summary grader as written, placing the
+// canaries by seed, and wants a pass: the runner records what it was sent.
+func honestRun(t *testing.T, in Inputs, seed uint64) (*itemRunner, *results.Results) {
+	t.Helper()
+	r := &itemRunner{grade: orderHonest}
+	res, err := Run(context.Background(), in, r, Options{CanarySeed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != results.VerdictPass {
+		t.Fatalf("seed %d: the honest grader holds: %s", seed, dump(res.Reasons))
+	}
+	return r, res
 }

@@ -137,14 +137,11 @@ func (a *Host) graders(ctx context.Context, s *Suite, f GraderOptions) (*graderE
 			resolveErr = err
 			return
 		}
-		if a.mayFallBack(f.Python) && !f.Unsandboxed && os.Geteuid() == 0 && sandbox.OthersCanRun(path) != nil {
+		if fallback, unreachable := a.fallbackFor(f, path); unreachable {
 			resolved, skipped = worker.Python{Executable: path}, true
-			for _, cand := range fallbackPythons() {
-				if sandbox.OthersCanRun(cand) == nil {
-					pre.path = cand
-					pre.py, pre.err = worker.ProbePython(ctx, cand, opts)
-					break
-				}
+			if fallback != "" {
+				pre.path = fallback
+				pre.py, pre.err = worker.ProbePython(ctx, fallback, opts)
 			}
 			return
 		}
@@ -471,15 +468,26 @@ func (a *Host) likelyPython(f GraderOptions) string {
 	if err != nil {
 		return ""
 	}
+	if fallback, unreachable := a.fallbackFor(f, path); unreachable {
+		return fallback
+	}
+	return path
+}
+
+// fallbackFor says whether path, the located interpreter, is the default
+// one and out of the grader uids' reach (as root, under /root, say), and
+// if so the first system interpreter they can reach ("" for none), which
+// the default then falls back to.
+func (a *Host) fallbackFor(f GraderOptions, path string) (fallback string, unreachable bool) {
 	if !a.mayFallBack(f.Python) || f.Unsandboxed || os.Geteuid() != 0 || sandbox.OthersCanRun(path) == nil {
-		return path
+		return "", false
 	}
 	for _, cand := range fallbackPythons() {
 		if sandbox.OthersCanRun(cand) == nil {
-			return cand
+			return cand, true
 		}
 	}
-	return ""
+	return "", true
 }
 
 // lintCache keeps the grader lint's answers in the user's cache folder.

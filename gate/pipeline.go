@@ -174,17 +174,11 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 	}
 	if h := p.held; h != nil {
 		p.held = nil
-		p.refs[p.tasks] = taskRef{row: h.row}
-		p.tasks++
-		p.inFlight++
-		return h.task, true, nil
+		return p.send(h.task, taskRef{row: h.row})
 	}
 	for {
 		if t, i, ok := p.canaries.Due(p.readRows, false); ok {
-			p.refs[p.tasks] = taskRef{row: -1, canary: i}
-			p.tasks++
-			p.inFlight++
-			return t, true, nil
+			return p.send(t, taskRef{row: -1, canary: i})
 		}
 		if f, ok := p.src.(failer); ok && f.Failed() {
 			// The dataset cannot be used; Close says why, every line at once.
@@ -193,10 +187,7 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		c, ok := p.src.Next()
 		if !ok {
 			if t, i, ok := p.canaries.Due(p.readRows, true); ok {
-				p.refs[p.tasks] = taskRef{row: -1, canary: i}
-				p.tasks++
-				p.inFlight++
-				return t, true, nil
+				return p.send(t, taskRef{row: -1, canary: i})
 			}
 			return grading.Task{}, false, nil
 		}
@@ -208,15 +199,9 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		// A known-id canary goes just before the row it is built on, so a
 		// grader meets the id first on the canary.
 		ahead, ai, isAhead := p.canaries.Ahead(p.readRows, c)
-		sendAhead := func() (grading.Task, bool, error) {
-			p.refs[p.tasks] = taskRef{row: -1, canary: ai}
-			p.tasks++
-			p.inFlight++
-			return ahead, true, nil
-		}
 		if shard.ShardOf(c.ID, p.shard.Count) != p.shard.Index {
 			if isAhead {
-				return sendAhead()
+				return p.send(ahead, taskRef{row: -1, canary: ai})
 			}
 			continue
 		}
@@ -244,7 +229,7 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 			p.rows++
 			p.flush()
 			if isAhead {
-				return sendAhead()
+				return p.send(ahead, taskRef{row: -1, canary: ai})
 			}
 			continue
 		}
@@ -254,14 +239,20 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		if isAhead {
 			p.held = &heldTask{task: t, row: p.rows}
 			p.rows++
-			return sendAhead()
+			return p.send(ahead, taskRef{row: -1, canary: ai})
 		}
-		p.refs[p.tasks] = taskRef{row: p.rows}
+		ref := taskRef{row: p.rows}
 		p.rows++
-		p.tasks++
-		p.inFlight++
-		return t, true, nil
+		return p.send(t, ref)
 	}
+}
+
+// send hands t, the task ref names, to the runner: next's answer.
+func (p *pipeline) send(t grading.Task, ref taskRef) (grading.Task, bool, error) {
+	p.refs[p.tasks] = ref
+	p.tasks++
+	p.inFlight++
+	return t, true, nil
 }
 
 // emit records one outcome and passes on every row that is now complete.

@@ -19,20 +19,14 @@ import (
 // the answer.
 func cachedInterpreter(t *testing.T) (link, cacheDir string, opts ResolveOptions, first Python) {
 	t.Helper()
-	py, err := ResolvePython(context.Background(), "python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	real, err := filepath.EvalSymlinks(py.Executable)
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := machinePython(t)
 	link = filepath.Join(t.TempDir(), "python3")
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
 	cacheDir = filepath.Join(t.TempDir(), "cache")
 	opts = ResolveOptions{CacheDir: cacheDir, Worker: true}
+	var err error
 	if first, err = ProbePython(context.Background(), link, opts); err != nil {
 		t.Fatalf("ProbePython: %v", err)
 	}
@@ -119,16 +113,7 @@ func TestProbeCache(t *testing.T) {
 			}
 		}},
 		{name: "the interpreter link replaced", change: func(t *testing.T, link, _ string) {
-			target, err := os.Readlink(link)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Remove(link); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(target, link); err != nil {
-				t.Fatal(err)
-			}
+			relink(t, link)
 		}},
 		{name: "a search path folder changed", change: func(t *testing.T, link, file string) {
 			e, compiled := readEntry(t, file)
@@ -258,5 +243,36 @@ func TestCacheDir(t *testing.T) {
 				t.Errorf("CacheDir = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// machinePython is the file of this machine's python3, through its links;
+// the test is skipped without one.
+func machinePython(t *testing.T) string {
+	t.Helper()
+	py, err := ResolvePython(context.Background(), "python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	real, err := filepath.EvalSymlinks(py.Executable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// relink replaces the link at link by a new one to the same target: the
+// same interpreter, another file identity.
+func relink(t *testing.T, link string) {
+	t.Helper()
+	target, err := os.Readlink(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
 	}
 }

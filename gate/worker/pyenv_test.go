@@ -15,14 +15,7 @@ import (
 // so a resolution that works did not run it.
 func fakePyenv(t *testing.T, versions ...string) (root, shim string) {
 	t.Helper()
-	py, err := ResolvePython(context.Background(), "python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	real, err := filepath.EvalSymlinks(py.Executable)
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := machinePython(t)
 	root = filepath.Join(t.TempDir(), "pyenv")
 	shim = filepath.Join(root, "shims", "python3")
 	mustWrite(t, shim, `#!/usr/bin/env bash

@@ -28,16 +28,7 @@ func TestScriptCache(t *testing.T) {
 		{name: "same call", change: func(*testing.T, string, string) string { return "a" }, kept: true},
 		{name: "other input", change: func(*testing.T, string, string) string { return "b" }},
 		{name: "interpreter replaced", change: func(t *testing.T, link, _ string) string {
-			target, err := os.Readlink(link)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Remove(link); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(target, link); err != nil {
-				t.Fatal(err)
-			}
+			relink(t, link)
 			return "a"
 		}},
 		{name: "readable by others", change: func(t *testing.T, _, dir string) string {
@@ -51,14 +42,7 @@ func TestScriptCache(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			py, err := ResolvePython(context.Background(), "python3")
-			if err != nil {
-				t.Skip("no python3")
-			}
-			real, err := filepath.EvalSymlinks(py.Executable)
-			if err != nil {
-				t.Fatal(err)
-			}
+			real := machinePython(t)
 			link := filepath.Join(t.TempDir(), "python3")
 			if err := os.Symlink(real, link); err != nil {
 				t.Fatal(err)
