@@ -246,21 +246,6 @@ func TestCacheDir(t *testing.T) {
 	}
 }
 
-// machinePython is the file of this machine's python3, through its links;
-// the test is skipped without one.
-func machinePython(t *testing.T) string {
-	t.Helper()
-	py, err := ResolvePython(context.Background(), "python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	real, err := filepath.EvalSymlinks(py.Executable)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return real
-}
-
 // relink replaces the link at link by a new one to the same target: the
 // same interpreter, another file identity.
 func relink(t *testing.T, link string) {

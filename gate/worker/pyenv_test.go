@@ -179,3 +179,18 @@ func TestPyenvShimAsPyenv(t *testing.T) {
 		t.Errorf("the shim runs %s, pyenvShimTarget says %s", got, target)
 	}
 }
+
+// machinePython is the file of this machine's python3, through its links;
+// the test is skipped without one.
+func machinePython(t *testing.T) string {
+	t.Helper()
+	py, err := ResolvePython(context.Background(), "python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	real, err := filepath.EvalSymlinks(py.Executable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
