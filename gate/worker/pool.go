@@ -12,19 +12,16 @@
 //
 // Requests are pipelined: each process has a window of cases queued ahead
 // (sized by count and bytes, refilled as answers come back), so it never
-// waits for the gate. It sends its common answers (one score, nothing
-// printed) many at a time, unless the grade takes ctx, and every other
-// answer as soon as it has it; each case's end marker goes to fd 2 as the
-// case ends. Sample and item bytes go through as they were read.
+// waits for the gate, and answers each case as soon as it has graded it.
+// Sample and item bytes go through as they were read.
 //
 // Go owns every judgement a misbehaving process cannot make about itself: a
-// watchdog, restarted at every answer or end marker, kills the process group
-// from outside when the case running runs past its time (timeout), and a
-// process that dies in a case is a worker_crash for that case (the first of
-// its window without an end marker), or memory_exceeded when the evidence
-// points at memory (see crashError); the rest of its window goes to a fresh
-// process, the cases that had ended with their answers unsent among them,
-// so no other case loses its grade. A grader that fails after the sandbox refused it an internet socket
+// watchdog, restarted at every answer, kills the process group from outside
+// when the case at the head of the window runs past its time (timeout), and a
+// process that dies without answering is a worker_crash for that case, or
+// memory_exceeded when the evidence points at memory (see crashError); the
+// rest of its window goes to a fresh process, so no other case loses its
+// grade. A grader that fails after the sandbox refused it an internet socket
 // is a sandbox_violation. Every line read from a process is held to a size
 // limit before it is buffered further.
 //
@@ -96,9 +93,6 @@ type Pool struct {
 	// pristine is the init line of a process that loads no grader, for
 	// Fork to fork variants from.
 	pristine []byte
-	// coalesce: the processes send their common answers together unless
-	// the grader takes ctx (see proc.coalesce).
-	coalesce bool
 
 	// commands is the folder first on the graders' PATH, holding python
 	// (pathbin.go); "" for a forked pool, whose processes are its parent's.
@@ -118,14 +112,10 @@ type Pool struct {
 	// is then the fork request.
 	parent *Pool
 
-	// Counters for tests and benchmarks: processes started, the most
-	// bytes of response pipe any process made the pool buffer, and cases
-	// graded again.
+	// Counters for tests and benchmarks: processes started, and the most
+	// bytes of response pipe any process made the pool buffer.
 	starts       atomic.Int64
 	peakBuffered atomic.Int64
-	// gradedAgain counts cases graded again because their process died
-	// with their answers unsent (unsent).
-	gradedAgain atomic.Int64
 }
 
 // slot is one concurrency unit: the process currently serving it and, near
@@ -195,13 +185,6 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.MKA1 != nil {
 		fields["mka1"] = cfg.MKA1
 	}
-	// Answers go out together unless cases run in forked children, or
-	// (the worker knows once the grader loaded) a case must never be
-	// graded twice: a grade that takes ctx makes model calls.
-	coalesce := cfg.Isolation == IsolationWorker
-	if coalesce {
-		fields["coalesce"] = true
-	}
 	initMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
@@ -210,7 +193,6 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	// grader: a variant's child begins where the grader's own process
 	// began, not from what loading (and grading) did to it.
 	fields["source"], fields["pristine"] = []byte{}, true
-	delete(fields, "coalesce")
 	pristineMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
@@ -224,7 +206,6 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		argv:     append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
 		init:     append(initMsg, '\n'),
 		pristine: append(pristineMsg, '\n'),
-		coalesce: coalesce,
 		tokens:   make(chan struct{}, cfg.Workers),
 		live:     map[*proc]bool{},
 	}
@@ -604,7 +585,6 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		var r response
 		if err := json.Unmarshal(line, &r); err == nil && r.Op == "ready" {
 			pr.takesCtx = r.Ctx
-			pr.coalesce = p.coalesce && !r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}

@@ -30,7 +30,6 @@ var endMarker = []byte("\x00gradegate-end:")
 type segment struct {
 	id  int64
 	out bounded
-	at  time.Time // when its end marker was read
 }
 
 // proc is one running worker process and the parent's ends of its pipes.
@@ -53,10 +52,6 @@ type proc struct {
 	calls   *callServer    // serves the grader's model calls; nil: none
 	// takesCtx: the loaded grader takes ctx, so its requests may call.
 	takesCtx bool
-	// coalesce: the process sends its common answers together (see
-	// worker.py's serve), so when it dies it may take answers of cases it
-	// finished with it (session grades those again).
-	coalesce bool
 
 	respBuf []byte
 	readBuf []byte // scratch for reads, allocated once per process
@@ -340,7 +335,6 @@ func (pr *proc) scanOutput(data []byte) {
 		data = append(pr.carry, data...)
 		pr.carry = nil
 	}
-	var now time.Time
 	for len(data) > 0 {
 		i := bytes.Index(data, endMarker)
 		if i < 0 {
@@ -376,10 +370,7 @@ func (pr *proc) scanOutput(data []byte) {
 			data = data[i+1:]
 			continue
 		}
-		if now.IsZero() {
-			now = time.Now()
-		}
-		pr.segs = append(pr.segs, segment{id: id, out: pr.cur, at: now})
+		pr.segs = append(pr.segs, segment{id: id, out: pr.cur})
 		pr.cur = bounded{limit: pr.limit}
 		data = rest[nl+1:]
 	}
@@ -390,42 +381,16 @@ func (pr *proc) scanOutput(data []byte) {
 // died or was stopped in the middle of it).
 func (pr *proc) takeOutput(id int64) {
 	pr.output.reset()
-	for k := range pr.segs {
-		sg := &pr.segs[k]
+	for k, sg := range pr.segs {
 		pr.output.merge(sg.out)
 		if sg.id == id {
-			// From the front: answers held back come many at a time,
-			// and their segments with them.
-			clear(pr.segs[:k+1])
-			if k+1 == len(pr.segs) {
-				pr.segs = pr.segs[:0]
-			} else {
-				pr.segs = pr.segs[k+1:]
-			}
+			pr.segs = append(pr.segs[:0], pr.segs[k+1:]...)
 			return
 		}
 	}
-	clear(pr.segs)
 	pr.segs = pr.segs[:0]
 	pr.output.merge(pr.cur)
 	pr.cur.reset()
-}
-
-// finished counts the requests at the head of reqs that ended in the
-// process (their end marker came) without their answer, stopping at one
-// marked exact, whose answer is never held back. at is when the last of
-// their markers was read.
-func (pr *proc) finished(reqs []*request) (n int, at time.Time) {
-	for _, sg := range pr.segs {
-		if n == len(reqs) || reqs[n].exact {
-			break
-		}
-		if sg.id == reqs[n].id {
-			n++
-			at = sg.at
-		}
-	}
-	return n, at
 }
 
 // resetOutput forgets fd 1/2 output not yet claimed.

@@ -42,22 +42,9 @@ type request struct {
 	ids   []string // their task ids, for messages
 	line  []byte
 	batch bool
-	// exact: the worker answers it at once, never held back with others
-	// (asExact).
-	exact bool
 	// queued is when the request was handed to the process; with the time
 	// of the previous answer it gives the moment its case started.
 	queued time.Time
-}
-
-// asExact marks r to be answered as soon as it ends, after the answers
-// held back before it: a case graded again because its process died with
-// its answer unsent is then either answered or the one that died.
-func (r *request) asExact() {
-	if !r.exact {
-		r.line = append([]byte(`{"exact":1,`), r.line[1:]...)
-		r.exact = true
-	}
 }
 
 // limit is the longest response line the request may get.
@@ -246,35 +233,24 @@ func (r *response) recycle() bool {
 
 func parseResponse(line []byte, id int64) (*response, error) {
 	var r response
-	if err := parseResponseInto(line, id, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-// parseResponseInto is parseResponse into r, which it clears first: a
-// session reads every answer into one response, whose maps and slices are
-// new for each answer and may be kept.
-func parseResponseInto(line []byte, id int64, r *response) error {
-	*r = response{}
-	if parseCommon(line, r) {
+	if parseCommon(line, &r) {
 		if r.ID != id {
-			return fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+			return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
 		}
-		return nil
+		return &r, nil
 	}
-	if err := json.Unmarshal(line, r); err != nil {
-		return fmt.Errorf("worker response: %w", err)
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, fmt.Errorf("worker response: %w", err)
 	}
 	if r.Op == "bad_request" || r.Op == "ended" {
 		// The worker could not read the request, or (a zygote) reports
 		// that its child ended: neither has an id to echo.
-		return nil
+		return &r, nil
 	}
 	if r.ID != id {
-		return fmt.Errorf("worker response for request %d, want %d", r.ID, id)
+		return nil, fmt.Errorf("worker response for request %d, want %d", r.ID, id)
 	}
-	return nil
+	return &r, nil
 }
 
 // parseCommon reads the common answer, one score and nothing printed, in
@@ -310,7 +286,7 @@ func parseCommon(line []byte, r *response) bool {
 	if err1 != nil || err2 != nil || err3 != nil || !utf8.Valid(metric) {
 		return false
 	}
-	r.ID, r.T, r.Class, r.Scores = n, d, "ok", map[string]float64{string(metric): f}
+	*r = response{ID: n, T: d, Class: "ok", Scores: map[string]float64{string(metric): f}}
 	return true
 }
 

@@ -66,10 +66,6 @@ type window struct {
 	reqs     []*request
 	bytes    int
 	answered time.Time // the last answer, or the process becoming ready
-	// floor is when the end marker of the last case known to have ended
-	// without its answer came (see finished): the case after it started
-	// no earlier.
-	floor time.Time
 }
 
 func (w *window) push(r *request) {
@@ -88,14 +84,11 @@ func (w *window) pop() *request {
 // started is when the oldest request's case started: not before the
 // previous answer, nor before it was handed over.
 func (w *window) started() time.Time {
-	t := w.reqs[0].queued
-	if w.answered.After(t) {
-		t = w.answered
+	h := w.reqs[0]
+	if h.queued.After(w.answered) {
+		return h.queued
 	}
-	if w.floor.After(t) {
-		t = w.floor
-	}
-	return t
+	return w.answered
 }
 
 // serve grades requests on slot s until reqs closes or ctx ends, starting
@@ -187,8 +180,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 
 	var w window
 	w.answered = time.Now()
-	var answer response // each answer in turn, read into one place
-	var pending []byte  // request bytes not yet written
+	var pending []byte // request bytes not yet written
 
 	// fill tops the window up, first from retry, then from reqs without
 	// blocking.
@@ -252,7 +244,6 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		}
 
 		var report *response // a zygote's account of its child's end
-		diskFull := false
 		deadline := w.started().Add(p.timeout())
 		ev := pr.pump(&pending, deadline, w.reqs[0].limit(p.cfg.OutputLimit))
 		// Answers first: whatever the process managed to write counts.
@@ -262,10 +253,10 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				break
 			}
 			head := w.reqs[0]
-			r := &answer
+			var r *response
 			var err error
 			if !tooLong {
-				err = parseResponseInto(line, head.id, r)
+				r, err = parseResponse(line, head.id)
 			}
 			if tooLong || err != nil {
 				ev = garbled
@@ -291,19 +282,11 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			}
 			now := time.Now()
 			elapsed := now.Sub(w.started())
-			long := elapsed >= diskCheckAfter
-			if pr.coalesce && r.T > 0 {
-				// Answers come together: the gate's clock gives the
-				// first of them the time of all, the worker's gives each
-				// its own.
-				long = time.Duration(r.T*float64(time.Millisecond)) >= diskCheckAfter
-			}
-			if pr.guard.CheckDisk(long) != nil {
+			if pr.guard.CheckDisk(elapsed >= diskCheckAfter) != nil {
 				// The case filled its scratch directory past the budget
 				// and answered before the guard's own measure: the guard
 				// killed the group, and the case is the one that did it.
 				ev = died
-				diskFull = true
 				break
 			}
 			w.pop()
@@ -336,18 +319,6 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		if ev == alive {
 			continue
 		}
-		ended, endedAt := -1, time.Time{} // see unsent
-		if ev == timedOut && pr.coalesce {
-			// Which case ran past its time is decided now: it may end
-			// while its stack is dumped.
-			if ended, endedAt = pr.finished(w.reqs); ended > 0 && time.Until(endedAt.Add(p.timeout())) > 0 {
-				// The head ended and its answer waits in the process
-				// with others: the case running is a later one, started
-				// when the last of those ended.
-				w.floor = endedAt
-				continue
-			}
-		}
 		if ev == died && len(w.reqs) == 0 {
 			// It died between cases, having answered everything it was
 			// sent: nothing to blame it on.
@@ -368,27 +339,6 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			pr.kill()
 			pr.drainOutput()
 		}
-		if pr.coalesce && ev == garbled && !head.exact {
-			// A line out of protocol in front of answers held back: any
-			// case still unanswered may have written it. They are graded
-			// again, each answered as soon as it ends, which puts such a
-			// line in front of its own case's answer.
-			again := append([]*request{head}, w.reqs...)
-			for _, r := range again {
-				r.asExact()
-			}
-			p.gradedAgain.Add(int64(len(again)))
-			return append(again, retry...), closed, p.retire(s)
-		}
-		var again []*request // cases that ended with their answers unsent
-		if pr.coalesce && report == nil && !diskFull && ev != garbled {
-			again, head, elapsed = p.unsent(pr, &w, head, elapsed, ended, endedAt)
-			if head == nil {
-				// Every case sent ended: the process died before sending
-				// their answers, and none of them is known to be the cause.
-				return append(again, retry...), closed, p.retire(s)
-			}
-		}
 		pr.takeOutput(head.id)
 		var o grading.Outcome
 		if report != nil {
@@ -408,38 +358,8 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 		for _, seq := range head.seqs {
 			deliver(seq, o)
 		}
-		return append(again, giveBack()...), closed, stopErr
+		return giveBack(), closed, stopErr
 	}
-}
-
-// unsent sorts out the window of a process that died or timed out under
-// coalesce, head first: the cases at its head whose end markers came ended
-// in the process, and their answers were lost with it; they are graded
-// again, each answered as soon as it ends (asExact). The case after them is
-// the one the process was running: it is returned as the new head (nil
-// when every case ended), with the time since it started, and the output of
-// the cases before it is dropped. The rest stay in w. k and at are what
-// finished said when the timer fired, or k is -1 to ask it now.
-func (p *Pool) unsent(pr *proc, w *window, head *request, elapsed time.Duration, k int, at time.Time) (again []*request, running *request, d time.Duration) {
-	reqs := append([]*request{head}, w.reqs...)
-	if k < 0 {
-		k, at = pr.finished(reqs)
-	}
-	if k == 0 {
-		return nil, head, elapsed
-	}
-	again = reqs[:k:k]
-	p.gradedAgain.Add(int64(k))
-	for _, r := range again {
-		r.asExact()
-	}
-	pr.takeOutput(again[k-1].id)
-	if k == len(reqs) {
-		w.reqs = w.reqs[:0]
-		return again, nil, 0
-	}
-	w.reqs = reqs[k+1:]
-	return again, reqs[k], time.Since(at)
 }
 
 func caseNames(ids []string) string {

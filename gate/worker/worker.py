@@ -61,10 +61,6 @@ END_MARKER = b"\x00gradegate-end:%d\n"
 # Every LEFTOVER_EVERY cases, and after any case that started a process, the
 # worker looks for child processes left running.
 LEFTOVER_EVERY = 64
-# Under coalesce (serve), how many common answers wait at most, and for how
-# long, before they go to fd 4 together.
-COALESCE_COUNT = 64
-COALESCE_SECONDS = 0.001
 AF_UNIX = 1  # Linux; the one socket family the sandbox allows
 # The audit events of the calls whose refusal the sandbox answers for: a
 # file's mode, owner, times and extended attributes are not the grader's
@@ -1127,11 +1123,6 @@ class Worker:
         # only when the gate opened the call pipes (init "broker").
         self.ctx = None
         self.broker = bool(init.get("broker"))
-        # coalesce: common answers wait in pending and go to fd 4 together
-        # (serve); never in a process that forks per case or for variants,
-        # nor for a grade that takes ctx.
-        self.coalesce = bool(init.get("coalesce")) and not self.fork and not init.get("pristine")
-        self.pending = []
 
     def forked(self):
         """Runs in the child of every fork in this process (os.register_at_fork).
@@ -1715,17 +1706,9 @@ class Worker:
     def serve(self, requests):
         """Answers requests until fd 3 closes.
 
-        One response per request, in request order; Go keeps requests
-        queued ahead, so the next one is usually already buffered and read
-        with many others in one system call. Under coalesce the common
-        answers (one finite score, nothing printed) wait in pending and go
-        out together: when COALESCE_COUNT are waiting, when the oldest has
-        waited COALESCE_SECONDS, before any other answer, and before the
-        worker would wait for requests. Each request's end marker still goes
-        to fd 2 at its end, so Go can tell which cases finished if the
-        process dies with answers unsent (it grades those again), and a
-        request marked "exact" is answered at once, with what waited before.
-        Otherwise each response is written as soon as it is known.
+        One response per request, written as soon as it is known; Go keeps
+        requests queued ahead, so the next one is usually already buffered
+        and read with many others in one system call.
         """
         clock = time.perf_counter
         loads = json.loads
@@ -1736,17 +1719,11 @@ class Worker:
         check_at = clock() + 1.0
         fn = self.fn
         capture = self.capture
-        # A grade that takes ctx makes model calls: never graded twice.
-        coalesce = self.coalesce and self.ctx is None
-        pending = self.pending
-        flush = self.flush
-        since = 0.0  # when the oldest pending answer was made
-        for line in (self.coalesced_lines(requests) if coalesce else requests):
+        for line in requests:
             try:
                 req = loads(line)
                 if type(req) is dict and "op" in req:
-                    flush()
-                    if req["op"] == "fork" and not coalesce:
+                    if req["op"] == "fork":
                         self.zygote(req, requests)
                     return  # "end", or a zygote's last variant ended
                 rid = req["id"]
@@ -1755,14 +1732,12 @@ class Worker:
                 if type(rid) is not int or not ("batch" in req or ("sample" in req and "item" in req)):
                     raise ValueError("not a request")
             except Exception as exc:  # RecursionError and UnicodeDecodeError included
-                flush()
                 write_response({"op": "bad_request", "message": clip("%s: %s" % (type(exc).__name__, exc), 500)})
                 return
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            exact = "exact" in req
-            if not (self.fork or periodic or exact or self.mka1 is not None or self.ctx is not None or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
+            if not (self.fork or periodic or self.mka1 is not None or self.ctx is not None or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
                 capture.reset()
@@ -1777,16 +1752,9 @@ class Worker:
                     if self.stray:
                         os._exit(0)
                     if type(ret) is float and ret - ret == 0.0 and not capture.parts and not capture.cut and not self.spawned:
-                        end = clock()
+                        took = (clock() - start) * 1000
                         write(2, END_MARKER % rid)
-                        if coalesce:
-                            if not pending:
-                                since = end
-                            pending.append(fast % (rid, (end - start) * 1000, ret))
-                            if len(pending) >= COALESCE_COUNT or end - since >= COALESCE_SECONDS:
-                                flush()
-                        else:
-                            write_all(RESP_FD, (fast % (rid, (end - start) * 1000, ret)).encode())
+                        write_all(RESP_FD, (fast % (rid, took, ret)).encode())
                         continue
                     resp = self.classify(ret)
                 if capture.parts or capture.cut:
@@ -1794,72 +1762,24 @@ class Worker:
                 if self.spawned and leftover_children():
                     resp["leftover"] = True
             else:
-                if exact:
-                    flush()
                 resp = self.call_forked(req, line) if self.fork else self.call(req, periodic)
                 self.leave_if_stray()
-            end = clock()
-            took = (end - start) * 1000
+            took = (clock() - start) * 1000
             if periodic and not self.fork:
-                check_at = end + 1.0
+                check_at = clock() + 1.0
                 why = self.wants_replacement()
                 if why:
                     resp["replace"] = why
             scores = resp.get("scores")
             if len(resp) == 2 and scores is not None and len(scores) == 1 and resp["class"] == "ok" and self.metric in scores:
-                data = fast % (rid, took, scores[self.metric])
-                if coalesce and not exact:
-                    write(2, END_MARKER % rid)
-                    if not pending:
-                        since = end
-                    pending.append(data)
-                    if len(pending) >= COALESCE_COUNT or end - since >= COALESCE_SECONDS:
-                        flush()
-                    continue
-                data = data.encode()
+                data = (fast % (rid, took, scores[self.metric])).encode()
             else:
                 data = self.encode(resp, rid, took)
-            flush()
             # The end marker goes to fd 2 before the response goes to fd 4:
             # once Go has the response, everything written below Python for
             # this request is in the output pipe, up to the marker.
             write(2, END_MARKER % rid)
             write_all(RESP_FD, data)
-        flush()
-
-    def flush(self):
-        """Writes the pending answers to fd 4, in one write when it can."""
-        if self.pending:
-            data = "".join(self.pending).encode()
-            self.pending.clear()
-            write_all(RESP_FD, data)
-
-    def coalesced_lines(self, requests):
-        """The request lines of requests, as for line in requests, except
-        that the pending answers are flushed before the worker would wait
-        for more: Go refills the window as answers come back."""
-        poll = select.poll()
-        poll.register(REQ_FD, select.POLLIN)
-        read1 = requests.read1
-        buf = b""
-        pos = 0
-        while True:
-            nl = buf.find(b"\n", pos)
-            if nl >= 0:
-                yield buf[pos:nl + 1]
-                pos = nl + 1
-                continue
-            # Past the first read, nothing is left in requests' own buffer:
-            # fd 3 not being readable means the next read would wait.
-            if self.pending and not poll.poll(0):
-                self.flush()
-            chunk = read1(1 << 16)
-            if not chunk:
-                if pos < len(buf):
-                    yield buf[pos:]
-                return
-            buf = buf[pos:] + chunk
-            pos = 0
 
     def zygote(self, req, requests):
         """Forks a child per grader variant (a mutant) and waits for it.
