@@ -81,6 +81,16 @@ type heldTask struct {
 	row  int
 }
 
+// sunkRow is a complete row on its way to sink, with the rows settled once
+// it is (for Progress).
+type sunkRow struct {
+	row  results.CaseResult
+	done int
+}
+
+// sinkAhead is how many complete rows may wait for sink.
+const sinkAhead = 1024
+
 // pending is a row waiting in the reorder buffer.
 type pending struct {
 	row   results.CaseResult
@@ -101,8 +111,16 @@ type pipeline struct {
 	// observeOutcome sees each case's outcome; nil for none.
 	observeOutcome func(caseID string, o grading.Outcome)
 
-	mu       sync.Mutex
-	drained  *sync.Cond
+	// srcMu is held while src reads a row, outside mu: a row is parsed
+	// while the runner's outcomes are folded, and run does not return
+	// while a read is under way.
+	srcMu   sync.Mutex
+	mu      sync.Mutex
+	drained *sync.Cond
+	// sunk carries the complete rows, in dataset order, to the goroutine
+	// that passes them to sink, so that formatting and writing a row never
+	// holds up the graders' outcomes; nil once run is over.
+	sunk     chan sunkRow
 	queue    []pending // rows from base on, in dataset order
 	head     int       // queue[head] is row base
 	base     int
@@ -137,21 +155,57 @@ func newPipeline(m *manifest.Manifest, shard shard.Shard, src CaseSource, sink f
 
 // run grades every row through s.
 func (p *pipeline) run(ctx context.Context, s grading.StreamRunner) error {
-	// A next waiting for room must not outlive the run: ctx ending wakes it.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// A next waiting for room must not outlive the run: ctx ending wakes it
+	// (and so does sink failing, which ends ctx).
 	stop := context.AfterFunc(ctx, func() {
 		p.mu.Lock()
 		if p.sinkErr == nil {
-			p.sinkErr = ctx.Err()
+			p.sinkErr = context.Cause(ctx)
 		}
 		p.drained.Broadcast()
 		p.mu.Unlock()
 	})
 	defer stop()
-	if err := s.Stream(ctx, p.next, p.emit); err != nil {
-		return err
-	}
+	sunk := make(chan sunkRow, sinkAhead)
+	p.sunk = sunk
+	var sinkErr error
+	sinking := make(chan struct{})
+	go func() {
+		defer close(sinking)
+		// After a failure the rows are still taken, never passed on, so
+		// that flush never waits on a full channel for good.
+		for r := range sunk {
+			if sinkErr != nil {
+				continue
+			}
+			if err := p.sink(r.row); err != nil {
+				sinkErr = err
+				cancel(err)
+				continue
+			}
+			if p.progress != nil {
+				p.progress.Graded(r.done)
+			}
+		}
+	}()
+	streamErr := s.Stream(ctx, p.next, p.emit)
+	// A call of next still under way (the stream does not wait for it)
+	// ends before the source is handed back.
+	p.srcMu.Lock()
+	defer p.srcMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	close(p.sunk)
+	p.sunk = nil
+	<-sinking
+	if sinkErr != nil {
+		return sinkErr
+	}
+	if streamErr != nil {
+		return streamErr
+	}
 	if p.sinkErr != nil {
 		return p.sinkErr
 	}
@@ -180,11 +234,14 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		if t, i, ok := p.canaries.Due(p.readRows, false); ok {
 			return p.send(t, taskRef{row: -1, canary: i})
 		}
-		if f, ok := p.src.(failer); ok && f.Failed() {
+		c, ok, failed := p.read()
+		if failed {
 			// The dataset cannot be used; Close says why, every line at once.
 			return grading.Task{}, false, nil
 		}
-		c, ok := p.src.Next()
+		if p.sinkErr != nil {
+			return grading.Task{}, false, p.sinkErr
+		}
 		if !ok {
 			if t, i, ok := p.canaries.Due(p.readRows, true); ok {
 				return p.send(t, taskRef{row: -1, canary: i})
@@ -247,6 +304,28 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 	}
 }
 
+// read takes the source's next row without holding mu (next holds it
+// when it calls read, and holds it again when read returns): the runner's
+// outcomes are folded meanwhile. failed says the source can tell already
+// that the dataset cannot be used. next has one caller at a time.
+func (p *pipeline) read() (c dataset.Case, ok, failed bool) {
+	// Never both locks at once here: run takes srcMu, then mu.
+	p.mu.Unlock()
+	p.srcMu.Lock()
+	defer func() {
+		p.srcMu.Unlock()
+		p.mu.Lock()
+	}()
+	if p.sunk == nil {
+		return dataset.Case{}, false, false // the run is over
+	}
+	if f, isFailer := p.src.(failer); isFailer && f.Failed() {
+		return dataset.Case{}, false, true
+	}
+	c, ok = p.src.Next()
+	return c, ok, false
+}
+
 // send hands t, the task ref names, to the runner: next's answer.
 func (p *pipeline) send(t grading.Task, ref taskRef) (grading.Task, bool, error) {
 	p.refs[p.tasks] = ref
@@ -294,14 +373,11 @@ func (p *pipeline) flush() {
 		p.queue[p.head] = pending{}
 		p.head++
 		p.base++
-		if err := p.sink(row); err != nil {
-			p.sinkErr = err
-			p.drained.Broadcast()
+		if p.sunk == nil {
+			continue // the run is over: a late outcome is not passed on
 		}
-		if p.progress != nil {
-			// Rows of other shards are settled as soon as they are read.
-			p.progress.Graded(p.readRows - (len(p.queue) - p.head))
-		}
+		// Rows of other shards are settled as soon as they are read.
+		p.sunk <- sunkRow{row: row, done: p.readRows - (len(p.queue) - p.head)}
 	}
 	// Reuse the queue's memory once its head has moved far enough.
 	if p.head > 4096 && p.head*2 > len(p.queue) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/results"
+	"github.com/gradegate/gradegate/gate/shard"
 	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
@@ -185,5 +187,59 @@ func TestRunOmitsUnreadableRows(t *testing.T) {
 	}
 	if res.Counts.Omitted != 2 || res.Counts.Intended != 12 {
 		t.Errorf("counts = %+v", res.Counts)
+	}
+}
+
+// orderedProgress records what Graded hears.
+type orderedProgress struct{ done []int }
+
+func (p *orderedProgress) Start(int)       {}
+func (p *orderedProgress) Graded(done int) { p.done = append(p.done, done) }
+func (p *orderedProgress) Finish()         {}
+
+// The rows reach the sink in dataset order from a goroutine of their own,
+// with Progress hearing each as it is passed on; a sink that fails ends
+// the run with its own error, without another row passed on and without
+// the runner's outcomes waiting on a sink that no longer takes them.
+func TestPipelineSink(t *testing.T) {
+	const n = 5000
+	for _, failAt := range []int{-1, 0, 1, 1500, n - 1} {
+		t.Run(fmt.Sprint("fail at ", failAt), func(t *testing.T) {
+			s := bigSuite(n)
+			var got []string
+			boom := fmt.Errorf("the disk is full")
+			sink := func(c results.CaseResult) error {
+				if len(got) == failAt {
+					got = append(got, c.CaseID)
+					return boom
+				}
+				if failAt >= 0 && len(got) > failAt {
+					t.Errorf("row %s passed on after the sink failed", c.CaseID)
+				}
+				got = append(got, c.CaseID)
+				return nil
+			}
+			prog := &orderedProgress{}
+			p := newPipeline(s.m, shard.Shard{Index: 1, Count: 1}, &setSource{set: s.set}, sink, prog, nil)
+			err := p.run(context.Background(), shuffledStream{&fakeRunner{outcomes: bigOutcomes(n)}, 97})
+			if failAt < 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != n || len(prog.done) != n {
+					t.Fatalf("%d rows passed on, %d progress calls; want %d", len(got), len(prog.done), n)
+				}
+			} else if !errors.Is(err, boom) {
+				t.Fatalf("run = %v, want the sink's error", err)
+			}
+			for i, id := range got {
+				if want := fmt.Sprintf("c-%05d", i); id != want {
+					t.Fatalf("row %d is %s, want %s", i, id, want)
+				}
+			}
+			if !slices.IsSorted(prog.done) {
+				t.Errorf("progress went back: %v", prog.done[:min(len(prog.done), 20)])
+			}
+		})
 	}
 }

@@ -117,6 +117,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer stopProfile()
 	}
+	if name := getenv("GRADEGATE_TRACE"); name != "" {
+		// The same, for a Go execution trace.
+		stopTrace, err := gate.StartTrace(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "gradegate: %v\n", err)
+			return exitInternal
+		}
+		defer stopTrace()
+	}
 	return execute(ctx, args, getenv, stdout, stderr).code
 }
 

@@ -93,6 +93,16 @@ func sgrLen(s []byte) int {
 	return 0
 }
 
+// plainByte marks the printable ASCII characters that have no part in a
+// workflow command and that the runner does not trim: Write passes a run
+// of them as it is.
+var plainByte = func() (t [256]bool) {
+	for c := 0x21; c < 0x7f; c++ {
+		t[c] = c != ':' && c != '#' && c != '['
+	}
+	return t
+}()
+
 // Write writes p through the guard. It reports len(p) on success, however
 // much the guard changed.
 func (g *Guard) Write(p []byte) (int, error) {
@@ -104,15 +114,21 @@ func (g *Guard) Write(p []byte) (int, error) {
 	}
 	for len(s) > 0 {
 		c := s[0]
-		if c >= 0x20 && c < 0x7f && c != ':' && c != '#' && c != '[' && c != ' ' {
-			// The common case: a printable ASCII character with no part in
-			// a command.
-			g.runes++
-			g.blank, g.colon, g.hashes = false, false, 0
-			if g.limit == 0 || g.runes <= g.limit {
-				b = append(b, c)
+		if plainByte[c] {
+			// The common case: printable ASCII characters with no part in
+			// a command, taken as a run.
+			n := 1
+			for n < len(s) && plainByte[s[n]] {
+				n++
 			}
-			s = s[1:]
+			keep := n
+			if g.limit > 0 {
+				keep = max(0, min(n, g.limit-g.runes))
+			}
+			b = append(b, s[:keep]...)
+			g.runes += n
+			g.blank, g.colon, g.hashes = false, false, 0
+			s = s[n:]
 			continue
 		}
 		if c == 0x1b && g.sgr {

@@ -79,3 +79,48 @@ func TestIntegrity(t *testing.T) {
 		t.Errorf("kept and spooled rows give %s and %s, want one digest", sums[0], sums[1])
 	}
 }
+
+// TestAppendCompact: the digest's compactor writes what json.Compact
+// writes, for every valid JSON it is given, indented or not.
+func TestAppendCompact(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `""`, `1`, ` 1 `, "\t{\r\n}\n",
+		`{"a": 1, "b": [1, 2, {"c": "d e"}]}`,
+		`{"s": "a \" b", "t": "\\", "u": "\\\" x", "v": "\u00e9 \n\t"}`,
+		`["ends in a backslash \\", "  spaced  ", "tab\tinside"]`,
+		"{\n  \"a\": \"x\",\n  \"b\": [\n    true,\n    null\n  ]\n}",
+		`{"k": "ÿ€ 😀", "n": -1.5e-7}`,
+	} {
+		testCompact(t, []byte(in))
+	}
+	// The rows a spool writes, indented, and the document around them.
+	var b bytes.Buffer
+	if err := encodeIndented(&b, &Results{Cases: []CaseResult{{CaseID: `quo"te \ back`, Output: "a\nb  c"}}}); err != nil {
+		t.Fatal(err)
+	}
+	testCompact(t, b.Bytes())
+}
+
+func testCompact(t *testing.T, in []byte) {
+	t.Helper()
+	var want bytes.Buffer
+	if err := json.Compact(&want, in); err != nil {
+		t.Fatalf("%q: %v", in, err)
+	}
+	if got := appendCompact(nil, in); !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("appendCompact(%q) = %q, want %q", in, got, want.Bytes())
+	}
+}
+
+// FuzzAppendCompact holds the compactor to json.Compact on every valid
+// JSON the fuzzer finds.
+func FuzzAppendCompact(f *testing.F) {
+	f.Add([]byte(`{"a": "b \" c", "d": [1, 2]}`))
+	f.Add([]byte("[\n  \"\\\\\",\n  \"x\"\n]"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) {
+			return
+		}
+		testCompact(t, in)
+	})
+}
