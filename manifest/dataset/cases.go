@@ -24,6 +24,9 @@ type caseRow struct {
 	// label is the agreeing reviewers' score.
 	reasonRaw          []byte
 	labelFromReviewers bool
+	// sampleSum is the sample's digest when the samples file's parse
+	// already took it (a sample taken in step); "" otherwise.
+	sampleSum string
 }
 
 // field returns the item field named name (the last one when repeated).

@@ -305,7 +305,10 @@ func (r *Reader) fold(row *caseRow) {
 	}
 	if row.Sample != nil {
 		// Only well-formed JSON becomes a sample.
-		row.SampleSHA256 = sampleDigest(row.Sample)
+		row.SampleSHA256 = row.sampleSum
+		if row.SampleSHA256 == "" {
+			row.SampleSHA256 = sampleDigest(row.Sample)
+		}
 		r.labels.sum.Candidates.add(row.Sample)
 	}
 	r.labels.fold(&row.Case)
@@ -339,6 +342,7 @@ func (r *Reader) join(row *caseRow, info idInfo, dup bool) {
 			if p.span != nil {
 				// Nothing was read since p: its bytes are still the line's.
 				r.attachData(row, p.ref, bytes.Clone(p.span))
+				row.sampleSum = p.digest
 				return
 			}
 			r.attach(row, p.ref)
