@@ -88,8 +88,12 @@ type sunkRow struct {
 	done int
 }
 
-// sinkAhead is how many complete rows may wait for sink.
-const sinkAhead = 1024
+// Complete rows go to sink in batches of sinkBatch (a handoff per row cost
+// more CPU than formatting the row), at most sinkAhead batches waiting.
+const (
+	sinkBatch = 128
+	sinkAhead = 16
+)
 
 // pending is a row waiting in the reorder buffer.
 type pending struct {
@@ -120,7 +124,8 @@ type pipeline struct {
 	// sunk carries the complete rows, in dataset order, to the goroutine
 	// that passes them to sink, so that formatting and writing a row never
 	// holds up the graders' outcomes; nil once run is over.
-	sunk     chan sunkRow
+	sunk     chan []sunkRow
+	batch    []sunkRow // complete rows not yet sent on sunk
 	queue    []pending // rows from base on, in dataset order
 	head     int       // queue[head] is row base
 	base     int
@@ -168,7 +173,7 @@ func (p *pipeline) run(ctx context.Context, s grading.StreamRunner) error {
 		p.mu.Unlock()
 	})
 	defer stop()
-	sunk := make(chan sunkRow, sinkAhead)
+	sunk := make(chan []sunkRow, sinkAhead)
 	p.sunk = sunk
 	var sinkErr error
 	sinking := make(chan struct{})
@@ -176,17 +181,19 @@ func (p *pipeline) run(ctx context.Context, s grading.StreamRunner) error {
 		defer close(sinking)
 		// After a failure the rows are still taken, never passed on, so
 		// that flush never waits on a full channel for good.
-		for r := range sunk {
-			if sinkErr != nil {
-				continue
-			}
-			if err := p.sink(r.row); err != nil {
-				sinkErr = err
-				cancel(err)
-				continue
-			}
-			if p.progress != nil {
-				p.progress.Graded(r.done)
+		for rows := range sunk {
+			for _, r := range rows {
+				if sinkErr != nil {
+					break
+				}
+				if err := p.sink(r.row); err != nil {
+					sinkErr = err
+					cancel(err)
+					break
+				}
+				if p.progress != nil {
+					p.progress.Graded(r.done)
+				}
 			}
 		}
 	}()
@@ -197,6 +204,10 @@ func (p *pipeline) run(ctx context.Context, s grading.StreamRunner) error {
 	defer p.srcMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.batch) > 0 {
+		p.sunk <- p.batch
+		p.batch = nil
+	}
 	close(p.sunk)
 	p.sunk = nil
 	<-sinking
@@ -377,7 +388,11 @@ func (p *pipeline) flush() {
 			continue // the run is over: a late outcome is not passed on
 		}
 		// Rows of other shards are settled as soon as they are read.
-		p.sunk <- sunkRow{row: row, done: p.readRows - (len(p.queue) - p.head)}
+		p.batch = append(p.batch, sunkRow{row: row, done: p.readRows - (len(p.queue) - p.head)})
+		if len(p.batch) >= sinkBatch {
+			p.sunk <- p.batch
+			p.batch = make([]sunkRow, 0, sinkBatch)
+		}
 	}
 	// Reuse the queue's memory once its head has moved far enough.
 	if p.head > 4096 && p.head*2 > len(p.queue) {

@@ -10,7 +10,9 @@ so the sampling does not take CPU from the timed one) of:
 
   loop      a plain in-process Python loop that reads the same two files,
             decodes each line and calls grade (no isolation)
-  run       gradegate run --format json (default isolation, sandbox on)
+  run       gradegate run --format json --results FILE (default isolation,
+            sandbox on); with --format human, stdout is the default
+            human report and the results file alone holds every row
   validate  gradegate validate --format json
 
 The text14 kind is the templated suite with a 14-word request (12 random
@@ -262,6 +264,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="time every command this many times, in turn, and give the lowest and the median")
     ap.add_argument("--workers", default="")
+    ap.add_argument("--format", default="json", choices=("json", "human"),
+                    help="run's stdout: json (the whole document, as in the earlier tables) or human (the default report; the results file still holds every row)")
     ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
     args = ap.parse_args()
     print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | exit |")
@@ -278,7 +282,7 @@ def main():
                 if what == "loop":
                     cmd = [args.python, "-c", LOOP, path]
                 elif what == "run":
-                    cmd = [args.gradegate, "run", man, "--format", "json", "--results", os.path.join(path, "results.json")]
+                    cmd = [args.gradegate, "run", man, "--format", args.format, "--results", os.path.join(path, "results.json")]
                     if args.workers:
                         cmd += ["--workers", args.workers]
                     cmd += args.run_args.split()

@@ -1,13 +1,13 @@
 package results
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
 
 	"github.com/gradegate/gradegate/manifest"
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // Integrity is what a results file records about its own case rows, so
@@ -43,54 +43,11 @@ func newRowDigest() *rowDigest { return &rowDigest{h: sha256.New()} }
 // checking the rest, which json.Compact would (at 1,000,000 rows that check
 // was most of the spool's CPU).
 func (d *rowDigest) add(row []byte) error {
-	d.buf = appendCompact(d.buf[:0], row)
+	d.buf = dataset.CompactValid(d.buf[:0], row)
 	d.buf = append(d.buf, '\n')
 	d.h.Write(d.buf)
 	d.n++
 	return nil
-}
-
-// appendCompact appends the valid JSON src without the whitespace between
-// its tokens: what json.Compact writes for it.
-func appendCompact(dst, src []byte) []byte {
-	for len(src) > 0 {
-		i := 0
-		for i < len(src) {
-			if c := src[i]; c == '"' || c == ' ' || c == '\n' || c == '\t' || c == '\r' {
-				break
-			}
-			i++
-		}
-		dst = append(dst, src[:i]...)
-		src = src[i:]
-		if len(src) == 0 {
-			break
-		}
-		if src[0] != '"' {
-			src = src[1:] // whitespace between tokens
-			continue
-		}
-		// A string, to its closing quote (an escaped quote does not close it).
-		j := 1
-		for j < len(src) {
-			k := bytes.IndexAny(src[j:], `"\`)
-			if k < 0 {
-				j = len(src)
-				break
-			}
-			j += k
-			if src[j] == '\\' {
-				j += 2
-				continue
-			}
-			j++
-			break
-		}
-		j = min(j, len(src))
-		dst = append(dst, src[:j]...)
-		src = src[j:]
-	}
-	return dst
 }
 
 // withRun is sum with the run identity res records.

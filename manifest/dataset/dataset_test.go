@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -530,21 +529,5 @@ func TestFindingsCutLongValues(t *testing.T) {
 	}
 	if !codes[CodeLabelDomain] || !codes[CodeDuplicateCaseID] {
 		t.Fatalf("findings %v, want label_domain and duplicate_case_id", codes)
-	}
-}
-
-// compactValid is json.Compact for JSON the scanner has accepted.
-func TestCompactValidAgreesWithEncodingJSON(t *testing.T) {
-	for _, src := range []string{
-		`{}`, ` { "a" : [ 1 , 2.5e3 , true , null ] } `, "{\"s\":\"tab\\t \\\" in\\\\\",\n\"n\":{ }}",
-		`["\u00e9  x", "café", " ", "\\"]`, "\t[\r\n]\n",
-	} {
-		var want bytes.Buffer
-		if err := json.Compact(&want, []byte(src)); err != nil {
-			t.Fatalf("%q: %v", src, err)
-		}
-		if got := compactValid(nil, []byte(src)); string(got) != want.String() {
-			t.Errorf("compactValid(%q) = %q, want %q", src, got, want.String())
-		}
 	}
 }

@@ -539,36 +539,45 @@ func (r *Reader) duplicateIDs() []manifest.Finding {
 // sampleDigest is the hex sha256 of the sample's compacted JSON, so that
 // re-indenting a samples file does not change any case's output identity.
 func sampleDigest(sample json.RawMessage) string {
-	sum := sha256.Sum256(compactValid(make([]byte, 0, len(sample)), sample))
+	sum := sha256.Sum256(CompactValid(make([]byte, 0, len(sample)), sample))
 	return hex.EncodeToString(sum[:])
 }
 
-// compactValid appends valid JSON to dst without the whitespace between
-// tokens, as json.Compact does, in one pass that only tells strings from
-// the rest.
-func compactValid(dst, src []byte) []byte {
-	inString, escaped := false, false
+// CompactValid appends the valid JSON src to dst without the whitespace
+// between its tokens: what json.Compact writes for it, without json.Compact's
+// checks (src must be valid JSON: an encoder's output, a decoder's raw
+// value, a line the scanner accepted). It only tells strings from the rest,
+// and takes whitespace out a run at a time.
+func CompactValid(dst, src []byte) []byte {
 	start := 0
-	for i, c := range src {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
+	for i := 0; i < len(src); {
+		switch src[i] {
+		case '"':
+			// To the closing quote; an escaped one does not close it.
+			for i++; i < len(src); {
+				c := src[i]
+				if c == '\\' {
+					i += 2
+					continue
+				}
+				i++
+				if c == '"' {
+					break
+				}
 			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case ' ', '\t', '\n', '\r':
 			dst = append(dst, src[start:i]...)
-			start = i + 1
+			for i++; i < len(src) && isJSONSpace(src[i]); i++ {
+			}
+			start = i
+		default:
+			i++
 		}
 	}
-	return append(dst, src[start:]...)
+	return append(dst, src[min(start, len(src)):]...)
 }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // openFile opens name from fsys. A failure is an input error at the
 // manifest key that names the file (key, as in "dataset.path"), so the user
