@@ -107,25 +107,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) == 0 && getenv("GITHUB_ACTIONS") == "true" {
 		return runAction(ctx, getenv, stdout, stderr)
 	}
-	if name := getenv("GRADEGATE_CPUPROFILE"); name != "" {
-		// Undocumented in --help, for measuring gradegate itself: a Go CPU
-		// profile of the whole command, written to the file named.
-		stopProfile, err := gate.StartCPUProfile(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "gradegate: %v\n", err)
-			return exitInternal
-		}
-		defer stopProfile()
+	// Undocumented in --help, for measuring gradegate itself:
+	// GRADEGATE_CPUPROFILE and GRADEGATE_TRACE.
+	stopProfiles, err := gate.StartProfiles(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "gradegate: %v\n", err)
+		return exitInternal
 	}
-	if name := getenv("GRADEGATE_TRACE"); name != "" {
-		// The same, for a Go execution trace.
-		stopTrace, err := gate.StartTrace(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "gradegate: %v\n", err)
-			return exitInternal
-		}
-		defer stopTrace()
-	}
+	defer stopProfiles()
 	return execute(ctx, args, getenv, stdout, stderr).code
 }
 

@@ -48,13 +48,23 @@ func CacheDir(getenv func(string) string, kind string) string {
 	if getenv("CI") != "" || getenv("GITHUB_ACTIONS") != "" {
 		return ""
 	}
+	// The folder the cache goes in must be there already: a HOME that does
+	// not exist (a service account's /nonexistent) is not created.
 	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "gradegate", kind)
+		if isDir(d) {
+			return filepath.Join(d, "gradegate", kind)
+		}
+		return ""
 	}
-	if h := getenv("HOME"); filepath.IsAbs(h) {
+	if h := getenv("HOME"); filepath.IsAbs(h) && isDir(h) {
 		return filepath.Join(h, ".cache", "gradegate", kind)
 	}
 	return ""
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 type probeCache struct {

@@ -226,16 +226,20 @@ func TestProbeCacheNewSiteFolder(t *testing.T) {
 // request's code as the same user, which could write an answer for the
 // gate to read.
 func TestCacheDir(t *testing.T) {
+	x, h := t.TempDir(), t.TempDir()
+	missing := filepath.Join(h, "missing")
 	tests := []struct {
 		name string
 		env  map[string]string
 		want string
 	}{
-		{name: "XDG_CACHE_HOME", env: map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, want: "/x/gradegate/python"},
-		{name: "HOME", env: map[string]string{"HOME": "/h"}, want: "/h/.cache/gradegate/python"},
+		{name: "XDG_CACHE_HOME", env: map[string]string{"XDG_CACHE_HOME": x, "HOME": h}, want: x + "/gradegate/python"},
+		{name: "HOME", env: map[string]string{"HOME": h}, want: h + "/.cache/gradegate/python"},
 		{name: "relative folders", env: map[string]string{"XDG_CACHE_HOME": "x", "HOME": "h"}},
-		{name: "CI", env: map[string]string{"CI": "true", "HOME": "/h"}},
-		{name: "GitHub Actions", env: map[string]string{"GITHUB_ACTIONS": "true", "XDG_CACHE_HOME": "/x"}},
+		{name: "HOME not there", env: map[string]string{"HOME": missing}},
+		{name: "XDG_CACHE_HOME not there", env: map[string]string{"XDG_CACHE_HOME": missing, "HOME": h}},
+		{name: "CI", env: map[string]string{"CI": "true", "HOME": h}},
+		{name: "GitHub Actions", env: map[string]string{"GITHUB_ACTIONS": "true", "XDG_CACHE_HOME": x}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

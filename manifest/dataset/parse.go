@@ -21,25 +21,43 @@ type parseState struct {
 	names internTable
 }
 
-// lineBatch is dataset lines read ahead: their bytes end to end, and once
-// done is closed, what parsing each gave.
-type lineBatch struct {
-	data  []byte
-	lines []batchLine
-	rows  []parsedLine
-	st    parseState
-	done  chan struct{}
-}
-
-type batchLine struct {
-	end  int   // the line is data[previous end:end]
-	n    int   // its number in the file
-	over int64 // a line too long to keep: its length, and no bytes
-}
-
+// parsedLine is what parsing a dataset line gave.
 type parsedLine struct {
 	row caseRow
 	err error
+}
+
+// readAhead reads a file's lines ahead, in batches, and parses each batch
+// on a goroutine of its own, handing the results out in file order: the
+// dataset's reader and the samples file's use one each. S is what parsing
+// reuses within a batch (one a batch, never shared by two goroutines), T
+// what parsing one line gives.
+type readAhead[S, T any] struct {
+	lines *lineReader
+	parse func(st *S, line []byte, l aheadLine) T
+	// ahead in file order, cur the batch being handed out, free the
+	// batches to reuse.
+	ahead, free []*aheadBatch[S, T]
+	cur         *aheadBatch[S, T]
+	curAt       int
+	done        bool
+}
+
+// aheadBatch is lines read ahead: their bytes end to end, and once done is
+// closed, what parsing each gave.
+type aheadBatch[S, T any] struct {
+	data  []byte
+	lines []aheadLine
+	out   []T
+	st    S
+	done  chan struct{}
+}
+
+type aheadLine struct {
+	end  int   // the line is data[previous end:end]
+	n    int   // its number in the file
+	off  int64 // its offset in the file
+	over int64 // a line too long to keep: its length, and no bytes (nor a parse)
 }
 
 // Batches: at most batchLines lines or batchBytes bytes (a longer line
@@ -51,89 +69,97 @@ const (
 
 func parseAhead() int { return runtime.GOMAXPROCS(0) + 1 }
 
-// nextParsed returns the next parsed line of the dataset, in file order;
-// ok is false at the end (r.cases.err then tells a read error).
-func (r *Reader) nextParsed() (bl batchLine, p *parsedLine, ok bool) {
+func newReadAhead[S, T any](lines *lineReader, parse func(st *S, line []byte, l aheadLine) T) *readAhead[S, T] {
+	return &readAhead[S, T]{lines: lines, parse: parse}
+}
+
+// next returns the next line and what parsing it gave, in file order; ok
+// is false at the end (the lineReader's err then tells a read error). What
+// T holds of the line's bytes stays valid until the next batch's first
+// line is taken.
+func (a *readAhead[S, T]) next() (l aheadLine, p *T, ok bool) {
 	for {
-		if b := r.cur; b != nil && r.curAt < len(b.lines) {
-			k := r.curAt
-			r.curAt++
-			return b.lines[k], &b.rows[k], true
+		if b := a.cur; b != nil && a.curAt < len(b.lines) {
+			k := a.curAt
+			a.curAt++
+			return b.lines[k], &b.out[k], true
 		}
-		if r.cur != nil {
-			if cap(r.cur.data) > 4*batchBytes {
-				r.cur.data = nil // it held a long line: not kept for the next batch
+		if a.cur != nil {
+			if cap(a.cur.data) > 4*batchBytes {
+				a.cur.data = nil // it held a long line: not kept for the next batch
 			}
-			r.free = append(r.free, r.cur)
-			r.cur = nil
+			a.free = append(a.free, a.cur)
+			a.cur = nil
 		}
-		r.readAhead()
-		if len(r.ahead) == 0 {
-			return batchLine{}, nil, false
+		a.fill()
+		if len(a.ahead) == 0 {
+			return aheadLine{}, nil, false
 		}
-		r.cur, r.curAt = r.ahead[0], 0
-		r.ahead = r.ahead[1:]
-		<-r.cur.done
-		r.readAhead()
+		a.cur, a.curAt = a.ahead[0], 0
+		a.ahead = a.ahead[1:]
+		<-a.cur.done
+		a.fill()
 	}
 }
 
-// readAhead reads batches of lines and starts parsing them until
-// parseAhead are in flight or the file is read.
-func (r *Reader) readAhead() {
-	for !r.linesDone && len(r.ahead) < parseAhead() {
-		var b *lineBatch
-		if n := len(r.free); n > 0 {
-			b, r.free = r.free[n-1], r.free[:n-1]
+// fill reads batches of lines and starts parsing them until parseAhead are
+// in flight or the file is read.
+func (a *readAhead[S, T]) fill() {
+	for !a.done && len(a.ahead) < parseAhead() {
+		var b *aheadBatch[S, T]
+		if n := len(a.free); n > 0 {
+			b, a.free = a.free[n-1], a.free[:n-1]
 			b.data, b.lines = b.data[:0], b.lines[:0]
 		} else {
-			b = &lineBatch{}
+			b = &aheadBatch[S, T]{}
 		}
 		for len(b.lines) < batchLines && len(b.data) < batchBytes {
-			line, n, _, ok := r.cases.next()
+			line, n, off, ok := a.lines.next()
 			if !ok {
-				r.linesDone = true
+				a.done = true
 				break
 			}
-			if r.cases.over > 0 {
-				b.lines = append(b.lines, batchLine{end: len(b.data), n: n, over: r.cases.over})
+			if a.lines.over > 0 {
+				b.lines = append(b.lines, aheadLine{end: len(b.data), n: n, over: a.lines.over})
 				continue
 			}
 			b.data = append(b.data, line...)
-			b.lines = append(b.lines, batchLine{end: len(b.data), n: n})
+			b.lines = append(b.lines, aheadLine{end: len(b.data), n: n, off: off})
 		}
 		if len(b.lines) == 0 {
-			r.free = append(r.free, b)
+			a.free = append(a.free, b)
 			return
 		}
 		b.done = make(chan struct{})
-		go r.parseBatch(b)
-		r.ahead = append(r.ahead, b)
+		go a.parseBatch(b)
+		a.ahead = append(a.ahead, b)
 	}
 }
 
 // parseBatch parses every line of b that was kept.
-func (r *Reader) parseBatch(b *lineBatch) {
+func (a *readAhead[S, T]) parseBatch(b *aheadBatch[S, T]) {
 	defer close(b.done)
-	if cap(b.rows) < len(b.lines) {
-		b.rows = make([]parsedLine, len(b.lines))
+	if cap(b.out) < len(b.lines) {
+		b.out = make([]T, len(b.lines))
 	} else {
-		b.rows = b.rows[:len(b.lines)]
-		clear(b.rows)
+		b.out = b.out[:len(b.lines)]
+		clear(b.out)
 	}
 	start := 0
-	for k, bl := range b.lines {
-		line := b.data[start:bl.end]
-		start = bl.end
-		if bl.over > 0 {
+	for k, l := range b.lines {
+		// The line's capacity ends with it: a parse that appends to it
+		// cannot write over the next line.
+		line := b.data[start:l.end:l.end]
+		start = l.end
+		if l.over > 0 {
 			continue
 		}
-		b.rows[k].row, b.rows[k].err = r.parseCase(&b.st, line, bl.n)
+		b.out[k] = a.parse(&b.st, line, l)
 	}
 }
 
 // tooLong is the input error of a line the reader skipped as too long.
-func (r *Reader) tooLong(bl batchLine) error {
+func (r *Reader) tooLong(bl aheadLine) error {
 	err := input.LineTooLong(r.file, bl.over, r.cases.max)
 	return &manifest.Error{File: r.file, Line: bl.n, Msg: err.Msg, Err: err}
 }

@@ -41,14 +41,10 @@ type Reader struct {
 
 	cases     *lineReader
 	casesFile *input.File
-	// Lines read ahead and being parsed (parse.go): ahead in file order,
-	// cur the batch Next is folding, free the batches to reuse.
-	ahead, free []*lineBatch
-	cur         *lineBatch
-	curAt       int
-	linesDone   bool
-	samples     *sampleJoin
-	schema      *itemSchema
+	// lines reads and parses the dataset's lines ahead (parse.go).
+	lines   *readAhead[parseState, parsedLine]
+	samples *sampleJoin
+	schema  *itemSchema
 
 	caseErrs  problems
 	schemaErr error
@@ -181,6 +177,10 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	} else {
 		r.casesFile = f
 		r.cases = newLineReader(f, m.Limits.Of(input.Line))
+		r.lines = newReadAhead(r.cases, func(st *parseState, line []byte, l aheadLine) parsedLine {
+			row, err := r.parseCase(st, line, l.n)
+			return parsedLine{row: row, err: err}
+		})
 	}
 	if m.Samples != nil {
 		r.samples = openSamples(fsys, path.Join(m.Dir, m.Samples.Path), m)
@@ -218,7 +218,7 @@ func (r *Reader) Failed() bool {
 // once the file is read.
 func (r *Reader) Next() (c Case, ok bool) {
 	for !r.done {
-		bl, p, ok := r.nextParsed()
+		bl, p, ok := r.lines.next()
 		if !ok {
 			r.done = true
 			if r.cases.err != nil {

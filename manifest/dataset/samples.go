@@ -55,35 +55,14 @@ type sampleJoin struct {
 	lr      *lineReader
 	pending *sampleLine // the next usable line, not yet taken (lockstep)
 	eof     bool
-	// Lines read ahead and parsed on goroutines of their own, as the
-	// dataset's are (see parse.go), taken in file order.
-	ahead     []*sampleBatch
-	cur       *sampleBatch
-	curAt     int
-	free      []*sampleBatch
-	linesDone bool
-	indexed   bool
-	index     map[string]*sampleRef
-	errs      problems
-	joinErrs  []joinErr
-	findings  findingList
-}
-
-// sampleBatch is samples lines read ahead: their bytes end to end, and
-// once done is closed, what parsing each gave.
-type sampleBatch struct {
-	data  []byte
-	lines []sampleBatchLine
-	out   []parsedSample
-	keys  keyTable
-	done  chan struct{}
-}
-
-type sampleBatchLine struct {
-	end  int   // the line is data[previous end:end]
-	n    int   // its number in the file
-	off  int64 // its offset in the file
-	over int64 // a line too long to keep: its length, and no bytes
+	// lines reads and parses the lines ahead, as the dataset's are
+	// (parse.go).
+	lines    *readAhead[keyTable, parsedSample]
+	indexed  bool
+	index    map[string]*sampleRef
+	errs     problems
+	joinErrs []joinErr
+	findings findingList
 }
 
 // parsedSample is what parsing one samples line gave: the line when it is
@@ -108,6 +87,7 @@ func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
 	if ra, ok := f.ReaderAt(); ok {
 		sj.at.ra = ra
 		sj.lr = newLineReader(f, m.Limits.Of(input.Line))
+		sj.lines = newReadAhead(sj.lr, sj.parse)
 	} else {
 		data, err := io.ReadAll(f)
 		if err != nil {
@@ -118,6 +98,7 @@ func openSamples(fsys fs.FS, file string, m *manifest.Manifest) *sampleJoin {
 		}
 		sj.at.mem = data
 		sj.lr = newLineReader(bytes.NewReader(data), m.Limits.Of(input.Line))
+		sj.lines = newReadAhead(sj.lr, sj.parse)
 	}
 	return sj
 }
@@ -129,7 +110,7 @@ func (sj *sampleJoin) joinErr(line int, msg string) {
 // peek returns the next usable samples line without taking it.
 func (sj *sampleJoin) peek() *sampleLine {
 	for sj.pending == nil && !sj.eof {
-		bl, p, ok := sj.nextParsed()
+		bl, p, ok := sj.lines.next()
 		if !ok {
 			sj.eof = true
 			if sj.lr.err != nil {
@@ -157,88 +138,13 @@ func (sj *sampleJoin) peek() *sampleLine {
 	return sj.pending
 }
 
-// nextParsed returns the next parsed samples line, in file order; ok is
-// false at the end (sj.lr.err then tells a read error). A line's span
-// stays valid until the line after the next batch's is taken.
-func (sj *sampleJoin) nextParsed() (bl sampleBatchLine, p *parsedSample, ok bool) {
-	for {
-		if b := sj.cur; b != nil && sj.curAt < len(b.lines) {
-			k := sj.curAt
-			sj.curAt++
-			return b.lines[k], &b.out[k], true
-		}
-		if sj.cur != nil {
-			if cap(sj.cur.data) > 4*batchBytes {
-				sj.cur.data = nil // it held a long line: not kept for the next batch
-			}
-			sj.free = append(sj.free, sj.cur)
-			sj.cur = nil
-		}
-		sj.readAhead()
-		if len(sj.ahead) == 0 {
-			return sampleBatchLine{}, nil, false
-		}
-		sj.cur, sj.curAt = sj.ahead[0], 0
-		sj.ahead = sj.ahead[1:]
-		<-sj.cur.done
-		sj.readAhead()
-	}
-}
-
-// readAhead reads batches of samples lines and starts parsing them until
-// parseAhead are in flight or the file is read.
-func (sj *sampleJoin) readAhead() {
-	for !sj.linesDone && len(sj.ahead) < parseAhead() {
-		var b *sampleBatch
-		if n := len(sj.free); n > 0 {
-			b, sj.free = sj.free[n-1], sj.free[:n-1]
-			b.data, b.lines = b.data[:0], b.lines[:0]
-		} else {
-			b = &sampleBatch{}
-		}
-		for len(b.lines) < batchLines && len(b.data) < batchBytes {
-			line, n, off, ok := sj.lr.next()
-			if !ok {
-				sj.linesDone = true
-				break
-			}
-			if sj.lr.over > 0 {
-				b.lines = append(b.lines, sampleBatchLine{end: len(b.data), n: n, over: sj.lr.over})
-				continue
-			}
-			b.data = append(b.data, line...)
-			b.lines = append(b.lines, sampleBatchLine{end: len(b.data), n: n, off: off})
-		}
-		if len(b.lines) == 0 {
-			sj.free = append(sj.free, b)
-			return
-		}
-		b.done = make(chan struct{})
-		go sj.parseBatch(b)
-		sj.ahead = append(sj.ahead, b)
-	}
-}
-
-// parseBatch parses every line of b that was kept.
-func (sj *sampleJoin) parseBatch(b *sampleBatch) {
-	defer close(b.done)
-	if cap(b.out) < len(b.lines) {
-		b.out = make([]parsedSample, len(b.lines))
-	} else {
-		b.out = b.out[:len(b.lines)]
-		clear(b.out)
-	}
-	start := 0
-	for k, bl := range b.lines {
-		// The line's capacity ends with it, so that parse can tell where
-		// the sample starts in it.
-		line := b.data[start:bl.end:bl.end]
-		start = bl.end
-		if bl.over > 0 {
-			continue
-		}
-		sj.parse(&b.keys, &b.out[k], line, bl.n, bl.off)
-	}
+// parse reads one samples line; a line that is not a sample at all is an
+// input error, every problem of it listed. It runs on a batch's goroutine:
+// it reads only what never changes in sj, and keys is the batch's own.
+func (sj *sampleJoin) parse(keys *keyTable, line []byte, l aheadLine) parsedSample {
+	var out parsedSample
+	out.sl, out.ok = sj.parseLine(keys, &out, line, l.n, l.off)
+	return out
 }
 
 // buildIndex indexes every samples line not yet taken by case id; from
@@ -280,14 +186,6 @@ func (sj *sampleJoin) finish() {
 	if sj.f != nil {
 		sj.f.Close()
 	}
-}
-
-// parse reads one samples line into out; a line that is not a sample at
-// all is an input error, every problem of it listed. It runs on a batch's
-// goroutine: it reads only what never changes in sj, and keys is the
-// batch's own.
-func (sj *sampleJoin) parse(keys *keyTable, out *parsedSample, line []byte, n int, off int64) {
-	out.sl, out.ok = sj.parseLine(keys, out, line, n, off)
 }
 
 func (sj *sampleJoin) parseLine(keys *keyTable, out *parsedSample, line []byte, n int, off int64) (sampleLine, bool) {
