@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -246,6 +247,11 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 			return p.send(t, taskRef{row: -1, canary: i})
 		}
 		c, ok, failed := p.read()
+		if p.sunk == nil {
+			// The run returned while this row was read: nothing more is
+			// handed out, and no canary's state changes.
+			return grading.Task{}, false, errRunOver
+		}
 		if failed {
 			// The dataset cannot be used; Close says why, every line at once.
 			return grading.Task{}, false, nil
@@ -314,6 +320,9 @@ func (p *pipeline) next() (grading.Task, bool, error) {
 		return p.send(t, ref)
 	}
 }
+
+// errRunOver answers a call of next that was under way when run returned.
+var errRunOver = errors.New("the run is over")
 
 // read takes the source's next row without holding mu (next holds it
 // when it calls read, and holds it again when read returns): the runner's
