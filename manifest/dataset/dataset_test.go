@@ -44,6 +44,29 @@ func hexSum(s string) string {
 
 func intp(n int) *int { return &n }
 
+// findingsWith returns the findings of code, in order.
+func findingsWith(findings []manifest.Finding, code string) []manifest.Finding {
+	var got []manifest.Finding
+	for _, f := range findings {
+		if f.Code == code {
+			got = append(got, f)
+		}
+	}
+	return got
+}
+
+// readIDs reads every row of r and returns their case ids, in order.
+func readIDs(r *Reader) []string {
+	var ids []string
+	for {
+		c, ok := r.Next()
+		if !ok {
+			return ids
+		}
+		ids = append(ids, c.ID)
+	}
+}
+
 // errorStrings flattens a (joined) error into the messages of its
 // *manifest.Error values, in order.
 func errorStrings(t *testing.T, err error) []string {

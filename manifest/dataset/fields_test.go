@@ -56,12 +56,7 @@ func TestUnknownFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []manifest.Finding
-			for _, f := range set.Findings {
-				if f.Code == CodeUnknownField {
-					got = append(got, f)
-				}
-			}
+			got := findingsWith(set.Findings, CodeUnknownField)
 			checkFindings(t, got, tt.want)
 		})
 	}
@@ -134,12 +129,7 @@ func TestLabelFieldMissing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []manifest.Finding
-			for _, f := range set.Findings {
-				if f.Code == CodeLabelFieldMissing {
-					got = append(got, f)
-				}
-			}
+			got := findingsWith(set.Findings, CodeLabelFieldMissing)
 			checkFindings(t, got, tt.want)
 		})
 	}

@@ -198,12 +198,7 @@ func TestNearDuplicateLabelConflict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []manifest.Finding
-			for _, f := range set.Findings {
-				if f.Code == CodeNearDuplicateLabelConflict {
-					got = append(got, f)
-				}
-			}
+			got := findingsWith(set.Findings, CodeNearDuplicateLabelConflict)
 			switch {
 			case tt.want == "" && len(got) > 0:
 				t.Errorf("unexpected conflict %v", got)

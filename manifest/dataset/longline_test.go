@@ -68,14 +68,7 @@ func TestReaderOverLongLine(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	r := Open(lazyFS{size: 1 << 30}, m)
-	var ids []string
-	for {
-		c, ok := r.Next()
-		if !ok {
-			break
-		}
-		ids = append(ids, c.ID)
-	}
+	ids := readIDs(r)
 	_, err := r.Close()
 	runtime.ReadMemStats(&after)
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {

@@ -579,12 +579,7 @@ func TestScreenRereadsRowsAsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []manifest.Finding
-			for _, f := range set.Findings {
-				if f.Code == CodeNearDuplicate {
-					got = append(got, f)
-				}
-			}
+			got := findingsWith(set.Findings, CodeNearDuplicate)
 			if len(got) != 1 || !strings.HasPrefix(got[0].Message, fmt.Sprintf("%d cases have the same text", tt.want)) {
 				t.Errorf("near-duplicate findings %+v, want one cluster of %d", got, tt.want)
 			}

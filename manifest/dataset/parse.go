@@ -158,8 +158,9 @@ func (a *readAhead[S, T]) parseBatch(b *aheadBatch[S, T]) {
 	}
 }
 
-// tooLong is the input error of a line the reader skipped as too long.
-func (r *Reader) tooLong(bl aheadLine) error {
-	err := input.LineTooLong(r.file, bl.over, r.cases.max)
-	return &manifest.Error{File: r.file, Line: bl.n, Msg: err.Msg, Err: err}
+// tooLong is the input error of a line of file that was skipped as longer
+// than max.
+func tooLong(file string, l aheadLine, max int64) error {
+	err := input.LineTooLong(file, l.over, max)
+	return &manifest.Error{File: file, Line: l.n, Msg: err.Msg, Err: err}
 }

@@ -75,14 +75,7 @@ func TestReaderParsesAheadInOrder(t *testing.T) {
 			m := testManifest(".")
 			m.Limits = input.Limits{input.Line: 1024}
 			r := Open(fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(lines, "\n") + "\n")}}, m)
-			var ids []string
-			for {
-				c, ok := r.Next()
-				if !ok {
-					break
-				}
-				ids = append(ids, c.ID)
-			}
+			ids := readIDs(r)
 			if !slices.Equal(ids, wantIDs) {
 				t.Errorf("rows %d, want %d; first difference at %d", len(ids), len(wantIDs), firstDiff(ids, wantIDs))
 			}

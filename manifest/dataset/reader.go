@@ -228,7 +228,7 @@ func (r *Reader) Next() (c Case, ok bool) {
 			break
 		}
 		if bl.over > 0 {
-			r.caseErrs.add(r.tooLong(bl))
+			r.caseErrs.add(tooLong(r.file, bl, r.cases.max))
 			continue
 		}
 		if p.err != nil {
@@ -579,9 +579,6 @@ func CompactValid(dst, src []byte) []byte {
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// openFile opens name from fsys. A failure is an input error at the
-// manifest key that names the file (key, as in "dataset.path"), so the user
-// sees which line of the manifest to fix, and names the file as resolved.
 // checkPins hashes the dataset and the samples file, each when it is
 // pinned (the manifest requires dataset.sha256), before a line of either is
 // parsed, and sets Unpinned to the key of the first whose bytes differ from
@@ -652,12 +649,9 @@ func (r *Reader) PinnedDigests() (dataset, samples string) {
 	return dataset, samples
 }
 
-// lineTooLong is the input error of a line the reader skipped as too long.
-func lineTooLong(file string, n int, l *lineReader) error {
-	err := input.LineTooLong(file, l.over, l.max)
-	return &manifest.Error{File: file, Line: n, Msg: err.Msg, Err: err}
-}
-
+// openFile opens name from fsys. A failure is an input error at the
+// manifest key that names the file (key, as in "dataset.path"), so the user
+// sees which line of the manifest to fix, and names the file as resolved.
 func openFile(fsys fs.FS, name string, m *manifest.Manifest, key string) (*input.File, error) {
 	kind := input.ForKey(key)
 	f, err := input.Open(fsys, name, kind, m.Limits.Of(kind))

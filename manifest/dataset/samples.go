@@ -120,8 +120,7 @@ func (sj *sampleJoin) peek() *sampleLine {
 			break
 		}
 		if bl.over > 0 {
-			err := input.LineTooLong(sj.file, bl.over, sj.lr.max)
-			sj.errs.add(&manifest.Error{File: sj.file, Line: bl.n, Msg: err.Msg, Err: err})
+			sj.errs.add(tooLong(sj.file, bl, sj.lr.max))
 			continue
 		}
 		for _, err := range p.errs {
