@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from scale import proc_stats
+
 NAMES = ("gradegate", "python3", "python3.11", "exe")
 
 
@@ -32,19 +34,9 @@ def main():
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seen = {}
     while proc.poll() is None:
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            if comm not in NAMES:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            seen[(pid, comm)] = (int(fields[11]) + int(fields[12])) / hz
+        for pid, comm, fields in proc_stats():
+            if comm in NAMES:
+                seen[(pid, comm)] = (int(fields[11]) + int(fields[12])) / hz
         time.sleep(0.1)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

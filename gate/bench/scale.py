@@ -183,6 +183,20 @@ print(passed)
 '''
 
 
+def proc_stats():
+    """(pid, program name, the fields after it) of every process's
+    /proc/PID/stat; a process that ends while it is read is left out."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        yield int(pid), stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+
+
 def tree_memory(root):
     """(RSS, PSS) in kB summed over root and its descendants.
 
@@ -195,15 +209,11 @@ def tree_memory(root):
     """
     parent = {}
     cmdline = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    for pid, _, fields in proc_stats():
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-            parent[int(pid)] = int(stat[stat.rindex(")") + 2:].split()[1])
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline[int(pid)] = f.read()
+                cmdline[pid] = f.read()
+            parent[pid] = int(fields[1])
         except (OSError, ValueError, IndexError):
             continue
     rss = pss = 0
