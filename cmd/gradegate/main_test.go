@@ -17,10 +17,10 @@ import (
 )
 
 // TestMain lets the test binary act as the gradegate command inside
-// testscript scripts, and as the sandbox launcher.
+// testscript scripts. The sandbox re-executes this binary (os.Executable)
+// as its launcher, which the sandbox package's init runs before this.
 func TestMain(m *testing.M) {
-	// As main does. The sandbox re-executes this binary (os.Executable) as
-	// its launcher, a name under which testscript would run the tests.
+	// As main does.
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}

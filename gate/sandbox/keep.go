@@ -78,6 +78,19 @@ func Keep(args []string, stderr io.Writer) (exit func(code int)) {
 	return nil
 }
 
+// KeepFirst is Keep for a package's initialisation, before the rest of
+// the program initialises: in the first process of a tree it becomes the
+// keeper, as Keep does, and never returns; in the keeper's child it does
+// nothing, and main's Keep returns the function to exit through. Where no
+// keeper could be set up it returns, and main's Keep tries once more and
+// fails the same way.
+func KeepFirst(args []string, stderr io.Writer) {
+	if _, ok := os.LookupEnv(keptEnv); ok {
+		return
+	}
+	Keep(args, stderr)
+}
+
 // keep runs the command as a child and returns the exit code to end with;
 // started is false when no child could be started.
 func keep(args []string, stderr io.Writer) (code int, started bool, err error) {

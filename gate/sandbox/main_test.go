@@ -14,8 +14,9 @@ import (
 // user namespace, a non-dumpable process).
 const helperEnv = "GRADEGATE_SANDBOX_TEST_HELPER"
 
-// TestMain lets the test binary act as gradegate's launcher, the way
-// cmd/gradegate/main.go does: tests build Sandboxes WithLauncher(os.Args[0]).
+// TestMain lets the test binary stand in for gradegate: tests build
+// Sandboxes WithLauncher(os.Args[0]), which the package's init runs as the
+// launcher before TestMain, as in gradegate itself.
 // Like gradegate it makes itself non-dumpable before anything else.
 func TestMain(m *testing.M) {
 	if os.Getenv(noLandlockEnv) == "1" {
@@ -35,9 +36,6 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-	}
-	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
-		os.Exit(Launch(os.Args[2:]))
 	}
 	if do := os.Getenv(keeperTestEnv); do != "" {
 		keeperHelper(do, Keep(os.Args, os.Stderr))

@@ -30,14 +30,25 @@ func ProtectSelf() error {
 	return nil
 }
 
-// Init is the first thing every gradegate process runs, the command and
-// the test binaries that stand in for it alike. Started as the launcher
-// (args[1] == LauncherArg) it applies the layers and execs the grader, and
-// never returns: a launch that fails exits with its launcher code. Otherwise
-// it makes the process non-dumpable (ProtectSelf) before any secret is read.
-func Init(args []string) error {
-	if len(args) > 1 && args[1] == LauncherArg {
-		os.Exit(Launch(args[2:]))
+// init runs the launcher: a gradegate started with LauncherArg first
+// applies the layers and execs the grader, and never returns (a launch that
+// fails exits with its launcher code). It does so from this package's
+// initialisation, before the program's later packages initialise: those
+// come after it in Go's order (dependencies first, then by import path),
+// and the JSON Schema library's alone compiles its meta-schemas, 3 ms of
+// CPU, in each of the launchers a run starts. TestStartBeforeInit, in
+// cmd/gradegate, checks the order.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
+		os.Exit(Launch(os.Args[2:]))
 	}
+}
+
+// Init is the first thing every gradegate process runs, the command and
+// the test binaries that stand in for it alike: it makes the process
+// non-dumpable (ProtectSelf) before any secret is read. A launcher never
+// gets here (see init); args are for the other systems' Init, which
+// refuses to act as one.
+func Init(args []string) error {
 	return ProtectSelf()
 }

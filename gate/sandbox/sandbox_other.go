@@ -181,3 +181,6 @@ func ReapOrphans() {}
 
 // Keep returns os.Exit: the keeper process is Linux's (see keep.go).
 func Keep(args []string, stderr io.Writer) (exit func(code int)) { return os.Exit }
+
+// KeepFirst does nothing: there is no keeper here.
+func KeepFirst(args []string, stderr io.Writer) {}

@@ -21,8 +21,9 @@ import (
 // TestMain lets the test binary act as gradegate's sandbox launcher, the way
 // cmd/gradegate/main.go does.
 func TestMain(m *testing.M) {
-	// As main does: be the sandbox launcher when re-executed as one, and
-	// keep this process's environment from graders of the same uid.
+	// As main does: keep this process's environment from graders of the
+	// same uid (the sandbox package's init has already run the launcher
+	// when this binary was re-executed as one).
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}

@@ -24,8 +24,9 @@ import (
 // layers. The tests reap the orphans of killed workers promptly, as a CI
 // runner's init does (sandboxtest.ReapOrphans says why).
 func TestMain(m *testing.M) {
-	// As main does: be the sandbox launcher when re-executed as one, and
-	// keep this process's environment from graders of the same uid.
+	// As main does: keep this process's environment from graders of the
+	// same uid (the sandbox package's init has already run the launcher
+	// when this binary was re-executed as one).
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
