@@ -19,13 +19,12 @@ import (
 	"github.com/gradegate/gradegate/manifest"
 )
 
-// TestMain lets the test binary act as gradegate's sandbox launcher, the way
-// cmd/gradegate/main.go does.
+// TestMain lets the test binary stand in for gradegate: re-executed as the
+// sandbox launcher, the sandbox package's init runs it as one, before
+// TestMain.
 func TestMain(m *testing.M) {
 	// As main does: keep this process's environment from graders of the
-	// same uid (the sandbox package's init has already run the launcher
-	// when this binary was re-executed as one); and reap the orphans
-	// graders leave.
+	// same uid; and reap the orphans graders leave.
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}

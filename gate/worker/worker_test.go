@@ -19,14 +19,13 @@ import (
 	"github.com/gradegate/gradegate/gate/sandbox/sandboxtest"
 )
 
-// TestMain lets the test binary act as gradegate's sandbox launcher, the way
-// cmd/gradegate/main.go does, so TestSandboxed runs graders under the real
-// layers. The tests reap the orphans of killed workers promptly, as a CI
+// TestMain lets the test binary stand in for gradegate, so TestSandboxed
+// runs graders under the real layers: re-executed as the sandbox launcher,
+// the sandbox package's init runs it as one, before TestMain. The tests reap the orphans of killed workers promptly, as a CI
 // runner's init does (sandboxtest.ReapOrphans says why).
 func TestMain(m *testing.M) {
 	// As main does: keep this process's environment from graders of the
-	// same uid (the sandbox package's init has already run the launcher
-	// when this binary was re-executed as one).
+	// same uid.
 	if err := sandbox.Init(os.Args); err != nil {
 		panic(err)
 	}
