@@ -218,6 +218,8 @@ func (a *Host) checkJudgeDeterminism(ctx context.Context, s *Suite, set *dataset
 		i++
 		return cases[i-1], true
 	}
+	// CheckDeterminism starts its two runners from two goroutines.
+	var mu sync.Mutex
 	var asked []*judge.Judge
 	start := time.Now()
 	d, err := CheckDeterminism(ctx, s.Manifest, next, shard, seed, func(ctx context.Context, _ uint32) (grading.Runner, func(), error) {
@@ -225,7 +227,9 @@ func (a *Host) checkJudgeDeterminism(ctx context.Context, s *Suite, set *dataset
 		if err != nil {
 			return nil, nil, err
 		}
+		mu.Lock()
 		asked = append(asked, j)
+		mu.Unlock()
 		return j, func() {}, nil
 	})
 	if err != nil {
