@@ -35,7 +35,6 @@ import errno
 import faulthandler
 import gc
 import io
-import json
 import math
 import _socket
 import numbers
@@ -43,7 +42,10 @@ import os
 import reprlib
 import resource
 import select
-import signal
+# The C module signal wraps: signal's enum classes import enum, which costs
+# more of an interpreter's start than the worker's own code. The grader's
+# own "import signal" gets the whole module, as it would anywhere.
+import _signal as signal
 import struct
 import sys
 import time
@@ -75,8 +77,79 @@ SPAWN_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess
 # start with (NaN, Infinity and -Infinity included, as Python reads them).
 JSON_WHITESPACE = " \t\n\r"
 JSON_START = frozenset('"{[ntfNI-0123456789')
-# json.loads's own scanner: the value at an index, and where it ends.
-_scan_json = json.JSONDecoder().scan_once
+
+
+class _LazyModule:
+    """A module imported when one of its names is first used."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(__import__(self._name), attr)
+
+
+# The worker reads and writes its protocol with json's own C scanner and
+# encoder (_json), and imports json itself (with re, enum, functools and
+# collections: half of an interpreter's start) only for what else it
+# formats: a judge, a ctx record's model_dump_json, an MKA1 target, and
+# the exact error of a line that does not parse. A grader's "import json"
+# is the whole module, as it would be anywhere.
+json = _LazyModule("json")
+
+
+class _JSONDecoderContext:
+    """What json.JSONDecoder() gives its C scanner: the defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+def _json_default(o):
+    # json.JSONEncoder.default's refusal, word for word.
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+
+try:
+    import _json
+    # json.loads's own scanner: the value at an index, and where it ends.
+    _scan_json = _json.make_scanner(_JSONDecoderContext)
+    _make_encoder = _json.make_encoder
+    _encode_string = _json.encode_basestring_ascii
+except (ImportError, AttributeError):  # a Python built without json's C part
+    _scan_json = json.JSONDecoder().scan_once
+    _make_encoder = None
+
+
+def loads_json(data):
+    """loads_json(data) for the gate's lines and the worker's own.
+
+    The value of a UTF-8 line (str or bytes), scanned as json.loads scans
+    it, without the wrapper that imports json and runs two regular
+    expressions; whatever that path does not take (a line that does not
+    parse, another encoding) goes to json.loads itself, so the value and the
+    error are json.loads's.
+    """
+    try:
+        text = data
+        if type(data) is not str:
+            # json.loads reads a byte string whose first two bytes are
+            # ASCII and not NUL as UTF-8 (json.detect_encoding).
+            head = data[:2]
+            if not head or head[0] >= 0x80 or 0 in head:
+                raise ValueError
+            text = data.decode("utf-8", "surrogatepass")
+        start = len(text) - len(text.lstrip(JSON_WHITESPACE))
+        value, end = _scan_json(text, start)
+        if end == len(text) or not text[end:].strip(JSON_WHITESPACE):
+            return value
+    except (StopIteration, ValueError):
+        pass
+    return json.loads(data)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -297,15 +370,20 @@ def _response_encoder():
     json.dumps, and JSONEncoder.encode too, build a new C encoder on every
     call, which was a measurable share of a case's cost.
     """
-    enc = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return enc.encode
-    it = make(None, enc.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False)
+    if _make_encoder is None:
+        return json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+    it = _make_encoder(None, _json_default, _encode_string, None, ":", ",", False, False, False)
     return lambda obj: "".join(it(obj, 0))
 
 
 _encode_response = _response_encoder()
+
+
+def json_copy(value):
+    """json.loads(json.dumps(value)): a copy that shares nothing."""
+    if _make_encoder is None:
+        return json.loads(json.dumps(value))
+    return loads_json("".join(_make_encoder(None, _json_default, _encode_string, None, ":", ",", False, False, True)(value, 0)))
 
 
 def write_all(fd, data):
@@ -1077,7 +1155,7 @@ class Context:
             if len(self._buf) > ANSWER_LIMIT:
                 raise GateFailure("the gate's answer is over %d bytes" % ANSWER_LIMIT)
         line, _, self._buf = self._buf.partition(b"\n")
-        return json.loads(line)
+        return loads_json(line)
 
 
 def takes_ctx(fn, n):
@@ -1272,7 +1350,7 @@ class Worker:
         invalid return that says so, never the answer it gave.
         """
         # A copy, as the first call may change the item it was given.
-        second = ReadLog(json.loads(json.dumps(req["item"])))
+        second = ReadLog(json_copy(req["item"]))
         resp = self.grade_one(req, req["item"])
         # What the counted call printed is the canary's output.
         printed = self.capture.take() if self.capture.parts or self.capture.cut else None
@@ -1300,7 +1378,7 @@ class Worker:
         a second call would make its model calls again.
         """
         # Copies, as the first call may change what it was given.
-        second = json.loads(json.dumps(batch)) if self.ctx is None else list(batch)
+        second = json_copy(batch) if self.ctx is None else list(batch)
         logs = {}
         for k, c in enumerate(second):
             if "reads" in c and type(c["item"]) is dict:
@@ -1633,7 +1711,7 @@ class Worker:
                 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
                 dump_stack_on(signal.SIGUSR1)
                 _encode_response(self.classify(0.5))
-                json.loads(b'{"warm": [1, 2.5, "x", null, true]}')
+                loads_json(b'{"warm": [1, 2.5, "x", null, true]}')
                 line = b""
                 while True:
                     chunk = os.read(rq, 1 << 16)
@@ -1644,7 +1722,7 @@ class Worker:
                 if not line:
                     return  # the parent is gone, or needs no more children
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
-                resp = self.call(json.loads(line), True)
+                resp = self.call(loads_json(line), True)
                 self.leave_if_stray()
                 data = _encode_response(resp).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
@@ -1686,14 +1764,14 @@ class Worker:
         if status is None:
             self.exiting.append(pid)
             try:
-                return json.loads(data)
+                return loads_json(data)
             except ValueError:
                 os.waitpid(pid, 0)
                 self.exiting.remove(pid)
                 return {"class": "died", "message": "the child's response could not be read"}
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
             try:
-                return json.loads(data)
+                return loads_json(data)
             except ValueError:
                 pass
         died = {"maxrss_kb": usage.ru_maxrss}
@@ -1711,7 +1789,7 @@ class Worker:
         and read with many others in one system call.
         """
         clock = time.perf_counter
-        loads = json.loads
+        loads = loads_json
         write = os.write
         # The common answer (one finite score, nothing printed) is formatted
         # directly: a third of the encoder's cost.
@@ -1832,7 +1910,7 @@ class Worker:
             if not line:
                 return None
             try:
-                req = json.loads(line)
+                req = loads_json(line)
             except Exception:
                 continue  # a request cut short, and the newline ending it
             if type(req) is not dict:
@@ -1898,7 +1976,7 @@ def main():
         # sys.path here, as -P would have kept it off.
         del sys.path[0]
     requests = open(REQ_FD, "rb", buffering=1 << 16)
-    init = json.loads(requests.readline())
+    init = loads_json(requests.readline())
     worker = Worker(init)
     if worker.memory_mb and init.get("set_rlimit_as"):
         # Second belt: the sandbox launcher owns limits, but when it did not

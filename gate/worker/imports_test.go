@@ -1,0 +1,97 @@
+package worker
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestWorkerStartsWithoutJSONModule: loading the worker imports neither
+// json nor what json and signal bring (re, enum), which together are half
+// of an interpreter's start; a grader's own "import json" still gets the
+// whole module.
+func TestWorkerStartsWithoutJSONModule(t *testing.T) {
+	py := python(t).Executable
+	const list = "\nimport sys\nprint(' '.join(sorted(sys.modules)))\n"
+	modules := func(src string) []string {
+		t.Helper()
+		out, err := exec.Command(py, "-I", "-B", "-c", src+list).Output()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return strings.Fields(string(out))
+	}
+	bare := modules("")
+	worker := modules(strings.TrimSuffix(strings.TrimSpace(workerPy), "main()"))
+	for _, m := range []string{"json", "json.decoder", "re", "enum", "signal", "functools", "collections"} {
+		if slices.Contains(worker, m) && !slices.Contains(bare, m) {
+			t.Errorf("the worker imports %s at start", m)
+		}
+	}
+	if !slices.Contains(worker, "_json") {
+		t.Errorf("the worker does not use json's C part: %v", worker)
+	}
+	out, err := exec.Command(py, "-I", "-B", "-c", strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")+`
+import json, signal
+print(json.dumps({"json": json.__name__, "handlers": type(signal.SIG_IGN).__name__}))
+`).Output()
+	if err != nil || !strings.Contains(string(out), `"json": "json"`) || !strings.Contains(string(out), `"handlers": "Handlers"`) {
+		t.Errorf("a grader's json and signal: %s, %v", out, err)
+	}
+}
+
+// TestLoadsJSONIsJSONLoads: the worker's own reader gives json.loads's
+// value, or json.loads's exception, over 60,000 random short texts and
+// byte strings (JSON's characters, whitespace, look-alikes, NUL, byte order
+// marks, UTF-16 and invalid UTF-8), and its copy is
+// json.loads(json.dumps(value)).
+func TestLoadsJSONIsJSONLoads(t *testing.T) {
+	src := strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")
+	const check = `
+import json as real_json, random
+rnd = random.Random(11)
+alphabet = list(' \t\n\r\u00a0\ufeff\u00e9\ud800"{}[],:0123456789-+.eEtrufalsnNIiy\\x')
+texts = ["1200", " 1 ", "NaN", "-Infinity", "Infinity ", "[]", "{}", '"a"', "tru", "1.", ".5", "01", "-", "[1,]", "1 2",
+         '{"a": [1, 2.5e300, -0.0, "\\u00e9\\ud83d\\ude00", null, true]}', "\ufeff1", "", " ", '"\\ud800"']
+texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 8))) for _ in range(30000)]
+datas = list(texts)
+datas += [t.encode("utf-8", "surrogatepass") for t in texts[:20]]
+datas += [b"\xef\xbb\xbf1", b"\xff\xfe1\x00", '{"a": 1}'.encode("utf-16"), '[1]'.encode("utf-16-le"), '[1]'.encode("utf-32-be"),
+          b"\x00", b"1\x00", b"\x80", b'"\xc3\xa9"', b'"\xe9"', b"[1]\n", b"", bytearray(b'{"b": [null]}')]
+for _ in range(30000):
+    datas.append(bytes(rnd.choice(b' \t\n"{}[],:019-.eEtrufalsnNI\\\x00\xc3\xa9\xff') for _ in range(rnd.randint(1, 8))))
+
+def outcome(f, data):
+    try:
+        return ("value", repr(f(data)))
+    except Exception as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+diffs = []
+for data in datas:
+    want, got = outcome(real_json.loads, data), outcome(loads_json, data)
+    if want != got:
+        diffs.append([repr(data), str(want), str(got)])
+for value in [{"a": [1, 2.5, None, True, "\u00e9"]}, [float("nan"), float("inf")], {"k": {"n": [[], {}]}}, "s", 3]:
+    want, got = outcome(lambda v: real_json.loads(real_json.dumps(v)), value), outcome(json_copy, value)
+    if want != got:
+        diffs.append([repr(value), str(want), str(got)])
+print(real_json.dumps({"checked": len(datas), "diffs": diffs[:5]}))
+`
+	out, err := exec.Command(python(t).Executable, "-I", "-B", "-c", src+check).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got struct {
+		Checked int        `json:"checked"`
+		Diffs   [][]string `json:"diffs"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if got.Checked < 60000 || len(got.Diffs) > 0 {
+		t.Fatalf("checked %d inputs; differences from json.loads (input, json.loads, the worker's): %q", got.Checked, got.Diffs)
+	}
+}
