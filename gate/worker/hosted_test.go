@@ -5,8 +5,6 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
@@ -90,7 +88,7 @@ func TestHostedSample(t *testing.T) {
 // json.loads reads output_text, with the same value, over 50,000 random
 // short texts of JSON's characters, whitespace and look-alikes.
 func TestHostedSampleMatchesJSONLoads(t *testing.T) {
-	src := strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")
+	src := workerSource()
 	const check = `
 import json, random
 rnd = random.Random(7)
@@ -109,17 +107,7 @@ for text in texts:
         diffs.append([text, str(want), str(got)])
 print(json.dumps({"checked": len(texts), "diffs": diffs[:5]}))
 `
-	out, err := exec.Command(python(t).Executable, "-I", "-B", "-c", src+check).Output()
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	var got struct {
-		Checked int        `json:"checked"`
-		Diffs   [][]string `json:"diffs"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%s: %v", out, err)
-	}
+	got := workerCheck(t, src+check)
 	if got.Checked < 50000 || len(got.Diffs) > 0 {
 		t.Fatalf("checked %d texts; differences from json.loads (text, json.loads, output_json): %q", got.Checked, got.Diffs)
 	}

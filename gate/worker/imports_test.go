@@ -1,3 +1,5 @@
+//go:build linux
+
 package worker
 
 import (
@@ -24,7 +26,7 @@ func TestWorkerStartsWithoutJSONModule(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	bare := modules("")
-	worker := modules(strings.TrimSuffix(strings.TrimSpace(workerPy), "main()"))
+	worker := modules(workerSource())
 	for _, m := range []string{"json", "json.decoder", "re", "enum", "signal", "functools", "collections"} {
 		if slices.Contains(worker, m) && !slices.Contains(bare, m) {
 			t.Errorf("the worker imports %s at start", m)
@@ -33,7 +35,7 @@ func TestWorkerStartsWithoutJSONModule(t *testing.T) {
 	if !slices.Contains(worker, "_json") {
 		t.Errorf("the worker does not use json's C part: %v", worker)
 	}
-	out, err := exec.Command(py, "-I", "-B", "-c", strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")+`
+	out, err := exec.Command(py, "-I", "-B", "-c", workerSource()+`
 import json, signal
 print(json.dumps({"json": json.__name__, "handlers": type(signal.SIG_IGN).__name__}))
 `).Output()
@@ -48,7 +50,7 @@ print(json.dumps({"json": json.__name__, "handlers": type(signal.SIG_IGN).__name
 // marks, UTF-16 and invalid UTF-8), and its copy is
 // json.loads(json.dumps(value)).
 func TestLoadsJSONIsJSONLoads(t *testing.T) {
-	src := strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")
+	src := workerSource()
 	const check = `
 import json as real_json, random
 rnd = random.Random(11)
@@ -80,18 +82,31 @@ for value in [{"a": [1, 2.5, None, True, "\u00e9"]}, [float("nan"), float("inf")
         diffs.append([repr(value), str(want), str(got)])
 print(real_json.dumps({"checked": len(datas), "diffs": diffs[:5]}))
 `
-	out, err := exec.Command(python(t).Executable, "-I", "-B", "-c", src+check).Output()
+	got := workerCheck(t, src+check)
+	if got.Checked < 60000 || len(got.Diffs) > 0 {
+		t.Fatalf("checked %d inputs; differences from json.loads (input, json.loads, the worker's): %q", got.Checked, got.Diffs)
+	}
+}
+
+// workerSource is worker.py without its closing main() call: its
+// definitions, for a check to run after them.
+func workerSource() string {
+	return strings.TrimSuffix(strings.TrimSpace(workerPy), "main()")
+}
+
+// workerCheck runs code, which prints {"checked": N, "diffs": [...]} on
+// stdout, with the test's interpreter, and returns what it printed.
+func workerCheck(t *testing.T, code string) (got struct {
+	Checked int        `json:"checked"`
+	Diffs   [][]string `json:"diffs"`
+}) {
+	t.Helper()
+	out, err := exec.Command(python(t).Executable, "-I", "-B", "-c", code).Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
-	}
-	var got struct {
-		Checked int        `json:"checked"`
-		Diffs   [][]string `json:"diffs"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%s: %v", out, err)
 	}
-	if got.Checked < 60000 || len(got.Diffs) > 0 {
-		t.Fatalf("checked %d inputs; differences from json.loads (input, json.loads, the worker's): %q", got.Checked, got.Diffs)
-	}
+	return got
 }
