@@ -125,8 +125,18 @@ except (ImportError, AttributeError):  # a Python built without json's C part
     _make_encoder = None
 
 
+def scan_json_from(text, start):
+    """The value of str text from start, where JSON's whitespace ends, as
+    json.loads reads it; StopIteration or ValueError where json.loads
+    raises."""
+    value, end = _scan_json(text, start)
+    if end != len(text) and text[end:].strip(JSON_WHITESPACE):
+        raise ValueError("extra data after the value")
+    return value
+
+
 def loads_json(data):
-    """loads_json(data) for the gate's lines and the worker's own.
+    """json.loads(data) for the gate's lines and the worker's own.
 
     The value of a UTF-8 line (str or bytes), scanned as json.loads scans
     it, without the wrapper that imports json and runs two regular
@@ -143,13 +153,12 @@ def loads_json(data):
             if not head or head[0] >= 0x80 or 0 in head:
                 raise ValueError
             text = data.decode("utf-8", "surrogatepass")
-        start = len(text) - len(text.lstrip(JSON_WHITESPACE))
-        value, end = _scan_json(text, start)
-        if end == len(text) or not text[end:].strip(JSON_WHITESPACE):
-            return value
+        return scan_json_from(text, len(text) - len(text.lstrip(JSON_WHITESPACE)))
     except (StopIteration, ValueError):
         pass
     return json.loads(data)
+
+
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -364,26 +373,25 @@ class _BinaryCapture(io.RawIOBase):
         return len(b)
 
 
-def _response_encoder():
+def _response_encoder(allow_nan=False):
     """A JSON encoder built once.
 
     json.dumps, and JSONEncoder.encode too, build a new C encoder on every
     call, which was a measurable share of a case's cost.
     """
     if _make_encoder is None:
-        return json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
-    it = _make_encoder(None, _json_default, _encode_string, None, ":", ",", False, False, False)
+        return json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":")).encode
+    it = _make_encoder(None, _json_default, _encode_string, None, ":", ",", False, False, allow_nan)
     return lambda obj: "".join(it(obj, 0))
 
 
 _encode_response = _response_encoder()
+_encode_copy = _response_encoder(allow_nan=True)
 
 
 def json_copy(value):
     """json.loads(json.dumps(value)): a copy that shares nothing."""
-    if _make_encoder is None:
-        return json.loads(json.dumps(value))
-    return loads_json("".join(_make_encoder(None, _json_default, _encode_string, None, ":", ",", False, False, True)(value, 0)))
+    return loads_json(_encode_copy(value))
 
 
 def write_all(fd, data):
@@ -668,10 +676,8 @@ def hosted_sample(sample):
     # four times the scan of a short text: a value from start, then nothing
     # but JSON's whitespace.
     try:
-        parsed, end = _scan_json(text, start)
+        parsed = scan_json_from(text, start)
     except (StopIteration, ValueError):
-        return sample
-    if end != len(text) and text[end:].strip(JSON_WHITESPACE):
         return sample
     derived = dict(sample)
     derived["output_json"] = parsed
