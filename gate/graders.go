@@ -452,7 +452,7 @@ func (a *Host) Python(ctx context.Context, sb *sandbox.Sandbox, name string) (wo
 // reads the host's environment, and the answers are kept in the user's
 // cache folder.
 func (a *Host) resolveOptions(withWorker bool) worker.ResolveOptions {
-	return worker.ResolveOptions{Getenv: a.getenv, CacheDir: worker.CacheDir(a.getenv, "python"), Worker: withWorker}
+	return worker.ResolveOptions{Getenv: a.getenv, CacheDir: worker.CacheDir(a.getenv, "python"), Worker: withWorker, Ahead: withWorker}
 }
 
 // fallbackPythons are the system interpreters the default python3 falls

@@ -56,6 +56,9 @@ import (
 // it reads the code, its length first, from the request pipe, where the
 // pool writes it before the init request, and runs it as if it were the
 // source given to -c.
+//
+// A length of 0 is an interpreter that could not compile it: the source
+// follows, its length first, and is compiled as -c would compile it.
 const workerBoot = `import marshal, os
 def _boot():
     def read(n):
@@ -67,7 +70,10 @@ def _boot():
             parts.append(chunk)
             n -= len(chunk)
         return b"".join(parts)
-    return marshal.loads(read(int.from_bytes(read(8), "big")))
+    n = int.from_bytes(read(8), "big")
+    if n:
+        return marshal.loads(read(n))
+    return compile(read(int.from_bytes(read(8), "big")), "<string>", "exec")
 exec(_boot())
 `
 
@@ -89,7 +95,10 @@ const (
 type Pool struct {
 	cfg  Config
 	argv []string
-	init []byte // the init request line, the same for every process
+	// boots says argv is workerBoot: launch sends the compiled worker
+	// ahead of the init line.
+	boots bool
+	init  []byte // the init request line, the same for every process
 	// pristine is the init line of a process that loads no grader, for
 	// Fork to fork variants from.
 	pristine []byte
@@ -212,10 +221,10 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if p.commands, err = newCommandDir(cfg.Python.Executable); err != nil {
 		return nil, err
 	}
-	if code := cfg.Python.Worker; len(code) > 0 {
+	if cfg.Python.compiledAhead() {
+		// launch puts the code ahead of the init line.
 		p.argv[len(p.argv)-1] = workerBoot
-		p.init = framed(code, p.init)
-		p.pristine = framed(code, p.pristine)
+		p.boots = true
 	}
 	for i := range cfg.Workers {
 		p.release(&slot{id: cfg.FirstSlot + i, alt: p.altSlot(i)})
@@ -249,9 +258,13 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	return p, nil
 }
 
-// framed puts the worker's code ahead of an init line, for the boot script.
+// framed puts the worker's code ahead of an init line, for the boot script;
+// without code (an interpreter that could not compile it), the source.
 func framed(code, init []byte) []byte {
-	frame := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(code)+len(init)), uint64(len(code)))
+	frame := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(code)+len(workerPy)+len(init)), uint64(len(code)))
+	if len(code) == 0 {
+		frame = append(binary.BigEndian.AppendUint64(frame, uint64(len(workerPy))), workerPy...)
+	}
 	return append(append(frame, code...), init...)
 }
 
@@ -578,6 +591,15 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		return nil, nil, errors.Join(closed, p.stopProc(pr))
 	}
 
+	if p.boots {
+		// The interpreter starts while the probe may still be compiling
+		// the worker; it waits for the code on its request pipe.
+		code, err := p.cfg.Python.workerCode(ctx)
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("worker: the compiled worker: %w", err), p.stopProc(pr))
+		}
+		init = framed(code, init)
+	}
 	start := time.Now()
 	line, res := pr.exchange(ctx, init, p.loadTimeout())
 	pr.takeOutput(-1)

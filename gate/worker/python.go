@@ -1,12 +1,14 @@
 package worker
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +31,36 @@ type Python struct {
 	// siteDirs are the folders the site module looks in for packages,
 	// existing or not (the probe cache's stamps).
 	siteDirs []string
+	// compiling, when not nil, is the worker the probe is still compiling
+	// (ResolveOptions.Ahead); Worker is then nil and workerCode waits.
+	compiling *compiledWorker
+}
+
+// compiledWorker is worker.py as a probe compiles it after its answer.
+type compiledWorker struct {
+	done chan struct{} // closed once code and err are set
+	code []byte        // nil when the interpreter could not compile it
+	err  error
+}
+
+// compiledAhead says whether the pool's processes start from the compiled
+// worker (the boot script): it is there, or on its way.
+func (py Python) compiledAhead() bool { return len(py.Worker) > 0 || py.compiling != nil }
+
+// workerCode is the compiled worker, once the probe still compiling it
+// has (ResolveOptions.Ahead); nil when the interpreter could not compile
+// it, and its processes compile the source themselves.
+func (py Python) workerCode(ctx context.Context) ([]byte, error) {
+	c := py.compiling
+	if c == nil {
+		return py.Worker, nil
+	}
+	select {
+	case <-c.done:
+		return c.code, c.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 //go:embed worker.py
@@ -65,6 +97,8 @@ except Exception:
 print('{"executable": %s, "prefix": %s, "base_prefix": %s, "path": [%s], "version": "%d.%d.%d", "site": [%s]}' % (
     q(sys.executable), q(sys.prefix), q(sys.base_prefix), ", ".join(q(p) for p in sys.path if p), *sys.version_info[:3], ", ".join(q(p) for p in sd)))
 if sys.argv[1:] == ["worker"]:
+    # The answer goes out before the compile: the pools start on it.
+    sys.stdout.flush()
     # The worker's source comes on stdin; an interpreter that cannot
     # compile it leaves the line empty, and its processes get the source.
     try:
@@ -106,6 +140,12 @@ type ResolveOptions struct {
 	CacheDir string
 	// Worker compiles the worker too (Python.Worker).
 	Worker bool
+	// Ahead, with Worker, returns once the interpreter has answered,
+	// before it has compiled the worker: a pool's processes then start
+	// (the sandbox's launcher, the interpreter's own start) while it
+	// compiles, and are sent the code when it is there. Without a kept
+	// answer that compile is most of the probe.
+	Ahead bool
 }
 
 func (o ResolveOptions) getenv(key string) string {
@@ -158,11 +198,80 @@ func ProbePython(ctx context.Context, path string, o ResolveOptions) (Python, er
 	if py, ok := cache.load(path, o.Worker); ok {
 		return py, nil
 	}
+	if o.Worker && o.Ahead {
+		return probeAhead(ctx, path, cache, strings.NewReader(workerPy))
+	}
 	py, answer, compiled, err := runProbe(ctx, path, o.Worker)
 	if err != nil {
 		return Python{}, err
 	}
 	cache.store(path, o.Worker, py, answer, compiled)
+	return py, nil
+}
+
+// probeAhead is runProbe with the worker that returns at the probe's answer
+// line; the compiled worker, the line after it, follows in
+// Python.compiling, and is kept in cache then. source is what the probe
+// reads on stdin: worker.py.
+func probeAhead(ctx context.Context, path string, cache probeCache, source io.Reader) (Python, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe, "worker")
+	cmd.Stdin = source
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return Python{}, fmt.Errorf("python interpreter %s: %w", path, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return Python{}, fmt.Errorf("python interpreter %s: %w", path, err)
+	}
+	r := bufio.NewReader(stdout)
+	// wait ends the probe: what it printed is read to the end first.
+	wait := func() ([]byte, error) {
+		rest, rerr := io.ReadAll(r)
+		if err := cmd.Wait(); err != nil {
+			return nil, fmt.Errorf("python interpreter %s: %w: %s", path, err, bytes.TrimSpace(cut(stderr.Bytes(), 2000)))
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("python interpreter %s: %w", path, rerr)
+		}
+		return rest, nil
+	}
+	answer, err := r.ReadBytes('\n')
+	if err != nil {
+		// No whole answer line: how the process ended says why, as
+		// runProbe would.
+		rest, werr := wait()
+		if werr != nil {
+			return Python{}, werr
+		}
+		return parseProbe(path, append(answer, rest...), nil, false)
+	}
+	answer = bytes.TrimSuffix(answer, []byte("\n"))
+	py, err := parseProbe(path, answer, nil, false)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_, _ = wait()
+		return Python{}, err
+	}
+	c := &compiledWorker{done: make(chan struct{})}
+	py.compiling = c
+	go func() {
+		defer close(c.done)
+		rest, err := wait()
+		if err != nil {
+			c.err = err
+			return
+		}
+		compiled := bytes.TrimSpace(rest)
+		full, err := parseProbe(path, answer, compiled, true)
+		if err != nil {
+			c.err = err
+			return
+		}
+		c.code = full.Worker
+		cache.store(path, true, full, answer, compiled)
+	}()
 	return py, nil
 }
 
