@@ -7,7 +7,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,4 +188,50 @@ func TestAheadPools(t *testing.T) {
 			t.Fatalf("New = %v, want the probe's failure", err)
 		}
 	})
+}
+
+// TestProbeEnvironment: a .pth file of the interpreter's site-packages, which
+// runs before the probe's first line, sees none of gradegate's environment,
+// only the graders' locale; a shim still gets the whole environment.
+func TestProbeEnvironment(t *testing.T) {
+	base := python(t)
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	if out, err := exec.Command(base.Executable, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("no venv module: %v: %s", err, out)
+	}
+	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages of the venv: %v", sites)
+	}
+	seen := filepath.Join(dir, "seen")
+	mustWrite(t, filepath.Join(sites[0], "spy.pth"), "import os; open("+strconv.Quote(seen)+", 'w').write(repr(sorted(os.environ.items())))\n", 0o644)
+	t.Setenv("GRADEGATE_TEST_SECRET", "hunter2")
+	interpreter := filepath.Join(venv, "bin", "python3")
+	for _, ahead := range []bool{false, true} {
+		os.Remove(seen)
+		py, err := ProbePython(context.Background(), interpreter, ResolveOptions{Worker: true, Ahead: ahead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := py.workerCode(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(seen)
+		if err != nil {
+			t.Fatalf("the .pth file did not run: %v", err)
+		}
+		if want := `[('LANG', 'C.UTF-8'), ('LC_ALL', 'C.UTF-8')]`; !strings.Contains(string(got), want) || strings.Contains(string(got), "hunter2") || strings.Count(string(got), "', '") != 2 {
+			t.Errorf("ahead=%v: the .pth file saw %s, want only %s", ahead, got, want)
+		}
+	}
+	shim := filepath.Join(dir, "shim")
+	mustWrite(t, shim, "#!/bin/sh\nexec "+interpreter+" \"$@\"\n", 0o755)
+	os.Remove(seen)
+	if _, err := ProbePython(context.Background(), shim, ResolveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(seen); !strings.Contains(string(got), "hunter2") {
+		t.Errorf("a shim's interpreter saw %s, want gradegate's environment", got)
+	}
 }

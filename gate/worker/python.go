@@ -114,8 +114,11 @@ if sys.argv[1:] == ["worker"]:
 // start and resolves the version from the caller's environment, which the
 // grader's scrubbed environment no longer has.
 //
-// The probe inherits gradegate's own environment on purpose: it runs only
-// gradegate's code, and a shim needs that environment to pick the interpreter.
+// The probe runs with the locale the graders get and nothing else of
+// gradegate's environment (probeEnvironment): the interpreter runs its
+// site-packages' .pth files and sitecustomize before the probe's first line,
+// and those are not gradegate's code. A shim (a script) is the exception:
+// it needs the environment to pick the interpreter.
 func ResolvePython(ctx context.Context, name string) (Python, error) {
 	return Resolve(ctx, name, ResolveOptions{})
 }
@@ -216,6 +219,7 @@ func ProbePython(ctx context.Context, path string, o ResolveOptions) (Python, er
 func probeAhead(ctx context.Context, path string, cache probeCache, source io.Reader) (Python, error) {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe, "worker")
+	cmd.Env = probeEnvironment(path)
 	cmd.Stdin = source
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -275,11 +279,27 @@ func probeAhead(ctx context.Context, path string, cache probeCache, source io.Re
 	return py, nil
 }
 
+// probeEnvironment is the probe's environment: the locale variables the
+// graders get (environment), so that it decodes the search path as they
+// will, and none of gradegate's own, which holds its tokens
+// (GITHUB_TOKEN, OPENAI_API_KEY): what runs first in an interpreter, its
+// site-packages' .pth files and sitecustomize, may come from a pull
+// request's requirements, and under -I no variable changes the search path.
+// A script (a version manager's shim) gets gradegate's environment (nil):
+// it reads it to pick the interpreter.
+func probeEnvironment(path string) []string {
+	if isScript(path) {
+		return nil
+	}
+	return []string{"LANG=C.UTF-8", "LC_ALL=C.UTF-8"}
+}
+
 // runProbe runs the probe with the interpreter at path and returns what it
 // learnt, with its answer line and compiled worker as it printed them.
 func runProbe(ctx context.Context, path string, withWorker bool) (py Python, answer, compiled []byte, err error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe)
+	cmd.Env = probeEnvironment(path)
 	if withWorker {
 		cmd.Args = append(cmd.Args, "worker")
 		cmd.Stdin = strings.NewReader(workerPy)
