@@ -12,8 +12,9 @@ import (
 
 // TestWorkerStartsWithoutJSONModule: loading the worker imports neither
 // json nor what json and signal bring (re, enum), which together are half
-// of an interpreter's start; a grader's own "import json" still gets the
-// whole module.
+// of an interpreter's start, nor numbers, reprlib, select, struct or types,
+// which it needs only now and then or not at all; a grader's own
+// "import json" still gets the whole module.
 func TestWorkerStartsWithoutJSONModule(t *testing.T) {
 	py := python(t).Executable
 	const list = "\nimport sys\nprint(' '.join(sorted(sys.modules)))\n"
@@ -27,7 +28,7 @@ func TestWorkerStartsWithoutJSONModule(t *testing.T) {
 	}
 	bare := modules("")
 	worker := modules(workerSource())
-	for _, m := range []string{"json", "json.decoder", "re", "enum", "signal", "functools", "collections"} {
+	for _, m := range []string{"json", "json.decoder", "re", "enum", "signal", "functools", "collections", "numbers", "reprlib", "select", "struct", "types"} {
 		if slices.Contains(worker, m) && !slices.Contains(bare, m) {
 			t.Errorf("the worker imports %s at start", m)
 		}

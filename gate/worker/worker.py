@@ -37,19 +37,21 @@ import gc
 import io
 import math
 import _socket
-import numbers
 import os
-import reprlib
 import resource
-import select
 # The C module signal wraps: signal's enum classes import enum, which costs
 # more of an interpreter's start than the worker's own code. The grader's
 # own "import signal" gets the whole module, as it would anywhere.
 import _signal as signal
-import struct
 import sys
 import time
-import types
+
+# numbers, reprlib, select, struct and types are not imported at start
+# either: they cost a start more than they serve it (numbers only for a
+# score that is not an int or a float, reprlib for a message, select for a
+# forked child's answer, struct and types not at all).
+FunctionType = type(lambda: None)  # types.FunctionType
+ModuleType = type(sys)  # types.ModuleType
 
 REQ_FD = 3
 RESP_FD = 4
@@ -173,6 +175,8 @@ def read_child(r, pid):
     the announced length, or when the child is gone and nothing more is
     buffered.
     """
+    import select
+
     buf = bytearray()
     want = None
     reaped = None
@@ -183,7 +187,7 @@ def read_child(r, pid):
                 chunk = os.read(r, 1 << 16)
                 buf += chunk
                 if want is None and len(buf) >= 8:
-                    want = 8 + struct.unpack(">Q", bytes(buf[:8]))[0]
+                    want = 8 + int.from_bytes(buf[:8], "big")
                 if (want is not None and len(buf) >= want) or not chunk:
                     break
                 continue
@@ -283,13 +287,18 @@ def forbidden_signal(event, args):
         pass
     return "to signal pid %d outside its process group" % target
 
-_repr = reprlib.Repr()
-_repr.maxstring = 80
-_repr.maxother = 80
+_repr = None
 
 
 def short_repr(value):
+    global _repr
     try:
+        if _repr is None:
+            import reprlib
+            r = reprlib.Repr()
+            r.maxstring = 80
+            r.maxother = 80
+            _repr = r
         return _repr.repr(value)
     except BaseException:  # a grader object whose __repr__ fails
         return "<%s>" % type(value).__name__
@@ -437,9 +446,15 @@ def encode_judge(judge):
 def as_score(value):
     """Returns (float, None) for a valid score, or (None, why not)."""
     # numbers.Real admits int, float, fractions and numpy scalars; bool is an
-    # int subclass and must not pass (True == 1 hides bugs).
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
-        return None, "%s %s" % (type(value).__name__, short_repr(value))
+    # int subclass and must not pass (True == 1 hides bugs). An int or a
+    # float is one without asking numbers (whose import a numpy scalar's
+    # module has made already).
+    t = type(value)
+    if t is not float and t is not int:
+        import numbers
+
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or t.__name__ == "bool_":
+            return None, "%s %s" % (t.__name__, short_repr(value))
     try:
         f = float(value)
     except (OverflowError, ValueError, TypeError) as e:
@@ -518,7 +533,7 @@ def takes_positional(fn, n):
     a plain function is left to inspect.
     """
     code = getattr(fn, "__code__", None)
-    if not isinstance(fn, types.FunctionType) or code is None:
+    if not isinstance(fn, FunctionType) or code is None:
         import inspect
 
         try:
@@ -729,7 +744,7 @@ class Preprocessor:
 
     def load(self, worker):
         """Compiles the preprocessor's exact bytes; a load_error response, or None."""
-        mod = types.ModuleType("__preprocess__")
+        mod = ModuleType("__preprocess__")
         mod.__file__ = self.name
         mod.__builtins__ = builtins
         sys.modules["__preprocess__"] = mod
@@ -1167,7 +1182,7 @@ class Context:
 def takes_ctx(fn, n):
     """Whether fn has a positional parameter after its n: ctx."""
     code = getattr(fn, "__code__", None)
-    if isinstance(fn, types.FunctionType) and code is not None:
+    if isinstance(fn, FunctionType) and code is not None:
         return code.co_argcount > n
     return takes_positional(fn, n + 1) and not takes_positional(fn, n)
 
@@ -1253,7 +1268,7 @@ class Worker:
         # A real module registered in sys.modules, so dataclasses, pickle and
         # typing that look a class's module up by name keep working; not
         # "__main__", so an `if __name__ == "__main__":` block does not run.
-        mod = types.ModuleType("__grader__")
+        mod = ModuleType("__grader__")
         mod.__file__ = self.name
         mod.__builtins__ = builtins
         sys.modules["__grader__"] = mod
@@ -1733,7 +1748,7 @@ class Worker:
                 data = _encode_response(resp).encode("utf-8")
                 # Length first: the grader's own children inherit this pipe,
                 # so its end cannot be told by EOF.
-                view = memoryview(struct.pack(">Q", len(data)) + data)
+                view = memoryview(len(data).to_bytes(8, "big") + data)
                 while view:
                     view = view[os.write(w, view):]
             finally:
