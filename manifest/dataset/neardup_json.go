@@ -81,6 +81,11 @@ func skipValue(data []byte, i int) int {
 		for j < len(data) {
 			switch data[j] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				if j == i {
+					// No value at all ("[}"): not JSON. Returning i would
+					// leave an array's loop where it was, for ever.
+					return -1
+				}
 				return j
 			}
 			j++

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -582,6 +583,47 @@ func TestScreenRereadsRowsAsRead(t *testing.T) {
 			got := findingsWith(set.Findings, CodeNearDuplicate)
 			if len(got) != 1 || !strings.HasPrefix(got[0].Message, fmt.Sprintf("%d cases have the same text", tt.want)) {
 				t.Errorf("near-duplicate findings %+v, want one cluster of %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestScannerNotJSON: the near-duplicate screen's scanner ends on bytes
+// that are not JSON (a value of no bytes, an array closed by a brace) with
+// "not compared", and returns: a fuzzed row once kept it in an array's loop
+// for ever.
+func TestScannerNotJSON(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		skip int // skipValue from 0
+		item bool
+	}{
+		{in: `}`, skip: -1},
+		{in: `]`, skip: -1},
+		{in: `,`, skip: -1},
+		{in: `1`, skip: 1},
+		{in: `[1}`, skip: 3, item: false}, // skipValue counts brackets only
+		{in: `{"x": [}`, skip: -1},
+		{in: `{"x": [[]]^]}}`, skip: 12},
+		{in: `{"x": [[[[]]]^]]]}}`, skip: 16},
+		{in: `{"x": [1, 2], "y": "a b c"}`, skip: 27, item: true},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := skipValue([]byte(tt.in), 0); got != tt.skip {
+				t.Errorf("skipValue = %d, want %d", got, tt.skip)
+			}
+			done := make(chan bool, 1)
+			go func() {
+				e := &extractor{onLeaf: func(*leaf, []pathStep) {}}
+				done <- e.item([]byte(tt.in))
+			}()
+			select {
+			case got := <-done:
+				if want := tt.item && tt.in[0] == '{'; got != want {
+					t.Errorf("item = %v, want %v", got, want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the scanner did not return")
 			}
 		})
 	}
