@@ -30,6 +30,12 @@ const ExitStopped = 3
 // left behind.
 const keeperDrain = 10 * time.Second
 
+// stopGrace is how long a keeper waits, after passing a signal on, for its
+// gradegate to stop before it kills it: a command stuck where it does not
+// look at its context (a loop on hostile input) still ends, as a tool
+// failure.
+const stopGrace = 10 * time.Second
+
 // Keep puts a small keeper process between the caller and the command. Call
 // it from main right after Init, with main's arguments; it returns the
 // function the command must exit through.
@@ -45,7 +51,7 @@ const keeperDrain = 10 * time.Second
 // when the child reported none, so that a Go runtime failure ("fatal
 // error: runtime: out of memory", exit 2) never reads as the exit code of
 // unusable input. SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to the
-// child.
+// child; one that has not stopped stopGrace after the first is killed.
 //
 // In the child, Keep returns at once. Where a keeper cannot be set up
 // (no subreaper, the binary cannot be run again) Keep returns os.Exit and
@@ -132,10 +138,18 @@ func keep(args []string, stderr io.Writer) (code int, started bool, err error) {
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var werr error
+	var hardStop <-chan time.Time
+	stuck := false
 	for done := false; !done; {
 		select {
 		case s := <-sigs:
 			_ = cmd.Process.Signal(s)
+			if hardStop == nil {
+				hardStop = time.After(stopGrace)
+			}
+		case <-hardStop:
+			stuck = true
+			_ = cmd.Process.Kill()
 		case werr = <-waited:
 			done = true
 		}
@@ -143,6 +157,9 @@ func keep(args []string, stderr io.Writer) (code int, started bool, err error) {
 	signal.Stop(sigs)
 	left := killLeftovers(keeperDrain)
 	code, ok := <-reported
+	if stuck && !ok {
+		return ExitStopped, true, fmt.Errorf("did not stop within %v of the signal and was killed; no results were written past that point", stopGrace)
+	}
 	switch {
 	case ok && left > 0:
 		fmt.Fprintf(stderr, "gradegate: killed %d process(es) left running after the run\n", left)

@@ -46,6 +46,15 @@ func keeperHelper(do string, exit func(int)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		exit(3)
+	case "stuck":
+		// A command that takes no notice of SIGTERM (a loop that never
+		// looks at its context).
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("waiting")
+		os.Stdout.Sync()
+		for {
+			time.Sleep(time.Hour)
+		}
 	case "exit1":
 		exit(1)
 	case "sigkill":
@@ -145,4 +154,45 @@ func TestKeeperKilled(t *testing.T) {
 		}
 	}
 	t.Errorf("the sleeper %d outlived the killed keeper: the kept command was not told to stop", sleeper)
+}
+
+// TestKeeperStopsStuckCommand: a command that takes no notice of SIGTERM is
+// killed stopGrace after the keeper passed the signal on, with its orphaned
+// grandchild, and the exit is 3 with the reason on stderr.
+func TestKeeperStopsStuckCommand(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), keeperTestEnv+"=stuck")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	line, _ := r.ReadString('\n')
+	sleeper, perr := strconv.Atoi(strings.TrimSpace(line))
+	if perr != nil {
+		cmd.Process.Kill()
+		t.Fatalf("no sleeper pid (%q): %s", line, stderr.String())
+	}
+	defer syscall.Kill(sleeper, syscall.SIGKILL)
+	if w, _ := r.ReadString('\n'); strings.TrimSpace(w) != "waiting" {
+		cmd.Process.Kill()
+		t.Fatalf("the command said %q", w)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitStopped || !strings.Contains(stderr.String(), "did not stop within 10s of the signal and was killed") {
+		t.Errorf("keeper: %v, stderr %q; want exit %d and the reason", err, stderr.String(), ExitStopped)
+	}
+	if err := syscall.Kill(sleeper, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the orphaned sleeper %d outlived gradegate", sleeper)
+	}
 }
