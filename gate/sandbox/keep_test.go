@@ -118,13 +118,15 @@ func TestKeeper(t *testing.T) {
 	}
 }
 
-// TestKeeperKilled: when the keeper itself is killed (the runner's SIGKILL
-// reaches the first gradegate process), the command below it is told to
-// stop with SIGTERM, so it can end its graders' processes, rather than
-// dying at once with them still running.
-func TestKeeperKilled(t *testing.T) {
+// startWaiting starts the test binary as a keeper over keeperHelper's way
+// do, one that prints "waiting" once its sleeper is up, and returns the
+// keeper, the sleeper's pid and the keeper's stderr.
+func startWaiting(t *testing.T, do string) (*exec.Cmd, int, *strings.Builder) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), keeperTestEnv+"=keeper-killed")
+	cmd.Env = append(os.Environ(), keeperTestEnv+"="+do)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -137,12 +139,23 @@ func TestKeeperKilled(t *testing.T) {
 	sleeper, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil {
 		_ = cmd.Process.Kill()
-		t.Fatalf("no sleeper pid (%q)", line)
+		t.Fatalf("no sleeper pid (%q): %s", line, stderr.String())
 	}
-	defer syscall.Kill(sleeper, syscall.SIGKILL)
 	if l, _ := r.ReadString('\n'); strings.TrimSpace(l) != "waiting" {
+		_ = cmd.Process.Kill()
+		_ = syscall.Kill(sleeper, syscall.SIGKILL)
 		t.Fatalf("kept command said %q, want waiting", l)
 	}
+	return cmd, sleeper, stderr
+}
+
+// TestKeeperKilled: when the keeper itself is killed (the runner's SIGKILL
+// reaches the first gradegate process), the command below it is told to
+// stop with SIGTERM, so it can end its graders' processes, rather than
+// dying at once with them still running.
+func TestKeeperKilled(t *testing.T) {
+	cmd, sleeper, _ := startWaiting(t, "keeper-killed")
+	defer syscall.Kill(sleeper, syscall.SIGKILL)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -161,33 +174,12 @@ func TestKeeperKilled(t *testing.T) {
 // grandchild, and the exit is 3 with the reason on stderr.
 func TestKeeperStopsStuckCommand(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), keeperTestEnv+"=stuck")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(stdout)
-	line, _ := r.ReadString('\n')
-	sleeper, perr := strconv.Atoi(strings.TrimSpace(line))
-	if perr != nil {
-		cmd.Process.Kill()
-		t.Fatalf("no sleeper pid (%q): %s", line, stderr.String())
-	}
+	cmd, sleeper, stderr := startWaiting(t, "stuck")
 	defer syscall.Kill(sleeper, syscall.SIGKILL)
-	if w, _ := r.ReadString('\n'); strings.TrimSpace(w) != "waiting" {
-		cmd.Process.Kill()
-		t.Fatalf("the command said %q", w)
-	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != ExitStopped || !strings.Contains(stderr.String(), "did not stop within 10s of the signal and was killed") {
 		t.Errorf("keeper: %v, stderr %q; want exit %d and the reason", err, stderr.String(), ExitStopped)

@@ -138,7 +138,7 @@ func TestProbeAhead(t *testing.T) {
 		// send its answer before it reads and compiles the worker.
 		want := python(t)
 		r, w := io.Pipe()
-		got, err := probeAheadOf(t, func() (Python, error) { return probeAhead(context.Background(), want.Executable, probeCache{}, r) })
+		got, err := probeAheadOf(t, func() (Python, error) { return runProbe(context.Background(), want.Executable, probeCache{}, r) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,10 +95,7 @@ const (
 type Pool struct {
 	cfg  Config
 	argv []string
-	// boots says argv is workerBoot: launch sends the compiled worker
-	// ahead of the init line.
-	boots bool
-	init  []byte // the init request line, the same for every process
+	init []byte // the init request line, the same for every process
 	// pristine is the init line of a process that loads no grader, for
 	// Fork to fork variants from.
 	pristine []byte
@@ -224,7 +221,6 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Python.compiledAhead() {
 		// launch puts the code ahead of the init line.
 		p.argv[len(p.argv)-1] = workerBoot
-		p.boots = true
 	}
 	for i := range cfg.Workers {
 		p.release(&slot{id: cfg.FirstSlot + i, alt: p.altSlot(i)})
@@ -261,10 +257,12 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 // framed puts the worker's code ahead of an init line, for the boot script;
 // without code (an interpreter that could not compile it), the source.
 func framed(code, init []byte) []byte {
-	frame := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(code)+len(workerPy)+len(init)), uint64(len(code)))
 	if len(code) == 0 {
+		frame := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(workerPy)+len(init)), 0)
 		frame = append(binary.BigEndian.AppendUint64(frame, uint64(len(workerPy))), workerPy...)
+		return append(frame, init...)
 	}
+	frame := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(code)+len(init)), uint64(len(code)))
 	return append(append(frame, code...), init...)
 }
 
@@ -591,9 +589,10 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		return nil, nil, errors.Join(closed, p.stopProc(pr))
 	}
 
-	if p.boots {
-		// The interpreter starts while the probe may still be compiling
-		// the worker; it waits for the code on its request pipe.
+	if p.cfg.Python.compiledAhead() {
+		// argv is workerBoot. The interpreter starts while the probe may
+		// still be compiling the worker; it waits for the code on its
+		// request pipe.
 		code, err := p.cfg.Python.workerCode(ctx)
 		if err != nil {
 			return nil, nil, errors.Join(fmt.Errorf("worker: the compiled worker: %w", err), p.stopProc(pr))

@@ -201,26 +201,35 @@ func ProbePython(ctx context.Context, path string, o ResolveOptions) (Python, er
 	if py, ok := cache.load(path, o.Worker); ok {
 		return py, nil
 	}
-	if o.Worker && o.Ahead {
-		return probeAhead(ctx, path, cache, strings.NewReader(workerPy))
+	var source io.Reader
+	if o.Worker {
+		source = strings.NewReader(workerPy)
 	}
-	py, answer, compiled, err := runProbe(ctx, path, o.Worker)
-	if err != nil {
+	py, err := runProbe(ctx, path, cache, source)
+	if err != nil || !o.Worker || o.Ahead {
+		return py, err
+	}
+	if py.Worker, err = py.workerCode(ctx); err != nil {
 		return Python{}, err
 	}
-	cache.store(path, o.Worker, py, answer, compiled)
+	py.compiling = nil
 	return py, nil
 }
 
-// probeAhead is runProbe with the worker that returns at the probe's answer
-// line; the compiled worker, the line after it, follows in
-// Python.compiling, and is kept in cache then. source is what the probe
-// reads on stdin: worker.py.
-func probeAhead(ctx context.Context, path string, cache probeCache, source io.Reader) (Python, error) {
+// runProbe runs the probe with the interpreter at path and returns at its
+// answer line, once the probe has ended; with source (worker.py, which the
+// probe reads on stdin and compiles), the compiled worker, the line after
+// the answer, follows in Python.compiling instead, and the probe ends
+// meanwhile. What it learnt is kept in cache when the probe has ended.
+func runProbe(ctx context.Context, path string, cache probeCache, source io.Reader) (Python, error) {
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe, "worker")
+	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe)
 	cmd.Env = probeEnvironment(path)
-	cmd.Stdin = source
+	withWorker := source != nil
+	if withWorker {
+		cmd.Args = append(cmd.Args, "worker")
+		cmd.Stdin = source
+	}
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -242,21 +251,18 @@ func probeAhead(ctx context.Context, path string, cache probeCache, source io.Re
 		return rest, nil
 	}
 	answer, err := r.ReadBytes('\n')
-	if err != nil {
-		// No whole answer line: how the process ended says why, as
-		// runProbe would.
-		rest, werr := wait()
-		if werr != nil {
+	answer = bytes.TrimSuffix(answer, []byte("\n"))
+	py, perr := parseProbe(path, answer, nil, false)
+	if err != nil || perr != nil || !withWorker {
+		// No answer to go on: how the process ended says why, before
+		// what the answer lacks.
+		if _, werr := wait(); werr != nil {
 			return Python{}, werr
 		}
-		return parseProbe(path, append(answer, rest...), nil, false)
-	}
-	answer = bytes.TrimSuffix(answer, []byte("\n"))
-	py, err := parseProbe(path, answer, nil, false)
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_, _ = wait()
-		return Python{}, err
+		if perr == nil {
+			cache.store(path, false, py, answer, nil)
+		}
+		return py, perr
 	}
 	c := &compiledWorker{done: make(chan struct{})}
 	py.compiling = c
@@ -292,27 +298,6 @@ func probeEnvironment(path string) []string {
 		return nil
 	}
 	return []string{"LANG=C.UTF-8", "LC_ALL=C.UTF-8"}
-}
-
-// runProbe runs the probe with the interpreter at path and returns what it
-// learnt, with its answer line and compiled worker as it printed them.
-func runProbe(ctx context.Context, path string, withWorker bool) (py Python, answer, compiled []byte, err error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, "-I", "-c", probe)
-	cmd.Env = probeEnvironment(path)
-	if withWorker {
-		cmd.Args = append(cmd.Args, "worker")
-		cmd.Stdin = strings.NewReader(workerPy)
-	}
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return Python{}, nil, nil, fmt.Errorf("python interpreter %s: %w: %s", path, err, bytes.TrimSpace(cut(stderr.Bytes(), 2000)))
-	}
-	answer, compiled, _ = bytes.Cut(stdout.Bytes(), []byte("\n"))
-	compiled = bytes.TrimSpace(compiled)
-	py, err = parseProbe(path, answer, compiled, withWorker)
-	return py, answer, compiled, err
 }
 
 // parseProbe reads the probe's answer line and, withWorker, its compiled

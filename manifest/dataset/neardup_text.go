@@ -163,12 +163,11 @@ func (e *extractor) value(data []byte, i int) int {
 		i = skipSpace(data, i+1)
 		for n := 0; i < len(data) && data[i] != ']'; n++ {
 			e.path = append(e.path, pathStep{index: n})
-			next := e.value(data, i)
+			i = e.value(data, i)
 			e.path = e.path[:len(e.path)-1]
-			if next <= i {
-				return -1 // not JSON, or a value of no bytes: no progress
+			if i < 0 {
+				return -1
 			}
-			i = next
 			i = skipSpace(data, i)
 			if i < len(data) && data[i] == ',' {
 				i = skipSpace(data, i+1)
