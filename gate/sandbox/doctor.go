@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -196,7 +197,7 @@ func Doctor(ctx context.Context, s *Sandbox, python string) Report {
 		add("capabilities", "no capabilities", CheckFail, "CapEff %s CapPrm %s CapInh %s CapAmb %s CapBnd %s, securebits %#x", p.CapEff, p.CapPrm, p.CapInh, p.CapAmb, p.CapBnd, p.Securebits)
 	}
 	if p.UID == 0 {
-		if p.Securebits >= 0 && p.Securebits&graderSecurebits == graderSecurebits {
+		if p.Securebits >= 0 && p.Securebits&confine.GraderSecurebits == confine.GraderSecurebits {
 			add("capabilities", "uid 0 regains nothing on execve", CheckOK, "securebits %#x (noroot, no_setuid_fixup, locked)", p.Securebits)
 		} else {
 			add("capabilities", "uid 0 regains nothing on execve", CheckFail, "securebits %#x; only no_new_privs and the empty bounding set hold", p.Securebits)

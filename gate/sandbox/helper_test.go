@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/gradegate/gradegate/gate/grading"
+
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 )
 
 // launcherEnv passes a helper the launcher to build its Sandboxes with.
@@ -119,7 +121,7 @@ func runHelper(name string, w io.Writer) error {
 		return json.NewEncoder(w).Encode(r)
 	case "boundaries":
 		var r boundariesResult
-		r.KernelABI = kernelLandlockABI()
+		r.KernelABI = confine.KernelLandlockABI()
 		s, err := New(WithLauncher(launcher))
 		if err == nil {
 			s.Close()

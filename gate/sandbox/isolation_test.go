@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 )
 
 // nobody is the uid unprivileged helpers run as when the tests run as root.
@@ -27,7 +29,7 @@ func TestProtectSelfGuardsSecrets(t *testing.T) {
 		uid = nobody
 	}
 	var r secretsResult
-	helper(t, "secrets", nil, uid, []any{`'"landlock":{'`, ExitLaunchLandlock}, &r)
+	helper(t, "secrets", nil, uid, []any{`'"landlock":{'`, confine.ExitLaunchLandlock}, &r)
 	t.Logf("%+v", r)
 	if r.UID == 0 {
 		t.Fatal("helper ran as root")
@@ -64,14 +66,14 @@ func TestRootlessUserNamespace(t *testing.T) {
 	if r.Err != "" {
 		t.Fatalf("New: %s", r.Err)
 	}
-	if st := r.Status; st.UID != -1 || !st.Seccomp || !st.Rlimits || st.LandlockABI != min(kernelLandlockABI(), maxLandlockABI) {
+	if st := r.Status; st.UID != -1 || !st.Seccomp || !st.Rlimits || st.LandlockABI != min(confine.KernelLandlockABI(), confine.MaxLandlockABI) {
 		t.Errorf("Status = %+v, want uid unchanged, seccomp, rlimits and Landlock", st)
 	}
 	if r.SlotUID != -1 {
 		t.Errorf("SlotUID(0) = %d, want -1", r.SlotUID)
 	}
-	if !r.CapsClear || r.Securebits&graderSecurebits != graderSecurebits {
-		t.Errorf("probe capabilities cleared %v, securebits %#x; want true, %#x", r.CapsClear, r.Securebits, graderSecurebits)
+	if !r.CapsClear || r.Securebits&confine.GraderSecurebits != confine.GraderSecurebits {
+		t.Errorf("probe capabilities cleared %v, securebits %#x; want true, %#x", r.CapsClear, r.Securebits, confine.GraderSecurebits)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(r.GraderCaps), "\n") {
 		if _, v, _ := strings.Cut(line, ":"); strings.Trim(strings.TrimSpace(v), "0") != "" {
@@ -100,7 +102,7 @@ func TestRootGraderHasNoCapabilities(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	s, err := New(WithLauncher(fakeLauncher(t, `'"uid":6'`, ExitLaunchCredentials)))
+	s, err := New(WithLauncher(fakeLauncher(t, `'"uid":6'`, confine.ExitLaunchCredentials)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,13 +20,14 @@ import (
 	"unsafe"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
 // probeArg, after LauncherArg, runs the probe: the launcher execs itself
 // with it once every layer is applied, and the probe reports what a grader
 // would meet, as JSON on stdout.
-const probeArg = "__gradegate-probe"
+const probeArg = confine.ProbeArg
 
 // probeEnv is the probe's whole environment; the probe reports its own, so
 // anything else would show a leak.
@@ -234,7 +235,7 @@ func (r *probeReport) fsConfined() bool {
 }
 
 // limitsMatch reports whether every limit in want is in force.
-func (r *probeReport) limitsMatch(want []rlimit) bool {
+func (r *probeReport) limitsMatch(want []confine.Rlimit) bool {
 	for _, l := range want {
 		if _, ok := r.limitMatches(l); !ok {
 			return false
@@ -243,7 +244,7 @@ func (r *probeReport) limitsMatch(want []rlimit) bool {
 	return true
 }
 
-func (r *probeReport) limitMatches(l rlimit) (limitResult, bool) {
+func (r *probeReport) limitMatches(l confine.Rlimit) (limitResult, bool) {
 	for _, got := range r.Limits {
 		if got.Name == l.Name {
 			// A soft limit below the wanted value is stricter still
@@ -296,9 +297,9 @@ func (s *Sandbox) runProbe(ctx context.Context) (*probeReport, error) {
 	}
 	defer closeAbstract()
 	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI, UnixSocket: sock, AbstractSocket: abstract})
-	args := []string{LauncherArg, ls.encode(), "--", s.launcher, LauncherArg, probeArg, string(expect)}
+	args := []string{LauncherArg, ls.Encode(), "--", s.launcher, LauncherArg, probeArg, string(expect)}
 	cmd := exec.CommandContext(ctx, s.launcher, args...)
-	cmd.Env = probeEnv
+	cmd.Env = confine.Env(probeEnv)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -393,12 +394,12 @@ func probeMain(args []string, w io.Writer) int {
 	var exp probeExpect
 	if len(args) != 1 || json.Unmarshal([]byte(args[0]), &exp) != nil {
 		fmt.Fprintln(os.Stderr, "gradegate probe: bad arguments")
-		return ExitLaunchUsage
+		return confine.ExitLaunchUsage
 	}
 	r := probeReport{
 		UID: os.Getuid(), EUID: os.Geteuid(), GID: os.Getgid(),
 		Env: os.Environ(), FDs: fds,
-		LandlockABI: exp.LandlockABI, KernelLandlockABI: kernelLandlockABI(),
+		LandlockABI: exp.LandlockABI, KernelLandlockABI: confine.KernelLandlockABI(),
 	}
 	r.Groups, _ = os.Getgroups()
 	r.readOwnStatus()
@@ -489,7 +490,7 @@ func probeMain(args []string, w io.Writer) int {
 	for _, l := range []struct {
 		name string
 		res  int
-	}{{"AS", rlimitAS}, {"CPU", rlimitCPU}, {"FSIZE", rlimitFSIZE}, {"NOFILE", rlimitNOFILE}, {"NPROC", rlimitNPROC}, {"CORE", rlimitCORE}} {
+	}{{"AS", unix.RLIMIT_AS}, {"CPU", unix.RLIMIT_CPU}, {"FSIZE", unix.RLIMIT_FSIZE}, {"NOFILE", unix.RLIMIT_NOFILE}, {"NPROC", unix.RLIMIT_NPROC}, {"CORE", unix.RLIMIT_CORE}} {
 		var rl unix.Rlimit
 		if err := unix.Getrlimit(l.res, &rl); err == nil {
 			r.Limits = append(r.Limits, limitResult{l.name, rl.Cur, rl.Max})
@@ -500,7 +501,7 @@ func probeMain(args []string, w io.Writer) int {
 	r.Syscalls = append(r.Syscalls, namedResult{"unshare(CLONE_NEWUSER)", errName(errnoErr(e))})
 
 	if err := json.NewEncoder(w).Encode(r); err != nil {
-		return ExitLaunchUsage
+		return confine.ExitLaunchUsage
 	}
 	return 0
 }
@@ -665,7 +666,7 @@ func (r *probeReport) readOwnStatus() {
 		r.NoNewPrivs = strconv.Itoa(v)
 	}
 	hex := func(v uint64) string { return fmt.Sprintf("%016x", v) }
-	if eff, prm, inh, err := threadCaps(); err == nil {
+	if eff, prm, inh, err := confine.ThreadCaps(); err == nil {
 		r.CapEff, r.CapPrm, r.CapInh = hex(eff), hex(prm), hex(inh)
 	}
 	// PR_CAPBSET_READ and PR_CAP_AMBIENT_IS_SET answer EINVAL past the

@@ -30,17 +30,13 @@ func ProtectSelf() error {
 	return nil
 }
 
-// init runs the launcher: a gradegate started with LauncherArg first
-// applies the layers and execs the grader, and never returns (a launch that
-// fails exits with its launcher code). It does so from this package's
-// initialisation, before the program's later packages initialise: those
-// come after it in Go's order (dependencies first, then by import path),
-// and the JSON Schema library's alone compiles its meta-schemas, 3 ms of
-// CPU, in each of the launchers a run starts. TestStartBeforeInit, in
-// cmd/gradegate, checks the order.
+// init runs the probe: the launcher (package confine, whose
+// initialisation runs every other launch) execs gradegate with LauncherArg
+// and probeArg once it has applied the layers, and the probe reports what
+// a grader would meet and exits.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
-		os.Exit(Launch(os.Args[2:]))
+	if len(os.Args) > 2 && os.Args[1] == LauncherArg && os.Args[2] == probeArg {
+		os.Exit(probeMain(os.Args[3:], os.Stdout))
 	}
 }
 

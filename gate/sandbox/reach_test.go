@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,18 +38,13 @@ const runnerUID = 1001
 // GitHub's ubuntu-latest kernel (ABI 4). Every process this one starts
 // inherits the filter, and their queries come to the same listener.
 func fakeLandlockABI(abi int) error {
-	var p bpfProgram
-	p.load(offNR)
-	p.jump(unix.BPF_JEQ, unix.SYS_LANDLOCK_CREATE_RULESET, "", "allow")
-	p.load(offArg0 + 2*8)
-	p.jump(unix.BPF_JEQ, unix.LANDLOCK_CREATE_RULESET_VERSION, "notify", "allow")
-	p.label("allow")
-	p.ret(unix.SECCOMP_RET_ALLOW)
-	p.label("notify")
-	p.ret(unix.SECCOMP_RET_USER_NOTIF)
-	f, err := p.assemble()
-	if err != nil {
-		return err
+	f := []unix.SockFilter{
+		bpfLoad(bpfOffNR),
+		bpfJEQ(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 2),
+		bpfLoad(16 + 2*8), // the flags, args[2]
+		bpfJEQ(unix.LANDLOCK_CREATE_RULESET_VERSION, 1, 0),
+		bpfRet(unix.SECCOMP_RET_ALLOW),
+		bpfRet(unix.SECCOMP_RET_USER_NOTIF),
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
@@ -216,9 +213,7 @@ func reachSyscalls() map[string]uintptr {
 		"inotify_init1": unix.SYS_INOTIFY_INIT1, "inotify_add_watch": unix.SYS_INOTIFY_ADD_WATCH,
 		"fanotify_init": unix.SYS_FANOTIFY_INIT, "memfd_create": unix.SYS_MEMFD_CREATE,
 	}
-	for _, d := range archDeniedSyscalls {
-		m[d.name] = uintptr(d.nr)
-	}
+	maps.Copy(m, confine.ArchDeniedSyscalls())
 	return m
 }
 

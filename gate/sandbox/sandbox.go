@@ -58,12 +58,13 @@ import (
 	"syscall"
 
 	"github.com/gradegate/gradegate/gate/grading"
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
 // LauncherArg is the first argument that makes the gradegate binary act as
-// the sandbox launcher instead of the command line tool.
-const LauncherArg = "__gradegate-launch"
+// the sandbox launcher instead of the command line tool (package confine).
+const LauncherArg = confine.LauncherArg
 
 // BaseUID is the first uid (and gid) graders may run as when gradegate runs
 // as root; each Sandbox reserves a block of UIDBlockSize uids from here on
@@ -291,7 +292,7 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 			s.uids, s.setUID = r, true
 		}
 	}
-	s.landlockABI = min(kernelLandlockABI(), maxLandlockABI)
+	s.landlockABI = min(confine.KernelLandlockABI(), confine.MaxLandlockABI)
 	if s.landlockABIOverride > 0 {
 		s.landlockABI = min(s.landlockABI, s.landlockABIOverride)
 	}
@@ -312,7 +313,7 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 			s.probe = rep
 			s.status = rep.status(s)
 			return dropped, nil
-		case s.setUID && (errors.As(err, &le) && le.code == ExitLaunchCredentials || errors.As(err, &ce)):
+		case s.setUID && (errors.As(err, &le) && le.code == confine.ExitLaunchCredentials || errors.As(err, &ce)):
 			// A root without CAP_SETUID or CAP_CHOWN over other
 			// uids cannot give graders their own: keep the uid.
 			dropped = append(dropped, err)
@@ -320,11 +321,11 @@ func (s *Sandbox) discover(ctx context.Context) (dropped []error, err error) {
 			_ = s.Close()
 			s.setUID = false
 			s.nproc = processLimit(false)
-		case errors.As(err, &le) && le.code == ExitLaunchLandlock && s.landlockABI > 0:
+		case errors.As(err, &le) && le.code == confine.ExitLaunchLandlock && s.landlockABI > 0:
 			dropped = append(dropped, err)
 			s.landlockABI = 0
 			s.landlockDetail = err.Error()
-		case errors.As(err, &le) && le.code == ExitLaunchSeccomp:
+		case errors.As(err, &le) && le.code == confine.ExitLaunchSeccomp:
 			return dropped, fmt.Errorf("%w: %w", ErrNoNetworkBoundary, errors.Join(append(dropped, err)...))
 		default:
 			return dropped, fmt.Errorf("sandbox: probe: %w", errors.Join(append(dropped, err)...))
@@ -371,9 +372,9 @@ func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
 		return cmd
 	}
 	ls := s.launchSpec(spec, argv[0])
-	args := append([]string{LauncherArg, ls.encode(), "--"}, argv...)
+	args := append([]string{LauncherArg, ls.Encode(), "--"}, argv...)
 	cmd := exec.Command(s.launcher, args...)
-	cmd.Env = env
+	cmd.Env = confine.Env(env)
 	cmd.Dir = spec.ScratchDir
 	// The launcher starts with gradegate's own credentials and switches to
 	// the slot's uid itself: the launcher binary may sit in a directory
@@ -383,9 +384,19 @@ func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
 	return cmd
 }
 
+// launchExitError is a launcher that exited with one of the ExitLaunch codes.
+type launchExitError struct {
+	code   int
+	stderr string
+}
+
+func (e *launchExitError) Error() string {
+	return fmt.Sprintf("launcher exited with code %d: %s", e.code, e.stderr)
+}
+
 // launchSpec turns spec into the launcher's instructions.
-func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
-	ls := launchSpec{
+func (s *Sandbox) launchSpec(spec Spec, interpreter string) confine.Spec {
+	ls := confine.Spec{
 		UID:       -1,
 		GID:       -1,
 		ParentPID: os.Getpid(),
@@ -403,7 +414,7 @@ func (s *Sandbox) launchSpec(spec Spec, interpreter string) launchSpec {
 		ls.Supervisor = s.supervisor.path
 	}
 	if s.landlockABI > 0 {
-		ls.Landlock = &fsPolicy{
+		ls.Landlock = &confine.FSPolicy{
 			ABI:       s.landlockABI,
 			ReadExec:  readPaths(interpreter, spec.ReadPaths),
 			ReadWrite: []string{spec.ScratchDir},
@@ -443,20 +454,20 @@ func (s *Sandbox) signalsBySeccomp() bool {
 }
 
 // limits returns the resource limits of one grader process.
-func (s *Sandbox) limits(spec Spec) []rlimit {
-	l := []rlimit{
-		{Name: "FSIZE", Resource: rlimitFSIZE, Value: FileSizeLimit},
-		{Name: "NOFILE", Resource: rlimitNOFILE, Value: OpenFilesLimit},
-		{Name: "NPROC", Resource: rlimitNPROC, Value: s.nproc},
-		{Name: "CORE", Resource: rlimitCORE, Value: 0},
+func (s *Sandbox) limits(spec Spec) []confine.Rlimit {
+	l := []confine.Rlimit{
+		{Name: "FSIZE", Resource: unix.RLIMIT_FSIZE, Value: FileSizeLimit},
+		{Name: "NOFILE", Resource: unix.RLIMIT_NOFILE, Value: OpenFilesLimit},
+		{Name: "NPROC", Resource: unix.RLIMIT_NPROC, Value: s.nproc},
+		{Name: "CORE", Resource: unix.RLIMIT_CORE, Value: 0},
 	}
 	if spec.MemoryMB > 0 {
-		l = append(l, rlimit{Name: "AS", Resource: rlimitAS, Value: uint64(spec.MemoryMB) << 20})
+		l = append(l, confine.Rlimit{Name: "AS", Resource: unix.RLIMIT_AS, Value: uint64(spec.MemoryMB) << 20})
 	}
 	if spec.CPUSeconds > 0 {
 		// The soft limit sends SIGXCPU, the hard one a second later
 		// SIGKILL (setrlimit(2), RLIMIT_CPU).
-		l = append(l, rlimit{Name: "CPU", Resource: rlimitCPU, Value: uint64(spec.CPUSeconds), Hard: uint64(spec.CPUSeconds) + 1})
+		l = append(l, confine.Rlimit{Name: "CPU", Resource: unix.RLIMIT_CPU, Value: uint64(spec.CPUSeconds), Hard: uint64(spec.CPUSeconds) + 1})
 	}
 	return l
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/gradegate/gradegate/gate/sandbox/confine"
 )
 
 // newSandbox returns a layered Sandbox whose launcher is this test binary
@@ -106,7 +106,7 @@ func TestStatusIsMeasured(t *testing.T) {
 	if !st.Seccomp || !st.Rlimits || st.Unsandboxed {
 		t.Errorf("Status() = %+v, want seccomp and rlimits on", st)
 	}
-	if want := min(kernelLandlockABI(), maxLandlockABI); st.LandlockABI != want {
+	if want := min(confine.KernelLandlockABI(), confine.MaxLandlockABI); st.LandlockABI != want {
 		t.Errorf("LandlockABI = %d, want the kernel's %d", st.LandlockABI, want)
 	}
 	if os.Geteuid() != 0 {
@@ -204,21 +204,6 @@ func TestReadPaths(t *testing.T) {
 	}
 }
 
-func TestSeccompFilterAssembles(t *testing.T) {
-	for _, o := range []filterOptions{{Group: 100}, {UnixSockets: true, Group: 100}, {Signals: true, Group: 100}, {UnixSockets: true, Signals: true, Group: 100}} {
-		f, err := seccompFilter(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(f) < len(deniedSyscalls) {
-			t.Errorf("filter has %d instructions, fewer than the %d denied syscalls", len(f), len(deniedSyscalls))
-		}
-		if last := f[len(f)-1]; last.K != unix.SECCOMP_RET_KILL_PROCESS {
-			t.Errorf("last instruction returns %#x, want kill", last.K)
-		}
-	}
-}
-
 func TestLaunchRejectsBadSpec(t *testing.T) {
 	for _, args := range [][]string{nil, {"{"}, {"{", "--", "/bin/true"}, {"{}", "x", "/bin/true"}} {
 		cmd := exec.Command(os.Args[0], append([]string{LauncherArg}, args...)...)
@@ -226,8 +211,8 @@ func TestLaunchRejectsBadSpec(t *testing.T) {
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != ExitLaunchUsage || !strings.Contains(stderr.String(), "gradegate launcher:") {
-			t.Errorf("launcher %q: %v, %q; want exit %d", args, err, stderr.String(), ExitLaunchUsage)
+		if !errors.As(err, &ee) || ee.ExitCode() != confine.ExitLaunchUsage || !strings.Contains(stderr.String(), "gradegate launcher:") {
+			t.Errorf("launcher %q: %v, %q; want exit %d", args, err, stderr.String(), confine.ExitLaunchUsage)
 		}
 	}
 }
@@ -240,15 +225,16 @@ func TestLaunchFailsClosedOnLimits(t *testing.T) {
 	}
 	defer cleanup()
 	ls := s.launchSpec(Spec{ScratchDir: dir}, "/bin/true")
-	ls.Limits = append(ls.Limits, rlimit{Name: "BOGUS", Resource: 1000, Value: 1})
-	cmd := exec.Command(os.Args[0], LauncherArg, ls.encode(), "--", "/bin/true")
+	ls.Limits = append(ls.Limits, confine.Rlimit{Name: "BOGUS", Resource: 1000, Value: 1})
+	cmd := exec.Command(os.Args[0], LauncherArg, ls.Encode(), "--", "/bin/true")
+	cmd.Env = confine.Env(nil)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != ExitLaunchRlimit {
-		t.Errorf("launch with a bad limit: %v, %q; want exit %d", err, stderr.String(), ExitLaunchRlimit)
+	if !errors.As(err, &ee) || ee.ExitCode() != confine.ExitLaunchRlimit {
+		t.Errorf("launch with a bad limit: %v, %q; want exit %d", err, stderr.String(), confine.ExitLaunchRlimit)
 	}
 }
 
@@ -271,12 +257,12 @@ func fakeLauncherIn(t *testing.T, dir, binary, match string, code int) string {
 }
 
 func TestNewRefusesWithoutNetworkBoundary(t *testing.T) {
-	_, err := New(WithLauncher(fakeLauncher(t, `'"seccomp":true'`, ExitLaunchSeccomp)))
+	_, err := New(WithLauncher(fakeLauncher(t, `'"seccomp":true'`, confine.ExitLaunchSeccomp)))
 	if !errors.Is(err, ErrNoNetworkBoundary) {
 		t.Fatalf("New = %v, want ErrNoNetworkBoundary", err)
 	}
 	// --unsandboxed still works, and says so.
-	s, err := New(WithLauncher(fakeLauncher(t, `'"seccomp":true'`, ExitLaunchSeccomp)), WithUnsandboxed(true))
+	s, err := New(WithLauncher(fakeLauncher(t, `'"seccomp":true'`, confine.ExitLaunchSeccomp)), WithUnsandboxed(true))
 	if err != nil || !s.Status().Unsandboxed {
 		t.Fatalf("New(unsandboxed) = %v, %v", s, err)
 	}
@@ -287,10 +273,10 @@ func TestNewRefusesWithoutNetworkBoundary(t *testing.T) {
 }
 
 func TestNewRefusesWithoutLandlock(t *testing.T) {
-	if kernelLandlockABI() == 0 {
+	if confine.KernelLandlockABI() == 0 {
 		t.Skip("no Landlock on this kernel")
 	}
-	launcher := fakeLauncher(t, `'"landlock":{'`, ExitLaunchLandlock)
+	launcher := fakeLauncher(t, `'"landlock":{'`, confine.ExitLaunchLandlock)
 	_, err := New(WithLauncher(launcher))
 	if !errors.Is(err, ErrNoFilesystemBoundary) || errors.Is(err, ErrNoNetworkBoundary) || !strings.Contains(err.Error(), "enforcing it failed") {
 		t.Fatalf("New = %v, want ErrNoFilesystemBoundary saying enforcing failed", err)
@@ -308,7 +294,7 @@ func TestNewDropsRefusedUIDSwitch(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: only root switches uids")
 	}
-	s, err := New(WithLauncher(fakeLauncher(t, `'"uid":6'`, ExitLaunchCredentials)))
+	s, err := New(WithLauncher(fakeLauncher(t, `'"uid":6'`, confine.ExitLaunchCredentials)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -27,17 +27,17 @@ const (
 	secbitNoCapAmbientRaise       = 1 << 6
 	secbitNoCapAmbientRaiseLocked = 1 << 7
 
-	// graderSecurebits are the securebits of a grader that runs as uid 0.
-	graderSecurebits = secbitNoRoot | secbitNoRootLocked |
+	// GraderSecurebits are the securebits of a grader that runs as uid 0.
+	GraderSecurebits = secbitNoRoot | secbitNoRootLocked |
 		secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
 		secbitKeepCapsLocked |
 		secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLocked
 )
 
-// threadCaps returns the calling thread's effective, permitted and
+// ThreadCaps returns the calling thread's effective, permitted and
 // inheritable capability sets (capget(2), _LINUX_CAPABILITY_VERSION_3,
 // whose two 32-bit words hold capabilities 0-31 and 32-63).
-func threadCaps() (eff, prm, inh uint64, err error) {
+func ThreadCaps() (eff, prm, inh uint64, err error) {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
@@ -100,7 +100,7 @@ func clearBoundingSet(setpcap bool) error {
 // that calls execve, and execve ends every other thread (fs/exec.c
 // de_thread).
 func dropCapabilities() error {
-	eff, prm, inh, err := threadCaps()
+	eff, prm, inh, err := ThreadCaps()
 	if err != nil {
 		return err
 	}
@@ -113,8 +113,8 @@ func dropCapabilities() error {
 		if err != nil {
 			return fmt.Errorf("PR_GET_SECUREBITS: %w", err)
 		}
-		if cur&graderSecurebits != graderSecurebits {
-			if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(cur|graderSecurebits), 0, 0, 0); err != nil {
+		if cur&GraderSecurebits != GraderSecurebits {
+			if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(cur|GraderSecurebits), 0, 0, 0); err != nil {
 				return fmt.Errorf("PR_SET_SECUREBITS: %w", err)
 			}
 		}
@@ -131,7 +131,7 @@ func dropCapabilities() error {
 			return fmt.Errorf("capset: %w", err)
 		}
 	}
-	if eff, prm, inh, err = threadCaps(); err != nil {
+	if eff, prm, inh, err = ThreadCaps(); err != nil {
 		return err
 	}
 	if eff|prm|inh != 0 {
@@ -143,6 +143,6 @@ func dropCapabilities() error {
 // hasSetpcap reports whether the calling thread may change its bounding set
 // and securebits.
 func hasSetpcap() bool {
-	eff, _, _, err := threadCaps()
+	eff, _, _, err := ThreadCaps()
 	return err == nil && eff&(1<<unix.CAP_SETPCAP) != 0
 }

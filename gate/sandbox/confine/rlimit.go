@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"fmt"
@@ -9,19 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The resource numbers, named here so launchSpec stays readable.
-const (
-	rlimitAS     = unix.RLIMIT_AS
-	rlimitCPU    = unix.RLIMIT_CPU
-	rlimitFSIZE  = unix.RLIMIT_FSIZE
-	rlimitNOFILE = unix.RLIMIT_NOFILE
-	rlimitNPROC  = unix.RLIMIT_NPROC
-	rlimitCORE   = unix.RLIMIT_CORE
-)
-
-// setLimits sets each limit, soft and hard, so the grader cannot raise it
+// SetLimits sets each limit, soft and hard, so the grader cannot raise it
 // again.
-func setLimits(limits []rlimit) error {
+func SetLimits(limits []Rlimit) error {
 	p, err := prepareLimits(limits)
 	if err != nil {
 		return err
@@ -46,7 +36,7 @@ type preparedLimit struct {
 // prepareLimits computes each limit's soft and hard values. A hard limit
 // already below the wanted value is kept: the point is a ceiling, and an
 // unprivileged process may not raise its hard limit.
-func prepareLimits(limits []rlimit) (preparedLimits, error) {
+func prepareLimits(limits []Rlimit) (preparedLimits, error) {
 	p := make(preparedLimits, 0, len(limits))
 	for _, l := range limits {
 		var cur unix.Rlimit

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"encoding/json"
@@ -8,12 +8,57 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// LauncherArg is the first argument that makes the gradegate binary act as
+// the launcher; ProbeArg after it makes it the sandbox's probe, which this
+// package leaves to the sandbox's own initialisation.
+const (
+	LauncherArg = "__gradegate-launch"
+	ProbeArg    = "__gradegate-probe"
+)
+
+// init runs the launcher: a gradegate started with LauncherArg applies the
+// layers and execs the grader, and never returns (a launch that fails
+// exits with its launcher code). It does so from this package's
+// initialisation, before the program's other packages initialise: Go
+// initialises a package once its imports have been, the first in the
+// order of import paths first, and this package imports only the standard
+// library's first packages and golang.org/x/sys/unix, so it comes before
+// the libraries that make tables, colours and YAML (the width table alone
+// allocates 660 KB) and the JSON Schema library, which compiles its
+// meta-schemas (3 ms of CPU), in each of the launchers a run starts.
+// TestStartBeforeInit, in cmd/gradegate, checks the order.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == LauncherArg && (len(os.Args) < 3 || os.Args[2] != ProbeArg) {
+		os.Exit(Launch(os.Args[2:]))
+	}
+}
+
+// gcOff is the first entry of a launcher's environment, put there by Env:
+// the Go runtime reads GOGC before any package initialises (of two
+// entries of a name, the first wins), so a launcher never collects
+// garbage. A cycle
+// running in the background when RLIMIT_AS takes effect would need memory
+// the limit no longer grants ("fatal error: runtime: cannot allocate
+// memory"); the launcher lives for milliseconds. runtime/debug's
+// SetGCPercent would do the same from Launch, but that package is
+// initialised after the libraries init avoids.
+const gcOff = "GOGC=off"
+
+// Env returns the environment to start a launcher with for a grader whose
+// environment is env: gcOff, then env. The launcher drops the first GOGC
+// entry, which must be gcOff, before it execs the grader, which gets env
+// exactly; a launcher whose GC that entry did not turn off refuses to run.
+func Env(env []string) []string {
+	return append([]string{gcOff}, env...)
+}
 
 // Exit codes of a launcher that could not start the grader. Each names the
 // layer that failed; the launcher also writes one line starting with
@@ -27,57 +72,49 @@ const (
 	ExitLaunchExec        = 125 // the grader's interpreter could not be executed
 )
 
-// launchSpec is what Command tells the launcher, encoded as JSON in the
+// Spec is what the sandbox's Command tells the launcher, encoded as JSON in the
 // launcher's own argument list so the grader's environment stays exactly the
 // one the caller chose.
-type launchSpec struct {
+type Spec struct {
 	UID       int       `json:"uid"` // -1: keep
 	GID       int       `json:"gid"` // -1: keep
 	ParentPID int       `json:"ppid"`
-	Limits    []rlimit  `json:"limits"`
-	Landlock  *fsPolicy `json:"landlock,omitempty"` // nil: no Landlock
+	Limits    []Rlimit  `json:"limits"`
+	Landlock  *FSPolicy `json:"landlock,omitempty"` // nil: no Landlock
 	Seccomp   bool      `json:"seccomp"`
 	// UnixSockets lets the grader create AF_UNIX sockets and connect
 	// them; only a Landlock ruleset of ABI 9 or later keeps them from
-	// reaching sockets outside the grader's own (see seccompFilter).
+	// reaching sockets outside the grader's own (see SeccompFilter).
 	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Signals makes the seccomp filter hold the signal boundary: below
 	// Landlock ABI 6 for a grader that keeps gradegate's uid (see
-	// filterOptions).
+	// FilterOptions).
 	Signals bool `json:"signals,omitempty"`
 	// Supervisor, with Signals, is the UNIX socket of gradegate's
 	// signalSupervisor, to which the launcher passes the filter's
 	// listener; "": none, kills of other pids are refused.
 	Supervisor string `json:"supervisor,omitempty"`
 	// Probe makes the launcher exec itself in probe mode instead of argv,
-	// to measure the layers from inside (see probe.go).
+	// to measure the layers from inside (the sandbox's probe).
 	Probe bool `json:"probe,omitempty"`
 }
 
-// rlimit is one resource limit; Hard 0 means the same as Value.
-type rlimit struct {
+// Rlimit is one resource limit; Hard 0 means the same as Value.
+type Rlimit struct {
 	Name     string `json:"name"`
 	Resource int    `json:"resource"`
 	Value    uint64 `json:"value"`
 	Hard     uint64 `json:"hard,omitempty"`
 }
 
-func (ls launchSpec) encode() string {
+// Encode is the spec as the launcher reads it: its argument after
+// LauncherArg.
+func (ls Spec) Encode() string {
 	b, err := json.Marshal(ls)
 	if err != nil {
-		panic(err) // a launchSpec holds only marshalable fields
+		panic(err) // a Spec holds only marshalable fields
 	}
 	return string(b)
-}
-
-// launchExitError is a launcher that exited with one of the ExitLaunch codes.
-type launchExitError struct {
-	code   int
-	stderr string
-}
-
-func (e *launchExitError) Error() string {
-	return fmt.Sprintf("launcher exited with code %d: %s", e.code, e.stderr)
 }
 
 // layerError is a failed layer and the exit code that names it.
@@ -96,13 +133,16 @@ func failLayer(code int, format string, args ...any) error {
 // (the encoded spec, "--", then the grader's argv) to its own process and
 // execs the grader. It returns only on failure, with an ExitLaunch code.
 func Launch(args []string) int {
-	if len(args) > 0 && args[0] == probeArg {
-		return probeMain(args[1:], os.Stdout)
+	env := os.Environ()
+	k := slices.IndexFunc(env, func(e string) bool { return strings.HasPrefix(e, "GOGC=") })
+	if k < 0 || env[k] != gcOff {
+		return launchFail(ExitLaunchUsage, fmt.Errorf("started without %s before any other GOGC in its environment, which the sandbox gives every launcher", gcOff))
 	}
+	env = slices.Delete(env, k, k+1)
 	if len(args) < 3 || args[1] != "--" {
 		return launchFail(ExitLaunchUsage, fmt.Errorf("usage: %s SPEC -- ARGV...", LauncherArg))
 	}
-	var ls launchSpec
+	var ls Spec
 	if err := json.Unmarshal([]byte(args[0]), &ls); err != nil {
 		return launchFail(ExitLaunchUsage, fmt.Errorf("decoding the spec: %w", err))
 	}
@@ -131,16 +171,11 @@ func Launch(args []string) int {
 	// state. Layers that are per process (uid, rlimits) or synchronised
 	// (seccomp TSYNC) cover all threads anyway.
 	runtime.LockOSThread()
-	// No garbage collection from here on: a cycle running in the
-	// background when RLIMIT_AS takes effect would need memory the limit
-	// no longer grants ("fatal error: runtime: cannot allocate memory").
-	// The launcher lives for milliseconds.
-	debug.SetGCPercent(-1)
 
 	// Everything execve needs is allocated now: once RLIMIT_AS is in
 	// force the Go heap may not grow (the runtime then dies with "out of
 	// memory"), so after the layers the launcher only makes raw syscalls.
-	x, err := prepareExec(path, argv, os.Environ())
+	x, err := prepareExec(path, argv, env)
 	if err != nil {
 		return launchFail(ExitLaunchUsage, err)
 	}
@@ -203,7 +238,7 @@ func launchFail(code int, err error) int {
 // its next execve then fails with EAGAIN (kernel/sys.c
 // flag_nproc_exceeded, fs/exec.c); the seccomp filter and RLIMIT_AS come
 // last, as after them the launcher only makes raw syscalls.
-func applyLayers(ls launchSpec) error {
+func applyLayers(ls Spec) error {
 	ruleset := -1
 	if ls.Landlock != nil {
 		fd, err := buildRuleset(*ls.Landlock)
@@ -232,8 +267,8 @@ func applyLayers(ls launchSpec) error {
 		// For a process that already sits under a filter with a
 		// listener (EBUSY: one per chain), kills of other pids are
 		// refused instead.
-		o := filterOptions{UnixSockets: ls.UnixSockets, Signals: true, Group: os.Getpid()}
-		f, err := seccompFilter(o)
+		o := FilterOptions{UnixSockets: ls.UnixSockets, Signals: true, Group: os.Getpid()}
+		f, err := SeccompFilter(o)
 		if err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
@@ -242,7 +277,7 @@ func applyLayers(ls launchSpec) error {
 	if ls.Seccomp {
 		// The launcher leads its process group (Command sets Setpgid) and
 		// becomes the grader's first process at execve (checked below).
-		f, err := seccompFilter(filterOptions{UnixSockets: ls.UnixSockets, Signals: ls.Signals, Supervised: ls.Signals && ls.Supervisor != "", Group: os.Getpid()})
+		f, err := SeccompFilter(FilterOptions{UnixSockets: ls.UnixSockets, Signals: ls.Signals, Supervised: ls.Signals && ls.Supervisor != "", Group: os.Getpid()})
 		if err != nil {
 			return failLayer(ExitLaunchSeccomp, "seccomp: %w", err)
 		}
@@ -263,16 +298,16 @@ func applyLayers(ls launchSpec) error {
 	// slot's uid may still be near it while the kernel reaps a previous
 	// grader's processes, and the Go runtime dies ("failed to create new
 	// OS thread", exit 2) if it needs a thread past it. The others now.
-	var late []rlimit
-	var others []rlimit
+	var late []Rlimit
+	var others []Rlimit
 	for _, l := range ls.Limits {
-		if l.Resource == rlimitAS || l.Resource == rlimitNPROC {
+		if l.Resource == unix.RLIMIT_AS || l.Resource == unix.RLIMIT_NPROC {
 			late = append(late, l)
 		} else {
 			others = append(others, l)
 		}
 	}
-	if err := setLimits(others); err != nil {
+	if err := SetLimits(others); err != nil {
 		return failLayer(ExitLaunchRlimit, "rlimit: %w", err)
 	}
 	lateLimits, err := prepareLimits(late)
@@ -334,9 +369,9 @@ func applyLayers(ls launchSpec) error {
 // groups when it may (CAP_SETGID, as root of a rootless container has);
 // an unprivileged one cannot, and the doctor reports the groups graders
 // keep.
-func switchCredentials(ls launchSpec) error {
+func switchCredentials(ls Spec) error {
 	if ls.UID < 0 {
-		if eff, _, _, err := threadCaps(); err == nil && eff&(1<<unix.CAP_SETGID) != 0 {
+		if eff, _, _, err := ThreadCaps(); err == nil && eff&(1<<unix.CAP_SETGID) != 0 {
 			// EPERM when the user namespace denies setgroups
 			// (/proc/self/setgroups "deny"): the groups stay, as for an
 			// unprivileged launcher.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -145,9 +145,20 @@ const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NE
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP |
 	unix.CLONE_NEWTIME
 
-// filterOptions say what a grader's filter must enforce besides what it
+// ArchDeniedSyscalls returns, by name, the numbers of the architecture's
+// own entry points the filter refuses besides the generic ones (x86-64's
+// chmod, chown, utimes and the like; none on arm64).
+func ArchDeniedSyscalls() map[string]uintptr {
+	m := make(map[string]uintptr, len(archDeniedSyscalls))
+	for _, d := range archDeniedSyscalls {
+		m[d.name] = uintptr(d.nr)
+	}
+	return m
+}
+
+// FilterOptions say what a grader's filter must enforce besides what it
 // always does.
-type filterOptions struct {
+type FilterOptions struct {
 	// UnixSockets is for a grader under Landlock ABI 9 or later, whose
 	// ruleset confines path-named UNIX sockets to its scratch directory
 	// and abstract ones to its own domain.
@@ -167,7 +178,7 @@ type filterOptions struct {
 	Group int
 }
 
-// seccompFilter returns the grader's filter:
+// SeccompFilter returns the grader's filter:
 //
 //   - a foreign architecture or the x32 ABI: kill the process;
 //   - socket: EACCES for every family but AF_UNIX (the family is an int, so
@@ -212,7 +223,7 @@ type filterOptions struct {
 // /var/run/docker.sock or an abstract socket of another process (the
 // address is in memory BPF cannot read), so the grader gets no socket that
 // can reach anything: only connected stream pairs.
-func seccompFilter(o filterOptions) ([]unix.SockFilter, error) {
+func SeccompFilter(o FilterOptions) ([]unix.SockFilter, error) {
 	if o.Group <= 0 {
 		return nil, fmt.Errorf("seccomp: process group %d", o.Group)
 	}

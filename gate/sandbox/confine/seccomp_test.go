@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// runFilter interprets the classic-BPF instructions seccompFilter emits
+// runFilter interprets the classic-BPF instructions SeccompFilter emits
 // over a struct seccomp_data for call nr with args, and returns the action.
 func runFilter(t *testing.T, f []unix.SockFilter, nr uint32, args ...uint64) uint32 {
 	t.Helper()
@@ -111,15 +111,15 @@ func TestSeccompProcessBoundary(t *testing.T) {
 	}
 	settings := []struct {
 		name string
-		o    filterOptions
+		o    FilterOptions
 		want func(int) uint32
 	}{
-		{"landlock or uid", filterOptions{Group: group}, func(i int) uint32 { return tests[i].landlockOrUID }},
-		{"seccomp", filterOptions{Signals: true, Group: group}, func(i int) uint32 { return tests[i].bySeccomp }},
-		{"seccomp supervised", filterOptions{Signals: true, Supervised: true, Group: group}, func(i int) uint32 { return tests[i].supervised }},
+		{"landlock or uid", FilterOptions{Group: group}, func(i int) uint32 { return tests[i].landlockOrUID }},
+		{"seccomp", FilterOptions{Signals: true, Group: group}, func(i int) uint32 { return tests[i].bySeccomp }},
+		{"seccomp supervised", FilterOptions{Signals: true, Supervised: true, Group: group}, func(i int) uint32 { return tests[i].supervised }},
 	}
 	for _, st := range settings {
-		f, err := seccompFilter(st.o)
+		f, err := SeccompFilter(st.o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,6 +129,21 @@ func TestSeccompProcessBoundary(t *testing.T) {
 					t.Errorf("action %#x, want %#x", got, want)
 				}
 			})
+		}
+	}
+}
+
+func TestSeccompFilterAssembles(t *testing.T) {
+	for _, o := range []FilterOptions{{Group: 100}, {UnixSockets: true, Group: 100}, {Signals: true, Group: 100}, {UnixSockets: true, Signals: true, Group: 100}} {
+		f, err := SeccompFilter(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f) < len(deniedSyscalls) {
+			t.Errorf("filter has %d instructions, fewer than the %d denied syscalls", len(f), len(deniedSyscalls))
+		}
+		if last := f[len(f)-1]; last.K != unix.SECCOMP_RET_KILL_PROCESS {
+			t.Errorf("last instruction returns %#x, want kill", last.K)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -17,12 +17,12 @@ import (
 // calls execve, and execve leaves only that thread (fs/exec.c de_thread).
 // The ABI table below follows Documentation/userspace-api/landlock.rst.
 
-// maxLandlockABI is the newest Landlock ABI whose access rights gradegate
+// MaxLandlockABI is the newest Landlock ABI whose access rights gradegate
 // knows; a newer kernel is used at this ABI.
-const maxLandlockABI = 10
+const MaxLandlockABI = 10
 
-// fsPolicy is the Landlock part of a launchSpec.
-type fsPolicy struct {
+// FSPolicy is the Landlock part of a Spec.
+type FSPolicy struct {
 	ABI       int      `json:"abi"`
 	ReadExec  []string `json:"read_exec"`  // read and execute, beneath each path
 	ReadWrite []string `json:"read_write"` // every handled right, beneath each path
@@ -95,10 +95,10 @@ func scoped(abi int) uint64 {
 	return 0
 }
 
-// kernelLandlockABI returns the kernel's Landlock ABI version, 0 when
+// KernelLandlockABI returns the kernel's Landlock ABI version, 0 when
 // Landlock is missing or disabled (landlock_create_ruleset(2) with
 // LANDLOCK_CREATE_RULESET_VERSION).
-func kernelLandlockABI() int {
+func KernelLandlockABI() int {
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if errno != 0 {
 		return 0
@@ -108,8 +108,8 @@ func kernelLandlockABI() int {
 
 // buildRuleset creates a ruleset for pol and returns its descriptor.
 // Paths that do not exist are skipped.
-func buildRuleset(pol fsPolicy) (int, error) {
-	if pol.ABI < 1 || pol.ABI > maxLandlockABI {
+func buildRuleset(pol FSPolicy) (int, error) {
+	if pol.ABI < 1 || pol.ABI > MaxLandlockABI {
 		return -1, fmt.Errorf("unsupported ABI %d", pol.ABI)
 	}
 	attr := rulesetAttr{handledFS: handledFS(pol.ABI), handledNet: handledNet(pol.ABI), scoped: scoped(pol.ABI)}
