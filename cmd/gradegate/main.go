@@ -16,7 +16,7 @@ import (
 
 func main() {
 	// The launcher and the keeper have run by now, from their packages'
-	// initialisation (sandbox's and keeper's). Before anything else the
+	// initialisation (confine's and keeper's). Before anything else the
 	// gate, which holds tokens in its environment, makes its
 	// /proc/<pid>/environ and memory unreadable to every other process.
 	if err := sandbox.Init(os.Args); err != nil {

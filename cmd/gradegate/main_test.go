@@ -18,7 +18,7 @@ import (
 
 // TestMain lets the test binary act as the gradegate command inside
 // testscript scripts. The sandbox re-executes this binary (os.Executable)
-// as its launcher, which the sandbox package's init runs before this.
+// as its launcher, which package confine's init runs before this.
 func TestMain(m *testing.M) {
 	// As main does.
 	if err := sandbox.Init(os.Args); err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // TestMain lets the test binary stand in for gradegate: re-executed as the
-// sandbox launcher, the sandbox package's init runs it as one, before
+// sandbox launcher, package confine's init runs it as one, before
 // TestMain.
 func TestMain(m *testing.M) {
 	// As main does: keep this process's environment from graders of the

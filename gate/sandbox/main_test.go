@@ -15,7 +15,7 @@ import (
 const helperEnv = "GRADEGATE_SANDBOX_TEST_HELPER"
 
 // TestMain lets the test binary stand in for gradegate: tests build
-// Sandboxes WithLauncher(os.Args[0]), which the package's init runs as the
+// Sandboxes WithLauncher(os.Args[0]), which package confine's init runs as the
 // launcher before TestMain, as in gradegate itself.
 // Like gradegate it makes itself non-dumpable before anything else.
 func TestMain(m *testing.M) {

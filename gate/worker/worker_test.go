@@ -21,7 +21,7 @@ import (
 
 // TestMain lets the test binary stand in for gradegate, so TestSandboxed
 // runs graders under the real layers: re-executed as the sandbox launcher,
-// the sandbox package's init runs it as one, before TestMain. The tests reap the orphans of killed workers promptly, as a CI
+// package confine's init runs it as one, before TestMain. The tests reap the orphans of killed workers promptly, as a CI
 // runner's init does (sandboxtest.ReapOrphans says why).
 func TestMain(m *testing.M) {
 	// As main does: keep this process's environment from graders of the
