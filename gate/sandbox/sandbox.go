@@ -53,6 +53,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -345,7 +346,8 @@ func (s *Sandbox) SlotUID(slot int) int {
 }
 
 // Command returns an unstarted command that runs argv in the sandbox with
-// exactly env as its environment (nil means empty: nothing is inherited).
+// exactly env as its environment (nil means empty: nothing is inherited);
+// env may not set GOGC, which the launcher takes for itself (Start fails).
 // argv[0] must be an absolute path. The caller sets Stdin/Stdout/Stderr and
 // ExtraFiles before starting it; ExtraFiles keep their descriptor numbers
 // (3, 4, …) in the grader, and no other descriptor is inherited.
@@ -369,6 +371,13 @@ func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
 		cmd.Env = env
 		cmd.Dir = spec.ScratchDir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		return cmd
+	}
+	if slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GOGC=") }) {
+		// The launcher's own GOGC=off (confine.Env) comes first, and
+		// exec.Cmd keeps the last entry of a name.
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Err = errors.New("sandbox: the grader's environment sets GOGC, which the launcher needs for itself")
 		return cmd
 	}
 	ls := s.launchSpec(spec, argv[0])

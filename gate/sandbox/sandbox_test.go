@@ -207,6 +207,7 @@ func TestReadPaths(t *testing.T) {
 func TestLaunchRejectsBadSpec(t *testing.T) {
 	for _, args := range [][]string{nil, {"{"}, {"{", "--", "/bin/true"}, {"{}", "x", "/bin/true"}} {
 		cmd := exec.Command(os.Args[0], append([]string{LauncherArg}, args...)...)
+		cmd.Env = confine.Env(nil) // as Command starts it: the spec is what it refuses
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -214,6 +215,58 @@ func TestLaunchRejectsBadSpec(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != confine.ExitLaunchUsage || !strings.Contains(stderr.String(), "gradegate launcher:") {
 			t.Errorf("launcher %q: %v, %q; want exit %d", args, err, stderr.String(), confine.ExitLaunchUsage)
 		}
+		if strings.Contains(stderr.String(), "GOGC") {
+			t.Errorf("launcher %q refused its environment, not its spec: %q", args, stderr.String())
+		}
+	}
+}
+
+// TestLaunchRefusesGCOn: a launcher whose collector is on (GOGC=off not
+// the first GOGC of its environment, as confine.Env makes it) refuses a
+// spec it would otherwise run, and a grader it runs gets the environment
+// without the entry; Command refuses a grader environment that sets GOGC
+// itself, which would turn the launcher's collector back on.
+func TestLaunchRefusesGCOn(t *testing.T) {
+	s := newSandbox(t)
+	dir, cleanup, err := s.Scratch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	ls := s.launchSpec(Spec{ScratchDir: dir}, "/usr/bin/env")
+	for _, tt := range []struct {
+		name string
+		env  []string
+		code int
+		out  string
+	}{
+		{"as Command starts it", confine.Env([]string{"A=1", "B=2"}), 0, "A=1\nB=2\n"},
+		{"no GOGC", []string{"A=1"}, confine.ExitLaunchUsage, ""},
+		{"another GOGC", []string{"GOGC=50", "A=1"}, confine.ExitLaunchUsage, ""},
+	} {
+		cmd := exec.Command(os.Args[0], LauncherArg, ls.Encode(), "--", "/usr/bin/env")
+		cmd.Env, cmd.Dir = tt.env, dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as Command does
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if code != tt.code || stdout.String() != tt.out {
+			t.Errorf("%s: exit %d, printed %q, %q; want exit %d and %q", tt.name, code, stdout.String(), stderr.String(), tt.code, tt.out)
+		}
+		if tt.code != 0 && !strings.Contains(stderr.String(), "started without GOGC=off") {
+			t.Errorf("%s: stderr %q does not say why", tt.name, stderr.String())
+		}
+	}
+	cmd := s.Command(Spec{ScratchDir: dir}, []string{"/usr/bin/env"}, []string{"A=1", "GOGC=50"})
+	if err := cmd.Run(); err == nil || !strings.Contains(err.Error(), "GOGC") {
+		t.Errorf("Command with GOGC in the grader's environment: %v, want an error that names GOGC", err)
 	}
 }
 
