@@ -94,6 +94,10 @@ type Screen struct {
 	// finding shows are read again with the rows.
 	idSeed maphash.Seed
 
+	// spillDir is where the shingle sets go for the end phase (see
+	// setSpill): "" for the system's temporary directory.
+	spillDir string
+
 	// head holds the first rows until the context texts are known; nil
 	// once they are (or when near_duplicates.fields is set).
 	head     []headRow

@@ -84,9 +84,12 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	}
 	// Every row is read again and signed; only the rows with compared
 	// text stay.
-	exact, bands, err := s.signRows()
+	exact, bands, spill, err := s.signRows()
 	if err != nil {
 		return nil, err
+	}
+	if spill != nil {
+		defer spill.close()
 	}
 	out := s.unknownFields()
 	n := s.rows.len()
@@ -134,17 +137,27 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	bands, keys, count = nil, nil, nil
 
 	// The candidates' shingle sets, all that the checks below compare,
-	// are read again into one arena; the rest of a row's text (its id,
-	// label, fields) only for the rows the findings name, at the end.
-	var wanted []int32
-	for i := range n {
-		if cand.has(i) {
-			wanted = append(wanted, int32(i))
+	// are read back from the spill (or, without one, from the dataset)
+	// into one arena; the rest of a row's text (its id, label, fields) is
+	// read again only for the rows the findings name, at the end.
+	var sets *candidateSets
+	if spill != nil {
+		sets, err = spill.sets(n, cand)
+		if err != nil {
+			sets = nil // read the dataset again instead
 		}
 	}
-	sets, err := s.rereadSets(wanted)
-	if err != nil {
-		return nil, err
+	if sets == nil {
+		var wanted []int32
+		for i := range n {
+			if cand.has(i) {
+				wanted = append(wanted, int32(i))
+			}
+		}
+		sets, err = s.rereadSets(wanted)
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	var edges []edge

@@ -117,34 +117,59 @@ func (b blocks[T]) truncate(n int) blocks[T] { return b[:(n+blockRows-1)/blockRo
 // compared texts, learns which near_duplicates.fields some item has, and
 // keeps only the rows with compared text in s.rows, in row order; it
 // returns their exact hashes (the sum of their leaves', never 0) and their
-// band hashes (56 bytes a row), one entry a row kept. A row whose item is
+// band hashes (56 bytes a row), one entry a row kept, and the spill that
+// holds their shingle sets (nil when there is none). A row whose item is
 // not the one the pass saw is an error: the file changed while it was
 // read.
-func (s *Screen) signRows() (blocks[uint64], blocks[[numBands]uint32], error) {
+func (s *Screen) signRows() (blocks[uint64], blocks[[numBands]uint32], *setSpill, error) {
 	total := s.rows.len()
 	exact, bands := newBlocks[uint64](total), newBlocks[[numBands]uint32](total)
 	workers := readWorkers()
 	exts := make([]*extractor, workers)
+	// The sets go to a spill (see setSpill), or nowhere when none can be
+	// made: the candidates are then read again.
+	spill, spillErr := newSetSpill(s.spillDir, workers)
 	err := s.walkRowsParallel(total, func(k int) int32 { return int32(k) }, workers, func(k int) rowFunc {
 		ext := s.ext.clone()
 		exts[k] = ext
 		g := &signer{}
+		var part *spillPart
 		ext.onLeaf = g.leaf
+		if spillErr == nil {
+			part = spill.parts[k]
+			ext.onLeaf = func(l *leaf, p []pathStep) {
+				g.leaf(l, p)
+				part.shingles(l.shingles)
+			}
+		}
 		return func(w int32, rec *rowRec, item []byte) error {
 			if !s.same(rec, item) {
 				return s.changed(rec.line, nil)
 			}
 			g.reset()
+			if part != nil {
+				part.begin()
+			}
 			if !ext.item(item) || !g.any {
 				return nil // nothing to compare
 			}
 			*exact.at(int(w)) = g.exact | 1 // never 0; 0: no compared text
 			*bands.at(int(w)) = g.bands()
+			if part != nil {
+				part.end(w)
+			}
 			return nil
 		}
 	})
+	if spillErr == nil && (err != nil || spill.finish() != nil) {
+		spill.close()
+		spill = nil
+	}
+	if spillErr != nil {
+		spill = nil
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, e := range exts {
 		for k, seen := range e.seen {
@@ -163,7 +188,7 @@ func (s *Screen) signRows() (blocks[uint64], blocks[[numBands]uint32], error) {
 		n++
 	}
 	s.rows.truncate(n)
-	return exact.truncate(n), bands.truncate(n), nil
+	return exact.truncate(n), bands.truncate(n), spill, nil
 }
 
 // candidateSets holds the shingle sets of the rows read again, one part a
