@@ -297,9 +297,13 @@ func (s *Sandbox) runProbe(ctx context.Context) (*probeReport, error) {
 	}
 	defer closeAbstract()
 	expect, _ := json.Marshal(probeExpect{Scratch: dir, LandlockABI: s.landlockABI, UnixSocket: sock, AbstractSocket: abstract})
+	env, err := confine.Env(probeEnv)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: probe: %w", err)
+	}
 	args := []string{LauncherArg, ls.Encode(), "--", s.launcher, LauncherArg, probeArg, string(expect)}
 	cmd := exec.CommandContext(ctx, s.launcher, args...)
-	cmd.Env = confine.Env(probeEnv)
+	cmd.Env = env
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -53,7 +53,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -373,17 +372,16 @@ func (s *Sandbox) Command(spec Spec, argv []string, env []string) *exec.Cmd {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		return cmd
 	}
-	if slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GOGC=") }) {
-		// The launcher's own GOGC=off (confine.Env) comes first, and
-		// exec.Cmd keeps the last entry of a name.
+	launchEnv, err := confine.Env(env)
+	if err != nil {
 		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Err = errors.New("sandbox: the grader's environment sets GOGC, which the launcher needs for itself")
+		cmd.Err = fmt.Errorf("sandbox: %w", err) // Start returns it
 		return cmd
 	}
 	ls := s.launchSpec(spec, argv[0])
 	args := append([]string{LauncherArg, ls.Encode(), "--"}, argv...)
 	cmd := exec.Command(s.launcher, args...)
-	cmd.Env = confine.Env(env)
+	cmd.Env = launchEnv
 	cmd.Dir = spec.ScratchDir
 	// The launcher starts with gradegate's own credentials and switches to
 	// the slot's uid itself: the launcher binary may sit in a directory

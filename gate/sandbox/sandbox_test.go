@@ -207,7 +207,7 @@ func TestReadPaths(t *testing.T) {
 func TestLaunchRejectsBadSpec(t *testing.T) {
 	for _, args := range [][]string{nil, {"{"}, {"{", "--", "/bin/true"}, {"{}", "x", "/bin/true"}} {
 		cmd := exec.Command(os.Args[0], append([]string{LauncherArg}, args...)...)
-		cmd.Env = confine.Env(nil) // as Command starts it: the spec is what it refuses
+		cmd.Env = launchEnv(t, nil) // as Command starts it: the spec is what it refuses
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -219,6 +219,16 @@ func TestLaunchRejectsBadSpec(t *testing.T) {
 			t.Errorf("launcher %q refused its environment, not its spec: %q", args, stderr.String())
 		}
 	}
+}
+
+// launchEnv is confine.Env's environment for a grader's env.
+func launchEnv(t *testing.T, env []string) []string {
+	t.Helper()
+	e, err := confine.Env(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // TestLaunchRefusesGCOn: a launcher whose collector is on (GOGC=off not
@@ -240,7 +250,7 @@ func TestLaunchRefusesGCOn(t *testing.T) {
 		code int
 		out  string
 	}{
-		{"as Command starts it", confine.Env([]string{"A=1", "B=2"}), 0, "A=1\nB=2\n"},
+		{"as Command starts it", launchEnv(t, []string{"A=1", "B=2"}), 0, "A=1\nB=2\n"},
 		{"no GOGC", []string{"A=1"}, confine.ExitLaunchUsage, ""},
 		{"another GOGC", []string{"GOGC=50", "A=1"}, confine.ExitLaunchUsage, ""},
 	} {
@@ -280,7 +290,7 @@ func TestLaunchFailsClosedOnLimits(t *testing.T) {
 	ls := s.launchSpec(Spec{ScratchDir: dir}, "/bin/true")
 	ls.Limits = append(ls.Limits, confine.Rlimit{Name: "BOGUS", Resource: 1000, Value: 1})
 	cmd := exec.Command(os.Args[0], LauncherArg, ls.Encode(), "--", "/bin/true")
-	cmd.Env = confine.Env(nil)
+	cmd.Env = launchEnv(t, nil)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

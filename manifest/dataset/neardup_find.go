@@ -146,6 +146,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 		if err != nil {
 			sets = nil // read the dataset again instead
 		}
+		spill.close()
 	}
 	if sets == nil {
 		var wanted []int32

@@ -127,15 +127,15 @@ func (s *Screen) signRows() (blocks[uint64], blocks[[numBands]uint32], *setSpill
 	workers := readWorkers()
 	exts := make([]*extractor, workers)
 	// The sets go to a spill (see setSpill), or nowhere when none can be
-	// made: the candidates are then read again.
-	spill, spillErr := newSetSpill(s.spillDir, workers)
+	// made (nil): the candidates are then read again.
+	spill, _ := newSetSpill(s.spillDir, workers)
 	err := s.walkRowsParallel(total, func(k int) int32 { return int32(k) }, workers, func(k int) rowFunc {
 		ext := s.ext.clone()
 		exts[k] = ext
 		g := &signer{}
 		var part *spillPart
 		ext.onLeaf = g.leaf
-		if spillErr == nil {
+		if spill != nil {
 			part = spill.parts[k]
 			ext.onLeaf = func(l *leaf, p []pathStep) {
 				g.leaf(l, p)
@@ -161,11 +161,8 @@ func (s *Screen) signRows() (blocks[uint64], blocks[[numBands]uint32], *setSpill
 			return nil
 		}
 	})
-	if spillErr == nil && (err != nil || spill.finish() != nil) {
+	if spill != nil && (err != nil || spill.finish() != nil) {
 		spill.close()
-		spill = nil
-	}
-	if spillErr != nil {
 		spill = nil
 	}
 	if err != nil {

@@ -88,7 +88,8 @@ func (sp *setSpill) finish() error {
 	return nil
 }
 
-// close closes every part; closing again does nothing.
+// close closes every part, which gives their room back; closing again
+// does nothing.
 func (sp *setSpill) close() {
 	for _, p := range sp.parts {
 		if p.f != nil {
@@ -121,12 +122,14 @@ func (r *spillReader) next() error {
 	return nil
 }
 
-// read returns the record's set in set when keep, and skips it when not.
-func (r *spillReader) read(set []uint32, keep bool) ([]uint32, error) {
-	if !keep {
-		_, err := r.r.Discard(4 * r.n)
-		return set, err
-	}
+// skip passes over the record's set.
+func (r *spillReader) skip() error {
+	_, err := r.r.Discard(4 * r.n)
+	return err
+}
+
+// read returns the record's set, in set's room.
+func (r *spillReader) read(set []uint32) ([]uint32, error) {
 	r.raw = slices.Grow(r.raw[:0], 4*r.n)[:4*r.n]
 	if _, err := io.ReadFull(r.r, r.raw); err != nil {
 		return set, fmt.Errorf("a record cut short: %w", err)
@@ -141,10 +144,8 @@ func (r *spillReader) read(set []uint32, keep bool) ([]uint32, error) {
 // sets reads the parts back and returns the sets of the candidate rows, by
 // their index among the rows signRows kept. Every part lists its rows in
 // ascending order and the parts together list exactly the rows kept, so
-// merging them by row gives each record its index there. The parts are
-// closed.
+// merging them by row gives each record its index there.
 func (sp *setSpill) sets(n int, cand bitset) (*candidateSets, error) {
-	defer sp.close()
 	out := &candidateSets{parts: make([]setArena, 1), where: make([]uint64, n)}
 	rs := make([]*spillReader, len(sp.parts))
 	for k, p := range sp.parts {
@@ -172,11 +173,14 @@ func (sp *setSpill) sets(n int, cand bitset) (*candidateSets, error) {
 			return nil, fmt.Errorf("near-duplicate screen: more sets read back than the %d rows", n)
 		}
 		r := rs[first]
-		keep := cand.has(i)
 		var err error
-		if set, err = r.read(set, keep); err == nil && keep {
-			slices.Sort(set)
-			out.where[i] = uint64(arena.add(slices.Compact(set)) + 1)
+		if cand.has(i) {
+			if set, err = r.read(set); err == nil {
+				slices.Sort(set)
+				out.where[i] = uint64(arena.add(slices.Compact(set)) + 1)
+			}
+		} else {
+			err = r.skip()
 		}
 		if err == nil {
 			err = r.next()

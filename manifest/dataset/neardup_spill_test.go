@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
+
+	"github.com/gradegate/gradegate/manifest"
 )
 
 // countingFS counts the opens of its files.
@@ -34,7 +36,7 @@ func TestScreenSpillMatchesReread(t *testing.T) {
 	var b bytes.Buffer
 	wantClusters, wantRows := templatedSuite(&b, 3000, 7)
 	files := fstest.MapFS{"cases.jsonl": {Data: b.Bytes()}}
-	screen := func(spillDir string) ([]any, int32) {
+	screen := func(spillDir string) ([]manifest.Finding, int32) {
 		t.Helper()
 		cfs := &countingFS{FS: files}
 		s := NewScreen(ScreenConfig{Manifest: testManifest("."), FS: cfs, File: "cases.jsonl"})
@@ -48,11 +50,7 @@ func TestScreenSpillMatchesReread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for _, f := range out {
-			got = append(got, f)
-		}
-		return got, cfs.opens.Load()
+		return out, cfs.opens.Load()
 	}
 	spilled, spillOpens := screen(t.TempDir())
 	reread, rereadOpens := screen(filepath.Join(t.TempDir(), "missing"))

@@ -44,20 +44,26 @@ func init() {
 // gcOff is the first entry of a launcher's environment, put there by Env:
 // the Go runtime reads GOGC before any package initialises (of two
 // entries of a name, the first wins), so a launcher never collects
-// garbage. A cycle
-// running in the background when RLIMIT_AS takes effect would need memory
-// the limit no longer grants ("fatal error: runtime: cannot allocate
-// memory"); the launcher lives for milliseconds. runtime/debug's
-// SetGCPercent would do the same from Launch, but that package is
-// initialised after the libraries init avoids.
+// garbage. A cycle running in the background when RLIMIT_AS takes effect
+// would need memory the limit no longer grants ("fatal error: runtime:
+// cannot allocate memory"); the launcher lives for milliseconds.
+// runtime/debug's SetGCPercent would do the same from Launch, but that
+// package is initialised after the libraries init avoids.
 const gcOff = "GOGC=off"
+
+func isGOGC(e string) bool { return strings.HasPrefix(e, "GOGC=") }
 
 // Env returns the environment to start a launcher with for a grader whose
 // environment is env: gcOff, then env. The launcher drops the first GOGC
 // entry, which must be gcOff, before it execs the grader, which gets env
 // exactly; a launcher whose GC that entry did not turn off refuses to run.
-func Env(env []string) []string {
-	return append([]string{gcOff}, env...)
+// An env that sets GOGC itself is an error: exec.Cmd keeps the last entry
+// of a name, which would turn the launcher's collector back on.
+func Env(env []string) ([]string, error) {
+	if slices.ContainsFunc(env, isGOGC) {
+		return nil, errors.New("the grader's environment sets GOGC, which the launcher needs for itself")
+	}
+	return append([]string{gcOff}, env...), nil
 }
 
 // Exit codes of a launcher that could not start the grader. Each names the
@@ -134,7 +140,7 @@ func failLayer(code int, format string, args ...any) error {
 // execs the grader. It returns only on failure, with an ExitLaunch code.
 func Launch(args []string) int {
 	env := os.Environ()
-	k := slices.IndexFunc(env, func(e string) bool { return strings.HasPrefix(e, "GOGC=") })
+	k := slices.IndexFunc(env, isGOGC)
 	if k < 0 || env[k] != gcOff {
 		return launchFail(ExitLaunchUsage, fmt.Errorf("started without %s before any other GOGC in its environment, which the sandbox gives every launcher", gcOff))
 	}
