@@ -2,8 +2,6 @@ package dataset
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/gradegate/gradegate/manifest"
 )
@@ -81,14 +79,4 @@ func (l *findingList) all() []manifest.Finding {
 			Message: fmt.Sprintf("%d more %s findings like these are not listed (the first %d are); every case they name is counted", n-MaxListed, code, MaxListed)})
 	}
 	return out
-}
-
-// clone returns a copy that adds to itself only.
-func (l *findingList) clone() findingList {
-	return findingList{
-		list:  slices.Clone(l.list),
-		count: maps.Clone(l.count),
-		first: maps.Clone(l.first),
-		order: slices.Clone(l.order),
-	}
 }

@@ -68,7 +68,11 @@ type Reader struct {
 	// Unpinned, when set, names the pinned file (dataset.sha256,
 	// samples.sha256) whose bytes differ from its pin: nothing was read.
 	Unpinned string
+	// closed says Close has run; summary and closeErr are what it
+	// returned, which every later call returns too.
 	closed   bool
+	summary  *Summary
+	closeErr error
 }
 
 // idInfo is what is kept per case id: 24 bytes and no pointer (idTable),
@@ -401,29 +405,39 @@ func (r *Reader) Seen(id string) bool {
 
 // Close reads whatever Next has not, closes the files and returns the
 // summary; the error joins every input error, in the order the dataset,
-// the samples, the schema and the join found them.
+// the samples, the schema and the join found them. Close may be called
+// more than once (a deferred cleanup does): the summary is made once, the
+// near-duplicate screen's end phase with it, and every later call returns
+// what the first did.
 func (r *Reader) Close() (*Summary, error) {
+	if r.closed {
+		return r.summary, r.closeErr
+	}
 	for {
 		if _, ok := r.Next(); !ok {
 			break
 		}
 	}
-	if !r.closed {
-		r.closed = true
-		if r.casesFile != nil {
-			r.casesFile.Close()
-		}
-		if r.samples != nil {
-			r.samples.finish()
-			r.joinErrs = r.joinErrors()
-		}
-		// The join was judged above: from here on Seen is all the ids
-		// serve, and their hashes answer it. The table goes before the
-		// near-duplicate screen's end phase, whose sort buffers would
-		// otherwise come on top of it.
-		r.seenHashes = r.seen.hashes()
-		r.seen = nil
+	r.closed = true
+	if r.casesFile != nil {
+		r.casesFile.Close()
 	}
+	if r.samples != nil {
+		r.samples.finish()
+		r.joinErrs = r.joinErrors()
+	}
+	// The join was judged above: from here on Seen is all the ids
+	// serve, and their hashes answer it. The table goes before the
+	// near-duplicate screen's end phase, whose sort buffers would
+	// otherwise come on top of it.
+	r.seenHashes = r.seen.hashes()
+	r.seen = nil
+	r.summary, r.closeErr = r.summarise()
+	return r.summary, r.closeErr
+}
+
+// summarise is Close's summary, made once every row is read.
+func (r *Reader) summarise() (*Summary, error) {
 	if r.rows == 0 && !r.caseErrs.any() && r.Unpinned == "" {
 		// Nothing to grade would make every rate vacuous; refuse it rather
 		// than let an empty export pass.
@@ -449,8 +463,7 @@ func (r *Reader) Close() (*Summary, error) {
 	if s.Intended == 0 {
 		s.Intended = r.rows
 	}
-	// Close may be called again; the row findings stay as read.
-	found := r.findings.clone()
+	found := &r.findings
 	if r.samples != nil {
 		found.add(r.samples.findings.all()...)
 	}

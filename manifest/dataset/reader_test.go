@@ -1,9 +1,11 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -148,5 +150,41 @@ func TestReaderLongLines(t *testing.T) {
 	}
 	if got := string(set.Cases[1].Sample); got != `{"output_text": "`+long+`"}` {
 		t.Errorf("a's sample = %.60s… (%d bytes)", got, len(got))
+	}
+}
+
+// TestReaderCloseOnce: a second Close (a deferred cleanup after the run's
+// own) returns what the first did and reads nothing again: the
+// near-duplicate screen's end phase, which reads the whole dataset, runs
+// once. A dataset with no cases says so once, however often it is closed.
+func TestReaderCloseOnce(t *testing.T) {
+	var b bytes.Buffer
+	templatedSuite(&b, 2000, 7)
+	cfs := &countingFS{FS: fstest.MapFS{"cases.jsonl": {Data: b.Bytes()}}}
+	r := Open(cfs, testManifest("."))
+	sum, err := r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(sum.Findings, func(f manifest.Finding) bool { return f.Code == CodeNearDuplicate }) {
+		t.Fatalf("the screen found no near duplicates in a suite with planted ones: %v", sum.Findings)
+	}
+	opens := cfs.opens.Load()
+	again, err := r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != sum {
+		t.Error("a second Close made another summary")
+	}
+	if n := cfs.opens.Load(); n != opens {
+		t.Errorf("a second Close opened the dataset %d times more", n-opens)
+	}
+
+	empty := Open(fstest.MapFS{"cases.jsonl": {Data: []byte("\n")}}, testManifest("."))
+	_, first := empty.Close()
+	_, second := empty.Close()
+	if first == nil || second == nil || first.Error() != second.Error() || strings.Count(second.Error(), "holds no cases") != 1 {
+		t.Errorf("closing an empty dataset twice: %v, then %v", first, second)
 	}
 }
