@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -197,7 +198,10 @@ func (d Digests) get(name string) string {
 
 // CountRows counts the non-blank lines of a JSON Lines file, without
 // decoding them: the number of rows a stream will yield (0 when the file
-// cannot be read).
+// cannot be read). A line counts from its first byte that is not a space,
+// tab or carriage return; the rest of it is skipped to its newline with
+// bytes.IndexByte, so a file of a million rows is counted at the speed
+// memory is read, not a byte at a time.
 func CountRows(fsys fs.FS, name string) int {
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -208,17 +212,22 @@ func CountRows(fsys fs.FS, name string) int {
 	rows, inLine := 0, false
 	for {
 		n, err := f.Read(buf)
-		for _, c := range buf[:n] {
-			switch c {
-			case '\n':
-				inLine = false
-			case ' ', '\t', '\r':
-			default:
-				if !inLine {
-					rows++
-					inLine = true
+		for b := buf[:n]; len(b) > 0; {
+			if inLine {
+				nl := bytes.IndexByte(b, '\n')
+				if nl < 0 {
+					break // the line goes on in the next read
 				}
+				b, inLine = b[nl+1:], false
+				continue
 			}
+			switch b[0] {
+			case '\n', ' ', '\t', '\r':
+			default:
+				rows++
+				inLine = true
+			}
+			b = b[1:]
 		}
 		if err != nil {
 			return rows
