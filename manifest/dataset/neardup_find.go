@@ -10,6 +10,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"
@@ -102,33 +104,18 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	// them goes on to the bands.
 	dup := newBitset(n)
 	named := newBitset(n) // rows a finding may name, read again for their ids
-	// The sort buffer, for the exact hashes then each band: 8 bytes a row.
+	// The sort buffer, for the exact hashes then the bands: 8 bytes a row
+	// (and as many again for each other core, in bandBuckets).
 	keys, count := make([]uint64, n), make([]int, 1<<16)
 	groupFirsts := exactGroups(n, func(i int) uint64 { return *exact.at(i) }, keys, count, uf, dup, named)
 	exact = nil
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
+	buckets := bandBuckets(n, bands, dup, keys, count)
 	cand := newBitset(n)
-	var members, ends []int32
-	{
-		for b := range numBands {
-			keys = sortKeys(keys[:n], count, n, func(i int) (uint64, bool) {
-				return uint64(bands.at(i)[b])<<32 | uint64(i), !dup.has(i)
-			})
-			for lo := 0; lo < len(keys); {
-				hi := lo + 1
-				for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
-					hi++
-				}
-				if hi-lo > 1 {
-					for _, k := range keys[lo:hi] {
-						members = append(members, int32(uint32(k)))
-						cand.set(int(uint32(k)))
-					}
-					ends = append(ends, int32(len(members)))
-				}
-				lo = hi
-			}
+	for _, bk := range buckets {
+		for _, x := range bk.members {
+			cand.set(int(x))
 		}
 	}
 
@@ -163,39 +150,41 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 
 	var edges []edge
 	reps := make([]int32, 0, maxReps)
-	start := int32(0)
-	for _, end := range ends {
-		reps = reps[:0]
-		for _, x := range members[start:end] {
-			tx, ok := sets.of(x)
-			if !ok {
-				continue
-			}
-			joined := false
-			for _, y := range reps {
-				if uf.find(x) == uf.find(y) {
-					joined = true
+	for _, bk := range buckets {
+		start := int32(0)
+		for _, end := range bk.ends {
+			reps = reps[:0]
+			for _, x := range bk.members[start:end] {
+				tx, ok := sets.of(x)
+				if !ok {
 					continue
 				}
-				if s.rows.at(int(x)).id == s.rows.at(int(y)).id {
-					continue // the same case twice: a duplicate_case_id
+				joined := false
+				for _, y := range reps {
+					if uf.find(x) == uf.find(y) {
+						joined = true
+						continue
+					}
+					if s.rows.at(int(x)).id == s.rows.at(int(y)).id {
+						continue // the same case twice: a duplicate_case_id
+					}
+					ty, _ := sets.of(y)
+					small, large := float64(min(len(tx), len(ty))), float64(max(len(tx), len(ty)))
+					if small < s.threshold*large {
+						continue
+					}
+					if sim := jaccard(tx, ty); sim >= s.threshold {
+						uf.union(x, y)
+						edges = append(edges, edge{y, x, sim})
+						joined = true
+					}
 				}
-				ty, _ := sets.of(y)
-				small, large := float64(min(len(tx), len(ty))), float64(max(len(tx), len(ty)))
-				if small < s.threshold*large {
-					continue
-				}
-				if sim := jaccard(tx, ty); sim >= s.threshold {
-					uf.union(x, y)
-					edges = append(edges, edge{y, x, sim})
-					joined = true
+				if !joined && len(reps) < maxReps {
+					reps = append(reps, x)
 				}
 			}
-			if !joined && len(reps) < maxReps {
-				reps = append(reps, x)
-			}
+			start = end
 		}
-		start = end
 	}
 
 	sets = nil
@@ -279,6 +268,51 @@ func (s *Screen) conflictFindings(clusters []*cluster, texts map[int32]*rowText)
 			Message: fmt.Sprintf("%d more clusters of near duplicates with different labels are not listed", left),
 		})
 	}
+	return out
+}
+
+// bandBucket is one band's buckets of more than one row: bucket k is
+// members[ends[k-1]:ends[k]] (from 0 for the first).
+type bandBucket struct{ members, ends []int32 }
+
+// bandBuckets sorts each band's hashes of the rows (0..n-1) not in dup and
+// returns, band by band, the buckets of rows that share one. The twelve
+// sorts share the cores, one sort buffer a core: keys and count are the
+// first's, and each other core's (8 bytes a row) stands in for the exact
+// hashes let go just before. Each band's buckets are kept apart, to be
+// taken in band order, so what follows is what one core would give.
+func bandBuckets(n int, bands blocks[[numBands]uint32], dup bitset, keys []uint64, count []int) []bandBucket {
+	out := make([]bandBucket, numBands)
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for w := range min(readWorkers(), numBands) {
+		keys, count := keys, count
+		if w > 0 {
+			keys, count = make([]uint64, n), make([]int, 1<<16)
+		}
+		wg.Go(func() {
+			for b := int(next.Add(1) - 1); b < numBands; b = int(next.Add(1) - 1) {
+				sorted := sortKeys(keys[:n], count, n, func(i int) (uint64, bool) {
+					return uint64(bands.at(i)[b])<<32 | uint64(i), !dup.has(i)
+				})
+				o := &out[b]
+				for lo := 0; lo < len(sorted); {
+					hi := lo + 1
+					for hi < len(sorted) && sorted[hi]>>32 == sorted[lo]>>32 {
+						hi++
+					}
+					if hi-lo > 1 {
+						for _, k := range sorted[lo:hi] {
+							o.members = append(o.members, int32(uint32(k)))
+						}
+						o.ends = append(o.ends, int32(len(o.members)))
+					}
+					lo = hi
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return out
 }
 
