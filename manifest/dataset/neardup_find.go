@@ -111,7 +111,7 @@ func (s *Screen) Findings() ([]manifest.Finding, error) {
 	exact = nil
 
 	// Bands: rows sharing a band's hash are candidates, bucket by bucket.
-	buckets := bandBuckets(n, bands, dup, keys, count)
+	buckets := bandBuckets(n, bands, dup, keys, count, sortWorkers(n))
 	cand := newBitset(n)
 	for _, bk := range buckets {
 		for _, x := range bk.members {
@@ -275,17 +275,27 @@ func (s *Screen) conflictFindings(clusters []*cluster, texts map[int32]*rowText)
 // members[ends[k-1]:ends[k]] (from 0 for the first).
 type bandBucket struct{ members, ends []int32 }
 
+// sortWorkers is how many cores sort the bands of n rows: one a core, up
+// to one a band, and one under 65,536 rows, where a sort takes less than a
+// second core's count table (512 KiB, cleared at every sort) would cost.
+func sortWorkers(n int) int {
+	if n < 1<<16 {
+		return 1
+	}
+	return min(readWorkers(), numBands)
+}
+
 // bandBuckets sorts each band's hashes of the rows (0..n-1) not in dup and
 // returns, band by band, the buckets of rows that share one. The twelve
 // sorts share the cores, one sort buffer a core: keys and count are the
 // first's, and each other core's (8 bytes a row) stands in for the exact
 // hashes let go just before. Each band's buckets are kept apart, to be
 // taken in band order, so what follows is what one core would give.
-func bandBuckets(n int, bands blocks[[numBands]uint32], dup bitset, keys []uint64, count []int) []bandBucket {
+func bandBuckets(n int, bands blocks[[numBands]uint32], dup bitset, keys []uint64, count []int, workers int) []bandBucket {
 	out := make([]bandBucket, numBands)
 	var next atomic.Int32
 	var wg sync.WaitGroup
-	for w := range min(readWorkers(), numBands) {
+	for w := range workers {
 		keys, count := keys, count
 		if w > 0 {
 			keys, count = make([]uint64, n), make([]int, 1<<16)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -626,5 +627,38 @@ func TestScannerNotJSON(t *testing.T) {
 				t.Fatal("the scanner did not return")
 			}
 		})
+	}
+}
+
+// TestBandBucketsOnEveryCore: the bands sorted on several cores give the
+// buckets one core gives, band by band and in the same order, rows in dup
+// left out.
+func TestBandBucketsOnEveryCore(t *testing.T) {
+	const n = 70_000
+	r := rand.New(rand.NewPCG(17, 19))
+	bands := newBlocks[[numBands]uint32](n)
+	dup := newBitset(n)
+	for i := range n {
+		for b := range numBands {
+			bands.at(i)[b] = uint32(r.IntN(n / 2)) // most hashes shared by a few rows
+		}
+		if r.IntN(10) == 0 {
+			dup.set(i)
+		}
+	}
+	buckets := func(workers int) []bandBucket {
+		return bandBuckets(n, bands, dup, make([]uint64, n), make([]int, 1<<16), workers)
+	}
+	want := buckets(1)
+	if len(want[0].ends) == 0 {
+		t.Fatal("no band has a bucket of more than one row")
+	}
+	for _, w := range []int{2, 3, numBands} {
+		if got := buckets(w); !reflect.DeepEqual(got, want) {
+			t.Errorf("%d cores: the buckets differ from one core's", w)
+		}
+	}
+	if sortWorkers(100) != 1 || sortWorkers(1_000_000) != min(readWorkers(), numBands) {
+		t.Errorf("sortWorkers: %d for 100 rows, %d for a million", sortWorkers(100), sortWorkers(1_000_000))
 	}
 }
