@@ -303,15 +303,66 @@ func tracebackLine(output []byte, sourceName string) int {
 	return n
 }
 
+// aheadBytes bounds the bytes of the requests feed has queued in its
+// channel and no process has taken: rows of a megabyte wait for room
+// instead of filling memory cap(out) at a time. aheadPoll is how often a
+// feed held back by it looks again.
+const (
+	aheadBytes = 4 << 20
+	aheadPoll  = 100 * time.Microsecond
+)
+
+// aheadQueue tells how many bytes of feed's requests are still in its
+// channel: the channel is first in, first out, and only feed sends on it,
+// so the len(out) requests sent last are the ones still there.
+type aheadQueue struct {
+	sizes []int // of the requests sent and maybe still queued, oldest first
+	bytes int   // their sum
+}
+
+// queued is the bytes still in a channel that holds inChannel requests.
+func (q *aheadQueue) queued(inChannel int) int {
+	taken := len(q.sizes) - inChannel
+	for _, n := range q.sizes[:taken] {
+		q.bytes -= n
+	}
+	q.sizes = q.sizes[taken:]
+	return q.bytes
+}
+
+func (q *aheadQueue) sent(n int) {
+	q.sizes = append(q.sizes, n)
+	q.bytes += n
+}
+
 // feed pulls tasks from next and turns them into requests, batch tasks at a
 // time under the batch contract. It closes out when next is done, and
-// reports next's error through fail.
+// reports next's error through fail. It keeps at most cap(out) requests
+// queued, and no more than aheadBytes of them unless the channel is empty.
 func feed(ctx context.Context, shape requestShape, next func() (grading.Task, bool, error), batch int, out chan<- *request, fail func(error)) {
 	defer close(out)
 	seq := 0
+	var q aheadQueue
+	var poll *time.Ticker
+	defer func() {
+		if poll != nil {
+			poll.Stop()
+		}
+	}()
 	send := func(r *request) bool {
+		for n := len(out); n > 0 && q.queued(n)+len(r.line) > aheadBytes; n = len(out) {
+			if poll == nil {
+				poll = time.NewTicker(aheadPoll)
+			}
+			select {
+			case <-poll.C:
+			case <-ctx.Done():
+				return false
+			}
+		}
 		select {
 		case out <- r:
+			q.sent(len(r.line))
 			return true
 		case <-ctx.Done():
 			return false
