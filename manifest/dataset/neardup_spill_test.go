@@ -4,28 +4,15 @@ package dataset
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
 	"github.com/gradegate/gradegate/manifest"
 )
-
-// countingFS counts the opens of its files.
-type countingFS struct {
-	fs.FS
-	opens atomic.Int32
-}
-
-func (c *countingFS) Open(name string) (fs.File, error) {
-	c.opens.Add(1)
-	return c.FS.Open(name)
-}
 
 // TestScreenSpillMatchesReread: the candidates' sets read back from the
 // spill give the findings that reading the dataset again gives, clusters,

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -153,13 +155,26 @@ func TestReaderLongLines(t *testing.T) {
 	}
 }
 
+// countingFS counts the opens of its files.
+type countingFS struct {
+	fs.FS
+	opens atomic.Int32
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	c.opens.Add(1)
+	return c.FS.Open(name)
+}
+
 // TestReaderCloseOnce: a second Close (a deferred cleanup after the run's
 // own) returns what the first did and reads nothing again: the
 // near-duplicate screen's end phase, which reads the whole dataset, runs
 // once. A dataset with no cases says so once, however often it is closed.
 func TestReaderCloseOnce(t *testing.T) {
 	var b bytes.Buffer
-	templatedSuite(&b, 2000, 7)
+	for i := range 200 { // rows 2k and 2k+1 ask the same
+		fmt.Fprintf(&b, `{"item": {"case_id": "c-%d", "request": "please total order %d of the spring catalogue for the north warehouse before the end of the week"}}`+"\n", i, i/2)
+	}
 	cfs := &countingFS{FS: fstest.MapFS{"cases.jsonl": {Data: b.Bytes()}}}
 	r := Open(cfs, testManifest("."))
 	sum, err := r.Close()
