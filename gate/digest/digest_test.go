@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/gradegate/gradegate/manifest"
 )
 
 // shortReads hands out its files' bytes at most n at a time, so that lines
@@ -88,5 +90,75 @@ func BenchmarkCountRows(b *testing.B) {
 	b.SetBytes(int64(len(row)) * 1_000_000)
 	for b.Loop() {
 		CountRows(files, "cases.jsonl")
+	}
+}
+
+// refuseOpen fails to open the files it names, so a test can tell they
+// were not read.
+type refuseOpen struct {
+	fs.FS
+	names map[string]bool
+}
+
+func (r refuseOpen) Open(name string) (fs.File, error) {
+	if r.names[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return r.FS.Open(name)
+}
+
+// TestCheckDigestsKnown: a known digest stands for its file, which is not
+// read; it is compared with its pin like one hashed here; a file whose
+// digest is not known is hashed as CheckDigests hashes it.
+func TestCheckDigestsKnown(t *testing.T) {
+	files := fstest.MapFS{
+		"cases.jsonl":   {Data: []byte("{}\n")},
+		"samples.jsonl": {Data: []byte("{}\n{}\n")},
+		"grader.py":     {Data: []byte("def grade(sample, item):\n    return 1.0\n")},
+	}
+	m := &manifest.Manifest{
+		Dir:     ".",
+		Dataset: manifest.Dataset{Path: "cases.jsonl"},
+		Samples: &manifest.FileRef{Path: "samples.jsonl"},
+		Grader:  manifest.Grader{Type: "python", Source: "grader.py"},
+	}
+	want, _, err := CheckDigests(files, m, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Dataset.SHA256, m.Samples.SHA256, m.Grader.SHA256 = want.Dataset, want.Samples, want.Grader
+
+	for _, tt := range []struct {
+		name     string
+		known    Digests
+		refuse   []string
+		mismatch []string
+	}{
+		{"both known", Digests{Dataset: want.Dataset, Samples: want.Samples}, []string{"cases.jsonl", "samples.jsonl"}, nil},
+		{"samples not known", Digests{Dataset: want.Dataset}, []string{"cases.jsonl"}, nil},
+		{"nothing known", Digests{}, nil, nil},
+		{"a known digest off its pin", Digests{Dataset: "sha256:" + strings.Repeat("0", 64), Samples: want.Samples}, []string{"cases.jsonl"}, []string{"dataset"}},
+		{"a known grader digest is not taken", Digests{Grader: "sha256:" + strings.Repeat("0", 64)}, nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := refuseOpen{files, map[string]bool{}}
+			for _, n := range tt.refuse {
+				fsys.names[n] = true
+			}
+			got, mismatches, err := CheckDigestsKnown(fsys, m, true, tt.known)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, mm := range mismatches {
+				names = append(names, mm.Name)
+			}
+			if strings.Join(names, ",") != strings.Join(tt.mismatch, ",") {
+				t.Errorf("mismatches %v, want %v", names, tt.mismatch)
+			}
+			if tt.mismatch == nil && (got.Dataset != want.Dataset || got.Samples != want.Samples || got.Grader != want.Grader) {
+				t.Errorf("digests %+v, want %+v", got, want)
+			}
+		})
 	}
 }
