@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/gradegate/gradegate/gate/results"
 )
@@ -237,45 +235,34 @@ func humanWarnings(ew *errWriter, res *results.Results, p palette, resultsFile s
 	}
 }
 
+// table is a box table on its way to a writer.
+type table struct {
+	w   io.Writer
+	box box
+}
+
 // newTable returns a terminal table whose headers stay as written and whose
 // cells never wrap (the renderer cuts long text itself). align holds one
 // alignment per column.
-func newTable(w io.Writer, header []string, align []tw.Align) *tablewriter.Table {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
-	)
-	t.Header(header)
-	return t
+func newTable(w io.Writer, header []string, align []align) *table {
+	return &table{w: w, box: box{header: header, align: align}}
 }
 
 // renderTable adds rows to a table and draws it.
-func renderTable(t *tablewriter.Table, rows [][]string) error {
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return fmt.Errorf("render: table row: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
+func renderTable(t *table, rows [][]string) error {
+	t.box.rows = rows
+	if err := t.box.write(t.w); err != nil {
 		return fmt.Errorf("render: table: %w", err)
 	}
 	return nil
 }
-
-const (
-	left  = tw.AlignLeft
-	right = tw.AlignRight
-)
 
 func humanCounts(ew *errWriter, res *results.Results, p palette) error {
 	ew.printf("\n%s\n", p.title.Sprint("Counts"))
 	c := res.Counts
 	t := newTable(ew,
 		[]string{"intended", "graded", "passed", "failed", "errored", "omitted", rateColumn(res.Overall), "min", "status"},
-		[]tw.Align{right, right, right, right, right, right, right, right, left})
+		[]align{right, right, right, right, right, right, right, right, left})
 	err := renderTable(t, [][]string{{
 		strconv.Itoa(c.Intended), strconv.Itoa(c.Graded), strconv.Itoa(c.Passed),
 		strconv.Itoa(c.Failed), strconv.Itoa(c.Errored), strconv.Itoa(c.Omitted),
@@ -312,7 +299,7 @@ func humanSlices(ew *errWriter, res *results.Results, p palette, opts Options) e
 	if !opts.Wide {
 		t := newTable(ew,
 			[]string{"slice", "rule", "graded", rateColumn(res.Overall), "min", "status", "failing"},
-			[]tw.Align{left, left, right, right, right, left, left})
+			[]align{left, left, right, right, right, left, left})
 		var rows [][]string
 		for _, s := range res.Slices {
 			rows = append(rows, []string{
@@ -325,7 +312,7 @@ func humanSlices(ew *errWriter, res *results.Results, p palette, opts Options) e
 	}
 	t := newTable(ew,
 		[]string{"slice", "rule", "intended", "graded", "passed", "failed", "errored", "omitted", rateColumn(res.Overall), "min", "false pass/fail", "status"},
-		[]tw.Align{left, left, right, right, right, right, right, right, right, right, right, left})
+		[]align{left, left, right, right, right, right, right, right, right, right, right, left})
 	var rows [][]string
 	for _, s := range res.Slices {
 		rows = append(rows, []string{
@@ -370,7 +357,7 @@ func humanCanaries(ew *errWriter, res *results.Results, p palette) error {
 	}
 	ew.printf("\n%s\n", p.title.Sprintf("Canaries (%d of %d failed)", len(failed), len(failed)+len(passed)))
 	header := []string{"canary", "expect", "got", "class", "message"}
-	t := newTable(ew, header, []tw.Align{left, right, right, left, left})
+	t := newTable(ew, header, []align{left, right, right, left, left})
 	var rows [][]string
 	for _, c := range failed {
 		rows = append(rows, []string{
@@ -405,12 +392,12 @@ func humanCases(ew *errWriter, res *results.Results, p palette, opts Options) er
 	// counted, and all are in the results JSON.
 	total := len(worst) + res.CasesNotKept
 	ew.printf("\n%s\n", p.title.Sprintf("Worst cases (%d of %d)", len(shown), total))
-	var t *tablewriter.Table
+	var t *table
 	var rows [][]string
 	if opts.Wide {
 		t = newTable(ew,
 			[]string{"case", "slices", "status", "class", "score", "label", "message", "grader line"},
-			[]tw.Align{left, left, left, left, right, right, left, right})
+			[]align{left, left, left, left, right, right, left, right})
 		for _, c := range shown {
 			rows = append(rows, []string{
 				oneLine(c.CaseID), oneLine(strings.Join(c.Slices, ", ")), p.status(c.Status), oneLine(string(c.Class)),
@@ -419,7 +406,7 @@ func humanCases(ew *errWriter, res *results.Results, p palette, opts Options) er
 		}
 	} else {
 		header := []string{"case", "slices", "status", "label", "why"}
-		t = newTable(ew, header, []tw.Align{left, left, left, right, left})
+		t = newTable(ew, header, []align{left, left, left, right, left})
 		for _, c := range shown {
 			rows = append(rows, []string{
 				cut(oneLine(c.CaseID), narrowCaseRunes), cut(oneLine(strings.Join(c.Slices, ", ")), narrowSlicesRunes),

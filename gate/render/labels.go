@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/gradegate/gradegate/gate/results"
 )
 
@@ -141,7 +139,7 @@ func more(ids []string, n int) string {
 func humanLabels(ew *errWriter, res *results.Results, p palette) error {
 	if calibrated(res) {
 		ew.printf("\n%s\n", p.title.Sprint("Calibration against human labels"))
-		t := newTable(ew, calibrationHead, []tw.Align{left, right, right, right, right, right, right, left, left})
+		t := newTable(ew, calibrationHead, []align{left, right, right, right, right, right, right, left, left})
 		var rows [][]string
 		for _, s := range res.Slices {
 			if s.Confusion == nil && s.Agreement == nil {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/gradegate/gradegate/gate/results"
 )
 
@@ -67,7 +65,7 @@ func humanMetamorphic(ew *errWriter, res *results.Results, p palette) error {
 		return nil
 	}
 	tb := newTable(ew, []string{"transform", "relation", "variants", "violations", "first"},
-		[]tw.Align{left, left, right, right, left})
+		[]align{left, left, right, right, left})
 	return renderTable(tb, rows)
 }
 

@@ -4,28 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Table draws a terminal table whose cells are all left-aligned and never
 // wrapped, as the compare, mutate and shadow text views show them.
 func Table(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return fmt.Errorf("table row: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := (box{header: header, rows: rows}).write(w); err != nil {
 		return fmt.Errorf("table: %w", err)
 	}
 	return nil
