@@ -265,3 +265,57 @@ func relink(t *testing.T, link string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadOwnFile: a kept answer is read whole, to the byte, when it is
+// the user's alone, a regular file and no larger than the bound, and not
+// otherwise.
+func TestReadOwnFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, size int, mode os.FileMode) string {
+		path := filepath.Join(dir, name)
+		b := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+		if err := os.WriteFile(path, b, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(write("target", 10, 0o600), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		path string
+		size int
+		ok   bool
+	}{
+		{"empty", write("empty", 0, 0o600), 0, true},
+		{"small", write("small", 100, 0o600), 100, true},
+		{"many reads", write("large", 300_001, 0o600), 300_001, true},
+		{"at the bound", write("bound", 400_000, 0o600), 400_000, true},
+		{"over the bound", write("over", 400_001, 0o600), 0, false},
+		{"readable by others", write("open", 10, 0o644), 0, false},
+		{"a link", link, 0, false},
+		{"missing", filepath.Join(dir, "none"), 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, ok := readOwnFile(tt.path, 400_000)
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v", ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			want, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) != tt.size || !bytes.Equal(b, want) {
+				t.Errorf("read %d bytes, want the file's %d", len(b), len(want))
+			}
+		})
+	}
+}
