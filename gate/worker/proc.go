@@ -56,16 +56,17 @@ type proc struct {
 	respBuf []byte
 	readBuf []byte // scratch for reads, allocated once per process
 	// fd 1/2 is split by the worker's end markers: cur is what arrived
-	// since the last marker, segs the closed segments not yet claimed by
-	// their response. output is the fd 1/2 output of the request whose
-	// outcome is being built (takeOutput).
-	cur    bounded
-	segs   []segment
-	carry  []byte // a marker cut in two by a read
-	output bounded
-	limit  int
-	peak   int // the most response bytes buffered at once
-	bigOut bool
+	// since the last marker, segs[segHead:] the closed segments not yet
+	// claimed by their response, oldest first. output is the fd 1/2
+	// output of the request whose outcome is being built (takeOutput).
+	cur     bounded
+	segs    []segment
+	segHead int
+	carry   []byte // a marker cut in two by a read
+	output  bounded
+	limit   int
+	peak    int // the most response bytes buffered at once
+	bigOut  bool
 
 	// forked: the process forked a variant child (Pool.Fork) and from then
 	// on serves only forks. lender is the parent pool's slot it was
@@ -370,7 +371,7 @@ func (pr *proc) scanOutput(data []byte) {
 			data = data[i+1:]
 			continue
 		}
-		pr.segs = append(pr.segs, segment{id: id, out: pr.cur})
+		pr.pushSegment(segment{id: id, out: pr.cur})
 		pr.cur = bounded{limit: pr.limit}
 		data = rest[nl+1:]
 	}
@@ -379,24 +380,47 @@ func (pr *proc) scanOutput(data []byte) {
 // takeOutput sets output to the fd 1/2 output of request id: everything up
 // to its end marker, or up to now when the marker has not come (the process
 // died or was stopped in the middle of it).
+//
+// A window's answers usually arrive together, so up to a window of
+// segments (1,024) wait here and are claimed first to last: each claim
+// moves segHead past its segment instead of shifting the ones left, which
+// made a window's claims cost its length squared.
 func (pr *proc) takeOutput(id int64) {
 	pr.output.reset()
-	for k, sg := range pr.segs {
+	for k := pr.segHead; k < len(pr.segs); k++ {
+		sg := pr.segs[k]
+		pr.segs[k] = segment{} // its bytes are merged; let them go
 		pr.output.merge(sg.out)
 		if sg.id == id {
-			pr.segs = append(pr.segs[:0], pr.segs[k+1:]...)
+			pr.segHead = k + 1
+			if pr.segHead == len(pr.segs) {
+				pr.segs, pr.segHead = pr.segs[:0], 0
+			}
 			return
 		}
 	}
-	pr.segs = pr.segs[:0]
+	pr.segs, pr.segHead = pr.segs[:0], 0
 	pr.output.merge(pr.cur)
 	pr.cur.reset()
+}
+
+// pushSegment adds a closed segment, first moving the unclaimed ones to
+// the front when the claimed ones are the larger part of the slice, so it
+// never grows past twice what is unclaimed.
+func (pr *proc) pushSegment(sg segment) {
+	if pr.segHead > 0 && pr.segHead >= len(pr.segs)-pr.segHead {
+		n := copy(pr.segs, pr.segs[pr.segHead:])
+		clear(pr.segs[n:])
+		pr.segs, pr.segHead = pr.segs[:n], 0
+	}
+	pr.segs = append(pr.segs, sg)
 }
 
 // resetOutput forgets fd 1/2 output not yet claimed.
 func (pr *proc) resetOutput() {
 	pr.drainOutput()
-	pr.segs = pr.segs[:0]
+	clear(pr.segs)
+	pr.segs, pr.segHead = pr.segs[:0], 0
 	pr.cur.reset()
 	pr.carry = nil
 }
