@@ -465,17 +465,60 @@ func (pr *proc) nextLine(limit int) (line []byte, tooLong bool) {
 	return line, false
 }
 
+// sendBuf holds request bytes not yet written to a process: b[off:]. Once
+// all are written it starts again at the front of the same buffer, so a
+// session appends its windows into one buffer instead of growing a new one
+// for each (a window of a megabyte goes into the 64 KiB pipe a piece at a
+// time, and a slice cut from the front loses the room it passed).
+type sendBuf struct {
+	b   []byte
+	off int
+}
+
+// maxKeptSend bounds the buffer a session keeps once it is all written: a
+// request of megabytes does not stay behind it.
+const maxKeptSend = 4 << 20
+
+func (q *sendBuf) add(p []byte) {
+	if q.off > 0 && len(q.b)+len(p) > cap(q.b) && q.off >= len(q.b)-q.off {
+		// Full, and the written front is the larger part: move the rest
+		// there instead of growing.
+		k := copy(q.b, q.b[q.off:])
+		q.b, q.off = q.b[:k], 0
+	}
+	q.b = append(q.b, p...)
+}
+
+// unsent is what is still to be written.
+func (q *sendBuf) unsent() []byte { return q.b[q.off:] }
+
+// wrote marks n more bytes written.
+func (q *sendBuf) wrote(n int) {
+	q.off += n
+	if q.off == len(q.b) {
+		q.reset()
+	}
+}
+
+// reset forgets what is unsent (the process is gone).
+func (q *sendBuf) reset() {
+	if cap(q.b) > maxKeptSend {
+		q.b = nil
+	}
+	q.b, q.off = q.b[:0], 0
+}
+
 // pump writes what it can of pending, then waits until the response pipe
 // has a complete line, the process ends, or deadline passes, reading fd 1/2
 // on the way. It reports alive when a line may be there (see nextLine),
 // timedOut at the deadline (nothing killed yet), and died when the process
 // exited or closed fd 4, after reading whatever it wrote before.
-func (pr *proc) pump(pending *[]byte, deadline time.Time, limit int) exchangeResult {
+func (pr *proc) pump(pending *sendBuf, deadline time.Time, limit int) exchangeResult {
 	write := func() {
-		for len(*pending) > 0 {
-			n, err := unix.Write(pr.req, *pending)
+		for len(pending.unsent()) > 0 {
+			n, err := unix.Write(pr.req, pending.unsent())
 			if n > 0 {
-				*pending = (*pending)[n:]
+				pending.wrote(n)
 				continue
 			}
 			if err == unix.EINTR {
@@ -484,11 +527,10 @@ func (pr *proc) pump(pending *[]byte, deadline time.Time, limit int) exchangeRes
 			if err != unix.EAGAIN {
 				// EPIPE: the worker is gone; its exit shows up on the pidfd
 				// or as EOF on the response pipe.
-				*pending = nil
+				pending.reset()
 			}
 			return
 		}
-		*pending = nil
 	}
 	write()
 	bound := limit + len(pr.readBuf)
@@ -515,7 +557,7 @@ func (pr *proc) pump(pending *[]byte, deadline time.Time, limit int) exchangeRes
 			fds[1].Fd = -1
 			remaining = min(remaining, outDrainEvery)
 		}
-		if len(*pending) > 0 {
+		if len(pending.unsent()) > 0 {
 			fds[2] = unix.PollFd{Fd: int32(pr.req), Events: unix.POLLOUT}
 		}
 		if pr.pidfd >= 0 {

@@ -68,28 +68,54 @@ func (p *Pool) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outco
 // window is what one process has been sent and not yet answered, oldest
 // first. The oldest is the case the process is running (or about to run).
 type window struct {
-	reqs     []*request
+	// buf[head:] are the requests sent and not yet answered, oldest
+	// first: answering one moves head, so the slice never reallocates to
+	// shed the answered front, as a slice cut from the front would every
+	// few hundred answers of a full window.
+	buf      []*request
+	head     int
 	bytes    int
 	answered time.Time // the last answer, or the process becoming ready
 }
 
+// n is how many requests wait for their answer.
+func (w *window) n() int { return len(w.buf) - w.head }
+
+// first is the oldest unanswered request.
+func (w *window) first() *request { return w.buf[w.head] }
+
 func (w *window) push(r *request) {
-	w.reqs = append(w.reqs, r)
+	if w.head > 0 && len(w.buf) == cap(w.buf) && w.head >= w.n() {
+		// Full, and the answered front is the larger part: move the rest
+		// there instead of growing.
+		k := copy(w.buf, w.buf[w.head:])
+		clear(w.buf[k:])
+		w.buf, w.head = w.buf[:k], 0
+	}
+	w.buf = append(w.buf, r)
 	w.bytes += len(r.line)
 }
 
 func (w *window) pop() *request {
-	r := w.reqs[0]
-	w.reqs[0] = nil
-	w.reqs = w.reqs[1:]
+	r := w.buf[w.head]
+	w.buf[w.head] = nil
+	w.head++
+	if w.head == len(w.buf) {
+		w.buf, w.head = w.buf[:0], 0
+	}
 	w.bytes -= len(r.line)
 	return r
+}
+
+// unanswered is a copy of the requests not yet answered, then more.
+func (w *window) unanswered(more []*request) []*request {
+	return append(append(make([]*request, 0, w.n()+len(more)), w.buf[w.head:]...), more...)
 }
 
 // started is when the oldest request's case started: not before the
 // previous answer, nor before it was handed over.
 func (w *window) started() time.Time {
-	h := w.reqs[0]
+	h := w.first()
 	if h.queued.After(w.answered) {
 		return h.queued
 	}
@@ -185,13 +211,15 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 
 	var w window
 	w.answered = time.Now()
-	var pending []byte // request bytes not yet written
+	var pending sendBuf // request bytes not yet written
 
 	// fill tops the window up, first from retry, then from reqs without
-	// blocking.
+	// blocking. What it takes is handed over at the same moment, one clock
+	// reading for all (a reading a request was a tenth of a microsecond).
 	fill := func() {
 		limit := p.windowCount(s)
-		for len(w.reqs) < limit && (len(w.reqs) == 0 || w.bytes < windowMaxBytes) {
+		var handed time.Time
+		for w.n() < limit && (w.n() == 0 || w.bytes < windowMaxBytes) {
 			var r *request
 			if len(retry) > 0 {
 				r = retry[0]
@@ -210,17 +238,20 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			} else {
 				return
 			}
-			r.queued = time.Now()
+			if handed.IsZero() {
+				handed = time.Now()
+			}
+			r.queued = handed
 			if pr.calls != nil && pr.takesCtx {
 				pr.calls.open(r.id)
 			}
 			w.push(r)
-			pending = append(pending, r.line...)
+			pending.add(r.line)
 		}
 	}
 	// giveBack returns the unanswered requests for another process.
 	giveBack := func() []*request {
-		return append(w.reqs, retry...)
+		return w.unanswered(retry)
 	}
 
 	for {
@@ -228,7 +259,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			return nil, closed, errors.Join(fmt.Errorf("worker: %w", context.Cause(ctx)), p.retire(s))
 		}
 		fill()
-		if len(w.reqs) == 0 {
+		if w.n() == 0 {
 			if closed {
 				return nil, true, nil
 			}
@@ -244,20 +275,20 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				continue
 			}
 		}
-		if p.dueSpare(s, len(w.reqs)) {
+		if p.dueSpare(s, w.n()) {
 			p.warmSpare(s)
 		}
 
 		var report *response // a zygote's account of its child's end
 		deadline := w.started().Add(p.timeout())
-		ev := pr.pump(&pending, deadline, w.reqs[0].limit(p.cfg.OutputLimit))
+		ev := pr.pump(&pending, deadline, w.first().limit(p.cfg.OutputLimit))
 		// Answers first: whatever the process managed to write counts.
 		for {
-			line, tooLong := pr.nextLine(w.reqs[0].limit(p.cfg.OutputLimit))
+			line, tooLong := pr.nextLine(w.first().limit(p.cfg.OutputLimit))
 			if line == nil && !tooLong {
 				break
 			}
-			head := w.reqs[0]
+			head := w.first()
 			var r *response
 			var err error
 			if !tooLong {
@@ -317,14 +348,14 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 			if r.recycle() || p.cfg.RecycleAfter > 0 && s.served >= p.cfg.RecycleAfter {
 				return giveBack(), closed, p.retire(s)
 			}
-			if len(w.reqs) == 0 {
+			if w.n() == 0 {
 				break
 			}
 		}
 		if ev == alive {
 			continue
 		}
-		if ev == died && len(w.reqs) == 0 {
+		if ev == died && w.n() == 0 {
 			// It died between cases, having answered everything it was
 			// sent: nothing to blame it on.
 			return giveBack(), closed, p.retire(s)
