@@ -10,91 +10,32 @@ import (
 	"unsafe"
 )
 
-// markedOut is what worker.py writes to fd 1/2 for request id: what the
-// grader printed, then the end marker.
-func markedOut(id int, text string) []byte {
-	return fmt.Appendf(nil, "%s\x00gradegate-end:%d\n", text, id)
-}
-
-// TestTakeOutput: each request gets what was printed before its marker;
-// a request claimed out of turn takes the unclaimed output before it too;
-// one whose marker never came takes everything so far; and the segments a
-// window leaves do not pile up while they are claimed.
+// TestTakeOutput: a process's fd 1/2 output reaches the request it
+// belongs to (the splitting itself: TestMarkedStream).
 func TestTakeOutput(t *testing.T) {
-	pr := &proc{cur: bounded{limit: 1 << 20}, output: bounded{limit: 1 << 20}, limit: 1 << 20}
-	take := func(id int64) string {
-		pr.takeOutput(id)
-		return string(pr.output.buf)
+	pr := &proc{marks: newMarkedStream(1<<20, windowMaxCount+64), output: bounded{limit: 1 << 20}}
+	var all []byte
+	for id := range windowMaxCount {
+		all = append(all, markedOut(id, fmt.Sprintf("out %d;", id))...)
 	}
-	next := 0
-	for round := range 5 {
-		// A window's answers, in one read or in many.
-		var all []byte
-		for range 1500 {
-			all = append(all, markedOut(next, fmt.Sprintf("out %d;", next))...)
-			next++
-		}
-		if round%2 == 0 {
-			pr.scanOutput(all)
-		} else {
-			for len(all) > 0 {
-				n := min(7, len(all))
-				pr.scanOutput(all[:n])
-				all = all[n:]
-			}
-		}
-		first := next - 1500
-		for id := first; id < next; id++ {
-			if got, want := take(int64(id)), fmt.Sprintf("out %d;", id); got != want {
-				t.Fatalf("request %d: got %q, want %q", id, got, want)
-			}
-			if unclaimed := len(pr.segs) - pr.segHead; unclaimed != next-id-1 {
-				t.Fatalf("after request %d: %d segments unclaimed, want %d", id, unclaimed, next-id-1)
-			}
-		}
-		if len(pr.segs) != 0 || pr.segHead != 0 {
-			t.Fatalf("round %d: %d segments kept after every claim (head %d)", round, len(pr.segs), pr.segHead)
+	pr.scanOutput(all)
+	for id := range windowMaxCount {
+		pr.takeOutput(int64(id))
+		if got, want := string(pr.output.buf), fmt.Sprintf("out %d;", id); got != want {
+			t.Fatalf("request %d: got %q, want %q", id, got, want)
 		}
 	}
-
-	// Claims interleaved with new segments: the slice stays within twice
-	// what is unclaimed.
-	for k := range 4000 {
-		pr.scanOutput(markedOut(next, fmt.Sprintf("o%d;", next)))
-		next++
-		if k%2 == 1 {
-			id := next - 1 - (len(pr.segs) - pr.segHead - 1)
-			if got, want := take(int64(id)), fmt.Sprintf("o%d;", id); got != want {
-				t.Fatalf("interleaved request %d: got %q, want %q", id, got, want)
-			}
-		}
-		if unclaimed := len(pr.segs) - pr.segHead; len(pr.segs) > 2*unclaimed+1 {
-			t.Fatalf("%d segments held for %d unclaimed", len(pr.segs), unclaimed)
-		}
-	}
-	base := next - (len(pr.segs) - pr.segHead)
-	// Out of turn: the one asked for takes the two before it.
-	if got, want := take(int64(base+2)), fmt.Sprintf("o%d;o%d;o%d;", base, base+1, base+2); got != want {
-		t.Errorf("out of turn: got %q, want %q", got, want)
-	}
-	// A marker that never came: everything unclaimed, and what followed.
-	pr.scanOutput([]byte("tail"))
-	rest := ""
-	for id := base + 3; id < next; id++ {
-		rest += fmt.Sprintf("o%d;", id)
-	}
-	if got := take(int64(next + 10)); got != rest+"tail" {
-		t.Errorf("no marker: got %q, want %q", got, rest+"tail")
-	}
-	if len(pr.segs) != 0 || pr.segHead != 0 || len(pr.cur.buf) != 0 {
-		t.Errorf("after a claim with no marker: %d segments, head %d, %d bytes current", len(pr.segs), pr.segHead, len(pr.cur.buf))
+	pr.scanOutput([]byte("late"))
+	pr.takeOutput(-1)
+	if got := string(pr.output.buf); got != "late" {
+		t.Errorf("a process gone: got %q, want %q", got, "late")
 	}
 }
 
 // BenchmarkTakeOutput is one window of 1,024 answers that arrived in one
 // read, claimed in turn.
 func BenchmarkTakeOutput(b *testing.B) {
-	pr := &proc{cur: bounded{limit: 1 << 20}, output: bounded{limit: 1 << 20}, limit: 1 << 20}
+	pr := &proc{marks: newMarkedStream(1<<20, windowMaxCount+64), output: bounded{limit: 1 << 20}}
 	var window []byte
 	for id := range 1024 {
 		window = append(window, markedOut(id, "")...)
@@ -150,13 +91,13 @@ func TestWindow(t *testing.T) {
 		if len(ref) > 0 && w.first() != ref[0] {
 			t.Fatalf("step %d: first is %d, want %d", step, w.first().id, ref[0].id)
 		}
-		if cap(w.buf) > 3*1088 {
-			t.Fatalf("step %d: a slice of %d for at most 1,088 requests", step, cap(w.buf))
+		if cap(w.q.buf) > 3*1088 {
+			t.Fatalf("step %d: a slice of %d for at most 1,088 requests", step, cap(w.q.buf))
 		}
-		if a := unsafe.SliceData(w.buf); a != array && step >= 100_000 {
+		if a := unsafe.SliceData(w.q.buf); a != array && step >= 100_000 {
 			moved++
 		}
-		array = unsafe.SliceData(w.buf)
+		array = unsafe.SliceData(w.q.buf)
 	}
 	if moved > 2 {
 		t.Errorf("the window's slice moved %d times in 100,000 steps at its full size", moved)
@@ -173,11 +114,11 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// TestSendBuf: the bytes a session still has to write come out in order
-// however the writes cut them, and once the windows reach their size the
-// buffer is the same one from window to window.
-func TestSendBuf(t *testing.T) {
-	var q sendBuf
+// TestPendingBytes: the bytes a session still has to write come out in
+// order however the writes cut them, and once the windows reach their size
+// the buffer is the same one from window to window.
+func TestPendingBytes(t *testing.T) {
+	q := queue[byte]{keep: maxKeptSend}
 	var ref []byte
 	r := rand.New(rand.NewPCG(5, 6))
 	moved := 0
@@ -189,35 +130,34 @@ func TestSendBuf(t *testing.T) {
 			for i := range p {
 				p[i] = byte(r.Uint32())
 			}
-			q.add(p)
+			q.push(p...)
 			ref = append(ref, p...)
 		} else if len(ref) > 0 {
 			// A write into the pipe: up to 64 KiB at a time.
 			n := 1 + r.IntN(min(len(ref), 64<<10))
-			if !bytes.Equal(q.unsent()[:n], ref[:n]) {
+			if !bytes.Equal(q.live()[:n], ref[:n]) {
 				t.Fatalf("step %d: the next %d bytes differ", step, n)
 			}
-			q.wrote(n)
+			q.drop(n)
 			ref = ref[n:]
 		}
-		if !bytes.Equal(q.unsent(), ref) {
-			t.Fatalf("step %d: %d bytes unsent, want %d", step, len(q.unsent()), len(ref))
+		if !bytes.Equal(q.live(), ref) {
+			t.Fatalf("step %d: %d bytes unsent, want %d", step, q.len(), len(ref))
 		}
-		if a := unsafe.SliceData(q.b); a != array && step >= 50_000 {
+		if a := unsafe.SliceData(q.buf); a != array && step >= 50_000 {
 			moved++
 		}
-		array = unsafe.SliceData(q.b)
+		array = unsafe.SliceData(q.buf)
 	}
 	if moved > 2 {
 		t.Errorf("the buffer was allocated anew %d times in 50,000 steps at its full size", moved)
 	}
-	if cap(q.b) > 3<<20 {
-		t.Errorf("a buffer of %d bytes for at most 1 MiB unsent", cap(q.b))
+	if cap(q.buf) > 3<<20 {
+		t.Errorf("a buffer of %d bytes for at most 1 MiB unsent", cap(q.buf))
 	}
-	big := make([]byte, maxKeptSend+1)
-	q.add(big)
-	q.wrote(len(q.unsent()))
-	if q.b != nil && cap(q.b) > maxKeptSend {
-		t.Errorf("a buffer of %d bytes kept after a request of %d", cap(q.b), len(big))
+	q.push(make([]byte, maxKeptSend+1)...)
+	q.drop(q.len())
+	if cap(q.buf) > maxKeptSend {
+		t.Errorf("a buffer of %d bytes kept after a request of %d", cap(q.buf), maxKeptSend+1)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,7 +129,7 @@ func startPortableProc(cmd *exec.Cmd, outputLimit int, cleanup func() error) (*p
 		outEnd:   make(chan struct{}),
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
-		out:      markedOutput{limit: outputLimit, cur: bounded{limit: outputLimit}, notify: make(chan struct{}, 1)},
+		out:      markedOutput{s: newMarkedStream(outputLimit, maxSegments), notify: make(chan struct{}, 1)},
 	}
 	pr.limit.Store(portableInitLimit)
 	go pr.readResponses()
@@ -352,33 +351,18 @@ func (pr *portableProc) stop() error {
 	return pr.stopErr
 }
 
-// markedSegment is the fd 1/2 output of one request, closed by its end
-// marker.
-type markedSegment struct {
-	id  int64
-	out bounded
-}
-
-// maxSegments bounds the closed segments kept while none is claimed: a
-// grader that prints made-up end markers cannot grow them without bound.
+// maxSegments bounds the closed segments kept while none is claimed (a
+// process runs one request at a time here; see markedStream).
 const maxSegments = 64
 
 // markedOutput is the fd 1/2 stream of one process split at worker.py's end
-// markers ("\x00gradegate-end:<request id>\n", written to fd 2 after each
-// request, before its response). Each segment keeps at most limit bytes.
+// markers, read in a goroutine of its own and claimed by the grading one.
 type markedOutput struct {
 	mu     sync.Mutex
-	limit  int
-	cur    bounded // since the last marker
-	segs   []markedSegment
-	carry  []byte // a marker cut in two by a read
-	ended  bool   // the pipe reached EOF
+	s      markedStream
+	ended  bool // the pipe reached EOF
 	notify chan struct{}
 }
-
-// portableEndMarker starts the line worker.py writes to fd 2 after each
-// request.
-var portableEndMarker = []byte("\x00gradegate-end:")
 
 func (o *markedOutput) wake() {
 	select {
@@ -397,70 +381,9 @@ func (o *markedOutput) end() {
 // scan adds bytes read from fd 1/2.
 func (o *markedOutput) scan(data []byte) {
 	o.mu.Lock()
-	defer o.wake()
-	defer o.mu.Unlock()
-	if len(o.carry) > 0 {
-		data = append(o.carry, data...)
-		o.carry = nil
-	}
-	for len(data) > 0 {
-		i := bytes.Index(data, portableEndMarker)
-		if i < 0 {
-			// Keep back a tail that may be the start of a marker.
-			k := 0
-			for n := min(len(portableEndMarker)-1, len(data)); n > 0; n-- {
-				if bytes.HasPrefix(portableEndMarker, data[len(data)-n:]) {
-					k = n
-					break
-				}
-			}
-			o.cur.write(data[:len(data)-k])
-			if k > 0 {
-				o.carry = bytes.Clone(data[len(data)-k:])
-			}
-			return
-		}
-		o.cur.write(data[:i])
-		rest := data[i+len(portableEndMarker):]
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 && len(rest) < 21 {
-			o.carry = bytes.Clone(data[i:])
-			return
-		}
-		var id int64
-		var err error
-		if nl >= 0 {
-			id, err = strconv.ParseInt(string(rest[:nl]), 10, 64)
-		}
-		if nl < 0 || err != nil {
-			// Not a marker the worker wrote: it is output.
-			o.cur.write(data[i : i+1])
-			data = data[i+1:]
-			continue
-		}
-		if len(o.segs) >= maxSegments {
-			// The oldest goes into the next: whoever claims either takes
-			// both, as it would have anyway.
-			next := bounded{limit: o.limit}
-			next.merge(o.segs[0].out)
-			next.merge(o.segs[1].out)
-			o.segs[1].out = next
-			o.segs = o.segs[1:]
-		}
-		o.segs = append(o.segs, markedSegment{id: id, out: o.cur})
-		o.cur = bounded{limit: o.limit}
-		data = rest[nl+1:]
-	}
-}
-
-// has reports whether the marker of request id has come. Called with mu held.
-func (o *markedOutput) has(id int64) bool {
-	for _, sg := range o.segs {
-		if sg.id == id {
-			return true
-		}
-	}
-	return false
+	o.s.scan(data)
+	o.mu.Unlock()
+	o.wake()
 }
 
 // take returns the output of request id: everything up to its end marker,
@@ -469,7 +392,7 @@ func (o *markedOutput) has(id int64) bool {
 func (o *markedOutput) take(id int64, wait time.Duration) bounded {
 	deadline := time.Now().Add(wait)
 	o.mu.Lock()
-	for id >= 0 && !o.has(id) && !o.ended {
+	for id >= 0 && !o.s.has(id) && !o.ended {
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
 			break
@@ -482,19 +405,8 @@ func (o *markedOutput) take(id int64, wait time.Duration) bounded {
 		o.mu.Lock()
 	}
 	defer o.mu.Unlock()
-	got := bounded{limit: o.limit}
-	for k, sg := range o.segs {
-		got.merge(sg.out)
-		if sg.id == id {
-			o.segs = append(o.segs[:0], o.segs[k+1:]...)
-			return got
-		}
-	}
-	o.segs = o.segs[:0]
-	got.merge(o.cur)
-	got.write(o.carry)
-	o.carry = nil
-	o.cur = bounded{limit: o.limit}
+	got := bounded{limit: o.s.limit}
+	o.s.take(id, &got)
 	return got
 }
 
@@ -502,7 +414,5 @@ func (o *markedOutput) take(id int64, wait time.Duration) bounded {
 func (o *markedOutput) forget() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.segs = o.segs[:0]
-	o.cur = bounded{limit: o.limit}
-	o.carry = nil
+	o.s.forget()
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -21,16 +20,6 @@ import (
 // maxInitResponse bounds the answer to the init request (ready, or a load
 // error with its output).
 const maxInitResponse = 1 << 20
-
-// endMarker starts the line worker.py writes to fd 2 after each request,
-// before its response: "\x00gradegate-end:<request id>\n".
-var endMarker = []byte("\x00gradegate-end:")
-
-// segment is the fd 1/2 output of one request, closed by its end marker.
-type segment struct {
-	id  int64
-	out bounded
-}
 
 // proc is one running worker process and the parent's ends of its pipes.
 //
@@ -55,18 +44,13 @@ type proc struct {
 
 	respBuf []byte
 	readBuf []byte // scratch for reads, allocated once per process
-	// fd 1/2 is split by the worker's end markers: cur is what arrived
-	// since the last marker, segs[segHead:] the closed segments not yet
-	// claimed by their response, oldest first. output is the fd 1/2
-	// output of the request whose outcome is being built (takeOutput).
-	cur     bounded
-	segs    []segment
-	segHead int
-	carry   []byte // a marker cut in two by a read
-	output  bounded
-	limit   int
-	peak    int // the most response bytes buffered at once
-	bigOut  bool
+	// marks is fd 1/2 split at the worker's end markers; output is the
+	// fd 1/2 output of the request whose outcome is being built
+	// (takeOutput).
+	marks  markedStream
+	output bounded
+	peak   int // the most response bytes buffered at once
+	bigOut bool
 
 	// forked: the process forked a variant child (Pool.Fork) and from then
 	// on serves only forks. lender is the parent pool's slot it was
@@ -196,9 +180,8 @@ func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error, calls *call
 		out:     p.outR,
 		cleanup: cleanup,
 		readBuf: make([]byte, 64<<10),
-		cur:     bounded{limit: outputLimit},
+		marks:   newMarkedStream(outputLimit, windowMaxCount+64),
 		output:  bounded{limit: outputLimit},
-		limit:   outputLimit,
 		bigOut:  p.bigOut,
 	}
 	// A pidfd turns "the worker exited" into a poll event even when a
@@ -331,98 +314,19 @@ func (pr *proc) drainOutput() {
 }
 
 // scanOutput splits fd 1/2 bytes at the worker's end markers.
-func (pr *proc) scanOutput(data []byte) {
-	if len(pr.carry) > 0 {
-		data = append(pr.carry, data...)
-		pr.carry = nil
-	}
-	for len(data) > 0 {
-		i := bytes.Index(data, endMarker)
-		if i < 0 {
-			// Keep back a tail that may be the start of a marker.
-			k := 0
-			for n := min(len(endMarker)-1, len(data)); n > 0; n-- {
-				if bytes.HasPrefix(endMarker, data[len(data)-n:]) {
-					k = n
-					break
-				}
-			}
-			pr.cur.write(data[:len(data)-k])
-			if k > 0 {
-				pr.carry = append([]byte(nil), data[len(data)-k:]...)
-			}
-			return
-		}
-		pr.cur.write(data[:i])
-		rest := data[i+len(endMarker):]
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 && len(rest) < 21 {
-			pr.carry = append([]byte(nil), data[i:]...)
-			return
-		}
-		var id int64
-		var err error
-		if nl >= 0 {
-			id, err = strconv.ParseInt(string(rest[:nl]), 10, 64)
-		}
-		if nl < 0 || err != nil {
-			// Not a marker the worker wrote: it is output.
-			pr.cur.write(data[i : i+1])
-			data = data[i+1:]
-			continue
-		}
-		pr.pushSegment(segment{id: id, out: pr.cur})
-		pr.cur = bounded{limit: pr.limit}
-		data = rest[nl+1:]
-	}
-}
+func (pr *proc) scanOutput(data []byte) { pr.marks.scan(data) }
 
-// takeOutput sets output to the fd 1/2 output of request id: everything up
-// to its end marker, or up to now when the marker has not come (the process
-// died or was stopped in the middle of it).
-//
-// A window's answers usually arrive together, so up to a window of
-// segments (1,024) wait here and are claimed first to last: each claim
-// moves segHead past its segment instead of shifting the ones left, which
-// made a window's claims cost its length squared.
+// takeOutput sets output to the fd 1/2 output of request id (see
+// markedStream.take).
 func (pr *proc) takeOutput(id int64) {
 	pr.output.reset()
-	for k := pr.segHead; k < len(pr.segs); k++ {
-		sg := pr.segs[k]
-		pr.segs[k] = segment{} // its bytes are merged; let them go
-		pr.output.merge(sg.out)
-		if sg.id == id {
-			pr.segHead = k + 1
-			if pr.segHead == len(pr.segs) {
-				pr.segs, pr.segHead = pr.segs[:0], 0
-			}
-			return
-		}
-	}
-	pr.segs, pr.segHead = pr.segs[:0], 0
-	pr.output.merge(pr.cur)
-	pr.cur.reset()
-}
-
-// pushSegment adds a closed segment, first moving the unclaimed ones to
-// the front when the claimed ones are the larger part of the slice, so it
-// never grows past twice what is unclaimed.
-func (pr *proc) pushSegment(sg segment) {
-	if pr.segHead > 0 && pr.segHead >= len(pr.segs)-pr.segHead {
-		n := copy(pr.segs, pr.segs[pr.segHead:])
-		clear(pr.segs[n:])
-		pr.segs, pr.segHead = pr.segs[:n], 0
-	}
-	pr.segs = append(pr.segs, sg)
+	pr.marks.take(id, &pr.output)
 }
 
 // resetOutput forgets fd 1/2 output not yet claimed.
 func (pr *proc) resetOutput() {
 	pr.drainOutput()
-	clear(pr.segs)
-	pr.segs, pr.segHead = pr.segs[:0], 0
-	pr.cur.reset()
-	pr.carry = nil
+	pr.marks.forget()
 }
 
 // readResponse reads from the response pipe until a short read, unless more
@@ -465,60 +369,21 @@ func (pr *proc) nextLine(limit int) (line []byte, tooLong bool) {
 	return line, false
 }
 
-// sendBuf holds request bytes not yet written to a process: b[off:]. Once
-// all are written it starts again at the front of the same buffer, so a
-// session appends its windows into one buffer instead of growing a new one
-// for each (a window of a megabyte goes into the 64 KiB pipe a piece at a
-// time, and a slice cut from the front loses the room it passed).
-type sendBuf struct {
-	b   []byte
-	off int
-}
-
-// maxKeptSend bounds the buffer a session keeps once it is all written: a
-// request of megabytes does not stay behind it.
+// maxKeptSend bounds the buffer of request bytes a session keeps once they
+// are all written: a request of megabytes does not stay behind it.
 const maxKeptSend = 4 << 20
-
-func (q *sendBuf) add(p []byte) {
-	if q.off > 0 && len(q.b)+len(p) > cap(q.b) && q.off >= len(q.b)-q.off {
-		// Full, and the written front is the larger part: move the rest
-		// there instead of growing.
-		k := copy(q.b, q.b[q.off:])
-		q.b, q.off = q.b[:k], 0
-	}
-	q.b = append(q.b, p...)
-}
-
-// unsent is what is still to be written.
-func (q *sendBuf) unsent() []byte { return q.b[q.off:] }
-
-// wrote marks n more bytes written.
-func (q *sendBuf) wrote(n int) {
-	q.off += n
-	if q.off == len(q.b) {
-		q.reset()
-	}
-}
-
-// reset forgets what is unsent (the process is gone).
-func (q *sendBuf) reset() {
-	if cap(q.b) > maxKeptSend {
-		q.b = nil
-	}
-	q.b, q.off = q.b[:0], 0
-}
 
 // pump writes what it can of pending, then waits until the response pipe
 // has a complete line, the process ends, or deadline passes, reading fd 1/2
 // on the way. It reports alive when a line may be there (see nextLine),
 // timedOut at the deadline (nothing killed yet), and died when the process
 // exited or closed fd 4, after reading whatever it wrote before.
-func (pr *proc) pump(pending *sendBuf, deadline time.Time, limit int) exchangeResult {
+func (pr *proc) pump(pending *queue[byte], deadline time.Time, limit int) exchangeResult {
 	write := func() {
-		for len(pending.unsent()) > 0 {
-			n, err := unix.Write(pr.req, pending.unsent())
+		for len(pending.live()) > 0 {
+			n, err := unix.Write(pr.req, pending.live())
 			if n > 0 {
-				pending.wrote(n)
+				pending.drop(n)
 				continue
 			}
 			if err == unix.EINTR {
@@ -557,7 +422,7 @@ func (pr *proc) pump(pending *sendBuf, deadline time.Time, limit int) exchangeRe
 			fds[1].Fd = -1
 			remaining = min(remaining, outDrainEvery)
 		}
-		if len(pending.unsent()) > 0 {
+		if len(pending.live()) > 0 {
 			fds[2] = unix.PollFd{Fd: int32(pr.req), Events: unix.POLLOUT}
 		}
 		if pr.pidfd >= 0 {

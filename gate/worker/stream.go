@@ -68,48 +68,32 @@ func (p *Pool) Grade(ctx context.Context, tasks []grading.Task) ([]grading.Outco
 // window is what one process has been sent and not yet answered, oldest
 // first. The oldest is the case the process is running (or about to run).
 type window struct {
-	// buf[head:] are the requests sent and not yet answered, oldest
-	// first: answering one moves head, so the slice never reallocates to
-	// shed the answered front, as a slice cut from the front would every
-	// few hundred answers of a full window.
-	buf      []*request
-	head     int
+	q        queue[*request]
 	bytes    int
 	answered time.Time // the last answer, or the process becoming ready
 }
 
 // n is how many requests wait for their answer.
-func (w *window) n() int { return len(w.buf) - w.head }
+func (w *window) n() int { return w.q.len() }
 
 // first is the oldest unanswered request.
-func (w *window) first() *request { return w.buf[w.head] }
+func (w *window) first() *request { return w.q.live()[0] }
 
 func (w *window) push(r *request) {
-	if w.head > 0 && len(w.buf) == cap(w.buf) && w.head >= w.n() {
-		// Full, and the answered front is the larger part: move the rest
-		// there instead of growing.
-		k := copy(w.buf, w.buf[w.head:])
-		clear(w.buf[k:])
-		w.buf, w.head = w.buf[:k], 0
-	}
-	w.buf = append(w.buf, r)
+	w.q.push(r)
 	w.bytes += len(r.line)
 }
 
 func (w *window) pop() *request {
-	r := w.buf[w.head]
-	w.buf[w.head] = nil
-	w.head++
-	if w.head == len(w.buf) {
-		w.buf, w.head = w.buf[:0], 0
-	}
+	r := w.first()
+	w.q.drop(1)
 	w.bytes -= len(r.line)
 	return r
 }
 
 // unanswered is a copy of the requests not yet answered, then more.
 func (w *window) unanswered(more []*request) []*request {
-	return append(append(make([]*request, 0, w.n()+len(more)), w.buf[w.head:]...), more...)
+	return append(append(make([]*request, 0, w.n()+len(more)), w.q.live()...), more...)
 }
 
 // started is when the oldest request's case started: not before the
@@ -211,7 +195,10 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 
 	var w window
 	w.answered = time.Now()
-	var pending sendBuf // request bytes not yet written
+	// pending: request bytes not yet written, in one buffer for the
+	// session (a window of a megabyte goes into the 64 KiB pipe a piece at
+	// a time).
+	pending := queue[byte]{keep: maxKeptSend}
 
 	// fill tops the window up, first from retry, then from reqs without
 	// blocking. What it takes is handed over at the same moment, one clock
@@ -246,7 +233,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 				pr.calls.open(r.id)
 			}
 			w.push(r)
-			pending.add(r.line)
+			pending.push(r.line...)
 		}
 	}
 	// giveBack returns the unanswered requests for another process.
