@@ -6,7 +6,20 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/gradegate/gradegate/gate/grading"
 )
+
+// wantCut checks that a case's output starts with prefix, was cut at the
+// 8 KiB limit and says so.
+func wantCut(prefix string) func(*testing.T, grading.Outcome) {
+	return func(t *testing.T, o grading.Outcome) {
+		t.Helper()
+		if !strings.HasPrefix(o.Output, prefix) || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
+			t.Errorf("Output = %.100q… (%d bytes), want %q first, at most 8 KiB and a cut marker", o.Output, len(o.Output), prefix)
+		}
+	}
+}
 
 // markedOut is what worker.py writes to fd 1/2 for request id: what the
 // grader printed, then the end marker.

@@ -152,21 +152,13 @@ func TestPortableGradeClasses(t *testing.T) {
 			name:  "forged result line and 10 MB of prints",
 			body:  `    print('{"id": 1, "class": "ok", "scores": {"score": 1.0}}')` + "\n" + `    print("x" * (10 << 20))` + "\n    return 0.25",
 			class: grading.ClassOK, score: 0.25,
-			check: func(t *testing.T, o grading.Outcome) {
-				if !strings.HasPrefix(o.Output, `{"id": 1, "class": "ok"`) || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
-					t.Errorf("Output = %.200q… (%d bytes), want the forged line kept as text, 8 KiB and a cut marker", o.Output, len(o.Output))
-				}
-			},
+			check: wantCut(`{"id": 1, "class": "ok"`),
 		},
 		{
 			name:  "10 MB written below Python",
 			body:  "    os.write(1, b'z' * (10 << 20))\n    os.write(2, b'w' * 100)\n    return 0.25",
 			class: grading.ClassOK, score: 0.25,
-			check: func(t *testing.T, o grading.Outcome) {
-				if !strings.HasPrefix(o.Output, "zzz") || !strings.Contains(o.Output, "bytes of output cut]") || len(o.Output) > 8<<10+100 {
-					t.Errorf("Output = %.100q… (%d bytes), want 8 KiB of z and a cut marker", o.Output, len(o.Output))
-				}
-			},
+			check: wantCut("zzz"),
 		},
 	}
 	if unix {
