@@ -4,11 +4,8 @@ package sandbox
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -137,11 +134,24 @@ func (g *Guard) Exceeded() *BudgetError {
 	return g.exceeded
 }
 
+// watch holds the group to its budgets until Stop: memory and disk each
+// on a goroutine of its own, so that a walk of a large scratch directory
+// never holds up a memory check.
 func (g *Guard) watch() {
 	defer close(g.done)
+	var wg sync.WaitGroup
+	if g.memory > 0 {
+		wg.Go(g.watchMemory)
+	}
+	if g.scratch != "" {
+		wg.Go(g.watchDisk)
+	}
+	wg.Wait()
+}
+
+func (g *Guard) watchMemory() {
 	t := time.NewTicker(memoryInterval)
 	defer t.Stop()
-	diskEvery := int(diskInterval / memoryInterval)
 	fullEvery := int(fullScanInterval / memoryInterval)
 	group := &processGroup{pgid: g.pgid, members: map[int]bool{g.pgid: true}, buf: make([]byte, 4096)}
 	for tick := 0; ; tick++ {
@@ -150,32 +160,40 @@ func (g *Guard) watch() {
 			return
 		case <-t.C:
 		}
-		if g.memory > 0 {
-			if tick%fullEvery == 0 {
-				group.scanAll()
-			} else {
-				group.follow()
-			}
-			used := group.memory()
-			if g.inMemory {
-				// Its files are memory too.
-				used += g.lastDisk.Load()
-			}
-			if used > g.memory {
-				what := "anonymous and shared memory"
-				if g.inMemory {
-					what += ", and the files of its scratch directory, which is in memory"
-				}
-				g.kill(&BudgetError{Class: grading.ClassMemoryExceeded, Message: fmt.Sprintf(
-					"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started: %s); they were killed",
-					mib(used), g.memory>>20, what)})
-				return
-			}
+		if tick%fullEvery == 0 {
+			group.scanAll()
+		} else {
+			group.follow()
 		}
-		if g.scratch != "" && tick%diskEvery == 0 {
-			if g.measureDisk() != nil {
-				return
+		used := group.memory()
+		if g.inMemory {
+			// Its files are memory too.
+			used += g.lastDisk.Load()
+		}
+		if used > g.memory {
+			what := "anonymous and shared memory"
+			if g.inMemory {
+				what += ", and the files of its scratch directory, which is in memory"
 			}
+			g.kill(&BudgetError{Class: grading.ClassMemoryExceeded, Message: fmt.Sprintf(
+				"the grader's processes together held %.1f MiB, past memory_mb=%d (the total of every process it started: %s); they were killed",
+				mib(used), g.memory>>20, what)})
+			return
+		}
+	}
+}
+
+func (g *Guard) watchDisk() {
+	t := time.NewTicker(diskInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		if g.measureDisk() != nil {
+			return
 		}
 	}
 }
@@ -183,16 +201,21 @@ func (g *Guard) watch() {
 // measureDisk measures the scratch directory and kills the group when it
 // holds more than the budget.
 func (g *Guard) measureDisk() *BudgetError {
-	used := diskUsage(g.scratch)
-	g.lastDisk.Store(used)
-	if used <= g.disk {
+	u := measureScratch(g.scratch, defaultScratchBounds)
+	g.lastDisk.Store(u.bytes)
+	var msg string
+	switch {
+	case u.problem != "":
+		msg = "the grader's scratch directory " + u.problem + "; its processes were killed"
+	case u.bytes > g.disk:
+		msg = fmt.Sprintf("the grader's scratch directory held %.1f MiB, past its %.0f MiB disk budget; its processes were killed",
+			mib(u.bytes), mib(g.disk))
+	default:
 		return nil
 	}
-	e := &BudgetError{Class: grading.ClassSandboxViolation, Message: fmt.Sprintf(
-		"the grader's scratch directory held %.1f MiB, past its %.0f MiB disk budget; its processes were killed",
-		mib(used), mib(g.disk))}
+	e := &BudgetError{Class: grading.ClassSandboxViolation, Message: msg}
 	g.kill(e)
-	return e
+	return g.Exceeded()
 }
 
 // CheckDisk measures the scratch directory now, when a case has just
@@ -219,9 +242,13 @@ func (g *Guard) CheckDisk(long bool) *BudgetError {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
+// kill records e, unless a budget was already found exceeded (the first
+// is the one the grader answers for), and kills the group.
 func (g *Guard) kill(e *BudgetError) {
 	g.mu.Lock()
-	g.exceeded = e
+	if g.exceeded == nil {
+		g.exceeded = e
+	}
 	g.mu.Unlock()
 	_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
 }
@@ -375,40 +402,6 @@ func memoryPages(pid string, buf []byte) int64 {
 		}
 	}
 	return kb << 10 / int64(os.Getpagesize())
-}
-
-// diskUsage adds up the blocks allocated to the files beneath dir, each
-// inode once. A directory the grader made unreadable is made readable
-// again (as removeAll does) so its files still count.
-func diskUsage(dir string) int64 {
-	type key struct{ dev, ino uint64 }
-	seen := map[key]bool{}
-	var total int64
-	var walk func(string, bool)
-	walk = func(root string, retry bool) {
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if retry && d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) {
-					if os.Chmod(path, 0o700) == nil {
-						walk(path, false)
-					}
-				}
-				return nil
-			}
-			var st unix.Stat_t
-			if unix.Lstat(path, &st) != nil {
-				return nil
-			}
-			k := key{uint64(st.Dev), st.Ino}
-			if !seen[k] {
-				seen[k] = true
-				total += st.Blocks * 512
-			}
-			return nil
-		})
-	}
-	walk(dir, true)
-	return total
 }
 
 // GroupHasOthers reports whether process group pgid holds a process other

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -167,4 +168,45 @@ print("all children finished")
 		t.Fatalf("Guard.Exceeded() = %v (grader: %v, %s), want memory_exceeded", ex, werr, out)
 	}
 	t.Log(ex.Message)
+}
+
+// TestHostileScratchHidden: what a walk by path could not reach. Files in
+// directories nested past PATH_MAX (reached by dir_fd, as a chdir would
+// break the grader's own open) go past a 16 MiB budget; 70,000 empty
+// files hold no blocks but pass the bound on entries. Both are killed
+// (sandbox_violation).
+func TestHostileScratchHidden(t *testing.T) {
+	s := newSandbox(t)
+	for _, tt := range []struct{ name, code, want string }{
+		{"past PATH_MAX", `
+import os, time
+d = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+for _ in range(25):
+    os.mkdir("d" * 200, dir_fd=d)
+    d = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=d)
+for i in range(3):
+    fd = os.open("f%d" % i, os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=d)
+    for _ in range(8):
+        os.write(fd, b"x" * (1 << 20))
+    os.fsync(fd)
+    os.close(fd)
+time.sleep(30)
+print("not stopped")
+`, "disk budget"},
+		{"empty files", `
+import os, time
+for i in range(70000):
+    os.close(os.open("e%d" % i, os.O_CREAT | os.O_WRONLY, 0o600))
+time.sleep(30)
+print("not stopped")
+`, "held more than 65536 files, directories and links"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			werr, out, ex := runGuarded(t, s, Spec{Slot: 1, MemoryMB: 1024, ScratchBytes: 16 << 20}, tt.code)
+			if ex == nil || ex.Class != grading.ClassSandboxViolation || !strings.Contains(ex.Message, tt.want) {
+				t.Fatalf("Guard.Exceeded() = %v (grader: %v, %s), want sandbox_violation: %s", ex, werr, out, tt.want)
+			}
+			t.Log(ex.Message)
+		})
+	}
 }

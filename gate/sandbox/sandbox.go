@@ -47,7 +47,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -514,24 +513,6 @@ type chownError struct {
 
 func (e *chownError) Error() string { return fmt.Sprintf("chown to uid %d: %v", e.uid, e.err) }
 func (e *chownError) Unwrap() error { return e.err }
-
-// removeAll removes dir; when a first attempt fails (a grader may chmod its
-// own subdirectories to 0), it makes every directory writable and retries.
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("sandbox: removing scratch directory: %w", err)
-	}
-	return nil
-}
 
 // Status reports which layers Command puts in force, as New's probe
 // measured them.
