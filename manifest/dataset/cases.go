@@ -110,6 +110,12 @@ func (r *Reader) parseCase(st *parseState, line []byte, n int) (caseRow, error) 
 			sc.item = slowMembers(item)
 		}
 	}
+	if k, ok := repeatedKey(sc.top); ok {
+		return caseRow{}, lineErr(k, repeatedMsg)
+	}
+	if k, ok := repeatedKey(sc.item); ok {
+		return caseRow{}, lineErr("item."+k, repeatedMsg)
+	}
 	var item, sample []byte
 	var hasItem, hasSample bool
 	unknown := ""

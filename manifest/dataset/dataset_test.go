@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	pathpkg "path"
@@ -175,10 +176,18 @@ func TestLoadMalformed(t *testing.T) {
 		`malformed/cases.jsonl:6: notes: unknown key; a dataset line holds only "item" and an optional "sample"`,
 		`malformed/cases.jsonl:7: sample: must be an object, not a string`,
 		`malformed/cases.jsonl:8: not valid JSON: invalid character '{' after top-level value`,
+		"malformed/cases.jsonl:11: item: %s",
+		"malformed/cases.jsonl:12: item.human_score: %s",
 		`malformed/samples.jsonl:4: case_id: must be a non-empty string, not a number`,
 		`malformed/samples.jsonl:5: output_text: unknown key; a samples line holds only "case_id" and "sample"`,
 		`malformed/samples.jsonl:5: sample: missing`,
 		`malformed/samples.jsonl:7: not valid JSON: invalid character 'o' in literal null (expecting 'u')`,
+		"malformed/samples.jsonl:8: case_id: %s",
+	}
+	for i := range want {
+		if strings.Contains(want[i], "%s") {
+			want[i] = fmt.Sprintf(want[i], repeatedMsg)
+		}
 	}
 	if diff := cmp.Diff(want, errorStrings(t, err)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)

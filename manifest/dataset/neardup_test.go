@@ -550,7 +550,7 @@ func TestSplitWords(t *testing.T) {
 }
 
 // The end phase reads every row again: a row is found again however its
-// line is written (spaces, the sample first, a repeated item key, CRLF
+// line is written (spaces, the sample first, CRLF
 // endings, a byte order mark, blank lines), and the row the reader took
 // is the one compared.
 func TestScreenRereadsRowsAsRead(t *testing.T) {
@@ -568,11 +568,6 @@ func TestScreenRereadsRowsAsRead(t *testing.T) {
 			"\ufeff" + `{ "sample" : {"output_text": "x"} , "item" : { "case_id" : "a" , "request" : "` + text + `" } }`,
 			``,
 			`   {"item":{"case_id":"b","request":"` + text + `"},"sample":{"output_text":"y"}}` + "\r",
-		}, 2},
-		{"a repeated item key: the last counts", []string{
-			`{"item": {"case_id": "a", "request": "` + text + `"}}`,
-			`{"item": {"case_id": "b", "request": "something else entirely, nothing like the first row"}, "item": {"case_id": "b", "request": "` + text + `"}}`,
-			`{"item": {"case_id": "c", "request": "` + text + `"}, "item": {"case_id": "c", "request": "a text of its own that no other row has written"}}`,
 		}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

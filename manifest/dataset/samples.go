@@ -206,9 +206,12 @@ func (sj *sampleJoin) parseLine(keys *keyTable, out *parsedSample, line []byte, 
 			sc.top = append(sc.top, member{key: k, val: v})
 		}
 	}
+	if k, ok := repeatedKey(sc.top); ok {
+		lineErr(k, repeatedMsg)
+		return sampleLine{}, false
+	}
 	bad := false
-	// The members as a JSON object reads them: the last of a repeated key
-	// wins. A line has two members, so the common case needs no map.
+	// A line has two members, so the common case needs no map.
 	var top map[string][]byte
 	idKey := sj.idKey
 	if len(sc.top) != 2 || sc.top[0].key != idKey || sc.top[1].key != "sample" {

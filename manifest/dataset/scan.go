@@ -22,6 +22,34 @@ type member struct {
 	val  []byte
 }
 
+// repeatedMsg says why a key given twice is refused.
+const repeatedMsg = "given twice; Python's json keeps the last value and a reader of the file may take the first, so the line is refused rather than read one way in review and another in the grader"
+
+// repeatedKey returns a key ms holds more than once. A line's members are
+// few (a dataset item has about ten), so the common case compares them
+// pairwise; the keys of a line come from one table and mostly share their
+// bytes.
+func repeatedKey(ms []member) (string, bool) {
+	if len(ms) <= 16 {
+		for i := 1; i < len(ms); i++ {
+			for j := range i {
+				if ms[i].key == ms[j].key {
+					return ms[i].key, true
+				}
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		if _, ok := seen[m.key]; ok {
+			return m.key, true
+		}
+		seen[m.key] = struct{}{}
+	}
+	return "", false
+}
+
 // scanned is what one pass over a JSON line found.
 type scanned struct {
 	top  []member // the line object's members, in order
