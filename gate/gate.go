@@ -352,7 +352,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 	s, o := g.s, g.o
 	opts := Options{Version: o.Version, CanariesOnly: o.CanariesOnly, CanarySeed: o.CanarySeed, Shard: o.Shard, Output: o.Output}
 	if g.model() {
-		ev, err := gradeRun(ctx, Inputs{Manifest: s.Manifest, FS: s.FS, Dataset: g.set}, g.runner, opts)
+		ev, err := gradeRun(ctx, Inputs{Manifest: s.Manifest, FS: s.FS, Dataset: g.set, Inside: s.tree.inside}, g.runner, opts)
 		if err != nil {
 			return err
 		}
@@ -377,7 +377,7 @@ func (g *gateRun) grade(ctx context.Context) error {
 			opts.Rows = digest.CountRows(s.FS, s.Manifest.Path(s.Manifest.Dataset.Path))
 		}
 	}
-	in := Inputs{Manifest: s.Manifest, FS: loadedFS{s}, Findings: g.findings}
+	in := Inputs{Manifest: s.Manifest, FS: loadedFS{s}, Findings: g.findings, Inside: s.tree.inside}
 	if g.src != nil {
 		in.Source = g.src
 	}

@@ -34,6 +34,11 @@ type Inputs struct {
 	// Findings are further findings to weigh, such as the grader lint's;
 	// dataset findings come with Dataset.
 	Findings []manifest.Finding
+	// Inside says whether a file (as path.Join(Manifest.Dir, p) names it)
+	// is in the repository tree: the digest of a file outside it whose
+	// bytes are not its pin is not told (digest.Conceal). nil: every file
+	// is inside.
+	Inside func(file string) bool
 }
 
 // Options change how Run grades.
@@ -203,6 +208,7 @@ func gradeRun(ctx context.Context, in Inputs, r grading.Runner, opts Options) (*
 		}
 		return nil, fmt.Errorf("checking digests: %w", err)
 	}
+	digest.Conceal(&digests, mismatches, in.Inside)
 
 	var canaries []results.CanaryResult
 	if opts.CanariesOnly {

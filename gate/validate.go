@@ -56,6 +56,7 @@ func (a *Host) Validate(ctx context.Context, s *Suite, python, image string) (*r
 	if err != nil {
 		return nil, err
 	}
+	digest.Conceal(&digest.Digests{}, mismatches, s.tree.inside)
 	v := &render.Validation{Schema: render.ValidationSchema, Findings: []manifest.Finding{}, Warnings: []manifest.Finding{}}
 	for _, mm := range mismatches {
 		v.Findings = append(v.Findings, manifest.Finding{
@@ -111,7 +112,12 @@ func validateDigests(s *Suite, src *dataset.Reader) ([]digest.DigestMismatch, er
 
 // digestMessage says which file changed and both digests.
 func digestMessage(mm digest.DigestMismatch) string {
-	if mm.Want == "" {
+	switch {
+	case mm.Concealed && mm.Want == "":
+		return fmt.Sprintf("%s %s is not pinned: add %s; the file is outside the repository tree, so its digest is not shown (gradegate pin writes it where the file can be read)", mm.Name, mm.File, mm.Key)
+	case mm.Concealed:
+		return fmt.Sprintf("%s %s is not the bytes %s pins %s; the file is outside the repository tree, so its digest is not shown (gradegate pin records it where the file can be read, after an intended change)", mm.Name, mm.File, mm.Key, mm.Want)
+	case mm.Want == "":
 		return fmt.Sprintf("%s %s is not pinned: add %s (gradegate pin writes %s)", mm.Name, mm.File, mm.Key, mm.Got)
 	}
 	return fmt.Sprintf("%s %s has %s but %s pins %s (gradegate pin records the new digest after an intended change)", mm.Name, mm.File, mm.Got, mm.Key, mm.Want)

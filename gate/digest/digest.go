@@ -23,6 +23,31 @@ type DigestMismatch struct {
 	Key  string // the manifest key that pins it, e.g. "grader.sha256"
 	Want string // "sha256:<hex>" from the manifest; "" when a required pin is missing
 	Got  string // "sha256:<hex>" of the bytes, or "" when the results do not record it
+	// Concealed: the file is outside the repository tree, so Got is not
+	// told (Conceal).
+	Concealed bool
+}
+
+// Conceal keeps the digest of every file outside the repository tree whose
+// bytes are not the ones pinned (or that is not pinned) out of d and out
+// of the mismatches: a pull request writes both the path and the pin, so
+// the path may name any file the runner can read, and its digest would let
+// guesses at a short secret in it be tested offline, and then pinned to have
+// the file parsed. A file whose bytes match its pin tells no more than the
+// pin the manifest already shows. inside says whether a file (as the
+// mismatches name it) is in the tree; nil conceals nothing.
+func Conceal(d *Digests, mismatches []DigestMismatch, inside func(file string) bool) {
+	if inside == nil {
+		return
+	}
+	for i := range mismatches {
+		mm := &mismatches[i]
+		if mm.Got == "" || inside(mm.File) {
+			continue
+		}
+		mm.Got, mm.Concealed = "", true
+		d.set(mm.Name, "")
+	}
 }
 
 // pinnedFile is one file the manifest pins by digest.
