@@ -33,6 +33,10 @@ type Comment struct {
 
 	id      int64
 	htmlURL string
+	// self is the login of the token's user, once asked (selfKnown): ""
+	// for the Actions token and an app's, which have no user.
+	self      string
+	selfKnown bool
 }
 
 // NewComment returns the sticky comment of checkName on pull request number
@@ -129,7 +133,7 @@ func (c *Comment) list(ctx context.Context) error {
 			return err
 		}
 		for _, cm := range list {
-			if strings.HasPrefix(cm.GetBody(), c.marker) {
+			if strings.HasPrefix(cm.GetBody(), c.marker) && c.ours(ctx, cm) {
 				c.id, c.htmlURL = cm.GetID(), cm.GetHTMLURL()
 				return nil
 			}
@@ -139,6 +143,27 @@ func (c *Comment) list(ctx context.Context) error {
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// ours says whether cm was written by the token's account, so that it may
+// be edited: anyone who may comment can start a comment with the marker,
+// and the verdict written into their comment would be theirs to change
+// back. The Actions token and an app's write as a bot (user type "Bot",
+// which no person's account is); a personal token writes as its user,
+// whom GET /user names (asked only for a comment by a person; the Actions
+// token is refused it, and then no person's comment is ours).
+func (c *Comment) ours(ctx context.Context, cm *github.IssueComment) bool {
+	u := cm.GetUser()
+	if u.GetType() == "Bot" {
+		return true
+	}
+	if !c.selfKnown {
+		c.selfKnown = true
+		if me, _, err := c.check.client.Users.Get(ctx, ""); err == nil {
+			c.self = me.GetLogin()
+		}
+	}
+	return c.self != "" && u.GetLogin() == c.self
 }
 
 // try retries as the check run does; a 403 becomes ErrNoCommentPermission.

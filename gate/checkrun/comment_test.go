@@ -76,6 +76,36 @@ func TestCommentSticky(t *testing.T) {
 	}
 }
 
+// A comment someone else starts with the marker is not taken for the
+// sticky one: the verdict is never written into a comment its author can
+// edit back. A personal token's own earlier comment, by a person, is.
+func TestCommentNotSomeoneElses(t *testing.T) {
+	const name = "gradegate / order-summary"
+	srv := checkruntest.New(t)
+	var s sleeps
+	forged := srv.AddUserComment(prNumber, checkrun.CommentMarker(name)+"\n## ✅ PASS\n", "mallory")
+	if err := newComment(t, srv, &s, name).Post(context.Background(), "## ❌ HOLD\n", ""); err != nil {
+		t.Fatal(err)
+	}
+	cs := srv.Comments()
+	if len(cs) != 2 || cs[0].ID != forged || cs[0].Edits != 0 || !strings.Contains(cs[1].Body, "HOLD") || cs[1].Login != checkruntest.TokenLogin {
+		t.Fatalf("comments %+v, want mallory's untouched and one of the token's own", cs)
+	}
+
+	// A personal token: its user's comment is its own.
+	srv = checkruntest.New(t)
+	srv.TokenUser("ci-user")
+	srv.AddUserComment(prNumber, checkrun.CommentMarker(name)+"\n## ✅ PASS\n", "mallory")
+	own := srv.AddUserComment(prNumber, checkrun.CommentMarker(name)+"\n## ✅ PASS\n", "ci-user")
+	if err := newComment(t, srv, &s, name).Post(context.Background(), "## ❌ HOLD\n", ""); err != nil {
+		t.Fatal(err)
+	}
+	cs = srv.Comments()
+	if len(cs) != 2 || cs[0].Edits != 0 || cs[1].ID != own || cs[1].Edits != 1 || !strings.Contains(cs[1].Body, "HOLD") {
+		t.Fatalf("comments %+v, want ci-user's edited and mallory's untouched", cs)
+	}
+}
+
 // A token without pull-requests: write gets ErrNoCommentPermission at once,
 // not retries.
 func TestCommentNoPermission(t *testing.T) {

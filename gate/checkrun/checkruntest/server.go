@@ -51,7 +51,17 @@ type Comment struct {
 	Number int // the pull request
 	Body   string
 	Edits  int // how many times it was edited
+	// Login and Type are its author's, "github-actions[bot]" and "Bot"
+	// for one the token wrote (or AddComment's earlier run).
+	Login, Type string
 }
+
+// TokenLogin and TokenType are who a comment the token writes is by: the
+// Actions token writes as this bot.
+const (
+	TokenLogin = "github-actions[bot]"
+	TokenType  = "Bot"
+)
 
 // commentsPerPage is the fake's page size for comments unless per_page
 // asks for fewer, small so that tests page without many comments.
@@ -98,6 +108,9 @@ type Server struct {
 
 	denyComments bool
 	comments     []Comment
+	// user is the login GET /user answers, as for a personal token; ""
+	// answers 403, as for the Actions token.
+	user string
 }
 
 // New starts a fake closed when the test ends.
@@ -151,9 +164,31 @@ func (s *Server) AddComment(number int, body string) int64 {
 	return s.addComment(number, body)
 }
 
+// AddUserComment puts a comment by a user, login, on pull request number
+// and returns its id.
+func (s *Server) AddUserComment(number int, body, login string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.addComment(number, body)
+	s.comments[len(s.comments)-1].Login, s.comments[len(s.comments)-1].Type = login, "User"
+	return id
+}
+
+// TokenUser makes the token a personal one of user login: GET /user
+// answers it, and the comments the token writes are by it.
+func (s *Server) TokenUser(login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.user = login
+}
+
 func (s *Server) addComment(number int, body string) int64 {
 	id := CommentID + int64(len(s.comments))
-	s.comments = append(s.comments, Comment{ID: id, Number: number, Body: body})
+	login, typ := TokenLogin, TokenType
+	if s.user != "" {
+		login, typ = s.user, "User"
+	}
+	s.comments = append(s.comments, Comment{ID: id, Number: number, Body: body, Login: login, Type: typ})
 	return id
 }
 
@@ -288,6 +323,11 @@ func (s *Server) serve(w http.ResponseWriter, req Request, query url.Values) int
 		}
 	case req.Method == http.MethodGet && len(parts) == 6 && parts[0] == "repos" && parts[3] == "commits" && parts[5] == "check-runs":
 		return s.list(w, parts[4], query)
+	case req.Method == http.MethodGet && len(parts) == 1 && parts[0] == "user":
+		if s.user == "" {
+			return writeJSON(w, http.StatusForbidden, map[string]any{"message": "Resource not accessible by integration", "status": "403"})
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"login": s.user, "type": "User"})
 	case len(parts) == 6 && parts[0] == "repos" && parts[3] == "issues" && parts[5] == "comments":
 		n, err := strconv.Atoi(parts[4])
 		switch {
@@ -390,5 +430,6 @@ func apiComment(c Comment) map[string]any {
 		"id":       c.ID,
 		"body":     c.Body,
 		"html_url": CommentURL(c.ID),
+		"user":     map[string]any{"login": c.Login, "type": c.Type},
 	}
 }
