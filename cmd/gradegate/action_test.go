@@ -358,6 +358,24 @@ func TestActionUnusableManifest(t *testing.T) {
 	if outs := e.outputs(t); outs["verdict"] != "hold" || outs["results"] != "" {
 		t.Errorf("outputs verdict=%q results=%q, want hold and no results", outs["verdict"], outs["results"])
 	}
+
+	// The arguments are said in the summary escaped: a path from the
+	// repository (a shard file's name, a manifest's) could close the code
+	// span and mention, link or head the summary.
+	hostile := "testdata/no-such` @octocat <img src=x> [click](http://evil.example)\n\n## PASS.yaml"
+	e = newActionEnv(t, api, map[string]string{"MANIFEST": hostile, "GITHUB-TOKEN": testToken})
+	if code, _, _ := e.run(t); code != exitInput {
+		t.Errorf("hostile manifest path: exit %d, want %d", code, exitInput)
+	}
+	sum := e.stepSummary(t)
+	for _, bad := range []string{"@octocat", "<img", "[click](", "\n## PASS"} {
+		if strings.Contains(sum, bad) {
+			t.Errorf("step summary holds %q:\n%s", bad, sum)
+		}
+	}
+	if !strings.Contains(sum, "no verdict") {
+		t.Errorf("step summary does not say there is no verdict:\n%s", sum)
+	}
 }
 
 func TestActionInputs(t *testing.T) {

@@ -21,10 +21,10 @@ const maxMarkdownRows = 100
 // survivor (what the suite cannot see), then the killed mutants.
 func (r *Report) WriteText(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "gradegate mutate %s\n", r.Source)
+	fmt.Fprintf(&b, "gradegate mutate %s\n", render.Text(r.Source))
 	fmt.Fprintf(&b, "mutation score %s  (%s)\n", score(r.Score), r.counts())
 	for _, n := range r.notes() {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+		fmt.Fprintf(&b, "  note: %s\n", render.Clip(n, render.LineRunes))
 	}
 	survivors, killed := r.split()
 
@@ -291,8 +291,10 @@ func score(f float64) string { return fmt.Sprintf("%.2f", f) }
 // md escapes text for a markdown table cell.
 func md(s string) string { return render.MarkdownCell(s) }
 
-// code makes text safe inside a markdown code span in a table cell: a pipe
-// would end the cell and a backtick the span.
+// code makes text safe inside a markdown code span in a table cell: cut,
+// its controls, bidi and zero-width characters written as visible escapes
+// and workflow commands broken (render.Text), then a pipe, which would end
+// the cell, and a backtick, which would end the span, replaced.
 func code(s string) string {
-	return strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s)
+	return strings.NewReplacer("|", `\|`, "`", "'").Replace(render.Text(s))
 }

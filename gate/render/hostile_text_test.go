@@ -35,6 +35,8 @@ var hostileTexts = []string{
 	"see #123, GH-42, gh-7 and acme/repo#9",
 	"https://evil.example/login and www.evil.example and HTTP://X.example",
 	":smile: :+1: :100: :white_check_mark:",
+	// Entities GitHub decodes before it links mentions.
+	"&#x40;acme/security-team &#64;octocat &commat;octocat",
 }
 
 // dotnetWhitespace is every character .NET's Char.IsWhiteSpace accepts: what
@@ -76,6 +78,23 @@ func checkInert(t *testing.T, printer, out string) {
 		t.Errorf("%s: GitHub would link or render %q: %.80q", printer, m, plain[max(0, i-30):])
 	}
 }
+
+// checkNoEntities fails when markdown out leaves an entity for GitHub to
+// decode, but for the ones the printers write themselves (&lt; &gt; &amp;).
+// (A check run's title and an annotation are plain text, decoded by
+// nothing.)
+func checkNoEntities(t *testing.T, printer, out string) {
+	t.Helper()
+	for _, m := range liveEntity.FindAllStringSubmatch(out, -1) {
+		if e := m[2]; e != "lt" && e != "gt" && e != "amp" {
+			t.Errorf("%s: GitHub would decode the entity %q: %.80q", printer, m[0], out)
+		}
+	}
+}
+
+// liveEntity is an HTML entity markdown leaves to be decoded (no backslash
+// before its &): GitHub decodes "&#x40;" to "@" and then links a mention.
+var liveEntity = regexp.MustCompile(`(^|[^\\])&(#[0-9]+|#[xX][0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]*);`)
 
 // TestDotnetWhitespace holds runnerSpace to .NET's Char.IsWhiteSpace.
 func TestDotnetWhitespace(t *testing.T) {
@@ -142,8 +161,10 @@ func TestPrintersNeutraliseHostileText(t *testing.T) {
 			checkSafe(t, "human", human.String())
 			checkSafe(t, "markdown", MarkdownString(res, MarkdownOptions{}))
 			checkInert(t, "markdown", MarkdownString(res, MarkdownOptions{}))
+			checkNoEntities(t, "markdown", MarkdownString(res, MarkdownOptions{}))
 			checkSafe(t, "step summary", MarkdownString(res, MarkdownOptions{MaxBytes: 1 << 20}))
 			checkInert(t, "step summary", MarkdownString(res, MarkdownOptions{MaxBytes: 1 << 20}))
+			checkNoEntities(t, "step summary", MarkdownString(res, MarkdownOptions{MaxBytes: 1 << 20}))
 			v := &Validation{Schema: ValidationSchema, Findings: res.Findings, Warnings: res.Findings}
 			var vh, vm bytes.Buffer
 			if err := ValidationHuman(&vh, v, Options{}); err != nil {
@@ -155,8 +176,15 @@ func TestPrintersNeutraliseHostileText(t *testing.T) {
 			checkSafe(t, "validation human", vh.String())
 			checkSafe(t, "validation markdown", vm.String())
 			checkInert(t, "validation markdown", vm.String())
+			checkNoEntities(t, "validation markdown", vm.String())
+			var tb bytes.Buffer
+			if err := Table(&tb, []string{"h-" + text}, [][]string{{"cell-" + text}, {text}}); err != nil {
+				t.Fatal(err)
+			}
+			checkSafe(t, "table", tb.String())
 			checkSafe(t, "markdown cell", MarkdownCell(text))
 			checkInert(t, "markdown cell", MarkdownCell(text))
+			checkNoEntities(t, "markdown cell", MarkdownCell(text))
 			checkInert(t, "GitHub text", GitHubText(text, LineRunes))
 			checkInert(t, "GitHub lines", GitHubLines(text, LineRunes))
 			var stderr bytes.Buffer

@@ -169,8 +169,11 @@ func (s *Step) Report(ctx context.Context, in Inputs, args []string, resultsFile
 	default:
 		// Nothing to report beyond the failure the command already printed,
 		// but the summary says where to look rather than staying empty.
-		noVerdict := fmt.Sprintf("## gradegate %s: no verdict\n\n`gradegate %s` exited %d before producing results; the job log says why.\n",
-			in.Command, strings.Join(args, " "), out.Code)
+		// The arguments carry paths from the repository (a merge's shard
+		// files are whatever names the glob matched): escaped, outside a
+		// code span, whose text no escape reaches.
+		noVerdict := fmt.Sprintf("## gradegate %s: no verdict\n\n`gradegate %s` (%s) exited %d before producing results; the job log says why.\n",
+			render.MarkdownCell(in.Command), render.MarkdownCell(in.Command), render.MarkdownCell(strings.Join(args, " ")), out.Code)
 		errs = append(errs, fileCommand(gh, "GITHUB_STEP_SUMMARY", func() { gh.AddStepSummary(noVerdict) }))
 		// A comment a pass left on an earlier push must not stand.
 		if name := checkName(in, posting{}); name != "" {
