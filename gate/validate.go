@@ -195,6 +195,11 @@ func (cv *coverage) findings(sum *dataset.Summary) []manifest.Finding {
 		out = append(out, manifest.Finding{Code: results.OmittedNotInDataset, Severity: sev, File: m.File, Line: m.Line("dataset.intended_cases"),
 			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: %d intended cases are missing", sum.Intended, m.Dataset.Path, sum.Rows, notInDataset)})
 	}
+	if extra := sum.Rows - sum.Intended; extra > 0 {
+		// As run warns: every row is graded and counted as intended.
+		out = append(out, manifest.Finding{Code: verdict.WarnIntendedCasesSurplus, Severity: manifest.SeverityWarn, File: m.File, Line: m.Line("dataset.intended_cases"),
+			Message: fmt.Sprintf("dataset.intended_cases is %d but %s has %d rows: a run grades every row and counts it as intended", sum.Intended, m.Dataset.Path, sum.Rows)})
+	}
 	names := make([]string, 0, len(cv.inData))
 	for sl := range cv.inData {
 		names = append(names, sl)
