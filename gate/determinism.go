@@ -117,7 +117,7 @@ func NewDeterminismSample(m *manifest.Manifest, shard shard.Shard, seed uint64) 
 // sample whatever the dataset's size).
 func (s *DeterminismSample) Observe(c dataset.Case) {
 	n := s.d.Sample
-	if n <= 0 || c.Sample == nil || shard.ShardOf(c.ID, s.shard.Count) != s.shard.Index {
+	if n <= 0 || c.Sample == nil || c.Unreadable || shard.ShardOf(c.ID, s.shard.Count) != s.shard.Index {
 		return
 	}
 	t := grading.Task{ID: c.ID, Sample: c.Sample, Item: c.ItemForGrader()}

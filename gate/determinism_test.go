@@ -533,3 +533,49 @@ func TestDeterminismSendsCanariesAsTheRunDid(t *testing.T) {
 		t.Fatalf("differed %+v, want canary %s, named, with its run outcome", d.Differed, m.Canaries[1].Name)
 	}
 }
+
+// A row the reader refused as Python would (invalid UTF-8, an integer
+// past int()'s digits) is never sent to a grader: not in the run, and not
+// in the check's sample either, where it stopped the whole run as unusable
+// input instead of holding on dataset_invalid.
+func TestDeterminismSkipsUnreadableRows(t *testing.T) {
+	m, cases := detSuite(6, 20, "")
+	for i := range cases {
+		cases[i].Unreadable = i%2 == 0
+	}
+	ds, err := NewDeterminismSample(m, shard.Shard{}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		ds.Observe(c)
+		if c.Sample != nil && !c.Unreadable {
+			ds.Graded(c.ID, scored(1))
+		}
+	}
+	var runners []*capturingRunner
+	var mu sync.Mutex
+	if _, err := ds.Check(context.Background(), func(context.Context, uint32) (grading.Runner, func(), error) {
+		r := &capturingRunner{}
+		mu.Lock()
+		runners = append(runners, r)
+		mu.Unlock()
+		return r, func() {}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, r := range runners {
+		for _, task := range r.tasks {
+			for _, c := range cases {
+				if c.ID == task.ID && c.Unreadable {
+					t.Errorf("the check sent unreadable row %s", c.ID)
+				}
+			}
+			sent++
+		}
+	}
+	if sent == 0 {
+		t.Error("the check sent nothing")
+	}
+}

@@ -67,6 +67,8 @@ func TestReaderUnreadableRows(t *testing.T) {
 		`{"item": {"case_id": "u-2", "text": ` + deep + `}}`,
 		`{"item": {"case_id": "u-3", "text": ` + ok + `}}`,
 		`{"item": {"case_id": "u-4"}}`,
+		`{"item": {"case_id": "u-5", "n": ` + strings.Repeat("7", MaxIntDigits+1) + `}}`,
+		`{"item": {"case_id": "u-6", "n": -` + strings.Repeat("7", MaxIntDigits) + `, "f": ` + strings.Repeat("7", MaxIntDigits+1) + `.5}}`,
 	}
 	samples := `{"case_id": "u-4", "sample": {"output_text": "bad ` + "\xff" + `"}}` + "\n"
 	files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(lines, "\n"))}, "samples.jsonl": {Data: []byte(samples)}}
@@ -79,12 +81,13 @@ func TestReaderUnreadableRows(t *testing.T) {
 	checkFindings(t, set.Findings, []wantFinding{
 		{CodeDatasetInvalid, manifest.SeverityHold, "cases.jsonl", 1, "u-1", "not valid UTF-8"},
 		{CodeDatasetInvalid, manifest.SeverityHold, "cases.jsonl", 2, "u-2", "nested deeper than 256 levels"},
+		{CodeDatasetInvalid, manifest.SeverityHold, "cases.jsonl", 5, "u-5", "an integer of 4301 digits"},
 		{CodeDatasetInvalid, manifest.SeverityHold, "samples.jsonl", 1, "u-4", "not valid UTF-8"},
 	})
-	if len(set.Cases) != 4 {
-		t.Fatalf("%d cases, want 4: a refused row is counted, never dropped", len(set.Cases))
+	if len(set.Cases) != 6 {
+		t.Fatalf("%d cases, want 6: a refused row is counted, never dropped", len(set.Cases))
 	}
-	for i, want := range []bool{true, true, false, true} {
+	for i, want := range []bool{true, true, false, true, true, false} {
 		if got := set.Cases[i].Unreadable; got != want {
 			t.Errorf("case %s: Unreadable = %v, want %v", set.Cases[i].ID, got, want)
 		}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -349,11 +350,23 @@ func (s *lineScanner) lit(word string) bool {
 }
 
 // number scans -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+// MaxIntDigits is how many digits an integer may have: past it Python's
+// int() refuses the string (int_max_str_digits, 4,300 by default since
+// Python 3.11 and the security releases of 2022), and so does its json
+// module.
+const MaxIntDigits = 4300
+
 func (s *lineScanner) number() bool {
 	d := s.data
 	if s.i < len(d) && d[s.i] == '-' {
 		s.i++
 	}
+	start := s.i
+	defer func() {
+		if n := s.i - start; n > MaxIntDigits && s.out.unreadable == "" && isDigits(d[start:s.i]) {
+			s.out.unreadable = fmt.Sprintf("an integer of %d digits, past the %d Python's int() reads, which Python's json module refuses", n, MaxIntDigits)
+		}
+	}()
 	switch {
 	case s.i < len(d) && d[s.i] == '0':
 		s.i++
@@ -427,4 +440,14 @@ func itoa(n int) string {
 	i--
 	b[i] = byte('0' + n)
 	return string(b[i:])
+}
+
+// isDigits says whether b is digits only: an integer, not a float.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
