@@ -2,8 +2,8 @@ package dataset
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"unicode/utf8"
 )
 
