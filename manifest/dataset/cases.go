@@ -69,6 +69,9 @@ func jsonKind(v []byte) string {
 	case '[':
 		return "an array"
 	case '"':
+		if len(v) == 2 {
+			return "an empty string"
+		}
 		return "a string"
 	case 't', 'f':
 		return "a boolean"

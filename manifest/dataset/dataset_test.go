@@ -382,7 +382,7 @@ func TestLoadContract(t *testing.T) {
 		{CodeSchemaViolation, hold, f, 6, "c-1", "item.family must be a string, not an array"},
 		{CodeSchemaViolation, hold, f, 7, "c-7", "item.slice must be a string or a list of non-empty strings"},
 		{CodeSchemaViolation, hold, f, 7, "c-7", "item does not satisfy contract/item.schema.json: at '/expected_total_cents': got string, want integer"},
-		{CodeMissingField, hold, f, 9, f + ":9", "item.case_id must be a non-empty string, not a string"},
+		{CodeMissingField, hold, f, 9, f + ":9", "item.case_id must be a non-empty string, not an empty string"},
 		{CodeDuplicateCaseID, hold, f, 1, "c-1", `case_id "c-1" is on 3 lines: 1, 6, 8`},
 		{CodeMissingControls, warn, mf, 30, "", `mandatory slice "ineligible_shipped" has only positive labels (2 labeled 1)`},
 		{CodeMissingControls, warn, mf, 31, "", `mandatory slice "instruction_conflict" has only negative labels (1 labeled 0)`},
