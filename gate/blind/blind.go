@@ -410,7 +410,7 @@ func (b *Canaries) task(i int, current *baseRow) grading.Task {
 		// leave free in their range, and past it they would stand out;
 		// the item it shares with its base is there either way.
 		dc := b.derived[i-len(b.cs)]
-		if id, ok := itemID(dc.v.Item, b.fields.ID); ok {
+		if id, ok := dc.baseItem.idOf(dc.v.Item, b.fields.ID); ok {
 			b.ids[i] = id
 			t := grading.Task{ID: id, Sample: dc.v.Sample, Item: dc.v.Item}
 			b.tasks[i] = &t

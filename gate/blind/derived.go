@@ -1,6 +1,7 @@
 package blind
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/fnv"
 	"regexp"
@@ -32,6 +33,31 @@ type derivedCanary struct {
 	// came back in: the base (written canaries first, then cases by row),
 	// then the variant.
 	order [2]int
+	// baseItem is the base's item, shared by every variant of the base:
+	// most variants change only the sample and keep the item as it was.
+	baseItem *sharedItem
+}
+
+// sharedItem is a base's item and, once asked, the id it holds: read once
+// for all the variants that keep the item, not once a variant (an item of
+// 7 MiB took 8 ms to read, and a base has a dozen variants or more).
+type sharedItem struct {
+	item  json.RawMessage
+	asked bool
+	id    string
+	ok    bool
+}
+
+// idOf is itemID of item, read from the base's when item is the base's.
+func (s *sharedItem) idOf(item json.RawMessage, field string) (string, bool) {
+	if s == nil || len(item) != len(s.item) || !bytes.Equal(item, s.item) {
+		return itemID(item, field)
+	}
+	if !s.asked {
+		s.asked = true
+		s.id, s.ok = itemID(s.item, field)
+	}
+	return s.id, s.ok
 }
 
 // deriver turns graded canaries and sampled labeled cases into variants.
@@ -209,6 +235,7 @@ func (d *deriver) derive(from string, pol metamorphic.Polarity, sample, item jso
 		ref = d.reference
 	}
 	base := metamorphic.Outcome{Class: string(o.Class), Score: o.Score}
+	shared := &sharedItem{item: item}
 	var out []derivedCanary
 	for _, v := range metamorphic.Derive(metamorphic.Base{Polarity: pol, Sample: sample, Item: item, Reads: reads, Reference: ref}, d.m.Gate.Metamorphic.On) {
 		if d.m.Grader.Platform == manifest.PlatformMKA1 && outputText(v.Sample) != outputText(sample) {
@@ -217,7 +244,7 @@ func (d *deriver) derive(from string, pol metamorphic.Polarity, sample, item jso
 			// extraction, so it defaults to the new output_text.
 			v.Sample = withoutKey(v.Sample, "extracted_output")
 		}
-		out = append(out, derivedCanary{from: from, v: v, base: base, tolerance: tolerance})
+		out = append(out, derivedCanary{from: from, v: v, base: base, tolerance: tolerance, baseItem: shared})
 	}
 	return out
 }

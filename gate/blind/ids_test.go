@@ -1,6 +1,7 @@
 package blind
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -110,5 +111,34 @@ func TestRangeID(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSharedItemID: a variant that keeps its base's item gets the id read
+// once from the base's; one whose item changed is read itself.
+func TestSharedItemID(t *testing.T) {
+	base := json.RawMessage(`{"case_id": "c-7", "request": "cancel it"}`)
+	s := &sharedItem{item: base}
+	for _, tt := range []struct {
+		name   string
+		item   string
+		want   string
+		wantOK bool
+	}{
+		{"the base's item", string(base), "c-7", true},
+		{"the same bytes, another slice", `{"case_id": "c-7", "request": "cancel it"}`, "c-7", true},
+		{"a field removed", `{"request": "cancel it"}`, "", false},
+		{"another id", `{"case_id": "c-8", "request": "cancel it"}`, "c-8", true},
+	} {
+		if id, ok := s.idOf(json.RawMessage(tt.item), "case_id"); id != tt.want || ok != tt.wantOK {
+			t.Errorf("%s: idOf = %q, %v; want %q, %v", tt.name, id, ok, tt.want, tt.wantOK)
+		}
+	}
+	if !s.asked || s.id != "c-7" {
+		t.Errorf("the base's id was not kept: %+v", s)
+	}
+	var none *sharedItem
+	if id, ok := none.idOf(base, "case_id"); id != "c-7" || !ok {
+		t.Errorf("a variant without a base reads its own item: %q, %v", id, ok)
 	}
 }
