@@ -176,6 +176,10 @@ func parseCanaries(data []byte, file string) ([]Canary, []*Error) {
 			fail("", "must be one JSON object per line: %v", jsonProblem(err))
 			continue
 		}
+		if k, ok := repeatedKey(text); ok {
+			fail(k, "given twice; a JSON object's repeated key is read as its last value, so the line is refused rather than read one way in review and another by gradegate")
+			continue
+		}
 		before := len(errs)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if !contains(canaryKeys(), k) {
@@ -363,4 +367,30 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)           // encoding a string cannot fail
 	buf.Truncate(buf.Len() - 1) // Encode ends with a newline
+}
+
+// repeatedKey returns a key the JSON object text gives twice at its top
+// level. text is known to be an object.
+func repeatedKey(text []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if _, err := dec.Token(); err != nil {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := tok.(string)
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", false
+		}
+	}
+	return "", false
 }

@@ -121,6 +121,7 @@ not json
 {"name": "none", "sample": {}, "item": {}, "tolerance": "a"}
 {"name": "", "item": {}, "expect": "1"}
 []
+{"name": "twice", "sample": {}, "item": {}, "expect": 1, "expect": 0}
 `,
 			},
 			want: []string{
@@ -134,6 +135,7 @@ not json
 				"s/canaries.jsonl:7: sample: required key is missing",
 				"s/canaries.jsonl:7: expect: must be a number",
 				"s/canaries.jsonl:8: must be one JSON object per line",
+				"s/canaries.jsonl:9: expect: given twice",
 			},
 		},
 		{
