@@ -8,12 +8,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/gradegate/gradegate/manifest/dataset"
 )
 
 // decoderFields is objectFields as encoding/json's Decoder reads an object
-// (what objectFields did before it scanned by itself): the reference the
+// (what objectFields did before the reader's scanner read it), refusing
+// besides what Python's json refuses and the Decoder does not: invalid
+// UTF-8 and nesting past dataset.MaxDepth. It is the reference the
 // scanner is compared with.
 func decoderFields(raw json.RawMessage) ([]field, bool) {
+	if !utf8.Valid(raw) || nesting(raw) > dataset.MaxDepth {
+		return nil, false
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -51,6 +59,26 @@ func decoderFields(raw json.RawMessage) ([]field, bool) {
 	return out, true
 }
 
+// nesting is how deep raw's objects and arrays nest (its strings skipped).
+func nesting(raw []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 func sameFields(a, b []field) bool {
 	return slices.EqualFunc(a, b, func(x, y field) bool { return x.key == y.key && bytes.Equal(x.val, y.val) })
 }
@@ -67,6 +95,9 @@ func TestObjectFieldsMatchesDecoder(t *testing.T) {
 		`{"a":{"b":1,"b":2}}`, `{"a":"` + strings.Repeat("x", 1<<16) + `"}`,
 		`{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 		`{"a":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}`,
+		`{"a":` + strings.Repeat("[", dataset.MaxDepth-1) + strings.Repeat("]", dataset.MaxDepth-1) + `}`,
+		`{"a":` + strings.Repeat("[", dataset.MaxDepth) + strings.Repeat("]", dataset.MaxDepth) + `}`,
+		`{"a":"caf` + "\xe9" + `"}`,
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {

@@ -51,6 +51,29 @@ func repeatedKey(ms []member) (string, bool) {
 	return "", false
 }
 
+// Member is one key of a JSON object and its value as written.
+type Member struct {
+	Key string
+	Val []byte // a span of the object's bytes (capacity cut to it), not a copy
+}
+
+// Members lists the members of the JSON object raw in the order written,
+// found by the reader's own scanner in one pass: false when raw is not one
+// JSON object, or is one Python's json would refuse (invalid UTF-8,
+// nesting past MaxDepth, an integer past MaxIntDigits). A repeated key is
+// listed each time.
+func Members(raw []byte) ([]Member, bool) {
+	sc := scanLine(raw, "")
+	if sc.syntax || sc.unreadable != "" {
+		return nil, false
+	}
+	out := make([]Member, len(sc.top))
+	for i, m := range sc.top {
+		out[i] = Member{Key: m.key, Val: m.val[:len(m.val):len(m.val)]}
+	}
+	return out, true
+}
+
 // scanned is what one pass over a JSON line found.
 type scanned struct {
 	top  []member // the line object's members, in order
@@ -295,6 +318,15 @@ func (s *lineScanner) str() (plain, ok bool) {
 	s.i++ // opening quote
 	plain = true
 	for s.i < len(s.data) {
+		// The run of plain ASCII first, in locals: most of a long text.
+		d, i := s.data, s.i
+		for i < len(d) && d[i] >= 0x20 && d[i] < utf8.RuneSelf && d[i] != '"' && d[i] != '\\' {
+			i++
+		}
+		s.i = i
+		if i == len(d) {
+			break
+		}
 		c := s.data[s.i]
 		switch {
 		case c == '"':
