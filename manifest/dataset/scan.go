@@ -381,24 +381,20 @@ func (s *lineScanner) lit(word string) bool {
 	return true
 }
 
-// number scans -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 // MaxIntDigits is how many digits an integer may have: past it Python's
 // int() refuses the string (int_max_str_digits, 4,300 by default since
 // Python 3.11 and the security releases of 2022), and so does its json
-// module.
+// module. A float has no such bound: Python reads it with float().
 const MaxIntDigits = 4300
 
+// number scans -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? and marks the
+// row unreadable when it is an integer past MaxIntDigits.
 func (s *lineScanner) number() bool {
 	d := s.data
 	if s.i < len(d) && d[s.i] == '-' {
 		s.i++
 	}
 	start := s.i
-	defer func() {
-		if n := s.i - start; n > MaxIntDigits && s.out.unreadable == "" && isDigits(d[start:s.i]) {
-			s.out.unreadable = fmt.Sprintf("an integer of %d digits, past the %d Python's int() reads, which Python's json module refuses", n, MaxIntDigits)
-		}
-	}()
 	switch {
 	case s.i < len(d) && d[s.i] == '0':
 		s.i++
@@ -407,11 +403,13 @@ func (s *lineScanner) number() bool {
 	default:
 		return false
 	}
+	intDigits, integer := s.i-start, true
 	if s.i < len(d) && d[s.i] == '.' {
 		s.i++
 		if !s.digits() {
 			return false
 		}
+		integer = false
 	}
 	if s.i < len(d) && (d[s.i] == 'e' || d[s.i] == 'E') {
 		s.i++
@@ -421,6 +419,10 @@ func (s *lineScanner) number() bool {
 		if !s.digits() {
 			return false
 		}
+		integer = false
+	}
+	if integer && intDigits > MaxIntDigits && s.out.unreadable == "" {
+		s.out.unreadable = fmt.Sprintf("an integer of %d digits, past the %d Python's int() reads, which Python's json module refuses", intDigits, MaxIntDigits)
 	}
 	return true
 }
@@ -472,14 +474,4 @@ func itoa(n int) string {
 	i--
 	b[i] = byte('0' + n)
 	return string(b[i:])
-}
-
-// isDigits says whether b is digits only: an integer, not a float.
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
