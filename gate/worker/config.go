@@ -1,7 +1,9 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
@@ -140,4 +142,49 @@ func (e *LoadError) Error() string {
 		msg += fmt.Sprintf(" (line %d)", e.Err.Line)
 	}
 	return msg
+}
+
+// fillShared fills the defaults both pools share and appends to errs what
+// is wrong with the settings they share; each pool checks its own on top.
+func (cfg *Config) fillShared(errs []error) []error {
+	if cfg.Python.Executable == "" {
+		errs = append(errs, errors.New("no python interpreter"))
+	}
+	if cfg.SourceName == "" {
+		cfg.SourceName = "grader.py"
+	}
+	if cfg.Contract == "" {
+		cfg.Contract = ContractSample
+	}
+	if cfg.Contract != ContractSample && cfg.Contract != ContractBatch {
+		errs = append(errs, fmt.Errorf("contract %q: want sample or batch", cfg.Contract))
+	}
+	if cfg.Isolation == "" {
+		cfg.Isolation = IsolationWorker
+	}
+	if cfg.Isolation != IsolationWorker && cfg.Isolation != IsolationCase {
+		errs = append(errs, fmt.Errorf("isolation %q: want worker or case", cfg.Isolation))
+	}
+	if cfg.Metric == "" {
+		cfg.Metric = DefaultMetric
+	}
+	if cfg.TimeoutSeconds <= 0 {
+		cfg.TimeoutSeconds = DefaultTimeout
+	}
+	if cfg.LoadTimeoutSeconds <= 0 {
+		cfg.LoadTimeoutSeconds = DefaultLoadTimeout
+	}
+	if cfg.MemoryMB < 0 {
+		errs = append(errs, fmt.Errorf("memory_mb %d is negative", cfg.MemoryMB))
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.OutputLimit <= 0 {
+		cfg.OutputLimit = DefaultOutputLimit
+	}
+	if cfg.RecycleAfter < 0 {
+		cfg.RecycleAfter = 0
+	}
+	return errs
 }

@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -276,50 +275,12 @@ func (cfg *Config) fill() error {
 	if cfg.Sandbox == nil {
 		errs = append(errs, errors.New("no sandbox"))
 	}
-	if cfg.Python.Executable == "" {
-		errs = append(errs, errors.New("no python interpreter"))
-	}
-	if cfg.SourceName == "" {
-		cfg.SourceName = "grader.py"
-	}
-	if cfg.Contract == "" {
-		cfg.Contract = ContractSample
-	}
-	if cfg.Contract != ContractSample && cfg.Contract != ContractBatch {
-		errs = append(errs, fmt.Errorf("contract %q: want sample or batch", cfg.Contract))
-	}
-	if cfg.Isolation == "" {
-		cfg.Isolation = IsolationWorker
-	}
-	if cfg.Isolation != IsolationWorker && cfg.Isolation != IsolationCase {
-		errs = append(errs, fmt.Errorf("isolation %q: want worker or case", cfg.Isolation))
-	}
-	if cfg.Metric == "" {
-		cfg.Metric = DefaultMetric
-	}
-	if cfg.TimeoutSeconds <= 0 {
-		cfg.TimeoutSeconds = DefaultTimeout
-	}
-	if cfg.LoadTimeoutSeconds <= 0 {
-		cfg.LoadTimeoutSeconds = DefaultLoadTimeout
-	}
-	if cfg.MemoryMB < 0 {
-		errs = append(errs, fmt.Errorf("memory_mb %d is negative", cfg.MemoryMB))
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.NumCPU()
-	}
+	errs = cfg.fillShared(errs)
 	switch {
 	case cfg.FirstSlot < 0:
 		errs = append(errs, fmt.Errorf("first slot %d is negative", cfg.FirstSlot))
 	case cfg.Sandbox != nil && !cfg.Sandbox.Status().Unsandboxed && cfg.FirstSlot+cfg.Workers > cfg.Sandbox.Slots():
 		errs = append(errs, fmt.Errorf("slots %d to %d: the sandbox serves slots 0 to %d", cfg.FirstSlot, cfg.FirstSlot+cfg.Workers-1, cfg.Sandbox.Slots()-1))
-	}
-	if cfg.OutputLimit <= 0 {
-		cfg.OutputLimit = DefaultOutputLimit
-	}
-	if cfg.RecycleAfter < 0 {
-		cfg.RecycleAfter = 0
 	}
 	if err := cfg.Preprocess.fill(); err != nil {
 		errs = append(errs, err)

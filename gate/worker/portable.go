@@ -164,48 +164,10 @@ func (cfg *Config) checkPortable() error {
 	case !cfg.Sandbox.Status().Unsandboxed:
 		errs = append(errs, errors.New("the portable pool runs graders only unsandboxed: it puts no isolation layer in force"))
 	}
-	if cfg.Python.Executable == "" {
-		errs = append(errs, errors.New("no python interpreter"))
-	}
 	if cfg.Preprocess != nil {
 		errs = append(errs, errors.New("the portable pool does not run preprocessors: grade on Linux, where the sandboxed pool runs them"))
 	}
-	if cfg.SourceName == "" {
-		cfg.SourceName = "grader.py"
-	}
-	if cfg.Contract == "" {
-		cfg.Contract = ContractSample
-	}
-	if cfg.Contract != ContractSample && cfg.Contract != ContractBatch {
-		errs = append(errs, fmt.Errorf("contract %q: want sample or batch", cfg.Contract))
-	}
-	if cfg.Isolation == "" {
-		cfg.Isolation = IsolationWorker
-	}
-	if cfg.Isolation != IsolationWorker && cfg.Isolation != IsolationCase {
-		errs = append(errs, fmt.Errorf("isolation %q: want worker or case", cfg.Isolation))
-	}
-	if cfg.Metric == "" {
-		cfg.Metric = DefaultMetric
-	}
-	if cfg.TimeoutSeconds <= 0 {
-		cfg.TimeoutSeconds = DefaultTimeout
-	}
-	if cfg.LoadTimeoutSeconds <= 0 {
-		cfg.LoadTimeoutSeconds = DefaultLoadTimeout
-	}
-	if cfg.MemoryMB < 0 {
-		errs = append(errs, fmt.Errorf("memory_mb %d is negative", cfg.MemoryMB))
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.NumCPU()
-	}
-	if cfg.OutputLimit <= 0 {
-		cfg.OutputLimit = DefaultOutputLimit
-	}
-	if cfg.RecycleAfter < 0 {
-		cfg.RecycleAfter = 0
-	}
+	errs = cfg.fillShared(errs)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker: config: %w", err)
 	}
