@@ -4,7 +4,6 @@ package worker
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,38 +48,15 @@ func repeat(o grading.Outcome, n int) []grading.Outcome {
 	return outs
 }
 
-// caseOutcome checks one classified result. The worker classifies, but Go
-// checks an ok result again: a process the grader runs in is not trusted to
-// say a score is valid.
+// caseOutcome checks one classified result (resultOutcome), with what
+// only this pool's worker reports: the line of the return and what the
+// preprocessor did.
 func (p *Pool) caseOutcome(r *response, output string, dur float64) grading.Outcome {
 	if p.cfg.Preprocess != nil && r.Class == omittedPreprocessedOut {
 		return droppedOutcome(output, dur)
 	}
-	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, ReturnLine: max(r.ReturnLine, 0), Reads: r.Reads, Preprocess: r.Pre}
-	if o.Class == grading.ClassOK {
-		score, ok := r.Scores[p.cfg.Metric]
-		valid := ok
-		for _, v := range r.Scores {
-			valid = valid && !math.IsNaN(v) && !math.IsInf(v, 0)
-		}
-		if valid {
-			o.Score = &score
-			o.Scores = r.Scores
-			if len(r.Judge) > 0 && string(r.Judge) != "null" {
-				o.Judge = r.Judge
-			}
-			o.DroppedScores = droppedScores(r)
-			o.ExtractedOutput = extractedOutput(r)
-			return o
-		}
-		o.Class = grading.ClassWorkerCrash
-		r.Message = "worker reported ok without a valid " + strconv.Quote(p.cfg.Metric)
-	}
-	msg := r.Message
-	if o.Class == grading.ClassWorkerCrash && msg == "" {
-		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
-	}
-	o.Error = &grading.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
+	o := resultOutcome(r, p.cfg.Metric, output, dur)
+	o.ReturnLine, o.Preprocess = max(r.ReturnLine, 0), r.Pre
 	return o
 }
 

@@ -21,7 +21,7 @@ func portableOutcomes(cfg *Config, r *response, req *request, output string, dur
 		if req.batch && r.Class == "ok" {
 			r = &response{Class: "died", Message: "worker answered a batch with the wrong number of results"}
 		}
-		o := portableCaseOutcome(cfg, r, output, dur)
+		o := resultOutcome(r, cfg.Metric, output, dur)
 		for i := range outs {
 			outs[i] = o
 		}
@@ -30,20 +30,20 @@ func portableOutcomes(cfg *Config, r *response, req *request, output string, dur
 	// The batch ran as one call: its output and time belong to every case.
 	report := batchReport(r)
 	for k := range r.Results {
-		outs[k] = portableCaseOutcome(cfg, &r.Results[k], output, dur)
+		outs[k] = resultOutcome(&r.Results[k], cfg.Metric, output, dur)
 		outs[k].Batch = report
 	}
 	return outs
 }
 
-// portableCaseOutcome checks one classified result. The worker classifies,
-// but Go checks an ok result again: a process the grader runs in is not
-// trusted to say a score is valid.
-func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) grading.Outcome {
+// resultOutcome checks one classified result, as both pools read it. The
+// worker classifies, but Go checks an ok result again: a process the
+// grader runs in is not trusted to say a score is valid.
+func resultOutcome(r *response, metric, output string, dur float64) grading.Outcome {
 	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, Reads: r.Reads}
 	msg := r.Message
 	if o.Class == grading.ClassOK {
-		score, ok := r.Scores[cfg.Metric]
+		score, ok := r.Scores[metric]
 		valid := ok
 		for _, v := range r.Scores {
 			valid = valid && !math.IsNaN(v) && !math.IsInf(v, 0)
@@ -59,7 +59,7 @@ func portableCaseOutcome(cfg *Config, r *response, output string, dur float64) g
 			return o
 		}
 		o.Class = grading.ClassWorkerCrash
-		msg = "worker reported ok without a valid " + strconv.Quote(cfg.Metric)
+		msg = "worker reported ok without a valid " + strconv.Quote(metric)
 	}
 	if o.Class == grading.ClassWorkerCrash && msg == "" {
 		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
