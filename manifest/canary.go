@@ -82,7 +82,7 @@ func (d *decoder) canary(n *yaml.Node, key string) (Canary, bool) {
 	var expectErrorOK bool
 	c.ExpectError, expectErrorOK = s.boolean("expect_error")
 	// A mistyped expect or expect_error is reported once, by its own check.
-	mistyped := (s.node("expect") != nil && !expectOK) || (s.node("expect_error") != nil && !expectErrorOK)
+	mistyped := (s.written("expect") && !expectOK) || (s.written("expect_error") && !expectErrorOK)
 	tol, hasTol := s.number("tolerance")
 	c.Tolerance = tol
 	for _, p := range canaryRules(c, mistyped, hasTol) {

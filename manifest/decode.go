@@ -69,6 +69,9 @@ type section struct {
 	path string // dotted path of the mapping itself; "" for the root
 	line int    // where the mapping's key was written, for "missing key" errors
 	vals map[string]*yaml.Node
+	// empty are the keys written without a value that were reported so
+	// (each once, whichever reader asks first).
+	empty map[string]bool
 }
 
 // mapping checks that n is a mapping whose keys are all in allowed. It reports
@@ -255,11 +258,52 @@ func (s *section) node(key string) *yaml.Node {
 	return nil
 }
 
+// scalar returns the value of a key that holds a value (a string, number,
+// boolean or list), or nil when the key is absent. A key written without
+// a value (`mandatory:`, `~`, `null`) is an input error, not the default:
+// `mandatory:` with its value forgotten would otherwise make a mandatory
+// slice an ordinary one without a word.
+func (s *section) scalar(key string) *yaml.Node {
+	n, ok := s.vals[key]
+	if !ok {
+		return nil
+	}
+	if isNull(n) {
+		s.noValue(key, n, "write one, or remove the key")
+		return nil
+	}
+	return n
+}
+
+// noValue reports that key was written without a value, once.
+func (s *section) noValue(key string, n *yaml.Node, hint string) {
+	if s.empty[key] {
+		return
+	}
+	if s.empty == nil {
+		s.empty = map[string]bool{}
+	}
+	s.empty[key] = true
+	s.d.fail(nodeLine(n, s.line), s.key(key), "has no value; %s", hint)
+}
+
+// written reports whether key was written, with a value or without.
+func (s *section) written(key string) bool {
+	_, ok := s.vals[key]
+	return ok
+}
+
 func (s *section) key(key string) string { return joinKey(s.path, key) }
 
 func (s *section) require(keys ...string) {
 	for _, k := range keys {
-		if s.node(k) == nil {
+		n, present := s.vals[k]
+		switch {
+		case present && isNull(n) && k == "sha256":
+			s.noValue(k, n, fmt.Sprintf("run `gradegate pin %s` to write the file's current digest", s.d.file))
+		case present && isNull(n):
+			s.noValue(k, n, "it is required")
+		case !present:
 			s.d.fail(s.line, s.key(k), "required key is missing")
 		}
 	}
@@ -268,7 +312,7 @@ func (s *section) require(keys ...string) {
 // str reads a non-empty string. Plain scalars that YAML would read as a date
 // or number are taken as written, since these keys only ever hold text.
 func (s *section) str(key string) (string, bool) {
-	n := s.node(key)
+	n := s.scalar(key)
 	if n == nil {
 		return "", false
 	}
@@ -309,6 +353,10 @@ func (s *section) enum(key string, options ...string) (string, bool) {
 }
 
 func (s *section) digest(key string) (string, bool) {
+	if n, ok := s.vals[key]; ok && isNull(n) {
+		s.noValue(key, n, fmt.Sprintf("run `gradegate pin %s` to write the file's current digest", s.d.file))
+		return "", false
+	}
 	v, ok := s.str(key)
 	if !ok {
 		return "", false
@@ -321,7 +369,7 @@ func (s *section) digest(key string) (string, bool) {
 }
 
 func (s *section) boolean(key string) (bool, bool) {
-	n := s.node(key)
+	n := s.scalar(key)
 	if n == nil {
 		return false, false
 	}
@@ -335,7 +383,7 @@ func (s *section) boolean(key string) (bool, bool) {
 
 // integer reads an int within [lo, hi].
 func (s *section) integer(key string, lo, hi int) (int, bool) {
-	n := s.node(key)
+	n := s.scalar(key)
 	if n == nil {
 		return 0, false
 	}
@@ -360,7 +408,7 @@ func rangeText(lo, hi int) string {
 
 // number reads a finite int or float.
 func (s *section) number(key string) (float64, bool) {
-	n := s.node(key)
+	n := s.scalar(key)
 	if n == nil {
 		return 0, false
 	}
@@ -395,7 +443,7 @@ func (s *section) fraction(key string) (float64, bool) {
 
 // strings reads a list of non-empty strings.
 func (s *section) strings(key string) ([]string, bool) {
-	n := s.node(key)
+	n := s.scalar(key)
 	if n == nil {
 		return nil, false
 	}

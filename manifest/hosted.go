@@ -34,7 +34,7 @@ func (d *decoder) pythonScale(s *section, g *Grader) {
 	if v, ok := s.enum("on_exception", OnExceptionHold, OnExceptionZero); ok {
 		g.OnException = v
 	}
-	if n := s.node("range"); n != nil {
+	if n := s.scalar("range"); n != nil {
 		if r, ok := d.scoreRange(n, s.key("range")); ok {
 			g.Range = &r
 		}

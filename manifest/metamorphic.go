@@ -112,7 +112,7 @@ func (d *decoder) metamorphic(n *yaml.Node) Metamorphic {
 	if v, ok := s.enum("invariance", InvarianceWarn, InvarianceHold); ok {
 		mm.Invariance = v
 	}
-	t := s.node("transforms")
+	t := s.scalar("transforms")
 	if t == nil {
 		return mm
 	}

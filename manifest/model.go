@@ -178,7 +178,7 @@ func (d *decoder) modelGrader(s *section, g *Grader) {
 	if v, ok := s.integer("max_calls", 1, math.MaxInt); ok {
 		j.MaxCalls = v
 	}
-	if n := s.node("input"); n != nil {
+	if n := s.scalar("input"); n != nil {
 		j.Input = d.messages(n, s.key("input"))
 	}
 	if n := s.node("sampling_params"); n != nil {
@@ -191,7 +191,7 @@ func (d *decoder) modelGrader(s *section, g *Grader) {
 	case TypeScoreModel:
 		s.forbid("a score_model grader (labels are a label_model's)", "labels", "passing_labels")
 		s.require("pass_threshold")
-		if n := s.node("range"); n != nil {
+		if n := s.scalar("range"); n != nil {
 			if r, ok := d.scoreRange(n, s.key("range")); ok {
 				j.Range = r
 			}
@@ -282,7 +282,7 @@ func (d *decoder) samplingParams(n *yaml.Node, key string) SamplingParams {
 	if !ok {
 		return p
 	}
-	if n := s.node("seed"); n != nil {
+	if n := s.scalar("seed"); n != nil {
 		var v int64
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
 			d.fail(n.Line, s.key("seed"), "must be an integer, got %s", describe(n))

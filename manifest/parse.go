@@ -372,7 +372,7 @@ func (d *decoder) gate(top *section) Gate {
 			g.Calibration.MaxFalsePass, _ = c.integer("max_false_pass", 0, math.MaxInt)
 			g.Calibration.CurrentLabelsOnly, _ = c.boolean("current_labels_only")
 			g.Calibration.RequireReasons, _ = c.boolean("require_reasons")
-			if n := c.node("min_agreement"); n != nil {
+			if c.written("min_agreement") {
 				// Cohen's kappa runs from -1 to 1; a minimum below 0 would
 				// accept reviewers who agree less than chance.
 				if v, ok := c.fraction("min_agreement"); ok {

@@ -353,6 +353,43 @@ func TestParseErrors(t *testing.T) {
 			want: []wantErr{{"dataset.sha256", "sha256: TODO", "got \"TODO\": run `gradegate pin evals/x/gradegate.yaml` to write the file's current digest"}},
 		},
 		{
+			name: "a digest written without a value says how to pin it",
+			yaml: strings.Replace(minimal, `sha256: "`+hexB+`"`, "sha256:", 1),
+			want: []wantErr{{"grader.sha256", "order_summary.py\n  sha256:", "has no value; run `gradegate pin evals/x/gradegate.yaml` to write the file's current digest"}},
+		},
+		{
+			// Left empty, the key would be the default (false): a
+			// mandatory slice would stop holding without a word.
+			name: "a slice's mandatory written without a value",
+			yaml: minimal + "gate:\n  slices:\n    refunds: {mandatory: }\n",
+			want: []wantErr{{"gate.slices.refunds.mandatory", "refunds:", "has no value; write one, or remove the key"}},
+		},
+		{
+			name: "a number written as ~",
+			yaml: minimal + "gate:\n  min_pass_rate: ~\n",
+			want: []wantErr{{"gate.min_pass_rate", "min_pass_rate:", "has no value; write one, or remove the key"}},
+		},
+		{
+			name: "a list written as null",
+			yaml: minimal + "gate:\n  calibration:\n    warn_only_statuses: null\n",
+			want: []wantErr{{"gate.calibration.warn_only_statuses", "warn_only_statuses:", "has no value; write one, or remove the key"}},
+		},
+		{
+			name: "a required string without a value",
+			yaml: strings.Replace(minimal, "name: order-summary", "name:", 1),
+			want: []wantErr{{"name", "name:", "has no value; it is required"}},
+		},
+		{
+			name: "a canary's expect without a value is reported once",
+			yaml: strings.Replace(minimal, "    expect: 1.0", "    expect:", 1),
+			want: []wantErr{{"canaries.0.expect", "    expect:", "has no value; write one, or remove the key"}},
+		},
+		{
+			name: "a slice listed without rules is a slice with the defaults",
+			yaml: minimal + "gate:\n  slices:\n    refunds:\n    tone: {mandatory: }\n",
+			want: []wantErr{{"gate.slices.tone.mandatory", "tone:", "has no value"}},
+		},
+		{
 			name: "unknown top-level key",
 			yaml: minimal + "graders: {}\n",
 			want: []wantErr{{"graders", "graders:", "did you mean grader?"}},

@@ -108,7 +108,7 @@ func (d *decoder) gateMetrics(n *yaml.Node) []MetricRule {
 			rule.Max = &f
 		}
 		switch {
-		case s.node("min") == nil && s.node("max") == nil:
+		case !s.written("min") && !s.written("max"):
 			d.fail(k.Line, key, "needs min, max or both: a metric gate without a bound gates nothing")
 		case rule.Min != nil && rule.Max != nil && *rule.Min > *rule.Max:
 			d.fail(k.Line, key, "min %g is above max %g: no value can pass", *rule.Min, *rule.Max)
