@@ -14,7 +14,7 @@ import (
 )
 
 // slowPools is a factory of two-process worker pools (unsandboxed) for a
-// grader that sleeps 20 ms a call: slow enough that two mutants graded at
+// grader that sleeps 5 ms a call: slow enough that two mutants graded at
 // once always want a process at the same time.
 func slowPools(t *testing.T) (RunnerFactory, string) {
 	t.Helper()
@@ -51,7 +51,7 @@ func TestRunForkedNoDeadlock(t *testing.T) {
 	}
 	m, cases, src := loadExample(t, "order-summary")
 	src = bytes.Replace(src, []byte("def grade(sample, item):\n"),
-		[]byte("def grade(sample, item):\n    __import__('time').sleep(0.02)\n"), 1)
+		[]byte("def grade(sample, item):\n    __import__('time').sleep(0.005)\n"), 1)
 	pools, py := slowPools(t)
 	var scores []float64
 	for range 2 {
