@@ -49,6 +49,8 @@ func TestRunForkedNoDeadlock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades every mutant of the example with real processes")
 	}
+	// Beside the other: one sleeps, the other forks.
+	t.Parallel()
 	m, cases, src := loadExample(t, "order-summary")
 	src = bytes.Replace(src, []byte("def grade(sample, item):\n"),
 		[]byte("def grade(sample, item):\n    __import__('time').sleep(0.005)\n"), 1)
@@ -105,6 +107,8 @@ func TestRunForkingGraderExact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades every mutant of a forking grader twice with real processes (the ten-run figure is gate/bench/mutate_fork.py)")
 	}
+	// Beside the other: one sleeps, the other forks.
+	t.Parallel()
 	m, cases, src := loadExample(t, "order-summary")
 	src = forkingGrader(src)
 	pools, py := slowPools(t)
