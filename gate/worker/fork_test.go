@@ -152,6 +152,7 @@ func TestForkPristine(t *testing.T) {
 // gets the parent's score, in the pool's own processes and in a variant
 // forked from a zygote, whose next variant then starts as usual.
 func TestStrayForkedChild(t *testing.T) {
+	t.Parallel()
 	const stray = "import os\n" +
 		"def grade(sample, item):\n" +
 		"    pid = os.fork()\n" +

@@ -101,6 +101,7 @@ func portableLineOf(src, marker string) int {
 }
 
 func TestPortableGradeClasses(t *testing.T) {
+	t.Parallel()
 	unix := runtime.GOOS != "windows"
 	tests := []struct {
 		name    string
@@ -228,6 +229,7 @@ func TestPortableGradeClasses(t *testing.T) {
 }
 
 func TestPortableLoadErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		source  string

@@ -20,6 +20,7 @@ import (
 // dies with its worker (the worker's process group is killed), both when
 // the worker is replaced for the leftover and when a case times out.
 func TestPortableKillsGroup(t *testing.T) {
+	t.Parallel()
 	src := `import os, subprocess
 def grade(sample, item):
     child = subprocess.Popen(["sleep", "300"])

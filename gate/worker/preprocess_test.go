@@ -66,6 +66,7 @@ func checkOutcomes(t *testing.T, got []grading.Outcome, wants []want) {
 }
 
 func TestPreprocessRow(t *testing.T) {
+	t.Parallel()
 	const src = `import time
 
 def transform(row):
@@ -117,6 +118,7 @@ def transform(row):
 // TestPreprocessCaughtAlarm: a preprocessor that swallows the worker's own
 // stop still times out, after it returns.
 func TestPreprocessCaughtAlarm(t *testing.T) {
+	t.Parallel()
 	const src = "import time\n\ndef transform(row):\n    try:\n        time.sleep(3)\n    except BaseException:\n        time.sleep(0.5)\n    return row\n"
 	p := newPool(t, python(t), preGrader, func(c *Config) {
 		c.TimeoutSeconds = 5
@@ -130,6 +132,7 @@ func TestPreprocessCaughtAlarm(t *testing.T) {
 }
 
 func TestPreprocessBatch(t *testing.T) {
+	t.Parallel()
 	const src = `def transform_batch(rows):
     if any(r.get("boom") for r in rows):
         raise ValueError("bad rows")  # LINE boom

@@ -80,6 +80,7 @@ def grade(sample, item):
 // output written below Python (a faulthandler dump included) lands on the
 // case that wrote it.
 func TestStreamExactOutcomes(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		class  grading.Class
 		score  float64
