@@ -152,20 +152,43 @@ func rowCount(n int) string {
 // labelFieldMissing is the finding of a dataset in which no row has the
 // label field, at the manifest line that names it. It is reported when the
 // manifest names the label field or requires controls: a suite that never
-// mentions labels has chosen to run without calibration.
+// mentions labels has chosen to run without calibration. It warns, unless
+// the manifest writes a calibration limit: a limit the user set that can
+// never be checked holds (a misspelt label field would otherwise switch
+// off the max_false_pass: 0 the suite relies on, with a warning only).
 func (r *Reader) labelFieldMissing() []manifest.Finding {
 	if r.labeled || r.rows == 0 {
 		return nil
 	}
 	line := r.m.Line("dataset.fields.label")
-	if line == 0 {
-		if !r.m.Gate.RequireControls {
-			return nil
+	limit, limitLine := "", 0
+	for _, k := range calibrationLimits {
+		if l := r.m.Line("gate.calibration." + k); l != 0 {
+			limit, limitLine = k, l
+			break
 		}
-		line = r.m.Line("dataset")
 	}
-	return []manifest.Finding{{
+	if line == 0 {
+		switch {
+		case limitLine != 0:
+			line = limitLine
+		case !r.m.Gate.RequireControls:
+			return nil
+		default:
+			line = r.m.Line("dataset")
+		}
+	}
+	f := manifest.Finding{
 		Code: CodeLabelFieldMissing, Severity: manifest.SeverityWarn, File: r.m.File, Line: line,
 		Message: fmt.Sprintf("no row of %s has the label field %q (dataset.fields.label): calibration is off, no false pass or false fail can be counted", r.file, cutValue(r.fields.Label)),
-	}}
+	}
+	if limitLine != 0 {
+		f.Severity = manifest.SeverityHold
+		f.Message += fmt.Sprintf(", so gate.calibration.%s (line %d) can never be checked", limit, limitLine)
+	}
+	return []manifest.Finding{f}
 }
+
+// calibrationLimits are the gate.calibration keys that bound what the
+// human labels show.
+var calibrationLimits = []string{"max_false_pass", "mandatory_max_false_pass", "max_false_fail", "mandatory_max_false_fail", "min_agreement"}

@@ -92,13 +92,16 @@ func TestUnknownFieldsCapped(t *testing.T) {
 }
 
 // A label field no row has is a warning when the manifest names it or
-// requires controls; a suite that never mentions labels gets none.
+// requires controls, and a hold when the manifest writes a calibration
+// limit it makes impossible to check; a suite that never mentions labels
+// gets none.
 func TestLabelFieldMissing(t *testing.T) {
 	tests := []struct {
 		name     string
 		lines    []string
 		named    bool // dataset.fields.label written in the manifest
 		controls bool
+		limit    string // a gate.calibration key written at line 12
 		want     []wantFinding
 	}{
 		{
@@ -113,7 +116,19 @@ func TestLabelFieldMissing(t *testing.T) {
 			controls: true,
 			want:     []wantFinding{{CodeLabelFieldMissing, manifest.SeverityWarn, "gradegate.yaml", 3, "", `calibration is off`}},
 		},
-		{name: "one row has it", lines: []string{`{"item": {"case_id": "a"}}`, `{"item": {"case_id": "b", "human_score": 0}}`}, named: true},
+		{
+			name:  "named, absent, and a calibration limit written",
+			lines: []string{`{"item": {"case_id": "a"}}`},
+			named: true, limit: "max_false_pass",
+			want: []wantFinding{{CodeLabelFieldMissing, manifest.SeverityHold, "gradegate.yaml", 7, "", `so gate.calibration.max_false_pass (line 12) can never be checked`}},
+		},
+		{
+			name:  "not named, the default label field absent, and min_agreement written",
+			lines: []string{`{"item": {"case_id": "a"}}`},
+			limit: "min_agreement",
+			want:  []wantFinding{{CodeLabelFieldMissing, manifest.SeverityHold, "gradegate.yaml", 12, "", `gate.calibration.min_agreement (line 12)`}},
+		},
+		{name: "one row has it", lines: []string{`{"item": {"case_id": "a"}}`, `{"item": {"case_id": "b", "human_score": 0}}`}, named: true, limit: "max_false_pass"},
 		{name: "never mentioned", lines: []string{`{"item": {"case_id": "a"}}`}},
 	}
 	for _, tt := range tests {
@@ -125,6 +140,9 @@ func TestLabelFieldMissing(t *testing.T) {
 				m.Lines["dataset.fields.label"] = 7
 			}
 			m.Gate.RequireControls = tt.controls
+			if tt.limit != "" {
+				m.Lines["gate.calibration."+tt.limit] = 12
+			}
 			set, err := Load(files, m)
 			if err != nil {
 				t.Fatal(err)
