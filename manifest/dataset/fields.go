@@ -189,6 +189,29 @@ func (r *Reader) labelFieldMissing() []manifest.Finding {
 	return []manifest.Finding{f}
 }
 
+// familyFieldMissing warns when no row has the family field and the
+// manifest names it or aggregates by family: under gate.aggregation:
+// family every row is then a family of its own, and the rate is the row
+// rate the suite chose not to gate on.
+func (r *Reader) familyFieldMissing() []manifest.Finding {
+	if r.grouped || r.rows == 0 {
+		return nil
+	}
+	line := r.m.Line("dataset.fields.family")
+	byFamily := r.m.Gate.Aggregation == "family"
+	if line == 0 {
+		if !byFamily {
+			return nil
+		}
+		line = r.m.Line("gate.aggregation")
+	}
+	msg := fmt.Sprintf("no row of %s has the family field %q (dataset.fields.family)", r.file, cutValue(r.fields.Family))
+	if byFamily {
+		msg += fmt.Sprintf(": under gate.aggregation: family (line %d) every row is a family of its own, and the pass rate is the row rate", r.m.Line("gate.aggregation"))
+	}
+	return []manifest.Finding{{Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: r.m.File, Line: line, Message: msg}}
+}
+
 // calibrationLimits are the gate.calibration keys that bound what the
 // human labels show.
 var calibrationLimits = []string{"max_false_pass", "mandatory_max_false_pass", "max_false_fail", "mandatory_max_false_fail", "min_agreement"}

@@ -152,3 +152,48 @@ func TestLabelFieldMissing(t *testing.T) {
 		})
 	}
 }
+
+// A family field no row has warns when the manifest names it or aggregates
+// by family (every row would be a family of its own); otherwise nothing.
+func TestFamilyFieldMissing(t *testing.T) {
+	const absent = `{"item": {"case_id": "a"}}`
+	tests := []struct {
+		name     string
+		lines    []string
+		named    bool // dataset.fields.family written, at line 8
+		byFamily bool // gate.aggregation: family, at line 20
+		want     []wantFinding
+	}{
+		{name: "named and absent", lines: []string{absent}, named: true,
+			want: []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 8, "", `no row of cases.jsonl has the family field "family" (dataset.fields.family)`}}},
+		{name: "aggregated by family and absent", lines: []string{absent}, byFamily: true,
+			want: []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 20, "", `under gate.aggregation: family (line 20) every row is a family of its own`}}},
+		{name: "one row has it", lines: []string{absent, `{"item": {"case_id": "b", "family": "f"}}`}, named: true, byFamily: true},
+		{name: "neither", lines: []string{absent}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := fstest.MapFS{"cases.jsonl": {Data: []byte(strings.Join(tt.lines, "\n"))}}
+			m := testManifest(".")
+			m.Lines = map[string]int{"dataset": 3}
+			if tt.named {
+				m.Lines["dataset.fields.family"] = 8
+			}
+			if tt.byFamily {
+				m.Gate.Aggregation = "family"
+				m.Lines["gate.aggregation"] = 20
+			}
+			set, err := Load(files, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []manifest.Finding
+			for _, f := range findingsWith(set.Findings, CodeUnknownField) {
+				if strings.Contains(f.Message, "family field") {
+					got = append(got, f)
+				}
+			}
+			checkFindings(t, got, tt.want)
+		})
+	}
+}

@@ -63,6 +63,7 @@ type Reader struct {
 	unknown    *unknownFields // nil without a schema that declares fields
 	sliceNames sliceTally
 	labeled    bool // a row has the label field
+	grouped    bool // a row has the family field
 	done       bool
 	pinSums    []pinSum
 	// Unpinned, when set, names the pinned file (dataset.sha256,
@@ -149,6 +150,8 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		controls: map[string]*controlCount{},
 	}
 	r.caseErrs.file = r.file
+	// The family field is looked for only where its absence is reported.
+	r.grouped = m.Line("dataset.fields.family") == 0 && m.Gate.Aggregation != "family"
 	// A label's reason and the reviewers' labels give the label away, so
 	// the grader never sees them either.
 	r.hidden = map[string]bool{r.fields.Label: true, r.fields.Reason: true, r.fields.ReviewerLabels: true}
@@ -262,6 +265,9 @@ func (r *Reader) fold(row *caseRow) {
 	}
 	if !r.labeled {
 		_, r.labeled = row.field(r.fields.Label)
+	}
+	if !r.grouped {
+		_, r.grouped = row.field(r.fields.Family)
 	}
 	if !row.hasID {
 		r.noID++
@@ -470,6 +476,7 @@ func (r *Reader) summarise() (*Summary, error) {
 	found.add(r.duplicateIDs()...)
 	s.Findings = found.all()
 	s.Findings = append(s.Findings, r.labelFieldMissing()...)
+	s.Findings = append(s.Findings, r.familyFieldMissing()...)
 	s.Findings = append(s.Findings, r.missingControls()...)
 	s.Findings = append(s.Findings, r.sliceNames.findings(r.file, r.m.Gate.Slices)...)
 	if r.unknown != nil {
