@@ -197,3 +197,25 @@ func TestFamilyFieldMissing(t *testing.T) {
 		})
 	}
 }
+
+// Each hidden field no row has warns once, at the manifest's
+// dataset.hidden_fields line; one that some row has does not.
+func TestHiddenFieldsMissing(t *testing.T) {
+	files := fstest.MapFS{"cases.jsonl": {Data: []byte(`{"item": {"case_id": "a", "question": "q"}}` + "\n" +
+		`{"item": {"case_id": "b", "reference_answer": "r"}}` + "\n")}}
+	m := testManifest(".")
+	m.Lines = map[string]int{"dataset": 3, "dataset.hidden_fields": 9}
+	m.Dataset.HiddenFields = []string{"reference_answer", "refrence_answer", "question"}
+	set, err := Load(files, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []manifest.Finding
+	for _, f := range findingsWith(set.Findings, CodeUnknownField) {
+		if strings.Contains(f.Message, "dataset.hidden_fields") {
+			got = append(got, f)
+		}
+	}
+	checkFindings(t, got, []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 9, "",
+		`dataset.hidden_fields names "refrence_answer", which no item has: a misspelt name hides nothing`}})
+}

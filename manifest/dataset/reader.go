@@ -64,6 +64,10 @@ type Reader struct {
 	sliceNames sliceTally
 	labeled    bool // a row has the label field
 	grouped    bool // a row has the family field
+	// hiddenSeen says, for each of dataset.hidden_fields, whether a row
+	// has it; hiddenLeft counts the ones not seen yet.
+	hiddenSeen []bool
+	hiddenLeft int
 	done       bool
 	pinSums    []pinSum
 	// Unpinned, when set, names the pinned file (dataset.sha256,
@@ -159,6 +163,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	for _, f := range m.Dataset.HiddenFields {
 		r.hidden[f] = true
 	}
+	r.hiddenSeen, r.hiddenLeft = make([]bool, len(m.Dataset.HiddenFields)), len(m.Dataset.HiddenFields)
 	for _, rule := range m.Gate.Slices {
 		if rule.Mandatory {
 			r.controls[rule.Name] = &controlCount{}
@@ -268,6 +273,9 @@ func (r *Reader) fold(row *caseRow) {
 	}
 	if !r.grouped {
 		_, r.grouped = row.field(r.fields.Family)
+	}
+	if r.hiddenLeft > 0 {
+		r.seeHidden(row)
 	}
 	if !row.hasID {
 		r.noID++
@@ -477,6 +485,7 @@ func (r *Reader) summarise() (*Summary, error) {
 	s.Findings = found.all()
 	s.Findings = append(s.Findings, r.labelFieldMissing()...)
 	s.Findings = append(s.Findings, r.familyFieldMissing()...)
+	s.Findings = append(s.Findings, r.hiddenFieldsMissing()...)
 	s.Findings = append(s.Findings, r.missingControls()...)
 	s.Findings = append(s.Findings, r.sliceNames.findings(r.file, r.m.Gate.Slices)...)
 	if r.unknown != nil {
