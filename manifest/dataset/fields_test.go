@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -218,4 +219,34 @@ func TestHiddenFieldsMissing(t *testing.T) {
 	}
 	checkFindings(t, got, []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 9, "",
 		`dataset.hidden_fields names "refrence_answer", which no item has: a misspelt name hides nothing`}})
+}
+
+// A written canary's item field that no row has warns at the canary, with
+// the row field it is a typo of; fields some row has, and canaries whose
+// items are not objects, do not.
+func TestCanaryItemShape(t *testing.T) {
+	files := fstest.MapFS{"cases.jsonl": {Data: []byte(
+		`{"item": {"case_id": "a", "expected_total_cents": 5}}` + "\n" +
+			`{"item": {"case_id": "b", "note": "n"}}` + "\n")}}
+	m := testManifest(".")
+	m.Canaries = []manifest.Canary{
+		{Name: "typo", Item: json.RawMessage(`{"expected_totl_cents": 5, "note": "x"}`), File: "gradegate.yaml", Line: 11},
+		{Name: "fine", Item: json.RawMessage(`{"expected_total_cents": 5}`), File: "gradegate.yaml", Line: 14},
+		{Name: "stranger", Item: json.RawMessage(`{"zzz_unrelated": 1}`), File: "canaries.jsonl", Line: 2},
+		{Name: "not an object", Item: json.RawMessage(`[1]`), File: "gradegate.yaml", Line: 17},
+	}
+	set, err := Load(files, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []manifest.Finding
+	for _, f := range findingsWith(set.Findings, CodeUnknownField) {
+		if strings.HasPrefix(f.Message, "canary ") {
+			got = append(got, f)
+		}
+	}
+	checkFindings(t, got, []wantFinding{
+		{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 11, "", `canary "typo": its item has the field "expected_totl_cents", which no item of cases.jsonl has (did you mean "expected_total_cents"?)`},
+		{CodeUnknownField, manifest.SeverityWarn, "canaries.jsonl", 2, "", `canary "stranger": its item has the field "zzz_unrelated", which no item of cases.jsonl has: the canary`},
+	})
 }

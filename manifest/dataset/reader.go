@@ -68,6 +68,7 @@ type Reader struct {
 	// has it; hiddenLeft counts the ones not seen yet.
 	hiddenSeen []bool
 	hiddenLeft int
+	shape      *canaryShape
 	done       bool
 	pinSums    []pinSum
 	// Unpinned, when set, names the pinned file (dataset.sha256,
@@ -164,6 +165,7 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 		r.hidden[f] = true
 	}
 	r.hiddenSeen, r.hiddenLeft = make([]bool, len(m.Dataset.HiddenFields)), len(m.Dataset.HiddenFields)
+	r.shape = newCanaryShape(m.Canaries)
 	for _, rule := range m.Gate.Slices {
 		if rule.Mandatory {
 			r.controls[rule.Name] = &controlCount{}
@@ -276,6 +278,9 @@ func (r *Reader) fold(row *caseRow) {
 	}
 	if r.hiddenLeft > 0 {
 		r.seeHidden(row)
+	}
+	if !row.Unreadable {
+		r.shape.add(row, r.rows)
 	}
 	if !row.hasID {
 		r.noID++
@@ -486,6 +491,9 @@ func (r *Reader) summarise() (*Summary, error) {
 	s.Findings = append(s.Findings, r.labelFieldMissing()...)
 	s.Findings = append(s.Findings, r.familyFieldMissing()...)
 	s.Findings = append(s.Findings, r.hiddenFieldsMissing()...)
+	if r.rows > 0 {
+		s.Findings = append(s.Findings, r.shape.findings(r.file)...)
+	}
 	s.Findings = append(s.Findings, r.missingControls()...)
 	s.Findings = append(s.Findings, r.sliceNames.findings(r.file, r.m.Gate.Slices)...)
 	if r.unknown != nil {
