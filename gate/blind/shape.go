@@ -18,11 +18,9 @@ import (
 // canary decides. The sample is the row's sample in the same way: its keys
 // and order, with the canary's answer.
 
-// answerFields are the sample fields that carry the model's answer: a
-// row's are never kept beside a canary's answer, which would then be
-// another one. extracted_output is MKA1's: what its extraction made of
-// output_text.
-var answerFields = []string{"output_text", "output_json", "output_tools", "choices", "extracted_output"}
+// The sample fields that carry the model's answer (dataset.AnswerFields):
+// a row's are never kept beside a canary's answer, which would then be
+// another one.
 
 // poolSize bounds the rows kept as bases, overall and per slice a canary
 // names: the memory of shaping does not grow with the dataset.
@@ -189,7 +187,7 @@ type shaper struct {
 }
 
 func newShaper(m *manifest.Manifest, f manifest.Fields) *shaper {
-	s := &shaper{fields: f, hidden: m.Dataset.HiddenFields, canarySampleKeys: slices.Clone(answerFields), rowFields: m.Preprocess == nil}
+	s := &shaper{fields: f, hidden: m.Dataset.HiddenFields, canarySampleKeys: dataset.AnswerFields(), rowFields: m.Preprocess == nil}
 	for _, c := range m.Canaries {
 		if fs, ok := objectFields(c.Item); ok {
 			for _, x := range fs {
@@ -337,7 +335,7 @@ func answerSample(base json.RawMessage, text string) json.RawMessage {
 	out := make([]field, 0, len(fs)+1)
 	placed := false
 	for _, f := range fs {
-		if !slices.Contains(answerFields, f.key) {
+		if !dataset.IsAnswerField(f.key) {
 			out = append(out, f)
 			continue
 		}

@@ -250,3 +250,46 @@ func TestCanaryItemShape(t *testing.T) {
 		{CodeUnknownField, manifest.SeverityWarn, "canaries.jsonl", 2, "", `canary "stranger": its item has the field "zzz_unrelated", which no item of cases.jsonl has: the canary`},
 	})
 }
+
+// A written canary's sample field that no stored sample has warns, with
+// the sample field it is a typo of; an answer field (a tool call where the
+// stored samples are text) never does.
+func TestCanarySampleShape(t *testing.T) {
+	files := fstest.MapFS{"cases.jsonl": {Data: []byte(
+		`{"item": {"case_id": "a"}, "sample": {"output_text": "yes", "model": "m"}}` + "\n" +
+			`{"item": {"case_id": "b"}, "sample": {"output_text": "no"}}` + "\n")}}
+	m := testManifest(".")
+	m.Canaries = []manifest.Canary{
+		{Name: "typo", Item: json.RawMessage(`{}`), Sample: json.RawMessage(`{"output_txt": "wrong"}`), File: "gradegate.yaml", Line: 11},
+		{Name: "tool call", Item: json.RawMessage(`{}`), Sample: json.RawMessage(`{"output_tools": [], "model": "m"}`), File: "gradegate.yaml", Line: 14},
+	}
+	set, err := Load(files, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []manifest.Finding
+	for _, f := range findingsWith(set.Findings, CodeUnknownField) {
+		if strings.HasPrefix(f.Message, "canary ") {
+			got = append(got, f)
+		}
+	}
+	checkFindings(t, got, []wantFinding{
+		{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 11, "", `canary "typo": its sample has the field "output_txt", which no sample of cases.jsonl has (did you mean "output_text"?)`},
+	})
+}
+
+func TestAnswerFields(t *testing.T) {
+	for _, k := range AnswerFields() {
+		if !IsAnswerField(k) {
+			t.Errorf("IsAnswerField(%q) = false, want true", k)
+		}
+	}
+	for _, k := range []string{"output_txt", "model", ""} {
+		if IsAnswerField(k) {
+			t.Errorf("IsAnswerField(%q) = true, want false", k)
+		}
+	}
+	if len(AnswerFields()) != 5 {
+		t.Errorf("AnswerFields() = %v: IsAnswerField must list the same names", AnswerFields())
+	}
+}

@@ -69,6 +69,7 @@ type Reader struct {
 	hiddenSeen []bool
 	hiddenLeft int
 	shape      *canaryShape
+	sampled    string // the file of the first stored sample; "": none yet
 	done       bool
 	pinSums    []pinSum
 	// Unpinned, when set, names the pinned file (dataset.sha256,
@@ -333,6 +334,10 @@ func (r *Reader) fold(row *caseRow) {
 			row.SampleSHA256 = sampleDigest(row.Sample)
 		}
 		r.labels.sum.Candidates.add(row.Sample)
+		if r.sampled == "" {
+			r.sampled = row.SampleFile
+		}
+		r.shape.addSample(row.Sample, r.rows)
 	}
 	r.labels.fold(&row.Case)
 	// The near-duplicate screen sees every row, once.
@@ -492,7 +497,7 @@ func (r *Reader) summarise() (*Summary, error) {
 	s.Findings = append(s.Findings, r.familyFieldMissing()...)
 	s.Findings = append(s.Findings, r.hiddenFieldsMissing()...)
 	if r.rows > 0 {
-		s.Findings = append(s.Findings, r.shape.findings(r.file)...)
+		s.Findings = append(s.Findings, r.shape.findings(r.file, r.sampled)...)
 	}
 	s.Findings = append(s.Findings, r.missingControls()...)
 	s.Findings = append(s.Findings, r.sliceNames.findings(r.file, r.m.Gate.Slices)...)
