@@ -160,15 +160,21 @@ func (s *canaryShape) findings(file, samples string) []manifest.Finding {
 	return out
 }
 
-func (f *fieldSet) findings(file string) []manifest.Finding {
-	if f.left == 0 {
-		return nil
-	}
+// knownNames are the field names of the first rows, sorted.
+func (f *fieldSet) knownNames() []string {
 	known := make([]string, 0, len(f.known))
 	for k := range f.known {
 		known = append(known, k)
 	}
 	sort.Strings(known)
+	return known
+}
+
+func (f *fieldSet) findings(file string) []manifest.Finding {
+	if f.left == 0 {
+		return nil
+	}
+	known := f.knownNames()
 	var out []manifest.Finding
 	for _, c := range f.fields {
 		if c.seen {

@@ -231,12 +231,17 @@ func (r *Reader) hiddenFieldsMissing() []manifest.Finding {
 	if r.hiddenLeft == 0 || r.rows == 0 {
 		return nil
 	}
+	known := r.shape.item.knownNames()
 	var out []manifest.Finding
 	for i, f := range r.m.Dataset.HiddenFields {
 		if !r.hiddenSeen[i] {
+			hint := ""
+			if t := typoOf(f, known); t != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", t)
+			}
 			out = append(out, manifest.Finding{
 				Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: r.m.File, Line: r.m.Line("dataset.hidden_fields"),
-				Message: fmt.Sprintf("dataset.hidden_fields names %q, which no item has: a misspelt name hides nothing, and the grader sees the field it was meant to hide", cutValue(f)),
+				Message: fmt.Sprintf("dataset.hidden_fields names %q, which no item has%s: a misspelt name hides nothing, and the grader sees the field it was meant to hide", cutValue(f), hint),
 			})
 		}
 	}

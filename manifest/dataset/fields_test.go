@@ -218,7 +218,7 @@ func TestHiddenFieldsMissing(t *testing.T) {
 		}
 	}
 	checkFindings(t, got, []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 9, "",
-		`dataset.hidden_fields names "refrence_answer", which no item has: a misspelt name hides nothing`}})
+		`dataset.hidden_fields names "refrence_answer", which no item has (did you mean "reference_answer"?): a misspelt name hides nothing`}})
 }
 
 // A written canary's item field that no row has warns at the canary, with
