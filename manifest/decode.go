@@ -300,7 +300,7 @@ func (s *section) require(keys ...string) {
 		n, present := s.vals[k]
 		switch {
 		case present && isNull(n) && k == "sha256":
-			s.noValue(k, n, fmt.Sprintf("run `gradegate pin %s` to write the file's current digest", s.d.file))
+			s.noValue(k, n, s.d.pinHint())
 		case present && isNull(n):
 			s.noValue(k, n, "it is required")
 		case !present:
@@ -352,9 +352,14 @@ func (s *section) enum(key string, options ...string) (string, bool) {
 	return v, ok
 }
 
+// pinHint says how to write a file's digest into the manifest.
+func (d *decoder) pinHint() string {
+	return fmt.Sprintf("run `gradegate pin %s` to write the file's current digest", d.file)
+}
+
 func (s *section) digest(key string) (string, bool) {
 	if n, ok := s.vals[key]; ok && isNull(n) {
-		s.noValue(key, n, fmt.Sprintf("run `gradegate pin %s` to write the file's current digest", s.d.file))
+		s.noValue(key, n, s.d.pinHint())
 		return "", false
 	}
 	v, ok := s.str(key)
@@ -362,7 +367,7 @@ func (s *section) digest(key string) (string, bool) {
 		return "", false
 	}
 	if !ValidDigest(v) {
-		s.d.fail(s.node(key).Line, s.key(key), "must be 64 lowercase hex digits, optionally prefixed \"sha256:\", got %q: run `gradegate pin %s` to write the file's current digest", clip(v), s.d.file)
+		s.d.fail(s.node(key).Line, s.key(key), "must be 64 lowercase hex digits, optionally prefixed \"sha256:\", got %q: %s", clip(v), s.d.pinHint())
 		return "", false
 	}
 	return NormalizeDigest(v), true

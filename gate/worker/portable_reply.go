@@ -3,8 +3,6 @@ package worker
 import (
 	"bytes"
 	"fmt"
-	"math"
-	"strconv"
 	"syscall"
 
 	"github.com/gradegate/gradegate/gate/grading"
@@ -34,38 +32,6 @@ func portableOutcomes(cfg *Config, r *response, req *request, output string, dur
 		outs[k].Batch = report
 	}
 	return outs
-}
-
-// resultOutcome checks one classified result, as both pools read it. The
-// worker classifies, but Go checks an ok result again: a process the
-// grader runs in is not trusted to say a score is valid.
-func resultOutcome(r *response, metric, output string, dur float64) grading.Outcome {
-	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, Reads: r.Reads}
-	msg := r.Message
-	if o.Class == grading.ClassOK {
-		score, ok := r.Scores[metric]
-		valid := ok
-		for _, v := range r.Scores {
-			valid = valid && !math.IsNaN(v) && !math.IsInf(v, 0)
-		}
-		if valid {
-			o.Score = &score
-			o.Scores = r.Scores
-			if len(r.Judge) > 0 && string(r.Judge) != "null" {
-				o.Judge = r.Judge
-			}
-			o.DroppedScores = droppedScores(r)
-			o.ExtractedOutput = extractedOutput(r)
-			return o
-		}
-		o.Class = grading.ClassWorkerCrash
-		msg = "worker reported ok without a valid " + strconv.Quote(metric)
-	}
-	if o.Class == grading.ClassWorkerCrash && msg == "" {
-		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
-	}
-	o.Error = &grading.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
-	return o
 }
 
 // portableMemoryMarkers are what C code and the interpreter print when an

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -622,4 +623,36 @@ func gradeTasks(tasks []grading.Task, batchSize int, stream func(next func() (gr
 		return nil, err
 	}
 	return outcomes, nil
+}
+
+// resultOutcome checks one classified result, as both pools read it. The
+// worker classifies, but Go checks an ok result again: a process the
+// grader runs in is not trusted to say a score is valid.
+func resultOutcome(r *response, metric, output string, dur float64) grading.Outcome {
+	o := grading.Outcome{Class: r.class(), Output: output, DurationMS: dur, Reads: r.Reads}
+	msg := r.Message
+	if o.Class == grading.ClassOK {
+		score, ok := r.Scores[metric]
+		valid := ok
+		for _, v := range r.Scores {
+			valid = valid && !math.IsNaN(v) && !math.IsInf(v, 0)
+		}
+		if valid {
+			o.Score = &score
+			o.Scores = r.Scores
+			if len(r.Judge) > 0 && string(r.Judge) != "null" {
+				o.Judge = r.Judge
+			}
+			o.DroppedScores = droppedScores(r)
+			o.ExtractedOutput = extractedOutput(r)
+			return o
+		}
+		o.Class = grading.ClassWorkerCrash
+		msg = "worker reported ok without a valid " + strconv.Quote(metric)
+	}
+	if o.Class == grading.ClassWorkerCrash && msg == "" {
+		msg = "worker sent an unknown class " + strconv.Quote(r.Class)
+	}
+	o.Error = &grading.CaseError{Class: o.Class, Type: r.Type, Message: msg, Line: r.Line}
+	return o
 }

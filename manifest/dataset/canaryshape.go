@@ -24,7 +24,8 @@ type canaryShape struct {
 	item, sample fieldSet
 }
 
-// fieldSet is one side (item or sample) of the check.
+// fieldSet is one side (item or sample) of the check: the fields looked
+// for, each until a row has it.
 type fieldSet struct {
 	side   string // "item" or "sample"
 	fields []canaryField
@@ -33,7 +34,7 @@ type fieldSet struct {
 }
 
 // canaryField is one top-level field of one written canary's item or
-// sample.
+// sample (or, without a canary, one of dataset.hidden_fields).
 type canaryField struct {
 	canary manifest.Canary
 	name   string
@@ -99,8 +100,13 @@ func (s *canaryShape) add(row *caseRow, rows int) {
 			s.item.know(m.key)
 		}
 	}
-	if s.item.left > 0 {
-		s.item.see(func(name string) bool { _, ok := row.field(name); return ok })
+	s.item.seeItem(row)
+}
+
+// seeItem marks the fields row's item has.
+func (f *fieldSet) seeItem(row *caseRow) {
+	if f.left > 0 {
+		f.see(func(name string) bool { _, ok := row.field(name); return ok })
 	}
 }
 

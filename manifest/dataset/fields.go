@@ -212,38 +212,27 @@ func (r *Reader) familyFieldMissing() []manifest.Finding {
 	return []manifest.Finding{{Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: r.m.File, Line: line, Message: msg}}
 }
 
-// seeHidden marks the hidden fields row has.
-func (r *Reader) seeHidden(row *caseRow) {
-	for i, f := range r.m.Dataset.HiddenFields {
-		if !r.hiddenSeen[i] {
-			if _, ok := row.field(f); ok {
-				r.hiddenSeen[i] = true
-				r.hiddenLeft--
-			}
-		}
-	}
-}
-
 // hiddenFieldsMissing warns about each of dataset.hidden_fields that no row
 // has: a misspelt name hides nothing, and the grader sees the field it
 // meant to hide.
 func (r *Reader) hiddenFieldsMissing() []manifest.Finding {
-	if r.hiddenLeft == 0 || r.rows == 0 {
+	if r.hiddenSet.left == 0 || r.rows == 0 {
 		return nil
 	}
 	known := r.shape.item.knownNames()
 	var out []manifest.Finding
-	for i, f := range r.m.Dataset.HiddenFields {
-		if !r.hiddenSeen[i] {
-			hint := ""
-			if t := typoOf(f, known); t != "" {
-				hint = fmt.Sprintf(" (did you mean %q?)", t)
-			}
-			out = append(out, manifest.Finding{
-				Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: r.m.File, Line: r.m.Line("dataset.hidden_fields"),
-				Message: fmt.Sprintf("dataset.hidden_fields names %q, which no item has%s: a misspelt name hides nothing, and the grader sees the field it was meant to hide", cutValue(f), hint),
-			})
+	for _, h := range r.hiddenSet.fields {
+		if h.seen {
+			continue
 		}
+		hint := ""
+		if t := typoOf(h.name, known); t != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", t)
+		}
+		out = append(out, manifest.Finding{
+			Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: r.m.File, Line: r.m.Line("dataset.hidden_fields"),
+			Message: fmt.Sprintf("dataset.hidden_fields names %q, which no item has%s: a misspelt name hides nothing, and the grader sees the field it was meant to hide", cutValue(h.name), hint),
+		})
 	}
 	return out
 }

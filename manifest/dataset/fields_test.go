@@ -188,12 +188,7 @@ func TestFamilyFieldMissing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []manifest.Finding
-			for _, f := range findingsWith(set.Findings, CodeUnknownField) {
-				if strings.Contains(f.Message, "family field") {
-					got = append(got, f)
-				}
-			}
+			got := unknownFieldsAbout(set.Findings, "family field")
 			checkFindings(t, got, tt.want)
 		})
 	}
@@ -211,12 +206,7 @@ func TestHiddenFieldsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []manifest.Finding
-	for _, f := range findingsWith(set.Findings, CodeUnknownField) {
-		if strings.Contains(f.Message, "dataset.hidden_fields") {
-			got = append(got, f)
-		}
-	}
+	got := unknownFieldsAbout(set.Findings, "dataset.hidden_fields")
 	checkFindings(t, got, []wantFinding{{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 9, "",
 		`dataset.hidden_fields names "refrence_answer", which no item has (did you mean "reference_answer"?): a misspelt name hides nothing`}})
 }
@@ -239,12 +229,7 @@ func TestCanaryItemShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []manifest.Finding
-	for _, f := range findingsWith(set.Findings, CodeUnknownField) {
-		if strings.HasPrefix(f.Message, "canary ") {
-			got = append(got, f)
-		}
-	}
+	got := unknownFieldsAbout(set.Findings, "canary ")
 	checkFindings(t, got, []wantFinding{
 		{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 11, "", `canary "typo": its item has the field "expected_totl_cents", which no item of cases.jsonl has (did you mean "expected_total_cents"?)`},
 		{CodeUnknownField, manifest.SeverityWarn, "canaries.jsonl", 2, "", `canary "stranger": its item has the field "zzz_unrelated", which no item of cases.jsonl has: the canary`},
@@ -267,12 +252,7 @@ func TestCanarySampleShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []manifest.Finding
-	for _, f := range findingsWith(set.Findings, CodeUnknownField) {
-		if strings.HasPrefix(f.Message, "canary ") {
-			got = append(got, f)
-		}
-	}
+	got := unknownFieldsAbout(set.Findings, "canary ")
 	checkFindings(t, got, []wantFinding{
 		{CodeUnknownField, manifest.SeverityWarn, "gradegate.yaml", 11, "", `canary "typo": its sample has the field "output_txt", which no sample of cases.jsonl has (did you mean "output_text"?)`},
 	})
@@ -292,4 +272,16 @@ func TestAnswerFields(t *testing.T) {
 	if len(AnswerFields()) != 5 {
 		t.Errorf("AnswerFields() = %v: IsAnswerField must list the same names", AnswerFields())
 	}
+}
+
+// unknownFieldsAbout are the unknown_field findings whose message holds
+// about.
+func unknownFieldsAbout(findings []manifest.Finding, about string) []manifest.Finding {
+	var got []manifest.Finding
+	for _, f := range findingsWith(findings, CodeUnknownField) {
+		if strings.Contains(f.Message, about) {
+			got = append(got, f)
+		}
+	}
+	return got
 }

@@ -62,12 +62,9 @@ type Reader struct {
 	labels     *labelFold
 	unknown    *unknownFields // nil without a schema that declares fields
 	sliceNames sliceTally
-	labeled    bool // a row has the label field
-	grouped    bool // a row has the family field
-	// hiddenSeen says, for each of dataset.hidden_fields, whether a row
-	// has it; hiddenLeft counts the ones not seen yet.
-	hiddenSeen []bool
-	hiddenLeft int
+	labeled    bool     // a row has the label field
+	grouped    bool     // a row has the family field, or it is not looked for
+	hiddenSet  fieldSet // dataset.hidden_fields, looked for in the rows
 	shape      *canaryShape
 	sampled    string // the file of the first stored sample; "": none yet
 	done       bool
@@ -165,7 +162,10 @@ func Open(fsys fs.FS, m *manifest.Manifest) *Reader {
 	for _, f := range m.Dataset.HiddenFields {
 		r.hidden[f] = true
 	}
-	r.hiddenSeen, r.hiddenLeft = make([]bool, len(m.Dataset.HiddenFields)), len(m.Dataset.HiddenFields)
+	for _, f := range m.Dataset.HiddenFields {
+		r.hiddenSet.fields = append(r.hiddenSet.fields, canaryField{name: f})
+	}
+	r.hiddenSet.left = len(r.hiddenSet.fields)
 	r.shape = newCanaryShape(m.Canaries)
 	for _, rule := range m.Gate.Slices {
 		if rule.Mandatory {
@@ -277,9 +277,7 @@ func (r *Reader) fold(row *caseRow) {
 	if !r.grouped {
 		_, r.grouped = row.field(r.fields.Family)
 	}
-	if r.hiddenLeft > 0 {
-		r.seeHidden(row)
-	}
+	r.hiddenSet.seeItem(row)
 	if !row.Unreadable {
 		r.shape.add(row, r.rows)
 	}
