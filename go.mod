@@ -10,11 +10,11 @@ require (
 	github.com/mattn/go-isatty v0.0.24
 	github.com/rhysd/actionlint v1.7.12
 	github.com/rogpeppe/go-internal v1.16.0
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/sethvargo/go-githubactions v1.3.0
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.35.0
 )
 
 require (
@@ -30,6 +30,5 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.35.0 // indirect
 	golang.org/x/tools v0.42.0 // indirect
 )

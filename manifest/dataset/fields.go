@@ -3,7 +3,7 @@ package dataset
 import (
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/gradegate/gradegate/manifest/dataset/internal/jsonschema"
 
 	"github.com/gradegate/gradegate/manifest"
 )

@@ -9,7 +9,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/gradegate/gradegate/manifest/dataset/internal/jsonschema"
 
 	"github.com/gradegate/gradegate/manifest"
 	"github.com/gradegate/gradegate/manifest/input"

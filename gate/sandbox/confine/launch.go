@@ -31,9 +31,8 @@ const (
 // initialises a package once its imports have been, the first in the
 // order of import paths first, and this package imports only the standard
 // library's first packages and golang.org/x/sys/unix, so it comes before
-// the libraries for colours, progress bars and YAML and the JSON Schema
-// library, which compiles its meta-schemas (3 ms of CPU), in each of the
-// launchers a run starts.
+// the libraries for colours, progress bars, YAML, HTTP and GitHub, in each
+// of the launchers a run starts.
 // TestStartBeforeInit, in cmd/gradegate, checks the order.
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == LauncherArg && (len(os.Args) < 3 || os.Args[2] != ProbeArg) {

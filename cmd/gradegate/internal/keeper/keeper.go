@@ -3,11 +3,11 @@
 //
 // A keeper's work is a subreaper, a child and a wait: it needs none of the
 // program's other packages, and Go initialises those after this one (a
-// package's dependencies first, then in the order of import paths). The
-// JSON Schema library's initialisation alone compiles its meta-schemas,
-// 3 ms of CPU, which the keeper would otherwise spend before it starts the
-// command, on the critical path of every run. The command, its child, still
-// initialises everything before main; TestStartBeforeInit checks both.
+// package's dependencies first, then in the order of import paths): their
+// initialisation is CPU the keeper would otherwise spend before it starts
+// the command, on the critical path of every run. The command, its child,
+// still initialises everything before main; TestStartBeforeInit checks
+// both.
 package keeper
 
 import (
