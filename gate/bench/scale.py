@@ -32,9 +32,15 @@ With --rounds N every command is timed N times, the commands in turn, and
 the table gives the lowest and the median wall time, the median CPU time,
 and the spread of run's time over the loop's in the same round.
 
+Before the table it says how each gradegate binary is linked. Build it
+static, as releases and the Action's image are: a cgo build (the go
+command's default where a C compiler is installed) is linked dynamically,
+and each of the seven gradegate processes of a run then starts through the
+dynamic loader and libc, about 1.5 ms of CPU more each.
+
 Usage (from the repository root):
 
-  go build -o /tmp/gradegate ./cmd/gradegate
+  CGO_ENABLED=0 go build -o /tmp/gradegate ./cmd/gradegate
   /usr/bin/python3 gate/bench/scale.py --gradegate /tmp/gradegate \\
       --sizes 100000,1000000 --kinds plain,templated --what loop,run,validate
 
@@ -47,6 +53,7 @@ import os
 import random
 import resource
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -261,6 +268,25 @@ def peak_memory(cmd, env):
     return peak_rss / 1024, peak_pss / 1024
 
 
+def linkage(path):
+    """How the ELF binary at path is linked: "static", or "dynamic"
+    when it names a program interpreter (PT_INTERP, the dynamic loader)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2:
+            return "not a 64-bit ELF binary"
+        order = "<" if head[5] == 1 else ">"
+        phoff, = struct.unpack_from(order + "Q", head, 32)
+        phentsize, phnum = struct.unpack_from(order + "HH", head, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    for i in range(phnum):
+        kind, = struct.unpack_from(order + "I", table, i * phentsize)
+        if kind == 3:  # PT_INTERP
+            return "dynamic (cgo; releases are static: CGO_ENABLED=0)"
+    return "static"
+
+
 def secs(x):
     """Seconds as the tables print them: to the millisecond under a second,
     where a small suite's differences are, else to the hundredth."""
@@ -284,6 +310,10 @@ def main():
                     help="run's stdout: json (the whole document, as in the earlier tables) or human (the default report; the results file still holds every row)")
     ap.add_argument("--run-args", default="", help="more arguments for run, e.g. '--shard 1/10' to read every row and grade a tenth")
     args = ap.parse_args()
+    for name, path in (("gradegate", args.gradegate), ("base", args.base_gradegate)):
+        if path:
+            print(f"{name}: {path}, {linkage(path)}")
+    print()
     print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | exit |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for kind in args.kinds.split(","):
