@@ -51,6 +51,8 @@ type proc struct {
 	output bounded
 	peak   int // the most response bytes buffered at once
 	bigOut bool
+	// lastRead is when a read last took response bytes (see gather).
+	lastRead time.Time
 
 	// forked: the process forked a variant child (Pool.Fork) and from then
 	// on serves only forks. lender is the parent pool's slot it was
@@ -337,6 +339,7 @@ func (pr *proc) readResponse(bound int) (eof bool) {
 		if n > 0 {
 			pr.respBuf = append(pr.respBuf, pr.readBuf[:n]...)
 			pr.peak = max(pr.peak, len(pr.respBuf))
+			pr.lastRead = time.Now()
 			if n < len(pr.readBuf) {
 				return false
 			}
@@ -373,12 +376,36 @@ func (pr *proc) nextLine(limit int) (line []byte, tooLong bool) {
 // are all written: a request of megabytes does not stay behind it.
 const maxKeptSend = 4 << 20
 
+// gatherGap is how close together results must come for pump to let them
+// gather (see gather).
+const gatherGap = time.Millisecond
+
+// gather waits up to wait before pump polls for results that come faster
+// than gatherGap apart, so that one wake-up reads all that came meanwhile
+// instead of one wake-up each; while gradegate is not polling the response
+// pipe, the worker's writes to it wake nothing either. It watches only the
+// process's pidfd, so a worker that dies is still noticed at once, and it
+// does not wait when the deadline is within wait and gatherGap.
+func (pr *proc) gather(wait, remaining time.Duration) {
+	if wait <= 0 || remaining <= wait+gatherGap || time.Since(pr.lastRead) >= gatherGap {
+		return
+	}
+	var fds []unix.PollFd
+	if pr.pidfd >= 0 {
+		fds = []unix.PollFd{{Fd: int32(pr.pidfd), Events: unix.POLLIN}}
+	}
+	ts := unix.NsecToTimespec(int64(wait))
+	// EINTR or the pidfd: the poll below sees what there is.
+	_, _ = unix.Ppoll(fds, &ts, nil)
+}
+
 // pump writes what it can of pending, then waits until the response pipe
 // has a complete line, the process ends, or deadline passes, reading fd 1/2
 // on the way. It reports alive when a line may be there (see nextLine),
 // timedOut at the deadline (nothing killed yet), and died when the process
-// exited or closed fd 4, after reading whatever it wrote before.
-func (pr *proc) pump(pending *queue[byte], deadline time.Time, limit int) exchangeResult {
+// exited or closed fd 4, after reading whatever it wrote before. With wait
+// above 0 it first lets results that come fast gather, once (gather).
+func (pr *proc) pump(pending *queue[byte], deadline time.Time, limit int, wait time.Duration) exchangeResult {
 	write := func() {
 		for len(pending.live()) > 0 {
 			n, err := unix.Write(pr.req, pending.live())
@@ -407,6 +434,11 @@ func (pr *proc) pump(pending *queue[byte], deadline time.Time, limit int) exchan
 		if remaining <= 0 {
 			pr.drainOutput()
 			return timedOut
+		}
+		if wait > 0 {
+			pr.gather(wait, remaining)
+			wait = 0
+			remaining = time.Until(deadline)
 		}
 		fds := [4]unix.PollFd{
 			{Fd: int32(pr.resp), Events: unix.POLLIN},

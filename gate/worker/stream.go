@@ -32,6 +32,28 @@ const (
 	streamAhead = 1024
 )
 
+// gatherFor is how long pump lets the results of a fast grader gather
+// before it reads them (proc.gather), and gatherAhead how much work its
+// process must have queued for that: the worker goes on with it meanwhile,
+// so it never waits for gradegate. A pool of two workers grades 100,000
+// fast cases about 1.3 times faster for it (docs/performance.md); a result
+// is read at most gatherFor after it was written, which moves the start of
+// the next case's timeout by as much.
+const (
+	gatherFor   = 200 * time.Microsecond
+	gatherAhead = 4 * gatherFor
+)
+
+// gatherWait is how long pump may let results gather for a process with
+// queued requests in its window whose cases take caseTime each (0: not yet
+// known): gatherFor when they hold gatherAhead of work, else 0.
+func gatherWait(caseTime time.Duration, queued int) time.Duration {
+	if caseTime <= 0 || time.Duration(queued)*caseTime < gatherAhead {
+		return 0
+	}
+	return gatherFor
+}
+
 // diskCheckAfter is how long a case runs before its end is followed by a
 // measure of the scratch directory (sandbox.Guard.CheckDisk): writing a
 // disk budget takes far longer, and faster cases pay nothing.
@@ -268,7 +290,7 @@ func (p *Pool) session(ctx context.Context, s *slot, retry []*request, reqs <-ch
 
 		var report *response // a zygote's account of its child's end
 		deadline := w.started().Add(p.timeout())
-		ev := pr.pump(&pending, deadline, w.first().limit(p.cfg.OutputLimit))
+		ev := pr.pump(&pending, deadline, w.first().limit(p.cfg.OutputLimit), gatherWait(s.caseTime, w.n()))
 		// Answers first: whatever the process managed to write counts.
 		for {
 			line, tooLong := pr.nextLine(w.first().limit(p.cfg.OutputLimit))
