@@ -44,15 +44,25 @@ func shellProc(t *testing.T, script string) *proc {
 	return pr
 }
 
-// lines takes every complete response line pr holds.
-func lines(pr *proc) []string {
-	var out []string
+// readLines pumps pr, letting results gather for wait, until it holds
+// complete response lines, and takes them, joined by spaces.
+func readLines(t *testing.T, pr *proc, pending *queue[byte], deadline time.Time, wait time.Duration) string {
+	t.Helper()
 	for {
-		line, _ := pr.nextLine(1 << 20)
-		if line == nil {
-			return out
+		if ev := pr.pump(pending, deadline, 1<<20, wait); ev != alive {
+			t.Fatalf("pump: %v, want alive", ev)
 		}
-		out = append(out, string(line))
+		var got []string
+		for {
+			line, _ := pr.nextLine(1 << 20)
+			if line == nil {
+				break
+			}
+			got = append(got, string(line))
+		}
+		if len(got) > 0 {
+			return strings.Join(got, " ")
+		}
 	}
 }
 
@@ -64,52 +74,33 @@ func TestPumpDoesNotHoldBack(t *testing.T) {
 	pr := shellProc(t, `printf 'a\n' >&4; sleep 0.2; printf 'b\n' >&4; sleep 0.1; printf 'c\n' >&4; sleep 30`)
 	var pending queue[byte]
 	deadline := time.Now().Add(time.Minute)
-	next := func(wait time.Duration, lastRead time.Time) string {
-		t.Helper()
-		pr.lastRead = lastRead
-		for {
-			if ev := pr.pump(&pending, deadline, 1<<20, wait); ev != alive {
-				t.Fatalf("pump: %v, want alive", ev)
-			}
-			if got := lines(pr); len(got) > 0 {
-				return strings.Join(got, " ")
-			}
-		}
-	}
-	if got := next(0, time.Time{}); got != "a" {
+	if got := readLines(t, pr, &pending, deadline, 0); got != "a" {
 		t.Fatalf("first read: %q, want a", got)
 	}
-	if got := next(500*time.Millisecond, time.Now().Add(-time.Second)); got != "b" {
+	pr.lastRead = time.Now().Add(-time.Second)
+	if got := readLines(t, pr, &pending, deadline, 500*time.Millisecond); got != "b" {
 		t.Errorf("after a result a second old: read %q, want b alone (results further apart than gatherGap are not held back)", got)
 	}
-	if got := next(0, time.Now()); got != "c" {
+	pr.lastRead = time.Now()
+	if got := readLines(t, pr, &pending, deadline, 0); got != "c" {
 		t.Errorf("without a wait, c 100 ms after b: read %q, want c alone", got)
 	}
 }
 
 // TestPumpGathersFastResults: results that come close together are read
-// with one wake-up when pump may wait for them.
+// with one wake-up when pump may wait for them: b and c come 20 and 50 ms
+// after a, and a wait of 500 ms right after a was read lets both arrive.
 func TestPumpGathersFastResults(t *testing.T) {
 	t.Parallel()
 	pr := shellProc(t, `printf 'a\n' >&4; sleep 0.02; printf 'b\n' >&4; sleep 0.03; printf 'c\n' >&4; sleep 30`)
 	var pending queue[byte]
 	deadline := time.Now().Add(time.Minute)
-	for len(pr.respBuf) == 0 {
-		if ev := pr.pump(&pending, deadline, 1<<20, 0); ev != alive {
-			t.Fatalf("pump: %v, want alive", ev)
-		}
+	if got := readLines(t, pr, &pending, deadline, 0); got != "a" {
+		t.Fatalf("first read: %q, want a", got)
 	}
-	if got := lines(pr); strings.Join(got, " ") != "a" {
-		t.Fatalf("first read: %q, want [a]", got)
-	}
-	// b and c come 20 and 50 ms after a; a wait of 500 ms (with a just
-	// read) lets both arrive before pump reads.
 	pr.lastRead = time.Now()
-	if ev := pr.pump(&pending, deadline, 1<<20, 500*time.Millisecond); ev != alive {
-		t.Fatalf("pump: %v, want alive", ev)
-	}
-	if got := lines(pr); strings.Join(got, " ") != "b c" {
-		t.Errorf("after a wait: %q, want [b c]: pump read without letting the results gather", got)
+	if got := readLines(t, pr, &pending, deadline, 500*time.Millisecond); got != "b c" {
+		t.Errorf("after a wait: read %q, want \"b c\": pump read without letting the results gather", got)
 	}
 }
 
@@ -124,12 +115,9 @@ func TestGatherNoticesExit(t *testing.T) {
 	}
 	var pending queue[byte]
 	deadline := time.Now().Add(10 * time.Minute)
-	for len(pr.respBuf) == 0 {
-		if ev := pr.pump(&pending, deadline, 1<<20, 0); ev != alive {
-			t.Fatalf("pump: %v, want alive", ev)
-		}
+	if got := readLines(t, pr, &pending, deadline, 0); got != "a" {
+		t.Fatalf("first read: %q, want a", got)
 	}
-	lines(pr)
 	pr.lastRead = time.Now()
 	done := make(chan exchangeResult, 1)
 	go func() { done <- pr.pump(&pending, deadline, 1<<20, 5*time.Minute) }()
