@@ -1,3 +1,6 @@
+// Modified from upstream github.com/santhosh-tekuri/jsonschema/v6 v6.0.3:
+// the drafts' meta-schemas compile on the first Compile (README.md).
+
 package jsonschema
 
 import (
