@@ -186,10 +186,7 @@ func (f *fieldSet) findings(file string) []manifest.Finding {
 		if c.seen {
 			continue
 		}
-		hint := ""
-		if t := typoOf(c.name, known); t != "" {
-			hint = fmt.Sprintf(" (did you mean %q?)", t)
-		}
+		hint := typoHint(c.name, known)
 		out = append(out, manifest.Finding{
 			Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: c.canary.File, Line: c.canary.Line,
 			Message: fmt.Sprintf("canary %q: its %s has the field %q, which no %s of %s has%s: the canary tests a shape the graded cases never have",

@@ -225,10 +225,7 @@ func (r *Reader) hiddenFieldsMissing() []manifest.Finding {
 		if h.seen {
 			continue
 		}
-		hint := ""
-		if t := typoOf(h.name, known); t != "" {
-			hint = fmt.Sprintf(" (did you mean %q?)", t)
-		}
+		hint := typoHint(h.name, known)
 		out = append(out, manifest.Finding{
 			Code: CodeUnknownField, Severity: manifest.SeverityWarn, File: r.m.File, Line: r.m.Line("dataset.hidden_fields"),
 			Message: fmt.Sprintf("dataset.hidden_fields names %q, which no item has%s: a misspelt name hides nothing, and the grader sees the field it was meant to hide", cutValue(h.name), hint),

@@ -96,6 +96,15 @@ func (s *sliceTally) findings(file string, rules []manifest.SliceRule) []manifes
 	return out
 }
 
+// typoHint is " (did you mean "NAME"?)" for the one of known that name is
+// a typo of (typoOf), or "" when there is none.
+func typoHint(name string, known []string) string {
+	if t := typoOf(name, known); t != "" {
+		return fmt.Sprintf(" (did you mean %q?)", t)
+	}
+	return ""
+}
+
 // typoOf is the one of known that name is a typo of: the nearest by edit
 // distance, within one edit for a short name and two for a longer one, or ""
 // when none is, or when two are equally near.
