@@ -32,6 +32,13 @@ With --rounds N every command is timed N times, the commands in turn, and
 the table gives the lowest and the median wall time, the median CPU time,
 and the spread of run's time over the loop's in the same round.
 
+The floor column is what the machine allows a run, from its own CPU time:
+the tree's CPU spread perfectly over every core this benchmark may use
+(CPU ÷ cores), as a multiple of the loop's wall time in the same round,
+and how far the run's wall time is above it. A run whose floor is above a
+target cannot reach it on this machine however its work is scheduled; it
+needs less CPU.
+
 Before the table it says how each gradegate binary is linked. Build it
 static, as releases and the Action's image are: a cgo build (the go
 command's default where a C compiler is installed) is linked dynamically,
@@ -268,6 +275,16 @@ def peak_memory(cmd, env):
     return peak_rss / 1024, peak_pss / 1024
 
 
+def floor_text(walls, cpus, loops, cores):
+    """The floor column: the medians, over the rounds, of the run's CPU ÷
+    cores over the loop's wall time of the same round, and of the run's
+    wall time over that floor."""
+    floors = [cpu / cores for cpu in cpus]
+    over_loop = statistics.median(f / loop for f, loop in zip(floors, loops))
+    above = statistics.median(w / f for w, f in zip(walls, floors) if f > 0)
+    return f"{over_loop:.2f}× ({above:.2f}×)"
+
+
 def linkage(path):
     """How the ELF binary at path is linked: "static", or "dynamic"
     when it names a program interpreter (PT_INTERP, the dynamic loader)."""
@@ -314,8 +331,11 @@ def main():
         if path:
             print(f"{name}: {path}, {linkage(path)}")
     print()
-    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | exit |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    cores = len(os.sched_getaffinity(0))
+    print(f"cores: {cores} (the floor is the tree's CPU over {cores})")
+    print()
+    print("| suite | cases | what | wall s | CPU s (tree) | peak tree RSS MB | peak tree PSS MB | run ÷ loop | floor ÷ loop (run ÷ floor) | exit |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for kind in args.kinds.split(","):
         for n in [int(s) for s in args.sizes.split(",")]:
             path = os.path.join(args.dir, f"{kind}-{n}")
@@ -370,8 +390,11 @@ def main():
                     ratio = f"{r[0]:.2f}×" if len(r) == 1 else f"{r[0]:.2f}× to {r[-1]:.2f}×, median {statistics.median(r):.2f}×"
                     if what == "run@base":
                         ratio = "base ÷ run " + ratio
+                floor = ""
+                if what.startswith("run") and "loop" in cmds:
+                    floor = floor_text(walls[what], cpus[what], walls["loop"], cores)
                 label = what + (" " + args.run_args if what == "run" and args.run_args else "")
-                print(f"| {kind} | {n} | {label} | {wall} | {secs(statistics.median(cpus[what]))} | {peak:.0f} | {pss:.0f} | {ratio} | {codes[what]} |", flush=True)
+                print(f"| {kind} | {n} | {label} | {wall} | {secs(statistics.median(cpus[what]))} | {peak:.0f} | {pss:.0f} | {ratio} | {floor} | {codes[what]} |", flush=True)
 
 
 if __name__ == "__main__":
