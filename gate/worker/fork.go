@@ -49,10 +49,9 @@ func (p *Pool) Fork(ctx context.Context, src []byte) (*Pool, error) {
 		cfg:    cfg,
 		argv:   p.argv,
 		init:   append(line, '\n'),
-		tokens: make(chan struct{}, cfg.Workers),
-		live:   map[*proc]bool{},
 		parent: p,
 	}
+	v.slots.init(cfg.Workers, warmth)
 	for i := range cfg.Workers {
 		v.release(&slot{id: i, alt: -1})
 	}

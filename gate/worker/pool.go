@@ -41,9 +41,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -103,13 +101,7 @@ type Pool struct {
 	// (pathbin.go); "" for a forked pool, whose processes are its parent's.
 	commands string
 
-	// tokens counts free slots; a goroutine grading holds one slot.
-	tokens chan struct{}
-
-	mu     sync.Mutex
-	free   []*slot        // free slots, warm ones preferred (see acquire)
-	live   map[*proc]bool // every running process, for Close and cancellation
-	closed error          // set by Close or New's context; no process starts after
+	slots[*slot, *proc]
 
 	stopWatch func() bool
 
@@ -117,10 +109,8 @@ type Pool struct {
 	// is then the fork request.
 	parent *Pool
 
-	// Counters for tests and benchmarks: processes started, and the most
-	// bytes of response pipe any process made the pool buffer.
-	starts       atomic.Int64
-	peakBuffered atomic.Int64
+	// starts counts the processes started, for tests and benchmarks.
+	starts atomic.Int64
 }
 
 // slot is one concurrency unit: the process currently serving it and, near
@@ -211,9 +201,8 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		argv:     append(append([]string{cfg.Python.Executable}, isolationFlags(cfg)...), "-B", "-X", "utf8", "-c", workerPy),
 		init:     append(initMsg, '\n'),
 		pristine: append(pristineMsg, '\n'),
-		tokens:   make(chan struct{}, cfg.Workers),
-		live:     map[*proc]bool{},
 	}
+	p.slots.init(cfg.Workers, warmth)
 	if p.commands, err = newCommandDir(cfg.Python.Executable); err != nil {
 		return nil, err
 	}
@@ -301,11 +290,7 @@ func (p *Pool) Sandbox() grading.Sandbox { return p.cfg.Sandbox.Status() }
 func (p *Pool) Close() error {
 	p.stopWatch()
 	if p.parent != nil {
-		p.mu.Lock()
-		if p.closed == nil {
-			p.closed = errors.New("worker: pool closed")
-		}
-		p.mu.Unlock()
+		p.markClosed(errors.New("worker: pool closed"))
 	} else {
 		p.shut(errors.New("worker: pool closed"))
 	}
@@ -342,33 +327,6 @@ func (p *Pool) Close() error {
 	return errors.Join(errs...)
 }
 
-// acquire takes a free slot, preferring one whose process is running: a
-// Grade call with fewer tasks than workers (a canary) should not start a
-// cold interpreter while a loaded one is idle.
-func (p *Pool) acquire(ctx context.Context) (*slot, error) {
-	select {
-	case <-p.tokens:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("worker: %w", context.Cause(ctx))
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// A slot whose process is running, else one whose process is loading.
-	i := len(p.free) - 1
-	for j := i; j >= 0; j-- {
-		if p.free[j].proc != nil {
-			i = j
-			break
-		}
-		if p.free[j].spare != nil && p.free[i].spare == nil {
-			i = j
-		}
-	}
-	s := p.free[i]
-	p.free = slices.Delete(p.free, i, i+1)
-	return s, nil
-}
-
 // loading is the done channel of the process started ahead for s, which
 // has none yet (Config.StartAll).
 func (p *Pool) loading(s *slot) <-chan struct{} {
@@ -381,23 +339,16 @@ func (p *Pool) loading(s *slot) <-chan struct{} {
 // cold says that s has no process and none is loading.
 func (p *Pool) cold(s *slot) bool { return s.proc == nil && s.spare == nil }
 
-func (p *Pool) release(s *slot) {
-	p.mu.Lock()
-	p.free = append(p.free, s)
-	p.mu.Unlock()
-	p.tokens <- struct{}{}
-}
-
-// shut marks the pool closed and kills every live process.
-func (p *Pool) shut(reason error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed == nil {
-		p.closed = reason
+// warmth ranks s for slots.acquire: its process runs, or one is loading
+// for it (Config.StartAll), or neither.
+func warmth(s *slot) int {
+	switch {
+	case s.proc != nil:
+		return 2
+	case s.spare != nil:
+		return 1
 	}
-	for pr := range p.live {
-		pr.kill()
-	}
+	return 0
 }
 
 // altSlot returns the second sandbox slot of pool slot i, or -1 when the
@@ -484,10 +435,7 @@ func (p *Pool) takeSpare(ctx context.Context, s *slot) (*LoadError, error) {
 // grader that fails to load gives a *LoadError (the process is already
 // stopped); err is a tool failure.
 func (p *Pool) startProcess(ctx context.Context, box int) (*proc, *LoadError, error) {
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed != nil {
+	if closed := p.closedReason(); closed != nil {
 		return nil, nil, closed
 	}
 	if p.parent != nil {
@@ -542,11 +490,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 	pr.box = box
 	pr.guard = p.cfg.Sandbox.Guard(spec, pr.pid)
 	p.starts.Add(1)
-	p.mu.Lock()
-	p.live[pr] = true
-	closed := p.closed
-	p.mu.Unlock()
-	if closed != nil {
+	if closed := p.track(pr); closed != nil {
 		return nil, nil, errors.Join(closed, p.stopProc(pr))
 	}
 
@@ -580,10 +524,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 	}
 	if res != gotLine {
 		// Close or New's context killed the process: that is not the grader's doing.
-		p.mu.Lock()
-		closed := p.closed
-		p.mu.Unlock()
-		if closed != nil {
+		if closed := p.closedReason(); closed != nil {
 			return nil, nil, errors.Join(closed, p.stopProc(pr))
 		}
 	}
@@ -593,21 +534,6 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", p.cfg.LoadTimeoutSeconds)
 	}
 	return nil, &LoadError{Err: *o.Error, Output: o.Output}, stopErr
-}
-
-// closedReason is why the pool was closed, or nil.
-func (p *Pool) closedReason() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
-}
-
-// closedBy reports whether err carries the reason the pool was closed.
-func (p *Pool) closedBy(err error) bool {
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	return closed != nil && errors.Is(err, closed)
 }
 
 // retire stops the slot's process and forgets it.
@@ -623,15 +549,7 @@ func (p *Pool) stopProc(pr *proc) error {
 		return p.returnZygote(pr)
 	}
 	err := pr.stop()
-	for {
-		old := p.peakBuffered.Load()
-		if int64(pr.peak) <= old || p.peakBuffered.CompareAndSwap(old, int64(pr.peak)) {
-			break
-		}
-	}
-	p.mu.Lock()
-	delete(p.live, pr)
-	p.mu.Unlock()
+	p.forget(pr, int64(pr.peak))
 	if err != nil {
 		return fmt.Errorf("worker: slot %d: %w", pr.box, err)
 	}

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,20 +42,12 @@ type PortablePool struct {
 	argv []string
 	boot []byte // the bootstrap's input: worker.py, then the init request
 
-	// tokens counts free slots; a goroutine grading holds one slot.
-	tokens chan struct{}
-
-	mu     sync.Mutex
-	free   []*portableSlot
-	live   map[*portableProc]bool
-	closed error // set by Close or New's context; no process starts after
+	slots[*portableSlot, *portableProc]
 
 	stopWatch func() bool
 
-	// Counters for tests: processes started, and the most bytes of
-	// response pipe any process made the pool buffer.
-	starts       atomic.Int64
-	peakBuffered atomic.Int64
+	// starts counts the processes started, for tests.
+	starts atomic.Int64
 }
 
 // portableSlot is one concurrency unit and the process serving it.
@@ -119,11 +109,10 @@ func NewPortable(ctx context.Context, cfg Config) (*PortablePool, error) {
 		// writes; -X utf8: UTF-8 streams and file defaults whatever the
 		// locale. The -c program reads worker.py from stdin: passed as an
 		// argument it would not fit Windows' 32 KiB command line.
-		argv:   append(append([]string{cfg.Python.Executable}, portableFlags(cfg)...), "-B", "-X", "utf8", "-c", portableBootstrap),
-		boot:   boot,
-		tokens: make(chan struct{}, cfg.Workers),
-		live:   map[*portableProc]bool{},
+		argv: append(append([]string{cfg.Python.Executable}, portableFlags(cfg)...), "-B", "-X", "utf8", "-c", portableBootstrap),
+		boot: boot,
 	}
+	p.slots.init(cfg.Workers, portableWarmth)
 	for i := range cfg.Workers {
 		p.release(&portableSlot{id: i})
 	}
@@ -296,56 +285,19 @@ func (p *PortablePool) Close() error {
 	return errors.Join(errs...)
 }
 
-// acquire takes a free slot, preferring one whose process is running.
-func (p *PortablePool) acquire(ctx context.Context) (*portableSlot, error) {
-	select {
-	case <-p.tokens:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("worker: %w", context.Cause(ctx))
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	i := len(p.free) - 1
-	for j := i; j >= 0; j-- {
-		if p.free[j].proc != nil {
-			i = j
-			break
-		}
-	}
-	s := p.free[i]
-	p.free = slices.Delete(p.free, i, i+1)
-	return s, nil
-}
-
 // loading is always nil: a portable slot starts its process on demand.
 func (p *PortablePool) loading(*portableSlot) <-chan struct{} { return nil }
 
 // cold says that s has no process.
 func (p *PortablePool) cold(s *portableSlot) bool { return s.proc == nil }
 
-func (p *PortablePool) release(s *portableSlot) {
-	p.mu.Lock()
-	p.free = append(p.free, s)
-	p.mu.Unlock()
-	p.tokens <- struct{}{}
-}
-
-// shut marks the pool closed and kills every live process.
-func (p *PortablePool) shut(reason error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed == nil {
-		p.closed = reason
+// portableWarmth ranks s for slots.acquire: its process runs, or not (a
+// portable slot loads none ahead).
+func portableWarmth(s *portableSlot) int {
+	if s.proc != nil {
+		return 2
 	}
-	for pr := range p.live {
-		pr.kill()
-	}
-}
-
-func (p *PortablePool) closedReason() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
+	return 0
 }
 
 // retire stops the slot's process and forgets it.
@@ -357,15 +309,7 @@ func (p *PortablePool) retire(s *portableSlot) error {
 
 func (p *PortablePool) stopProc(pr *portableProc) error {
 	err := pr.stop()
-	for {
-		old, peak := p.peakBuffered.Load(), pr.peak.Load()
-		if peak <= old || p.peakBuffered.CompareAndSwap(old, peak) {
-			break
-		}
-	}
-	p.mu.Lock()
-	delete(p.live, pr)
-	p.mu.Unlock()
+	p.forget(pr, pr.peak.Load())
 	if err != nil {
 		return fmt.Errorf("worker: slot %d: %w", pr.box, err)
 	}
@@ -394,11 +338,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 	}
 	pr.box = s.id
 	p.starts.Add(1)
-	p.mu.Lock()
-	p.live[pr] = true
-	closed := p.closed
-	p.mu.Unlock()
-	if closed != nil {
+	if closed := p.track(pr); closed != nil {
 		return nil, errors.Join(closed, p.stopProc(pr))
 	}
 
