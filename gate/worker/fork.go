@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gradegate/gradegate/gate/grading"
 	"github.com/gradegate/gradegate/gate/sandbox"
 )
 
@@ -116,10 +115,9 @@ func (v *Pool) forkProcess(ctx context.Context) (*proc, *LoadError, error) {
 			pr.takesCtx = r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
-			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, v.cfg.OutputLimit)}
 			// The child exits by itself after a load error: nothing to end.
 			pr.childGone = true
-			return nil, le, v.stopProc(pr)
+			return nil, r.loadError(r.output(pr.output, v.cfg.OutputLimit)), v.stopProc(pr)
 		}
 		res = garbled
 	}

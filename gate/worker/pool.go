@@ -513,9 +513,7 @@ func (p *Pool) launch(ctx context.Context, box int, init []byte) (*proc, *LoadEr
 			pr.takesCtx = r.Ctx
 			return pr, nil, nil
 		} else if err == nil && r.Op == "load_error" {
-			le := &LoadError{Err: grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line}, Output: r.output(pr.output, p.cfg.OutputLimit)}
-			le.Preprocess = r.Pre
-			return nil, le, p.stopProc(pr)
+			return nil, r.loadError(r.output(pr.output, p.cfg.OutputLimit)), p.stopProc(pr)
 		}
 		res = garbled
 	}

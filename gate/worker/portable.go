@@ -352,11 +352,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 			return nil, nil
 		} else if err == nil && r.Op == "load_error" {
 			stopErr := p.stopProc(pr)
-			le := &LoadError{
-				Err:    grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line},
-				Output: r.output(pr.out.take(-1, 0), p.cfg.OutputLimit),
-			}
-			return le, stopErr
+			return r.loadError(r.output(pr.out.take(-1, 0), p.cfg.OutputLimit)), stopErr
 		}
 		pr.kill()
 		res = portableGarbled

@@ -202,6 +202,16 @@ var workerClasses = map[string]grading.Class{
 	"timeout": grading.ClassTimeout,
 }
 
+// loadError is what a "load_error" answer to init reports, with output,
+// what the process wrote while it loaded.
+func (r *response) loadError(output string) *LoadError {
+	return &LoadError{
+		Err:        grading.CaseError{Class: r.class(), Type: r.Type, Message: r.Message, Line: r.Line},
+		Output:     output,
+		Preprocess: r.Pre,
+	}
+}
+
 func (r *response) class() grading.Class {
 	if c, ok := workerClasses[r.Class]; ok {
 		return c
