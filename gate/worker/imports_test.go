@@ -45,9 +45,9 @@ print(json.dumps({"json": json.__name__, "handlers": type(signal.SIG_IGN).__name
 	}
 }
 
-// TestLoadsJSONIsJSONLoads: the worker's own reader gives json.loads's
-// value, or json.loads's exception, over 60,000 random short texts and
-// byte strings (JSON's characters, whitespace, look-alikes, NUL, byte order
+// TestLoadsJSONIsJSONLoads: the worker's own readers (loads_json, and
+// loads_request for request lines) give json.loads's value, or
+// json.loads's exception, over 60,000 random short texts and byte strings (JSON's characters, whitespace, look-alikes, NUL, byte order
 // marks, UTF-16 and invalid UTF-8), and its copy is
 // json.loads(json.dumps(value)).
 func TestLoadsJSONIsJSONLoads(t *testing.T) {
@@ -77,6 +77,12 @@ for data in datas:
     want, got = outcome(real_json.loads, data), outcome(loads_json, data)
     if want != got:
         diffs.append([repr(data), str(want), str(got)])
+    if not isinstance(data, str):
+        # The request reader's shortcut, on lines shaped like Go's and not.
+        for line in (data, data + b"\n", b'{"id": ' + data + b"}\n", b"{" + data + b"\n"):
+            want, got = outcome(real_json.loads, line), outcome(loads_request, line)
+            if want != got:
+                diffs.append([repr(line), str(want), str(got)])
 for value in [{"a": [1, 2.5, None, True, "\u00e9"]}, [float("nan"), float("inf")], {"k": {"n": [[], {}]}}, "s", 3]:
     want, got = outcome(lambda v: real_json.loads(real_json.dumps(v)), value), outcome(json_copy, value)
     if want != got:

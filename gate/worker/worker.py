@@ -161,6 +161,22 @@ def loads_json(data):
     return json.loads(data)
 
 
+def loads_request(line):
+    """loads_json(line) for a request line as Go writes it: compact JSON
+    that starts with "{" and ends with one newline, scanned at once (a
+    quarter of loads_json's cost per case); any other line takes
+    loads_json's way, so the value and the error are its."""
+    if line[-1:] == b"\n" and line[:1] == b"{":
+        try:
+            text = line.decode("utf-8", "surrogatepass")
+            value, end = _scan_json(text, 0)
+            if end == len(text) - 1:
+                return value
+        except (StopIteration, ValueError):
+            pass
+    return loads_json(line)
+
+
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -1810,7 +1826,7 @@ class Worker:
         and read with many others in one system call.
         """
         clock = time.perf_counter
-        loads = loads_json
+        loads = loads_request
         write = os.write
         # The common answer (one finite score, nothing printed) is formatted
         # directly: a third of the encoder's cost.
@@ -1818,6 +1834,9 @@ class Worker:
         check_at = clock() + 1.0
         fn = self.fn
         capture = self.capture
+        # What sends every request the long way, whatever it holds; fixed
+        # once the grader is loaded.
+        special = bool(self.fork or self.mka1 is not None or self.ctx is not None or self.pre is not None)
         for line in requests:
             try:
                 req = loads(line)
@@ -1836,10 +1855,13 @@ class Worker:
             self.cases += 1
             start = clock()
             periodic = self.cases % LEFTOVER_EVERY == 0 or start >= check_at
-            if not (self.fork or periodic or self.mka1 is not None or self.ctx is not None or "batch" in req or "trace" in req or "reads" in req or self.pre is not None):
+            # A request of three keys that is no batch is id, sample and
+            # item (checked above): no trace or reads asked.
+            if not (special or periodic or len(req) != 3 or "batch" in req):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
-                capture.reset()
+                if capture.parts or capture.cut:
+                    capture.reset()
                 self.violation = None
                 self.spawned = False
                 try:
@@ -1853,7 +1875,10 @@ class Worker:
                     if type(ret) is float and ret - ret == 0.0 and not capture.parts and not capture.cut and not self.spawned:
                         took = (clock() - start) * 1000
                         write(2, END_MARKER % rid)
-                        write_all(RESP_FD, (fast % (rid, took, ret)).encode())
+                        data = (fast % (rid, took, ret)).encode()
+                        n = write(RESP_FD, data)
+                        if n != len(data):
+                            write_all(RESP_FD, data[n:])
                         continue
                     resp = self.classify(ret)
                 if capture.parts or capture.cut:
