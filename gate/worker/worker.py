@@ -1860,7 +1860,7 @@ class Worker:
             if not (special or periodic or len(req) != 3 or "batch" in req):
                 # The common case on its shortest path: a finite float,
                 # nothing printed, no process started.
-                if capture.parts or capture.cut:
+                if capture.parts or capture.kept or capture.cut:
                     capture.reset()
                 self.violation = None
                 self.spawned = False
