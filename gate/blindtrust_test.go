@@ -102,7 +102,7 @@ func TestBlindCanaryIDsInTheDatasetsRange(t *testing.T) {
 	var within, canaries, held int
 	for k := range uint64(seeds) {
 		seed := k + 1
-		r, res := honestRun(t, in, seed)
+		r, _ := honestRun(t, in, seed)
 		sent := map[string]bool{} // ids sent so far
 		canaryIDs := map[string]bool{}
 		for _, call := range r.calls {

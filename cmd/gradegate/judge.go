@@ -11,9 +11,6 @@ type judgeFlags struct {
 	cache       string
 	mode        string
 	concurrency int
-	// repeats is gate.repeats for the run's own grading; the determinism
-	// check and shadow ask once.
-	repeats int
 }
 
 func (j *judgeFlags) register(fs *flag.FlagSet) {

@@ -558,18 +558,6 @@ func (s *suite) start(ctx context.Context, newRunner RunnerFactory, src []byte) 
 	return r, release, nil, nil
 }
 
-// grade runs the suite on src. A source that does not load gives a
-// *worker.LoadError and no outcomes.
-func (s *suite) grade(ctx context.Context, newRunner RunnerFactory, src []byte) (*graded, *worker.LoadError, error) {
-	r, release, le, err := s.start(ctx, newRunner, src)
-	if le != nil || err != nil {
-		return nil, le, err
-	}
-	defer release()
-	g, err := s.gradeOn(ctx, r)
-	return g, nil, err
-}
-
 // gradeWithin runs the suite on src, its grading (not its start) bounded by
 // budget; slow says the budget stopped it.
 func (s *suite) gradeWithin(ctx context.Context, newRunner RunnerFactory, src []byte, budget time.Duration) (*graded, *worker.LoadError, bool, error) {

@@ -100,7 +100,6 @@ type limitResult struct {
 }
 
 func (r *probeReport) socket(family string) (string, bool) { return find(r.Sockets, family) }
-func (r *probeReport) call(name string) (string, bool)     { return find(r.Syscalls, name) }
 
 func find(rs []namedResult, name string) (string, bool) {
 	for _, x := range rs {

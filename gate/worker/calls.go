@@ -25,12 +25,6 @@ import (
 	"github.com/gradegate/gradegate/gate/grading"
 )
 
-// Descriptors of the call pipes in the worker (worker.py CALL_FD, ANSWER_FD).
-const (
-	callFD   = 5
-	answerFD = 6
-)
-
 // maxCallLine bounds one call line from the worker: the grader's arguments.
 const maxCallLine = 8 << 20
 

@@ -159,8 +159,9 @@ func startProc(cmd *exec.Cmd, outputLimit int, cleanup func() error, calls *call
 	cmd.Stdin = nil // /dev/null: a grader calling input() gets EOFError, not a hang
 	cmd.Stdout = childFiles[2]
 	cmd.Stderr = childFiles[2]
-	cmd.ExtraFiles = childFiles[:2]
+	cmd.ExtraFiles = childFiles[:2] // fd 3 and 4
 	if calls != nil {
+		// fd 5 and 6, the model-call pipes (worker.py CALL_FD, ANSWER_FD).
 		cmd.ExtraFiles = append(cmd.ExtraFiles, calls.child[0], calls.child[1])
 	}
 	startErr := cmd.Start()

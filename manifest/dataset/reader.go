@@ -523,7 +523,7 @@ func (r *Reader) joinErrors() []error {
 	}
 	var out []lineErr
 	for _, e := range sj.joinErrs {
-		out = append(out, lineErr{e.line, e.msg})
+		out = append(out, lineErr(e))
 	}
 	for id, ref := range sj.index {
 		_, info, known := r.seen.get(id)
