@@ -188,6 +188,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	// grader: a variant's child begins where the grader's own process
 	// began, not from what loading (and grading) did to it.
 	fields["source"], fields["pristine"] = []byte{}, true
+	fields["preload"] = preloads(cfg.Source)
 	pristineMsg, err := json.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("worker: init request: %w", err)
