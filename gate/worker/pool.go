@@ -607,4 +607,3 @@ func isolationFlags(cfg Config) []string {
 	}
 	return []string{"-s"}
 }
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

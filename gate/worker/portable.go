@@ -59,8 +59,8 @@ type portableSlot struct {
 
 var _ grading.StreamRunner = (*PortablePool)(nil)
 
-// portableMS is d in milliseconds, as outcomes carry it.
-func portableMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+// ms is d in milliseconds, as outcomes carry it.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // NewPortable validates cfg, starts one worker process and loads the grader
 // in it, so a grader that cannot load is reported before any case runs (as
@@ -368,7 +368,7 @@ func (p *PortablePool) startSlot(ctx context.Context, s *portableSlot) (*LoadErr
 		pr.dumpStack()
 	}
 	stopErr := p.stopProc(pr)
-	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), portableMS(time.Since(start)))
+	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), ms(time.Since(start)))
 	if res == portableTimedOut {
 		o.Error.Message = fmt.Sprintf("the grader took longer than load_timeout_seconds=%d to load; its process was killed", p.cfg.LoadTimeoutSeconds)
 	}
@@ -426,7 +426,7 @@ func (p *PortablePool) serve(ctx context.Context, s *portableSlot, first *reques
 				// process was started for.
 				ce := loadErr.Err
 				ce.Message = "loading the grader: " + ce.Message
-				o := grading.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: portableMS(time.Since(start))}
+				o := grading.Outcome{Class: ce.Class, Error: &ce, Output: loadErr.Output, DurationMS: ms(time.Since(start))}
 				for _, seq := range r.seqs {
 					deliver(seq, o)
 				}
@@ -469,7 +469,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) (
 			}
 			s.served += len(r.seqs)
 			out := rep.output(pr.out.take(r.id, markerGrace), p.cfg.OutputLimit)
-			outs := portableOutcomes(&p.cfg, rep, r, out, portableMS(elapsed))
+			outs := portableOutcomes(&p.cfg, rep, r, out, ms(elapsed))
 			if rep.recycle() || p.cfg.Isolation == IsolationCase || p.cfg.RecycleAfter > 0 && s.served >= p.cfg.RecycleAfter {
 				return outs, p.retire(s)
 			}
@@ -487,7 +487,7 @@ func (p *PortablePool) grade(ctx context.Context, s *portableSlot, r *request) (
 		pr.dumpStack()
 	}
 	stopErr := p.retire(s)
-	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), portableMS(elapsed))
+	o := portableDeadOutcome(&p.cfg, pr, res, pr.out.take(-1, 0), ms(elapsed))
 	outs := make([]grading.Outcome, len(r.seqs))
 	for i := range outs {
 		outs[i] = o

@@ -3,8 +3,6 @@
 package worker
 
 import (
-	"bufio"
-	"bytes"
 	"slices"
 	"strings"
 )
@@ -39,15 +37,12 @@ var preloadable = []string{
 func preloads(src []byte) []string {
 	var out []string
 	add := func(name string) {
-		name = strings.TrimSpace(name)
 		if slices.Contains(preloadable, name) && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for line := range strings.Lines(string(src)) {
+		line = strings.TrimSpace(line)
 		if rest, ok := strings.CutPrefix(line, "import "); ok {
 			for _, part := range strings.Split(rest, ",") {
 				name, _, _ := strings.Cut(strings.TrimSpace(part), " ")
