@@ -323,3 +323,50 @@ func TestDoctorReportsCapabilities(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, b.String())
 	}
 }
+
+func TestParseStatusIDs(t *testing.T) {
+	tests := []struct {
+		name   string
+		status string
+		want   statusIDs
+	}{
+		{"kernel layout", "Name:\tsleep\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t7\nPid:\t7\nPPid:\t1\nTracerPid:\t0\nUid:\t60001\t60002\t60003\t60004\nGid:\t0\t0\t0\t0\nFDSize:\t64\nVmRSS:\t  896 kB\nThreads:\t3\nSigQ:\t0/95538\n",
+			statusIDs{uids: [4]int{60001, 60002, 60003, 60004}, nuids: 4, threads: 3}},
+		{"no thread count", "Name:\tx\nUid:\t0\t0\t0\t0\n", statusIDs{nuids: 4}},
+		{"no uid line", "Name:\tx\nThreads:\t1\n", statusIDs{threads: 1}},
+		{"cut short", "Name:\tx\nUid:\t60010\t600", statusIDs{uids: [4]int{60010, 600}, nuids: 2}},
+		{"a field that is no number ends the line", "Uid:\t60010\tx\t60011\t60012\nThreads:\t1\n", statusIDs{uids: [4]int{60010}, nuids: 1, threads: 1}},
+		{"a fifth field is not read", "Uid:\t1\t2\t3\t4\t5\nThreads:\t2\n", statusIDs{uids: [4]int{1, 2, 3, 4}, nuids: 4, threads: 2}},
+		{"empty", "", statusIDs{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseStatusIDs([]byte(tt.status)); got != tt.want {
+				t.Errorf("parseStatusIDs = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestProcIDsFindsEveryProcess: both halves of the listing are read, this
+// process among them, with its uid and its threads.
+func TestProcIDsFindsEveryProcess(t *testing.T) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := 0
+	for _, e := range entries {
+		if n := e.Name(); n[0] >= '0' && n[0] <= '9' {
+			pids++
+		}
+	}
+	got := procIDs()
+	// Processes come and go (the test binary's own helpers among them).
+	if len(got) < pids/2+1 || len(got) > pids+16 {
+		t.Errorf("procIDs read %d processes; /proc lists %d", len(got), pids)
+	}
+	if n := tasksOfUID(os.Getuid()); n < 2 {
+		t.Errorf("tasksOfUID(own uid) = %d, want this process's threads at least", n)
+	}
+}

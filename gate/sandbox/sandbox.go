@@ -700,18 +700,9 @@ func processLimit(ownUID bool) uint64 {
 // tasksOfUID counts the threads of all processes whose real uid is uid.
 func tasksOfUID(uid int) int {
 	n := 0
-	for status := range procStatuses() {
-		var real, threads int
-		for _, line := range strings.Split(status, "\n") {
-			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
-				fmt.Sscan(v, &real)
-			}
-			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
-				fmt.Sscan(v, &threads)
-			}
-		}
-		if real == uid {
-			n += threads
+	for _, p := range procIDs() {
+		if p.nuids > 0 && p.uids[0] == uid {
+			n += p.threads
 		}
 	}
 	return n

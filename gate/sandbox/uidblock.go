@@ -3,12 +3,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -165,46 +167,104 @@ func lockBlock(dir string, b int) (*os.File, error) {
 // runs under: any of its real, effective, saved or filesystem uids.
 func busyUIDs(lo, hi int) map[int]bool {
 	busy := map[int]bool{}
-	for status := range procStatuses() {
-		for _, line := range strings.Split(status, "\n") {
-			v, ok := strings.CutPrefix(line, "Uid:")
-			if !ok {
-				continue
+	for _, p := range procIDs() {
+		for _, uid := range p.uids[:p.nuids] {
+			if uid >= lo && uid < hi {
+				busy[(uid-BaseUID)/UIDBlockSize] = true
 			}
-			for _, f := range strings.Fields(v) {
-				var uid int
-				if _, err := fmt.Sscan(f, &uid); err == nil && uid >= lo && uid < hi {
-					busy[(uid-BaseUID)/UIDBlockSize] = true
-				}
-			}
-			break
 		}
 	}
 	return busy
 }
 
-// procStatuses yields the text of /proc/PID/status of every process; one
-// that cannot be read (it has exited since the listing) is skipped, and
-// without /proc there is none.
-func procStatuses() iter.Seq[string] {
-	return func(yield func(string) bool) {
-		entries, err := os.ReadDir("/proc")
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if e.Name()[0] < '0' || e.Name()[0] > '9' {
-				continue
-			}
-			b, err := os.ReadFile("/proc/" + e.Name() + "/status")
-			if err != nil {
-				continue
-			}
-			if !yield(string(b)) {
-				return
-			}
+// statusIDs is what the sandbox reads of a process's /proc/PID/status: its
+// "Uid:" line (real, effective, saved and filesystem uid) and its thread
+// count.
+type statusIDs struct {
+	uids    [4]int
+	nuids   int // how many of uids the line held
+	threads int
+}
+
+// procIDs returns the statusIDs of every process; one that cannot be read
+// (it has exited since the listing) is left out, and without /proc there
+// is none. The kernel writes each status file when it is read, tens of
+// microseconds a process: the list is read in two halves at once.
+func procIDs() []statusIDs {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []string
+	for _, e := range entries {
+		if n := e.Name(); n[0] >= '0' && n[0] <= '9' {
+			pids = append(pids, n)
 		}
 	}
+	half := len(pids) / 2
+	var first []statusIDs
+	var wg sync.WaitGroup
+	wg.Go(func() { first = readStatusIDs(pids[:half]) })
+	rest := readStatusIDs(pids[half:])
+	wg.Wait()
+	return append(first, rest...)
+}
+
+// readStatusIDs reads the statusIDs of each pid.
+func readStatusIDs(pids []string) []statusIDs {
+	out := make([]statusIDs, 0, len(pids))
+	buf := make([]byte, 4096) // a status file is about 1.5 KB
+	for _, pid := range pids {
+		b, err := readStatus(pid, buf)
+		if err != nil {
+			continue
+		}
+		out = append(out, parseStatusIDs(b))
+	}
+	return out
+}
+
+// readStatus reads /proc/pid/status into buf, or whole when buf cannot
+// hold it.
+func readStatus(pid string, buf []byte) ([]byte, error) {
+	path := "/proc/" + pid + "/status"
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	n, err := unix.Read(fd, buf)
+	unix.Close(fd)
+	if err != nil {
+		return nil, err
+	}
+	if n == len(buf) {
+		return os.ReadFile(path)
+	}
+	return buf[:n], nil
+}
+
+// parseStatusIDs picks the "Uid:" and "Threads:" lines of a status file;
+// a field it does not find stays zero.
+func parseStatusIDs(status []byte) statusIDs {
+	var p statusIDs
+	for line := range bytes.Lines(status) {
+		if v, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
+			for _, f := range bytes.Fields(v) {
+				uid, err := strconv.Atoi(string(f))
+				if err != nil || p.nuids == len(p.uids) {
+					break
+				}
+				p.uids[p.nuids] = uid
+				p.nuids++
+			}
+		} else if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
+			p.threads, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+		}
+		if p.nuids > 0 && p.threads > 0 {
+			break // the rest of the file is memory and signal state
+		}
+	}
+	return p
 }
 
 // idsMapped reports whether ids [first, first+n) all lie in one extent of
