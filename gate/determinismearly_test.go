@@ -3,7 +3,11 @@ package gate
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gradegate/gradegate/gate/grading"
@@ -81,10 +85,40 @@ func TestGradeEarlyDeterminism(t *testing.T) {
 		t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
 	}
 	defer res.Close()
+	// The run's pool and the check's end in the background while the run
+	// decides, and Grade waits for them: none of its processes is left.
+	if left := childProcesses(t); len(left) > 0 {
+		t.Errorf("processes left after Grade returned: %v", left)
+	}
 	d := res.Determinism
 	if d == nil || d.Status != results.StatusPass || d.Canaries != len(s.Manifest.Canaries) || d.Cases == 0 || d.ComparedWithRun != d.Cases {
 		t.Fatalf("determinism %+v, want a passing check of every canary and the sample, each case compared with the run", d)
 	}
+}
+
+// childProcesses lists the command lines of this process's children,
+// from /proc/PID/stat's parent pid.
+func childProcesses(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: the command name may hold spaces.
+		_, rest, ok := bytes.Cut(stat, []byte(") "))
+		if f := strings.Fields(string(rest)); !ok || len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " "))
+	}
+	return out
 }
 
 // The run's pools take one of three blocks of sandbox slots at random and

@@ -355,6 +355,9 @@ type earlyPools struct {
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	pools [2]earlyPool
+	// stopping are the pools the check is done with, ending in the
+	// background while the run decides; close waits for them.
+	stopping sync.WaitGroup
 }
 
 type earlyPool struct {
@@ -462,26 +465,27 @@ func (p *earlyPools) take(hashSeed uint32) (r grading.Runner, stop func(), err e
 		if pool.err != nil {
 			return nil, nil, pool.err, true
 		}
-		return pool.r, pool.stop, nil, true
+		return pool.r, func() { p.stopping.Go(pool.stop) }, nil, true
 	}
 	return nil, nil, nil, false
 }
 
 // close stops the pools the check did not take (a run that failed before
-// it).
+// it) and waits until every pool, taken or not, has ended.
 func (p *earlyPools) close() {
 	if p == nil {
 		return
 	}
 	p.wg.Wait()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i := range p.pools {
 		if pool := &p.pools[i]; !pool.taken {
 			pool.taken = true
 			if pool.err == nil && pool.stop != nil {
-				pool.stop()
+				p.stopping.Go(pool.stop)
 			}
 		}
 	}
+	p.mu.Unlock()
+	p.stopping.Wait()
 }

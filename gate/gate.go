@@ -382,9 +382,16 @@ func (g *gateRun) grade(ctx context.Context) error {
 		in.Source = g.src
 	}
 	ev, err := gradeRun(ctx, in, g.runner, opts)
-	// The determinism check starts pools of its own on the same sandbox
-	// slots: this one's processes end first.
-	g.stopPool()
+	if g.early != nil {
+		// The determinism check's pools started with this one, on slots
+		// of their own: its processes end while the check grades, and
+		// the run's cleanup (the same once-only stop) waits for them.
+		go g.stopPool()
+	} else {
+		// The determinism check starts pools of its own on the same
+		// sandbox slots: this one's processes end first.
+		g.stopPool()
+	}
 	if err != nil {
 		return err
 	}
