@@ -109,3 +109,21 @@ print((time.perf_counter_ns() - t) / n)
 		}
 	}
 }
+
+// BenchmarkBusyUIDs times the scan of every process's uids that reserving
+// a uid block makes (busyUIDs), and the thread count of gradegate's own
+// uid that a sandbox without a uid switch sets its process limit by:
+//
+//	go test -run '^$' -bench BusyUIDs -benchtime 300x ./gate/sandbox/
+func BenchmarkBusyUIDs(b *testing.B) {
+	b.Run("busyUIDs", func(b *testing.B) {
+		for b.Loop() {
+			busyUIDs(BaseUID, BaseUID+maxUIDBlocks*UIDBlockSize)
+		}
+	})
+	b.Run("tasksOfUID", func(b *testing.B) {
+		for b.Loop() {
+			tasksOfUID(0)
+		}
+	})
+}
