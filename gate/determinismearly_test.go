@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // TestEarlyDeterminism starts the determinism check's pools with the
 // run's only where the check's pools need nothing the run decides: pools
 // that grade, one per hash seed, each taken once, on slots after the
-// run's; and none under a mutation score, a multi grader or a ctx
+// run's, a mutation score or not; and none for a multi grader or a ctx
 // grader whose calls the check asks again.
 func TestEarlyDeterminism(t *testing.T) {
 	tests := []struct {
@@ -29,7 +30,7 @@ func TestEarlyDeterminism(t *testing.T) {
 		early  bool
 	}{
 		{name: "python grader", change: func(*Suite) {}, early: true},
-		{name: "mutation score", change: func(s *Suite) { v := 0.5; s.Manifest.Gate.MinMutationScore = &v }},
+		{name: "mutation score", change: func(s *Suite) { v := 0.5; s.Manifest.Gate.MinMutationScore = &v }, early: true},
 		{name: "multi grader", change: func(s *Suite) { s.Manifest.Grader.Multi = &manifest.MultiGrader{} }},
 	}
 	for _, tt := range tests {
@@ -66,33 +67,43 @@ func TestEarlyDeterminism(t *testing.T) {
 }
 
 // TestGradeEarlyDeterminism runs the pipeline in process on the example
-// suite without its mutation score, so that the determinism check's pools
-// start with the run's: the check grades every canary and the sample and
-// compares each sampled case with the run.
+// suite, with its mutation score and without, so that the determinism
+// check's pools start with the run's: the check grades every canary and
+// the sample and compares each sampled case with the run.
 func TestGradeEarlyDeterminism(t *testing.T) {
-	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Manifest.Gate.MinMutationScore = nil
-	var notes bytes.Buffer
-	h := NewHost(func(string) string { return "" }, &notes)
-	res, err := h.Grade(context.Background(), s, GradeOptions{
-		GraderOptions: GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true},
-		Version:       "test",
-	})
-	if err != nil {
-		t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
-	}
-	defer res.Close()
-	// The run's pool and the check's end in the background while the run
-	// decides, and Grade waits for them: none of its processes is left.
-	if left := childProcesses(t); len(left) > 0 {
-		t.Errorf("processes left after Grade returned: %v", left)
-	}
-	d := res.Determinism
-	if d == nil || d.Status != results.StatusPass || d.Canaries != len(s.Manifest.Canaries) || d.Cases == 0 || d.ComparedWithRun != d.Cases {
-		t.Fatalf("determinism %+v, want a passing check of every canary and the sample, each case compared with the run", d)
+	for _, mutation := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mutation=%v", mutation), func(t *testing.T) {
+			s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !mutation {
+				s.Manifest.Gate.MinMutationScore = nil
+			}
+			var notes bytes.Buffer
+			h := NewHost(func(string) string { return "" }, &notes)
+			res, err := h.Grade(context.Background(), s, GradeOptions{
+				GraderOptions: GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: true},
+				Version:       "test",
+			})
+			if err != nil {
+				t.Fatalf("Grade: %v\nnotes:\n%s", err, notes.String())
+			}
+			defer res.Close()
+			// The run's pool and the check's end in the background while
+			// the run decides, and Grade waits for them: none of its
+			// processes is left.
+			if left := childProcesses(t); len(left) > 0 {
+				t.Errorf("processes left after Grade returned: %v", left)
+			}
+			d := res.Determinism
+			if d == nil || d.Status != results.StatusPass || d.Canaries != len(s.Manifest.Canaries) || d.Cases == 0 || d.ComparedWithRun != d.Cases {
+				t.Fatalf("determinism %+v, want a passing check of every canary and the sample, each case compared with the run", d)
+			}
+			if mutation && (res.MutationScore == nil || *res.MutationScore < *s.Manifest.Gate.MinMutationScore) {
+				t.Errorf("mutation score %v, want the example's, at least %v", res.MutationScore, *s.Manifest.Gate.MinMutationScore)
+			}
+		})
 	}
 }
 
@@ -148,12 +159,12 @@ func TestEarlyDeterminismSlotsDrawn(t *testing.T) {
 			t.Errorf("block %d: the run's and the check's pools start at %v, want the three blocks %v", k, got, want)
 		}
 	}
-	// A mutation score keeps the run on its slots (its mutants' pools take
-	// the ones after).
+	// Under a mutation score the run's block is drawn too; its mutants'
+	// pools take a fourth block, so there must be room for four.
 	v := 0.5
 	s.Manifest.Gate.MinMutationScore = &v
-	if first, block := earlySlots(s, env, sample, func(int) int { return 2 }); block != -1 || first != env.firstSlot {
-		t.Errorf("with a mutation score the run's pools start at %d (block %d), want %d (-1)", first, block, env.firstSlot)
+	if first, block := earlySlots(s, env, sample, func(int) int { return 2 }); block != 2 || first != env.firstSlot+2*size {
+		t.Errorf("with a mutation score the run's pools start at %d (block %d), want %d (2)", first, block, env.firstSlot+2*size)
 	}
 }
 
@@ -180,4 +191,59 @@ func exampleEarly(t *testing.T, change func(*Suite)) (*Suite, *Host, *graderEnv,
 		t.Fatal(err)
 	}
 	return s, h, env, sample
+}
+
+// TestMutationSuiteEarlyDeterminism walks the stages of a run of the
+// example suite, mutation score and all, in the sandbox when the tests run
+// as root: the check's pools start with the run's, on the two blocks of
+// slots the run's pools are not in, the mutants are graded on a fourth
+// beside them, and the check takes its pools.
+func TestMutationSuiteEarlyDeterminism(t *testing.T) {
+	s, err := LoadSuite("../testdata/examples/order-summary/gradegate.yaml", input.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes bytes.Buffer
+	g := &gateRun{h: NewHost(func(string) string { return "" }, &notes), s: s, o: GradeOptions{
+		GraderOptions: GraderOptions{Python: "/usr/bin/python3", Workers: 2, Unsandboxed: os.Geteuid() != 0},
+		Version:       "test",
+	}}
+	defer g.close()
+	ctx := context.Background()
+	if err := g.verifyInputs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.startGraders(ctx); err != nil {
+		t.Fatalf("%v\nnotes:\n%s", err, notes.String())
+	}
+	if g.early == nil || g.runBlock < 0 {
+		t.Fatalf("early pools %v, run block %d: want the check's pools up with the run's", g.early != nil, g.runBlock)
+	}
+	size := g.env.slotsPerRunner()
+	blocks := map[int]bool{(g.runSlot - g.env.firstSlot) / size: true}
+	for _, slot := range g.early.slots {
+		blocks[(slot-g.env.firstSlot)/size] = true
+	}
+	if mutants := g.mutantSlots().firstSlot + size; mutants != g.env.firstSlot+3*size {
+		t.Errorf("the mutants' pools start at slot %d, want the fourth block, %d", mutants, g.env.firstSlot+3*size)
+	}
+	if len(blocks) != 3 || blocks[3] {
+		t.Errorf("the run's and the check's pools are in blocks %v, want 0, 1 and 2 (blocks of %d slots)", blocks, size)
+	}
+	for _, stage := range []func(context.Context) error{g.mutationScore, g.grade, g.determinism} {
+		if err := stage(ctx); err != nil {
+			t.Fatalf("%v\nnotes:\n%s", err, notes.String())
+		}
+	}
+	if g.mutation == nil || *g.mutation < *s.Manifest.Gate.MinMutationScore {
+		t.Errorf("mutation score %v, want the example's, at least %v", g.mutation, *s.Manifest.Gate.MinMutationScore)
+	}
+	for i := range g.early.pools {
+		if !g.early.pools[i].taken {
+			t.Errorf("the check did not take early pool %d", i)
+		}
+	}
+	if d := g.ev.ev.Determinism; d == nil || d.Status != results.StatusPass || d.ComparedWithRun != d.Cases {
+		t.Errorf("determinism %+v, want a pass with every sampled case compared with the run", d)
+	}
 }

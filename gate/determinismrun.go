@@ -371,10 +371,9 @@ type earlyPool struct {
 // returns nil when they must start after the run: a suite that starts all
 // its processes at once (a large dataset: memory), a grader whose check
 // sends its ctx calls again (with the cache off), a multi grader (whose
-// model sub-graders' asking depends on the run's calls), a mutation score (its pools take the slots
-// after the run's), or a sandbox without room for them beside the run's
-// slots. A grader that does not load fails to in them too, and the check
-// is skipped as it is then.
+// model sub-graders' asking depends on the run's calls), or a sandbox
+// without room for them beside the run's slots. A grader that does not
+// load fails to in them too, and the check is skipped as it is then.
 //
 // runBlock is where the run's pools are (earlySlots): the check's take the
 // other two blocks of slots, so a grader cannot tell from its uid or its
@@ -431,16 +430,21 @@ func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderE
 // run's (startEarlyDeterminism says when).
 func earlyDeterminism(s *Suite, env *graderEnv, sample *DeterminismSample) bool {
 	return env != nil && sample != nil && s.Manifest.Grader.Multi == nil && determinismBrokerMode(s) == brokerReplay &&
-		!s.largeDataset() && s.Manifest.Gate.MinMutationScore == nil
+		!s.largeDataset()
 }
 
 // earlySlots draws, for a run whose check's pools start with its own,
 // which of three blocks of sandbox slots the run's pools take (the check's
-// take the other two): the run's first slot, and its block (0 to 2). When
-// three blocks of the run's size do not fit, the run keeps its slots and
-// the check's go after them (block -1).
+// take the other two): the run's first slot, and its block (0 to 2). Under
+// a mutation score the mutants' pools take a fourth block (mutantSlots).
+// When the blocks of the run's size do not fit, the run keeps its slots
+// and the check's go after them (block -1).
 func earlySlots(s *Suite, env *graderEnv, sample *DeterminismSample, draw func(n int) int) (first, block int) {
-	if !earlyDeterminism(s, env, sample) || (env.firstSlot+3*env.slotsPerRunner() > env.sb.Slots() && !env.sb.Status().Unsandboxed) {
+	blocks := 3
+	if s.Manifest.Gate.MinMutationScore != nil {
+		blocks = 4
+	}
+	if !earlyDeterminism(s, env, sample) || (env.firstSlot+blocks*env.slotsPerRunner() > env.sb.Slots() && !env.sb.Status().Unsandboxed) {
 		return env.firstSlot, -1
 	}
 	block = draw(3)

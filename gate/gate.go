@@ -135,6 +135,9 @@ type gateRun struct {
 	findings []manifest.Finding
 	sample   *DeterminismSample
 	early    *earlyPools // the determinism check's pools, started ahead
+	// runSlot is the run pool's first sandbox slot, and runBlock its block
+	// of three (earlySlots; -1 when the check's pools start after the run).
+	runSlot, runBlock int
 
 	mutation          *float64
 	mutationExcluded  []results.MutationExclusion
@@ -299,8 +302,9 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 		return err
 	}
 	g.sample = sample
-	var runBlock int
-	runEnv.firstSlot, runBlock = earlySlots(s, env, sample, rand.IntN)
+	runEnv.firstSlot, g.runBlock = earlySlots(s, env, sample, rand.IntN)
+	g.runSlot = runEnv.firstSlot
+	runBlock := g.runBlock
 	r, stopPool, err := g.h.runner(ctx, s, &runEnv, func() {
 		if linted != s.python.Executable {
 			cancelLint()
@@ -333,7 +337,7 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 	if g.model() || g.o.CanariesOnly || g.s.noPython() {
 		return nil
 	}
-	mutation, findings, err := g.h.measureMutation(ctx, g.s, g.env, g.o.GraderOptions, g.o.Shard)
+	mutation, findings, err := g.h.measureMutation(ctx, g.s, g.mutantSlots(), g.o.GraderOptions, g.o.Shard)
 	if err != nil {
 		return err
 	}
@@ -344,6 +348,21 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 		g.mutationSurvivors = mutation.Survivors(g.s.Manifest.Path(g.s.Manifest.Grader.Source))
 	}
 	return nil
+}
+
+// mutantSlots is the environment the mutants' pools are started from
+// (mutationScore puts them on the block of slots after its first): the
+// run's own when the run keeps the first block, so the block after it;
+// when the run's block was drawn from three (earlySlots), the determinism
+// check's pools hold the other two from the start, and the mutants' take
+// a fourth.
+func (g *gateRun) mutantSlots() *graderEnv {
+	if g.runBlock < 0 {
+		return g.env
+	}
+	env := *g.env
+	env.firstSlot += 2 * env.slotsPerRunner()
+	return &env
 }
 
 // grade checks the digests and grades the canaries and the cases (Run),
