@@ -24,19 +24,24 @@ import (
 // run's, a mutation score or not; and none for a multi grader or a ctx
 // grader whose calls the check asks again.
 func TestEarlyDeterminism(t *testing.T) {
+	mutation := func(s *Suite) { v := 0.5; s.Manifest.Gate.MinMutationScore = &v }
 	tests := []struct {
-		name   string
-		change func(s *Suite)
-		early  bool
+		name     string
+		change   func(s *Suite)
+		runBlock int
+		early    bool
 	}{
-		{name: "python grader", change: func(*Suite) {}, early: true},
-		{name: "mutation score", change: func(s *Suite) { v := 0.5; s.Manifest.Gate.MinMutationScore = &v }, early: true},
-		{name: "multi grader", change: func(s *Suite) { s.Manifest.Grader.Multi = &manifest.MultiGrader{} }},
+		{name: "python grader", change: func(*Suite) {}, runBlock: -1, early: true},
+		{name: "python grader, run in the second block", change: func(*Suite) {}, runBlock: 1, early: true},
+		{name: "mutation score, run's block drawn", change: mutation, runBlock: 0, early: true},
+		// No room for four blocks: the mutants take the one after the run's.
+		{name: "mutation score, run in the first block", change: mutation, runBlock: -1},
+		{name: "multi grader", change: func(s *Suite) { s.Manifest.Grader.Multi = &manifest.MultiGrader{} }, runBlock: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, h, env, sample := exampleEarly(t, tt.change)
-			early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample, -1)
+			early := h.startEarlyDeterminism(context.Background(), s, env, GraderOptions{}, sample, tt.runBlock)
 			defer early.close()
 			if (early != nil) != tt.early {
 				t.Fatalf("early pools %v, want %v", early != nil, tt.early)

@@ -378,9 +378,10 @@ type earlyPool struct {
 // runBlock is where the run's pools are (earlySlots): the check's take the
 // other two blocks of slots, so a grader cannot tell from its uid or its
 // scratch folder's name which of the three it is in; -1 puts them after the
-// run's.
+// run's. Under a mutation score -1 starts none: the mutants' pools take the
+// block after the run's then (mutantSlots).
 func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, sample *DeterminismSample, runBlock int) *earlyPools {
-	if !earlyDeterminism(s, env, sample) {
+	if !earlyDeterminism(s, env, sample) || (s.Manifest.Gate.MinMutationScore != nil && runBlock < 0) {
 		return nil
 	}
 	src, err := s.graderSource()
