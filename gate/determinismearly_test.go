@@ -225,11 +225,11 @@ func TestMutationSuiteEarlyDeterminism(t *testing.T) {
 		t.Fatalf("early pools %v, run block %d: want the check's pools up with the run's", g.early != nil, g.runBlock)
 	}
 	size := g.env.slotsPerRunner()
-	blocks := map[int]bool{(g.runSlot - g.env.firstSlot) / size: true}
+	blocks := map[int]bool{g.runBlock: true}
 	for _, slot := range g.early.slots {
 		blocks[(slot-g.env.firstSlot)/size] = true
 	}
-	if mutants := g.mutantSlots().firstSlot + size; mutants != g.env.firstSlot+3*size {
+	if mutants := g.mutantSlot(); mutants != g.env.firstSlot+3*size {
 		t.Errorf("the mutants' pools start at slot %d, want the fourth block, %d", mutants, g.env.firstSlot+3*size)
 	}
 	if len(blocks) != 3 || blocks[3] {

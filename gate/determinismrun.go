@@ -379,7 +379,7 @@ type earlyPool struct {
 // other two blocks of slots, so a grader cannot tell from its uid or its
 // scratch folder's name which of the three it is in; -1 puts them after the
 // run's. Under a mutation score -1 starts none: the mutants' pools take the
-// block after the run's then (mutantSlots).
+// block after the run's then (mutantSlot).
 func (a *Host) startEarlyDeterminism(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, sample *DeterminismSample, runBlock int) *earlyPools {
 	if !earlyDeterminism(s, env, sample) || (s.Manifest.Gate.MinMutationScore != nil && runBlock < 0) {
 		return nil
@@ -437,7 +437,7 @@ func earlyDeterminism(s *Suite, env *graderEnv, sample *DeterminismSample) bool 
 // earlySlots draws, for a run whose check's pools start with its own,
 // which of three blocks of sandbox slots the run's pools take (the check's
 // take the other two): the run's first slot, and its block (0 to 2). Under
-// a mutation score the mutants' pools take a fourth block (mutantSlots).
+// a mutation score the mutants' pools take a fourth block (mutantSlot).
 // When the blocks of the run's size do not fit, the run keeps its slots
 // and the check's go after them (block -1).
 func earlySlots(s *Suite, env *graderEnv, sample *DeterminismSample, draw func(n int) int) (first, block int) {

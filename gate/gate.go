@@ -135,9 +135,9 @@ type gateRun struct {
 	findings []manifest.Finding
 	sample   *DeterminismSample
 	early    *earlyPools // the determinism check's pools, started ahead
-	// runSlot is the run pool's first sandbox slot, and runBlock its block
-	// of three (earlySlots; -1 when the check's pools start after the run).
-	runSlot, runBlock int
+	// runBlock is the run pool's block of sandbox slots, of three
+	// (earlySlots; -1 when the check's pools start after the run).
+	runBlock int
 
 	mutation          *float64
 	mutationExcluded  []results.MutationExclusion
@@ -303,8 +303,6 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 	}
 	g.sample = sample
 	runEnv.firstSlot, g.runBlock = earlySlots(s, env, sample, rand.IntN)
-	g.runSlot = runEnv.firstSlot
-	runBlock := g.runBlock
 	r, stopPool, err := g.h.runner(ctx, s, &runEnv, func() {
 		if linted != s.python.Executable {
 			cancelLint()
@@ -313,7 +311,7 @@ func (g *gateRun) startGraders(ctx context.Context) error {
 				g.findings, lintErr = s.lint(ctx, o.Image, lintOpts...)
 			})
 		}
-		g.early = g.h.startEarlyDeterminism(ctx, s, env, o.GraderOptions, sample, runBlock)
+		g.early = g.h.startEarlyDeterminism(ctx, s, env, o.GraderOptions, sample, g.runBlock)
 		g.cleanup = append(g.cleanup, g.early.close)
 	})
 	linting.Wait()
@@ -337,7 +335,7 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 	if g.model() || g.o.CanariesOnly || g.s.noPython() {
 		return nil
 	}
-	mutation, findings, err := g.h.measureMutation(ctx, g.s, g.mutantSlots(), g.o.GraderOptions, g.o.Shard)
+	mutation, findings, err := g.h.measureMutation(ctx, g.s, g.env, g.mutantSlot(), g.o.GraderOptions, g.o.Shard)
 	if err != nil {
 		return err
 	}
@@ -350,19 +348,17 @@ func (g *gateRun) mutationScore(ctx context.Context) error {
 	return nil
 }
 
-// mutantSlots is the environment the mutants' pools are started from
-// (mutationScore puts them on the block of slots after its first): the
-// run's own when the run keeps the first block, so the block after it;
-// when the run's block was drawn from three (earlySlots), the determinism
-// check's pools hold the other two from the start, and the mutants' take
-// a fourth.
-func (g *gateRun) mutantSlots() *graderEnv {
+// mutantSlot is the first sandbox slot of the mutants' pools. The run's
+// pools hold a block of slots (a replacement loads beside each process):
+// when the run keeps the first block, the mutants take the second; when
+// its block was drawn from three (earlySlots), the determinism check's
+// pools hold the other two from the start, and the mutants take a fourth.
+func (g *gateRun) mutantSlot() int {
+	size := g.env.slotsPerRunner()
 	if g.runBlock < 0 {
-		return g.env
+		return g.env.firstSlot + size
 	}
-	env := *g.env
-	env.firstSlot += 2 * env.slotsPerRunner()
-	return &env
+	return g.env.firstSlot + 3*size
 }
 
 // grade checks the digests and grades the canaries and the cases (Run),

@@ -19,9 +19,10 @@ const mutateWorkers = 2
 // mutationScore runs the mutants, each forked from the unmutated grader's
 // sandboxed pool. Every Python part of a multi grader is mutated, each
 // mutant graded as the whole multi grader. Given the env of a run whose
-// pool is up, it uses that sandbox and interpreter, on slots after the run
-// pool's; without one it establishes its own.
-func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f GraderOptions, run *graderEnv) (*mutate.Report, error) {
+// pool is up, it uses that sandbox and interpreter, its pools starting at
+// sandbox slot first (gateRun.mutantSlot: slots no other pool holds);
+// without one it establishes its own.
+func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f GraderOptions, run *graderEnv, first int) (*mutate.Report, error) {
 	parts, err := s.parts()
 	if err != nil {
 		return nil, err
@@ -31,10 +32,9 @@ func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f 
 	if run != nil {
 		e := *run
 		e.workers = f.Workers
-		// The run's pools hold the slots after run.firstSlot (a replacement
-		// loads beside each process); the mutants' pools take the next ones
-		// and share the run's meteor pools, which the run stops.
-		e.firstSlot = run.firstSlot + run.slotsPerRunner()
+		// The mutants' pools share the run's meteor pools, which the run
+		// stops.
+		e.firstSlot = first
 		if e.firstSlot+e.slotsPerRunner() <= run.sb.Slots() || run.sb.Status().Unsandboxed {
 			env = &e
 		}
@@ -71,10 +71,11 @@ func (a *Host) mutationScore(ctx context.Context, s *Suite, set *dataset.Set, f 
 }
 
 // measureMutation runs mutation testing for `run` when the manifest asks for
-// it (gate.min_mutation_score); in a sharded run only shard 1 measures, and
-// merge carries its score to the one verdict. The report is nil when no
-// test ran; a grader with nothing to mutate is a finding instead.
-func (a *Host) measureMutation(ctx context.Context, s *Suite, env *graderEnv, f GraderOptions, shard shard.Shard) (*mutate.Report, []manifest.Finding, error) {
+// it (gate.min_mutation_score), its pools from sandbox slot first of env's
+// (mutationScore); in a sharded run only shard 1 measures, and merge
+// carries its score to the one verdict. The report is nil when no test
+// ran; a grader with nothing to mutate is a finding instead.
+func (a *Host) measureMutation(ctx context.Context, s *Suite, env *graderEnv, first int, f GraderOptions, shard shard.Shard) (*mutate.Report, []manifest.Finding, error) {
 	if s.Manifest.Gate.MinMutationScore == nil || (shard.Count > 1 && shard.Index != 1) {
 		return nil, nil, nil
 	}
@@ -83,7 +84,7 @@ func (a *Host) measureMutation(ctx context.Context, s *Suite, env *graderEnv, f 
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := a.mutationScore(ctx, s, set, f, env)
+	rep, err := a.mutationScore(ctx, s, set, f, env, first)
 	if errors.Is(err, manifest.ErrInput) {
 		// The grader itself does not parse or load: the gate holds for that
 		// (its canaries fail, its cases error) and still reports every

@@ -154,5 +154,5 @@ func (a *Host) Mutate(ctx context.Context, s *Suite, o GraderOptions) (*mutate.R
 	if err != nil {
 		return nil, err
 	}
-	return a.mutationScore(ctx, s, set, o, nil)
+	return a.mutationScore(ctx, s, set, o, nil, 0)
 }
